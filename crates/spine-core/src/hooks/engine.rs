@@ -1,0 +1,413 @@
+//! Runs the hooks of one event: matcher and `if` filtering, de-duplication, chains and
+//! concurrent groups, background hooks, the failure policy, and one trace entry per hook.
+//!
+//! The engine knows nothing of any event's rules: it hands each answer, in configuration order,
+//! to the event's [`Fold`] (in [`super::events`]), which merges it and says whether to
+//! short-circuit. Answers after a short-circuit are recorded as not applied.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use serde_json::Value;
+use spine_protocol::hook::{Action, HookEvent, HookOutput};
+use spine_protocol::message::Message;
+use spine_protocol::trace::{HookTrace, TraceRecord};
+use tokio::task::JoinSet;
+
+use super::registry::{GroupMode, HookRegistry, HookSpec, RunMode};
+use super::{FailurePolicy, HookContext, HookError, HookErrorKind};
+use crate::observer::{RunEvent, RunObserver};
+use crate::permission::rule::RuleUse;
+use crate::trace::{Trace, micros};
+
+/// Whether to go on with the next hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Next hook.
+    Continue,
+    /// Short-circuit: later hooks of this event do not run (or are not applied).
+    Stop,
+}
+
+/// An event's merge rules.
+pub trait Fold<E: HookEvent> {
+    /// Merges one answer, in configuration order. `input` is what the next hook of a chain
+    /// sees; rewrites update it. An `Err` is a contract violation (e.g. an invalid rewrite).
+    fn answer(
+        &mut self,
+        hook: &HookSpec<E>,
+        action: E::Action,
+        input: &mut E::Input,
+    ) -> Result<Flow, HookError>;
+
+    /// A failure that counts: the hook fails closed, or broke the contract.
+    fn failure(&mut self, hook: &HookSpec<E>, error: &HookError) -> Flow;
+}
+
+/// `continue: false` from some hook: the run ends after this event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HaltBy {
+    /// The hook that asked.
+    pub hook_id: String,
+    /// Its reason for the user.
+    pub stop_reason: Option<String>,
+}
+
+/// What every dispatch returns beside the event's own outcome.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dispatched {
+    /// The first `continue: false`, if any hook asked (OR over hooks).
+    pub halt: Option<HaltBy>,
+}
+
+/// The hooks of one run: the frozen registry plus per-run state (trace, observer, contexts
+/// delivered by background hooks, the background tasks themselves).
+pub struct HookRuntime {
+    registry: Arc<HookRegistry>,
+    trace: Trace,
+    observer: Arc<dyn RunObserver>,
+    project_dir: PathBuf,
+    pending: Arc<Mutex<Vec<Message>>>,
+    background: Mutex<JoinSet<()>>,
+}
+
+impl HookRuntime {
+    /// The hooks of one run.
+    pub fn new(
+        registry: Arc<HookRegistry>,
+        trace: Trace,
+        observer: Arc<dyn RunObserver>,
+        project_dir: PathBuf,
+    ) -> Self {
+        HookRuntime {
+            registry,
+            trace,
+            observer,
+            project_dir,
+            pending: Arc::default(),
+            background: Mutex::new(JoinSet::new()),
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &HookRegistry {
+        &self.registry
+    }
+
+    /// The trace.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The observer.
+    pub fn observer(&self) -> &dyn RunObserver {
+        self.observer.as_ref()
+    }
+
+    /// Takes the context messages background hooks delivered since the last call.
+    pub fn take_background_context(&self) -> Vec<Message> {
+        match self.pending.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(p) => std::mem::take(&mut *p.into_inner()),
+        }
+    }
+
+    /// Cancels background hooks still running (at the end of the run).
+    pub fn shutdown(&self) {
+        if let Ok(mut set) = self.background.lock() {
+            set.abort_all();
+        }
+    }
+
+    /// Runs the hooks of event `E` and folds their answers.
+    pub async fn dispatch<E: HookEvent, F: Fold<E>>(
+        &self,
+        ctx: &HookContext,
+        input: &mut E::Input,
+        fold: &mut F,
+        tool_use_id: Option<&str>,
+    ) -> Dispatched {
+        let mut out = Dispatched::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for group in self.registry.groups::<E>() {
+            if !group.matcher.matches(E::matcher_subject(input)) {
+                continue;
+            }
+            let mut members: Vec<&HookSpec<E>> = Vec::with_capacity(group.hooks.len());
+            for hook in &group.hooks {
+                if !self.selected(hook, input, &mut seen) {
+                    continue;
+                }
+                match hook.run {
+                    RunMode::Blocking => members.push(hook),
+                    RunMode::Background => self.spawn_background(hook, ctx, input, tool_use_id),
+                }
+            }
+            let flow = match (group.mode, members.len()) {
+                (_, 0) => Flow::Continue,
+                (GroupMode::Chain, _) | (GroupMode::Concurrent, 1) => {
+                    let mut flow = Flow::Continue;
+                    for hook in members {
+                        let started = Instant::now();
+                        let result = hook.hook.call(ctx, input).await;
+                        flow = self.settle(
+                            hook,
+                            result,
+                            started.elapsed(),
+                            input,
+                            fold,
+                            &mut out,
+                            tool_use_id,
+                            true,
+                        );
+                        if flow == Flow::Stop {
+                            break;
+                        }
+                    }
+                    flow
+                }
+                (GroupMode::Concurrent, _) => {
+                    let snapshot = input.clone();
+                    let results = join_all(members.iter().map(|hook| {
+                        let snapshot = &snapshot;
+                        async move {
+                            let started = Instant::now();
+                            let result = hook.hook.call(ctx, snapshot).await;
+                            (result, started.elapsed())
+                        }
+                    }))
+                    .await;
+                    let mut flow = Flow::Continue;
+                    for (hook, (result, elapsed)) in members.into_iter().zip(results) {
+                        let live = flow == Flow::Continue;
+                        let next = self.settle(
+                            hook,
+                            result,
+                            elapsed,
+                            input,
+                            fold,
+                            &mut out,
+                            tool_use_id,
+                            live,
+                        );
+                        if live {
+                            flow = next;
+                        }
+                    }
+                    flow
+                }
+            };
+            if flow == Flow::Stop {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Matcher-independent filters: the `if` rule and de-duplication.
+    fn selected<'a, E: HookEvent>(
+        &self,
+        hook: &'a HookSpec<E>,
+        input: &E::Input,
+        seen: &mut Vec<&'a str>,
+    ) -> bool {
+        if let Some(rule) = &hook.condition {
+            let Some((tool, args)) = E::tool_call(input) else {
+                return false;
+            };
+            let Some(args) = args.as_object() else {
+                return false;
+            };
+            if !rule.matches(tool, args, &self.project_dir, RuleUse::Restrict) {
+                return false;
+            }
+        }
+        if let Some(key) = hook.dedup_key.as_deref() {
+            if seen.contains(&key) {
+                return false;
+            }
+            seen.push(key);
+        }
+        true
+    }
+
+    /// Applies one hook's result: the fold for answers, the failure policy for failures, and
+    /// the trace entry either way. With `live` false (an earlier answer short-circuited), the
+    /// answer is only recorded.
+    #[allow(clippy::too_many_arguments)]
+    fn settle<E: HookEvent, F: Fold<E>>(
+        &self,
+        hook: &HookSpec<E>,
+        result: Result<HookOutput<E::Action>, HookError>,
+        elapsed: Duration,
+        input: &mut E::Input,
+        fold: &mut F,
+        out: &mut Dispatched,
+        tool_use_id: Option<&str>,
+        live: bool,
+    ) -> Flow {
+        match result {
+            Ok(output) => {
+                let decision = output.action.decision();
+                let detail = if output.action == E::Action::default() && output.halt.is_none() {
+                    Value::Null
+                } else {
+                    serde_json::to_value(&output).unwrap_or(Value::Null)
+                };
+                if !live {
+                    self.record(hook, decision, false, elapsed, detail, tool_use_id);
+                    return Flow::Stop;
+                }
+                self.observer.on_event(&RunEvent::HookAnswered {
+                    event: E::NAME,
+                    hook_id: &hook.id,
+                    decision,
+                });
+                if let Some(text) = &output.system_message {
+                    self.observer.on_event(&RunEvent::SystemMessage {
+                        hook_id: &hook.id,
+                        text,
+                    });
+                }
+                if let Some(halt) = output.halt {
+                    if out.halt.is_none() {
+                        out.halt = Some(HaltBy {
+                            hook_id: hook.id.clone(),
+                            stop_reason: halt.stop_reason,
+                        });
+                    }
+                }
+                match fold.answer(hook, output.action, input) {
+                    Ok(flow) => {
+                        self.record(hook, decision, true, elapsed, detail, tool_use_id);
+                        flow
+                    }
+                    Err(violation) => {
+                        self.record(
+                            hook,
+                            "contract_error",
+                            true,
+                            elapsed,
+                            Value::String(violation.detail.clone()),
+                            tool_use_id,
+                        );
+                        fold.failure(hook, &violation)
+                    }
+                }
+            }
+            Err(error) => {
+                let detail = Value::String(error.to_string());
+                if !live {
+                    self.record(hook, "failed", false, elapsed, detail, tool_use_id);
+                    return Flow::Stop;
+                }
+                let counts = error.kind == HookErrorKind::Contract
+                    || hook.on_failure == FailurePolicy::Closed;
+                self.record(
+                    hook,
+                    error.kind.as_str(),
+                    counts,
+                    elapsed,
+                    detail,
+                    tool_use_id,
+                );
+                if counts {
+                    fold.failure(hook, &error)
+                } else {
+                    let text = format!(
+                        "{} hook `{}` failed ({}); failing open",
+                        E::NAME,
+                        hook.id,
+                        error.kind
+                    );
+                    self.trace.warn(text.clone(), tool_use_id);
+                    self.observer.on_event(&RunEvent::Warning { text: &text });
+                    Flow::Continue
+                }
+            }
+        }
+    }
+
+    fn record<E: HookEvent>(
+        &self,
+        hook: &HookSpec<E>,
+        decision: &str,
+        applied: bool,
+        elapsed: Duration,
+        detail: Value,
+        tool_use_id: Option<&str>,
+    ) {
+        self.trace.record(TraceRecord::Hook(HookTrace {
+            event: E::NAME,
+            hook_id: hook.id.clone(),
+            source: hook.source.clone(),
+            tool_use_id: tool_use_id.map(str::to_owned),
+            decision: decision.to_owned(),
+            applied,
+            duration_us: micros(elapsed),
+            detail,
+        }));
+    }
+
+    /// Starts a background hook; its additional context (and system message) reach the model
+    /// on the next turn, its decisions are ignored.
+    fn spawn_background<E: HookEvent>(
+        &self,
+        hook: &HookSpec<E>,
+        ctx: &HookContext,
+        input: &E::Input,
+        tool_use_id: Option<&str>,
+    ) {
+        let hook = hook.clone();
+        let ctx = ctx.clone();
+        let input = input.clone();
+        let pending = Arc::clone(&self.pending);
+        let trace = self.trace.clone();
+        let tool_use_id = tool_use_id.map(str::to_owned);
+        let task = async move {
+            let started = Instant::now();
+            let result = hook.hook.call(&ctx, &input).await;
+            let (decision, detail) = match &result {
+                Ok(out) => (
+                    out.action.decision(),
+                    serde_json::to_value(out).unwrap_or(Value::Null),
+                ),
+                Err(e) => (e.kind.as_str(), Value::String(e.to_string())),
+            };
+            trace.record(TraceRecord::Hook(HookTrace {
+                event: E::NAME,
+                hook_id: hook.id.clone(),
+                source: hook.source.clone(),
+                tool_use_id,
+                decision: decision.to_owned(),
+                applied: false,
+                duration_us: micros(started.elapsed()),
+                detail,
+            }));
+            if let Ok(out) = result {
+                let texts = [
+                    out.action.additional_context().map(str::to_owned),
+                    out.system_message,
+                ];
+                let mut pending = match pending.lock() {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                for text in texts.into_iter().flatten() {
+                    pending.push(Message::context(E::NAME, text));
+                }
+            }
+        };
+        if let Ok(mut set) = self.background.lock() {
+            set.spawn(task);
+        }
+    }
+}
+
+impl Drop for HookRuntime {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

@@ -1,0 +1,116 @@
+//! Stop: the first force-continue wins and short-circuits later Stop hooks; it must carry a
+//! non-empty reason (else a contract error, and the run fails). The cap on forced
+//! continuations is applied by the runner.
+
+use spine_protocol::hook::{HookEvent, Stop, StopAction, StopInput};
+
+use super::HookFailure;
+use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
+use crate::hooks::registry::HookSpec;
+use crate::hooks::{HookContext, HookError};
+use crate::observer::RunEvent;
+
+/// What the Stop hooks decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopVerdict {
+    /// The run ends with the candidate answer.
+    Allow,
+    /// Ask the model again with `reason` as the next user message.
+    ForceContinue {
+        /// The instruction.
+        reason: String,
+        /// The hook.
+        hook_id: String,
+    },
+    /// A hook failed closed or broke the contract: the run fails.
+    Failed(HookFailure),
+}
+
+/// The merged outcome of Stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopResult {
+    /// The verdict.
+    pub verdict: StopVerdict,
+    /// Context for the model, placed before the forced user message.
+    pub contexts: Vec<String>,
+    /// `continue: false`.
+    pub halt: Option<HaltBy>,
+}
+
+struct StopFold {
+    verdict: StopVerdict,
+    contexts: Vec<String>,
+}
+
+impl Fold<Stop> for StopFold {
+    fn answer(
+        &mut self,
+        hook: &HookSpec<Stop>,
+        action: StopAction,
+        _input: &mut StopInput,
+    ) -> Result<Flow, HookError> {
+        match action {
+            StopAction::Allow { additional_context } => {
+                self.contexts.extend(additional_context);
+                Ok(Flow::Continue)
+            }
+            StopAction::ForceContinue {
+                reason,
+                additional_context,
+            } => {
+                if reason.trim().is_empty() {
+                    return Err(HookError::contract(
+                        "Stop hook forced a continuation without a reason",
+                    ));
+                }
+                self.contexts.extend(additional_context);
+                self.verdict = StopVerdict::ForceContinue {
+                    reason,
+                    hook_id: hook.id.clone(),
+                };
+                Ok(Flow::Stop)
+            }
+        }
+    }
+
+    fn failure(&mut self, hook: &HookSpec<Stop>, error: &HookError) -> Flow {
+        self.verdict = StopVerdict::Failed(HookFailure::new(&hook.id, error));
+        Flow::Stop
+    }
+}
+
+impl HookRuntime {
+    /// Fires Stop for a candidate final answer.
+    pub async fn stop(
+        &self,
+        ctx: &HookContext,
+        stop_hook_active: bool,
+        last_assistant_message: &str,
+    ) -> StopResult {
+        self.observer().on_event(&RunEvent::HookFired {
+            event: Stop::NAME,
+            tool_name: None,
+            status: None,
+        });
+        let ctx = HookContext {
+            event: Stop::NAME,
+            ..ctx.clone()
+        };
+        let mut input = StopInput {
+            stop_hook_active,
+            last_assistant_message: last_assistant_message.to_owned(),
+        };
+        let mut fold = StopFold {
+            verdict: StopVerdict::Allow,
+            contexts: Vec::new(),
+        };
+        let d = self
+            .dispatch::<Stop, _>(&ctx, &mut input, &mut fold, None)
+            .await;
+        StopResult {
+            verdict: fold.verdict,
+            contexts: fold.contexts,
+            halt: d.halt,
+        }
+    }
+}

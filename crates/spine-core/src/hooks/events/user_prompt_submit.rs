@@ -1,0 +1,99 @@
+//! UserPromptSubmit: contexts concatenate; the first block short-circuits.
+
+use spine_protocol::hook::{HookEvent, PromptAction, UserPromptSubmit, UserPromptSubmitInput};
+
+use super::HookFailure;
+use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
+use crate::hooks::registry::HookSpec;
+use crate::hooks::{HookContext, HookError};
+use crate::observer::RunEvent;
+
+/// What happens to the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptVerdict {
+    /// The model is asked.
+    Proceed,
+    /// The prompt is refused.
+    Blocked {
+        /// Why (for the user).
+        reason: String,
+        /// The blocking hook.
+        hook_id: String,
+    },
+    /// A hook failed closed: the run fails.
+    Failed(HookFailure),
+}
+
+/// The merged outcome of UserPromptSubmit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptResult {
+    /// The verdict.
+    pub verdict: PromptVerdict,
+    /// Context for the model, placed after the prompt.
+    pub contexts: Vec<String>,
+    /// `continue: false`.
+    pub halt: Option<HaltBy>,
+}
+
+struct PromptFold {
+    verdict: PromptVerdict,
+    contexts: Vec<String>,
+}
+
+impl Fold<UserPromptSubmit> for PromptFold {
+    fn answer(
+        &mut self,
+        hook: &HookSpec<UserPromptSubmit>,
+        action: PromptAction,
+        _input: &mut UserPromptSubmitInput,
+    ) -> Result<Flow, HookError> {
+        match action {
+            PromptAction::Proceed { additional_context } => {
+                self.contexts.extend(additional_context);
+                Ok(Flow::Continue)
+            }
+            PromptAction::Block { reason } => {
+                self.verdict = PromptVerdict::Blocked {
+                    reason,
+                    hook_id: hook.id.clone(),
+                };
+                Ok(Flow::Stop)
+            }
+        }
+    }
+
+    fn failure(&mut self, hook: &HookSpec<UserPromptSubmit>, error: &HookError) -> Flow {
+        self.verdict = PromptVerdict::Failed(HookFailure::new(&hook.id, error));
+        Flow::Stop
+    }
+}
+
+impl HookRuntime {
+    /// Fires UserPromptSubmit.
+    pub async fn user_prompt_submit(&self, ctx: &HookContext, prompt: &str) -> PromptResult {
+        self.observer().on_event(&RunEvent::HookFired {
+            event: UserPromptSubmit::NAME,
+            tool_name: None,
+            status: None,
+        });
+        let ctx = HookContext {
+            event: UserPromptSubmit::NAME,
+            ..ctx.clone()
+        };
+        let mut input = UserPromptSubmitInput {
+            prompt: prompt.to_owned(),
+        };
+        let mut fold = PromptFold {
+            verdict: PromptVerdict::Proceed,
+            contexts: Vec::new(),
+        };
+        let d = self
+            .dispatch::<UserPromptSubmit, _>(&ctx, &mut input, &mut fold, None)
+            .await;
+        PromptResult {
+            verdict: fold.verdict,
+            contexts: fold.contexts,
+            halt: d.halt,
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! spine's engine: the tool registry, the hook engine and its merge rules, the permission
+//! policy, the pipeline stages and the agent runner. No processes, no sockets: those live in
+//! `spine-tools`, `spine-hooks` and `spine-models`, behind the traits defined here.
+//!
+//! # Layout
+//!
+//! - [`tool`], [`registry`]: the [`Tool`](tool::Tool) contract and the frozen registry that
+//!   prepares calls (`unknown_tool`, `invalid_arguments`).
+//! - [`workspace`]: the workspace boundary of file tools.
+//! - [`hooks`]: the [`Hook`](hooks::Hook) contract, the registry of hooks, the engine and one
+//!   module per event with its merge rules.
+//! - [`permission`]: rules in Claude Code's syntax, the policy's precedence table, the approver.
+//! - [`model`]: the [`ModelClient`](model::ModelClient) contract.
+//! - [`stages`]: `prepare_turn`, `review_tool_call`, `project_tool_result`, `finalize_output`…
+//! - [`runner`]: the agent loop; [`runner`]'s `call` module is the path of one tool call.
+//! - [`session`], [`trace`], [`observer`]: the transcript file, the trace, live events.
+
+pub mod hooks;
+pub mod model;
+pub mod observer;
+pub mod permission;
+pub mod registry;
+pub mod runner;
+pub mod session;
+pub mod stages;
+pub mod tool;
+pub mod trace;
+pub mod workspace;
+
+pub use tokio_util::sync::CancellationToken;

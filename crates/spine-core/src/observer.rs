@@ -1,0 +1,89 @@
+//! Live events of a run, for whoever displays it (the CLI's `-v` lines and stream-json, the
+//! worker's reports). Observers must be cheap: they run on the loop's path.
+
+use spine_protocol::hook::HookEventName;
+use spine_protocol::message::{Message, ToolResultMessage};
+use spine_protocol::permission::PermissionDecision;
+
+/// Something that happened during a run.
+#[derive(Debug, Clone, Copy)]
+pub enum RunEvent<'a> {
+    /// The run started.
+    SessionStarted {
+        /// The session id.
+        session_id: &'a str,
+        /// The model.
+        model: &'a str,
+    },
+    /// A hook event fired (whether or not hooks are registered for it).
+    HookFired {
+        /// The event.
+        event: HookEventName,
+        /// The tool, for tool events.
+        tool_name: Option<&'a str>,
+        /// For PostToolUse/PostToolUseFailure: `ok` or `error`.
+        status: Option<&'a str>,
+    },
+    /// One hook answered.
+    HookAnswered {
+        /// The event.
+        event: HookEventName,
+        /// The hook.
+        hook_id: &'a str,
+        /// Its decision in one word.
+        decision: &'a str,
+    },
+    /// The permission stage decided a call.
+    Permission {
+        /// The tool.
+        tool_name: &'a str,
+        /// The decision.
+        decision: &'a PermissionDecision,
+    },
+    /// A model request starts.
+    ModelRequest {
+        /// 1-based request number.
+        turn: u32,
+    },
+    /// Streamed text from the model.
+    TextDelta {
+        /// The new text.
+        text: &'a str,
+    },
+    /// A message was appended to the conversation.
+    Message {
+        /// The message.
+        message: &'a Message,
+    },
+    /// A tool call got its result.
+    ToolResult {
+        /// The result.
+        result: &'a ToolResultMessage,
+    },
+    /// A hook's `systemMessage` (for the user, never the model).
+    SystemMessage {
+        /// The hook.
+        hook_id: &'a str,
+        /// The text.
+        text: &'a str,
+    },
+    /// A warning for the user (a hook failed open, a rewrite was discarded…).
+    Warning {
+        /// The text.
+        text: &'a str,
+    },
+}
+
+/// Receives run events.
+pub trait RunObserver: Send + Sync {
+    /// One event.
+    fn on_event(&self, event: &RunEvent<'_>);
+}
+
+/// Ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NullObserver;
+
+impl RunObserver for NullObserver {
+    fn on_event(&self, _event: &RunEvent<'_>) {}
+}

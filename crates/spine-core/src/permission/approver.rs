@@ -1,0 +1,54 @@
+//! The approver answers `ask` decisions: a person at a terminal (the CLI provides one), or
+//! [`DenyApprover`] when nobody can answer — `ask` then fails closed.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+/// A call waiting for approval.
+#[derive(Debug, Clone, Copy)]
+pub struct ApprovalRequest<'a> {
+    /// The tool.
+    pub tool_name: &'a str,
+    /// The call id.
+    pub tool_use_id: &'a str,
+    /// The frozen arguments (exactly what will run).
+    pub args: &'a Map<String, Value>,
+    /// Why approval is needed.
+    pub reason: &'a str,
+}
+
+/// The approver's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// Run it.
+    Allow,
+    /// Do not run it.
+    Deny {
+        /// Why (reaches the model).
+        reason: String,
+    },
+}
+
+/// Answers approval requests.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// Decides one call.
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval;
+}
+
+/// The approver of non-interactive runs: every `ask` becomes a deny.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyApprover;
+
+#[async_trait]
+impl Approver for DenyApprover {
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        Approval::Deny {
+            reason: format!(
+                "{} needs approval ({}) and no one can approve it in a non-interactive run; \
+                 add an allow rule or change the permission mode",
+                request.tool_name, request.reason
+            ),
+        }
+    }
+}

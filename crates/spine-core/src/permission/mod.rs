@@ -1,0 +1,14 @@
+//! Permission: hooks may suggest, never authorise.
+//!
+//! Order is fixed: PreToolUse → [`PermissionPolicy::decide`] → (ask → PermissionRequest hooks
+//! → [`Approver`]) → handler. The policy combines the workspace boundary, the configured
+//! rules, the permission mode and the hooks' merged suggestion in one precedence table (see
+//! [`policy`]).
+
+pub mod approver;
+pub mod policy;
+pub mod rule;
+
+pub use approver::{Approval, ApprovalRequest, Approver, DenyApprover};
+pub use policy::{CallFacts, PermissionPolicy, PermissionRules};
+pub use rule::{PermissionRule, RuleError, RuleUse};

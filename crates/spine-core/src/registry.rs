@@ -1,0 +1,253 @@
+//! The tool registry: built once, then frozen.
+//!
+//! [`ToolRegistryBuilder`] collects tools and rejects duplicate names; `build` compiles every
+//! input schema. [`ToolRegistry::prepare`] turns a model's [`ToolCall`] into a
+//! [`PreparedCall`] — tool found, arguments parsed and valid — or into the error the model will
+//! read (`unknown_tool`, `invalid_arguments` naming the failing JSON path). Hooks never see a
+//! call that did not prepare.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use spine_protocol::tool::{Effect, ErrorCode, ToolArguments, ToolCall, ToolError, ToolSpec};
+use thiserror::Error;
+
+use crate::tool::{Args, Tool};
+
+/// Building the registry failed.
+#[derive(Debug, Error)]
+pub enum RegistryError {
+    /// Two tools share a name.
+    #[error("tool `{0}` is registered twice")]
+    Duplicate(String),
+    /// A tool's input schema does not compile.
+    #[error("tool `{name}` has an invalid input schema: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Collects tools before freezing them into a [`ToolRegistry`].
+#[derive(Default)]
+pub struct ToolRegistryBuilder {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistryBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool.
+    pub fn register(&mut self, tool: impl Tool) -> &mut Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds a shared tool.
+    pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> &mut Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Freezes the registry: names must be unique and schemas must compile.
+    pub fn build(self) -> Result<ToolRegistry, RegistryError> {
+        let mut entries = Vec::with_capacity(self.tools.len());
+        let mut by_name = HashMap::with_capacity(self.tools.len());
+        for tool in self.tools {
+            let spec = tool.spec();
+            if by_name.contains_key(&spec.name) {
+                return Err(RegistryError::Duplicate(spec.name));
+            }
+            let validator = jsonschema::validator_for(&spec.input_schema).map_err(|e| {
+                RegistryError::InvalidSchema {
+                    name: spec.name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            by_name.insert(spec.name.clone(), entries.len());
+            entries.push(Entry {
+                effect: tool.effect(),
+                spec,
+                validator,
+                tool,
+            });
+        }
+        Ok(ToolRegistry { entries, by_name })
+    }
+}
+
+struct Entry {
+    spec: ToolSpec,
+    effect: Effect,
+    validator: jsonschema::Validator,
+    tool: Arc<dyn Tool>,
+}
+
+/// The frozen set of tools of a run.
+pub struct ToolRegistry {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// A registered tool, by position (cheap to copy, valid for its registry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolHandle(usize);
+
+/// A call whose tool exists and whose arguments are valid.
+#[derive(Debug, Clone)]
+pub struct PreparedCall {
+    /// The call id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The registered tool.
+    pub handle: ToolHandle,
+    /// The validated arguments (frozen).
+    pub args: Args,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn empty() -> Self {
+        ToolRegistry {
+            entries: Vec::new(),
+            by_name: HashMap::new(),
+        }
+    }
+
+    /// The tool names, in registration order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.spec.name.as_str())
+    }
+
+    /// The specs, in registration order.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.entries.iter().map(|e| &e.spec)
+    }
+
+    /// Looks a tool up by name.
+    pub fn lookup(&self, name: &str) -> Option<ToolHandle> {
+        self.by_name.get(name).copied().map(ToolHandle)
+    }
+
+    /// The tool behind a handle.
+    pub fn tool(&self, handle: ToolHandle) -> &Arc<dyn Tool> {
+        &self.entries[handle.0].tool
+    }
+
+    /// The spec behind a handle.
+    pub fn spec(&self, handle: ToolHandle) -> &ToolSpec {
+        &self.entries[handle.0].spec
+    }
+
+    /// The effect behind a handle.
+    pub fn effect(&self, handle: ToolHandle) -> Effect {
+        self.entries[handle.0].effect
+    }
+
+    /// Finds the tool, parses and validates the arguments, and normalises them (paths made
+    /// absolute relative to `cwd`).
+    pub fn prepare(&self, call: &ToolCall, cwd: &Path) -> Result<PreparedCall, ToolError> {
+        let Some(handle) = self.lookup(&call.name) else {
+            return Err(ToolError::new(
+                ErrorCode::UnknownTool,
+                format!("no tool named `{}` is available", call.name),
+            ));
+        };
+        let mut args = match &call.arguments {
+            ToolArguments::Json(value @ Value::Object(map)) => {
+                self.check_value(handle, value)?;
+                map.clone()
+            }
+            ToolArguments::Json(other) => {
+                return Err(ToolError::new(
+                    ErrorCode::InvalidArguments,
+                    format!(
+                        "/: arguments must be a JSON object, got {}",
+                        json_type(other)
+                    ),
+                ));
+            }
+            ToolArguments::Raw(raw) => {
+                let why = serde_json::from_str::<Value>(raw)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                return Err(ToolError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("/: arguments are not valid JSON: {why}"),
+                ));
+            }
+        };
+        self.tool(handle).normalize(&mut args, cwd);
+        Ok(PreparedCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            handle,
+            args: Arc::new(args),
+        })
+    }
+
+    /// Validates replacement arguments (a hook's rewrite) and freezes them.
+    pub fn revalidate(
+        &self,
+        handle: ToolHandle,
+        args: Map<String, Value>,
+    ) -> Result<Args, ToolError> {
+        let value = Value::Object(args);
+        self.check_value(handle, &value)?;
+        match value {
+            Value::Object(map) => Ok(Arc::new(map)),
+            _ => Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                "/: arguments must be a JSON object",
+            )),
+        }
+    }
+
+    /// Validates an argument value against the tool's schema; the error names the JSON path.
+    pub fn check_value(&self, handle: ToolHandle, value: &Value) -> Result<(), ToolError> {
+        let entry = &self.entries[handle.0];
+        if entry.validator.is_valid(value) {
+            return Ok(());
+        }
+        let messages: Vec<String> = entry
+            .validator
+            .iter_errors(value)
+            .map(|e| {
+                let path = e.instance_path().as_str().to_owned();
+                format!("{}: {}", if path.is_empty() { "/" } else { &path }, e)
+            })
+            .collect();
+        Err(ToolError::new(
+            ErrorCode::InvalidArguments,
+            messages.join("; "),
+        ))
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

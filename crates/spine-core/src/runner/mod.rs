@@ -1,0 +1,669 @@
+//! The agent runner: UserPromptSubmit → [model → tool round]* → Stop, with SessionStart and
+//! SessionEnd once each, `max_turns`, forced continuations, cancellation, the transcript and
+//! the trace.
+//!
+//! The path of one tool call lives in [`call`]; this module holds the loop around it. Every
+//! exit path leaves the conversation paired: every tool call the model made has exactly one
+//! result, checked before every model request.
+
+mod call;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use spine_protocol::hook::{
+    Notification, NotificationInput, SessionEnd, SessionEndInput, SessionEndReason, SessionSource,
+    SessionStartInput,
+};
+use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::pairing::validate_pairing;
+use spine_protocol::run::{RunSubtype, Usage};
+use spine_protocol::tool::{ErrorCode, ToolCall, ToolError, ToolSpec};
+use spine_protocol::trace::{ModelTrace, TraceRecord};
+use tokio_util::sync::CancellationToken;
+
+use crate::hooks::events::{PromptVerdict, StopVerdict};
+use crate::hooks::{HookContext, HookRegistry, HookRuntime, SessionInfo};
+use crate::model::{ModelClient, ModelError, ModelErrorKind, ModelRequest, StreamSink};
+use crate::observer::{RunEvent, RunObserver};
+use crate::permission::{Approver, PermissionPolicy};
+use crate::registry::ToolRegistry;
+use crate::session::{Transcript, TranscriptRecord};
+use crate::stages::finalize_output::finalize_output;
+use crate::stages::prepare_turn::{TurnSettings, prepare_turn};
+use crate::stages::review_tool_call::Visibility;
+use crate::tool::ProgressSink;
+use crate::trace::{Trace, micros};
+use crate::workspace::Workspace;
+
+/// Everything that stays the same across runs of one agent.
+pub struct Agent {
+    /// The model.
+    pub model: Arc<dyn ModelClient>,
+    /// The frozen tools.
+    pub tools: Arc<ToolRegistry>,
+    /// The frozen hooks.
+    pub hooks: Arc<HookRegistry>,
+    /// The permission policy.
+    pub policy: PermissionPolicy,
+    /// Who answers `ask`.
+    pub approver: Arc<dyn Approver>,
+    /// Limits and settings.
+    pub config: AgentConfig,
+}
+
+/// Limits and settings of an agent.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// Model requests per run before it ends with `error_max_turns` (default 20).
+    pub max_turns: u32,
+    /// Stop force-continues honoured in a row (default 1).
+    pub max_forced_continuations: u32,
+    /// The workspace boundary.
+    pub workspace: Arc<Workspace>,
+    /// The working directory (hooks' `cwd`, relative paths).
+    pub cwd: PathBuf,
+    /// The tools visible to the model.
+    pub visibility: Visibility,
+    /// Inputs of `prepare_turn`.
+    pub turn: TurnSettings,
+    /// Whether a PreToolUse `defer` may end the run (non-interactive runs).
+    pub allow_defer: bool,
+}
+
+impl AgentConfig {
+    /// Defaults for a workspace: 20 turns, one forced continuation, every tool visible.
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        let cwd = workspace.root().to_path_buf();
+        AgentConfig {
+            max_turns: 20,
+            max_forced_continuations: 1,
+            workspace,
+            cwd,
+            visibility: Visibility::All,
+            turn: TurnSettings::default(),
+            allow_defer: true,
+        }
+    }
+}
+
+/// One run's inputs.
+pub struct RunRequest {
+    /// The prompt (absent when resuming only to settle a deferred call).
+    pub prompt: Option<String>,
+    /// The session id.
+    pub session_id: String,
+    /// Where the transcript goes.
+    pub transcript: Transcript,
+    /// The conversation so far (from `--resume`).
+    pub history: Vec<Message>,
+    /// A call a deferral left pending (from `--resume`).
+    pub deferred: Option<ToolCall>,
+    /// Why the session starts.
+    pub source: SessionSource,
+    /// Cancels the run.
+    pub cancel: CancellationToken,
+    /// Live events.
+    pub observer: Arc<dyn RunObserver>,
+    /// The run's trace (create it with a sink to stream entries).
+    pub trace: Trace,
+    /// The file SessionStart hooks append `export` lines to.
+    pub env_file: Option<PathBuf>,
+    /// Streamed tool output.
+    pub progress: Option<Arc<dyn ProgressSink>>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The subtype.
+    pub subtype: RunSubtype,
+    /// The final text: the answer, the blocking reason, or the error.
+    pub result: String,
+    /// The session id.
+    pub session_id: String,
+    /// Model requests made.
+    pub num_turns: u32,
+    /// The conversation as sent to the model: system message, then the transcript.
+    pub messages: Vec<Message>,
+    /// Token usage.
+    pub usage: Usage,
+    /// The trace.
+    pub trace: Trace,
+    /// The call left pending by a deferral.
+    pub deferred: Option<ToolCall>,
+    /// A hook's `stopReason`, when a hook ended the run.
+    pub stop_reason: Option<String>,
+}
+
+/// How a tool round ended.
+#[derive(Debug, Clone, PartialEq)]
+enum RoundEnd {
+    /// Ask the model again.
+    Continue,
+    /// PostToolUse prevented continuation; the run's output is this text.
+    Prevented {
+        output: String,
+        stop_reason: Option<String>,
+    },
+    /// A hook returned `continue: false`.
+    Halted { stop_reason: Option<String> },
+    /// The run was canceled.
+    Canceled,
+    /// A call was deferred.
+    Deferred(ToolCall),
+}
+
+/// The end of a run, before finalisation.
+struct End {
+    subtype: RunSubtype,
+    result: String,
+    reason: SessionEndReason,
+    stop_reason: Option<String>,
+    deferred: Option<ToolCall>,
+}
+
+impl End {
+    fn new(subtype: RunSubtype, result: impl Into<String>, reason: SessionEndReason) -> Self {
+        End {
+            subtype,
+            result: result.into(),
+            reason,
+            stop_reason: None,
+            deferred: None,
+        }
+    }
+
+    fn halted(stop_reason: Option<String>) -> Self {
+        let text = stop_reason
+            .clone()
+            .unwrap_or_else(|| "a hook stopped the run".to_owned());
+        End {
+            stop_reason,
+            ..End::new(RunSubtype::Blocked, text, SessionEndReason::Blocked)
+        }
+    }
+
+    fn failed(message: impl Into<String>) -> Self {
+        End::new(
+            RunSubtype::ErrorDuringExecution,
+            message,
+            SessionEndReason::Error,
+        )
+    }
+}
+
+impl Agent {
+    /// Runs one prompt to its end. Never panics on bad input: every failure is an outcome.
+    pub async fn run(&self, request: RunRequest) -> RunOutcome {
+        let session = Arc::new(SessionInfo {
+            session_id: request.session_id.clone(),
+            transcript_path: request.transcript.path().to_path_buf(),
+            cwd: self.config.cwd.clone(),
+            project_dir: self.config.workspace.root().to_path_buf(),
+            permission_mode: self.policy.mode(),
+            env_file: request.env_file.clone(),
+        });
+        let hooks = HookRuntime::new(
+            Arc::clone(&self.hooks),
+            request.trace.clone(),
+            Arc::clone(&request.observer),
+            self.config.workspace.root().to_path_buf(),
+        );
+        let specs: Vec<ToolSpec> = self
+            .tools
+            .specs()
+            .filter(|s| self.config.visibility.allows(&s.name))
+            .cloned()
+            .collect();
+        let mut run = Run {
+            agent: self,
+            hooks,
+            hook_ctx: HookContext {
+                session,
+                event: spine_protocol::hook::HookEventName::SessionStart,
+                prompt_id: None,
+                cancel: request.cancel.clone(),
+            },
+            transcript: request.history,
+            writer: request.transcript,
+            trace: request.trace,
+            observer: request.observer,
+            cancel: request.cancel,
+            specs,
+            num_turns: 0,
+            usage: Usage::default(),
+            progress: request.progress,
+            last_prepared: Vec::new(),
+        };
+        let end = run
+            .drive(request.prompt, request.deferred, request.source)
+            .await;
+        run.finish(end).await
+    }
+}
+
+/// The state of one run.
+struct Run<'a> {
+    agent: &'a Agent,
+    hooks: HookRuntime,
+    hook_ctx: HookContext,
+    transcript: Vec<Message>,
+    writer: Transcript,
+    trace: Trace,
+    observer: Arc<dyn RunObserver>,
+    cancel: CancellationToken,
+    specs: Vec<ToolSpec>,
+    num_turns: u32,
+    usage: Usage,
+    progress: Option<Arc<dyn ProgressSink>>,
+    last_prepared: Vec<Message>,
+}
+
+impl Run<'_> {
+    /// Appends a message to the conversation and the transcript file.
+    fn push(&mut self, message: Message) {
+        if let Err(e) = self.writer.append(&TranscriptRecord::Message {
+            message: message.clone(),
+        }) {
+            let text = format!(
+                "could not write the transcript {}: {e}",
+                self.writer.path().display()
+            );
+            self.trace.warn(text.clone(), None);
+            self.observer.on_event(&RunEvent::Warning { text: &text });
+        }
+        self.observer
+            .on_event(&RunEvent::Message { message: &message });
+        self.transcript.push(message);
+    }
+
+    fn push_contexts(&mut self, event: spine_protocol::hook::HookEventName, contexts: Vec<String>) {
+        for text in contexts {
+            self.push(Message::context(event, text));
+        }
+    }
+
+    async fn drive(
+        &mut self,
+        prompt: Option<String>,
+        deferred: Option<ToolCall>,
+        source: SessionSource,
+    ) -> End {
+        let _ = self.writer.append(&TranscriptRecord::Session {
+            session_id: self.hook_ctx.session.session_id.clone(),
+            cwd: self.agent.config.cwd.clone(),
+            model: self.agent.model.model().to_owned(),
+        });
+        self.observer.on_event(&RunEvent::SessionStarted {
+            session_id: &self.hook_ctx.session.session_id,
+            model: self.agent.model.model(),
+        });
+        let start = self
+            .hooks
+            .session_start(
+                &self.hook_ctx,
+                SessionStartInput {
+                    source,
+                    model: Some(self.agent.model.model().to_owned()),
+                },
+            )
+            .await;
+        if let Some(failure) = start.failure {
+            return End::failed(format!("SessionStart {failure}"));
+        }
+        if let Some(halt) = start.halt {
+            return End::halted(halt.stop_reason);
+        }
+        let mut pending_contexts = start.contexts;
+
+        if let Some(prompt) = prompt {
+            self.hook_ctx.prompt_id = Some(Arc::from(uuid::Uuid::new_v4().to_string()));
+            let submitted = self.hooks.user_prompt_submit(&self.hook_ctx, &prompt).await;
+            if let Some(halt) = submitted.halt {
+                return End::halted(halt.stop_reason);
+            }
+            match submitted.verdict {
+                PromptVerdict::Proceed => {}
+                PromptVerdict::Blocked { reason, hook_id } => {
+                    let mut end = End::new(
+                        RunSubtype::Blocked,
+                        reason.clone(),
+                        SessionEndReason::Blocked,
+                    );
+                    end.stop_reason = Some(format!("prompt blocked by hook {hook_id}: {reason}"));
+                    return end;
+                }
+                PromptVerdict::Failed(failure) => {
+                    return End::failed(format!("UserPromptSubmit {failure}"));
+                }
+            }
+            self.push(Message::user(prompt));
+            pending_contexts.extend(submitted.contexts);
+            self.push_contexts(
+                spine_protocol::hook::HookEventName::UserPromptSubmit,
+                pending_contexts,
+            );
+        } else if !pending_contexts.is_empty() {
+            self.push_contexts(
+                spine_protocol::hook::HookEventName::SessionStart,
+                pending_contexts,
+            );
+        }
+
+        if let Some(call) = deferred {
+            match self.tool_round(vec![call]).await {
+                RoundEnd::Continue => {}
+                other => return self.round_end(other),
+            }
+        }
+        self.agent_loop().await
+    }
+
+    async fn agent_loop(&mut self) -> End {
+        let mut stop_hook_active = false;
+        let mut forced_in_a_row = 0u32;
+        loop {
+            if self.cancel.is_cancelled() {
+                return End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled);
+            }
+            if self.num_turns >= self.agent.config.max_turns {
+                let text = format!(
+                    "reached max_turns ({}) before a final answer",
+                    self.agent.config.max_turns
+                );
+                return End::new(RunSubtype::ErrorMaxTurns, text, SessionEndReason::MaxTurns);
+            }
+            let background = self.hooks.take_background_context();
+            for message in background {
+                self.push(message);
+            }
+            let reply = match self.model_turn().await {
+                Ok(reply) => reply,
+                Err(end) => return end,
+            };
+            let calls = reply.tool_calls.clone();
+            self.push(Message::Assistant(reply));
+            if !calls.is_empty() {
+                match self.tool_round(calls).await {
+                    RoundEnd::Continue => continue,
+                    other => return self.round_end(other),
+                }
+            }
+            let text = self.last_text();
+            let stop = self
+                .hooks
+                .stop(&self.hook_ctx, stop_hook_active, &text)
+                .await;
+            if let Some(halt) = stop.halt {
+                self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
+                let mut end = End::new(RunSubtype::Success, text, SessionEndReason::Completed);
+                end.stop_reason = halt.stop_reason;
+                return end;
+            }
+            match stop.verdict {
+                StopVerdict::Allow => {
+                    self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
+                    return End::new(RunSubtype::Success, text, SessionEndReason::Completed);
+                }
+                StopVerdict::ForceContinue { reason, hook_id } => {
+                    if forced_in_a_row >= self.agent.config.max_forced_continuations {
+                        let note = format!(
+                            "Stop hook `{hook_id}` force-continue stripped: {} forced continuation(s) in a row already",
+                            forced_in_a_row
+                        );
+                        self.trace.warn(note.clone(), None);
+                        self.observer.on_event(&RunEvent::Warning { text: &note });
+                        self.push_contexts(
+                            spine_protocol::hook::HookEventName::Stop,
+                            stop.contexts,
+                        );
+                        return End::new(RunSubtype::Success, text, SessionEndReason::Completed);
+                    }
+                    forced_in_a_row += 1;
+                    stop_hook_active = true;
+                    self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
+                    self.push(Message::user(reason));
+                }
+                StopVerdict::Failed(failure) => return End::failed(format!("Stop {failure}")),
+            }
+        }
+    }
+
+    fn last_text(&self) -> String {
+        self.transcript
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant(a) => Some(a.content.clone().unwrap_or_default()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    fn round_end(&mut self, end: RoundEnd) -> End {
+        match end {
+            RoundEnd::Continue => End::failed("internal error: a continuing round ended the run"),
+            RoundEnd::Prevented {
+                output,
+                stop_reason,
+            } => {
+                let mut end = End::new(RunSubtype::Success, output, SessionEndReason::Completed);
+                end.stop_reason = stop_reason;
+                end
+            }
+            RoundEnd::Halted { stop_reason } => End::halted(stop_reason),
+            RoundEnd::Canceled => {
+                End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled)
+            }
+            RoundEnd::Deferred(call) => {
+                let _ = self
+                    .writer
+                    .append(&TranscriptRecord::Deferred { call: call.clone() });
+                let mut end = End::new(
+                    RunSubtype::Deferred,
+                    format!(
+                        "tool call {} ({}) deferred; resume the session to continue",
+                        call.id, call.name
+                    ),
+                    SessionEndReason::Deferred,
+                );
+                end.deferred = Some(call);
+                end
+            }
+        }
+    }
+
+    /// prepare_turn → pairing check → one model request.
+    async fn model_turn(&mut self) -> Result<AssistantMessage, End> {
+        let prepared = prepare_turn(&self.agent.config.turn, &self.transcript, &self.trace);
+        if self.cancel.is_cancelled() {
+            return Err(End::new(
+                RunSubtype::Canceled,
+                "canceled",
+                SessionEndReason::Canceled,
+            ));
+        }
+        if let Err(e) = validate_pairing(&prepared.messages) {
+            self.trace.warn(format!("pairing violation: {e}"), None);
+            return Err(End::failed(format!(
+                "internal error: refusing to send an invalid history: {e}"
+            )));
+        }
+        self.num_turns += 1;
+        let turn = self.num_turns;
+        self.observer.on_event(&RunEvent::ModelRequest { turn });
+        let started = Instant::now();
+        let sink = ObserverStream(Arc::clone(&self.observer));
+        let request = ModelRequest {
+            messages: &prepared.messages,
+            tools: &self.specs,
+        };
+        let result = tokio::select! {
+            r = self.agent.model.complete(request, &sink, &self.cancel) => r,
+            () = self.cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
+        };
+        self.last_prepared = prepared.messages;
+        let (tool_calls, error) = match &result {
+            Ok(reply) => (reply.message.tool_calls.len(), None),
+            Err(e) => (0, Some(e.message.clone())),
+        };
+        self.trace.record(TraceRecord::Model(ModelTrace {
+            turn,
+            model: self.agent.model.model().to_owned(),
+            message_count: self.last_prepared.len(),
+            tool_calls,
+            duration_us: micros(started.elapsed()),
+            error,
+        }));
+        match result {
+            Ok(reply) => {
+                if let Some(u) = reply.usage {
+                    self.usage.add(u);
+                }
+                let message = reply.message;
+                if message.tool_calls.is_empty()
+                    && message
+                        .content
+                        .as_deref()
+                        .is_none_or(|t| t.trim().is_empty())
+                {
+                    return Err(End::failed(
+                        "the model returned an empty reply (no text and no tool calls)",
+                    ));
+                }
+                Ok(message)
+            }
+            Err(e) if e.kind == ModelErrorKind::Canceled => Err(End::new(
+                RunSubtype::Canceled,
+                "canceled",
+                SessionEndReason::Canceled,
+            )),
+            Err(e) => Err(End::failed(format!("model request failed: {}", e.message))),
+        }
+    }
+
+    /// Runs the calls of one model turn in order and appends their results, then the round's
+    /// contexts. After a stop or cancellation, the remaining calls are answered, not run.
+    async fn tool_round(&mut self, calls: Vec<ToolCall>) -> RoundEnd {
+        let batch = calls.len();
+        let mut results: Vec<ToolResultMessage> = Vec::with_capacity(batch);
+        let mut contexts: Vec<Message> = Vec::new();
+        let mut end = RoundEnd::Continue;
+        for call in &calls {
+            let skip = match &end {
+                RoundEnd::Continue => None,
+                RoundEnd::Prevented { .. } => Some(ToolError::new(
+                    ErrorCode::HookStoppedContinuation,
+                    "Skipped after PostToolUse requested a stop",
+                )),
+                RoundEnd::Halted { .. } | RoundEnd::Deferred(_) => Some(ToolError::new(
+                    ErrorCode::HookStoppedContinuation,
+                    "Skipped after a hook stopped the run",
+                )),
+                RoundEnd::Canceled => Some(ToolError::new(
+                    ErrorCode::Canceled,
+                    "Skipped: the run was canceled",
+                )),
+            };
+            if let Some(error) = skip {
+                results.push(error_result(call, &error));
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                end = RoundEnd::Canceled;
+                results.push(error_result(
+                    call,
+                    &ToolError::new(ErrorCode::Canceled, "Skipped: the run was canceled"),
+                ));
+                continue;
+            }
+            let outcome = self.process_call(call, batch).await;
+            contexts.extend(outcome.contexts);
+            if let Some(result) = outcome.result {
+                self.observer
+                    .on_event(&RunEvent::ToolResult { result: &result });
+                results.push(result);
+            }
+            if let Some(next) = outcome.end {
+                end = next;
+            }
+        }
+        for result in results {
+            self.push(Message::Tool(result));
+        }
+        for context in contexts {
+            self.push(context);
+        }
+        end
+    }
+
+    async fn finish(mut self, end: End) -> RunOutcome {
+        let anchor = self
+            .hook_ctx
+            .prompt_id
+            .as_deref()
+            .unwrap_or("turn")
+            .to_owned();
+        finalize_output(
+            &end.result,
+            &self.hook_ctx.session.session_id,
+            &anchor,
+            &self.trace,
+        );
+        if end.reason == SessionEndReason::Deferred || end.subtype.is_error() {
+            self.hooks
+                .observe::<Notification>(
+                    &self.hook_ctx,
+                    NotificationInput {
+                        message: end.result.clone(),
+                        title: Some(format!("run ended: {}", end.reason.as_str())),
+                        notification_type: "run_ended".to_owned(),
+                    },
+                )
+                .await;
+        }
+        self.hooks
+            .observe::<SessionEnd>(&self.hook_ctx, SessionEndInput { reason: end.reason })
+            .await;
+        self.hooks.shutdown();
+        let _ = self.writer.append(&TranscriptRecord::Result {
+            subtype: end.subtype,
+        });
+        let mut messages = match self.last_prepared.first() {
+            Some(system @ Message::System { .. }) => vec![system.clone()],
+            _ => Vec::new(),
+        };
+        messages.append(&mut self.transcript);
+        RunOutcome {
+            subtype: end.subtype,
+            result: end.result,
+            session_id: self.hook_ctx.session.session_id.clone(),
+            num_turns: self.num_turns,
+            messages,
+            usage: self.usage,
+            trace: self.trace,
+            deferred: end.deferred,
+            stop_reason: end.stop_reason,
+        }
+    }
+}
+
+/// The result message for a call that got an error.
+fn error_result(call: &ToolCall, error: &ToolError) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: error.render(),
+        error_code: Some(error.code),
+    }
+}
+
+struct ObserverStream(Arc<dyn RunObserver>);
+
+impl StreamSink for ObserverStream {
+    fn text_delta(&self, text: &str) {
+        self.0.on_event(&RunEvent::TextDelta { text });
+    }
+}

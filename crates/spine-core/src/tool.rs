@@ -1,0 +1,153 @@
+//! The [`Tool`] contract: a definition (name, description, JSON Schema, effect), an executor
+//! and a projector.
+//!
+//! The runner gives a tool only arguments that passed its schema, were shown to PreToolUse
+//! hooks, and were approved — the same frozen value throughout. A tool returns its structured
+//! response (Claude Code's `tool_response` shape) or a [`ToolError`]; its projector turns the
+//! response into the short text the model reads plus machine-readable metadata.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use spine_protocol::tool::{Effect, ToolError, ToolSpec};
+use tokio_util::sync::CancellationToken;
+
+use crate::workspace::Workspace;
+
+/// Arguments after validation: immutable, shared by the policy, the approver and the handler.
+pub type Args = Arc<Map<String, Value>>;
+
+/// A tool.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// Name, description and input schema (read once, at registration).
+    fn spec(&self) -> ToolSpec;
+
+    /// What the tool does to the world.
+    fn effect(&self) -> Effect;
+
+    /// Normalises arguments before hooks see them. File tools make their path arguments
+    /// absolute and lexically normal, so hooks see exactly the path that will be touched.
+    fn normalize(&self, _args: &mut Map<String, Value>, _cwd: &Path) {}
+
+    /// The paths this call will touch, which must lie inside the workspace (checked by the
+    /// permission stage as a hard deny). Tools that are not confined return nothing.
+    fn workspace_paths(&self, _args: &Map<String, Value>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Runs the tool.
+    async fn execute(
+        &self,
+        args: &Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError>;
+
+    /// Turns a structured response into what the model reads. The default renders strings as
+    /// they are and anything else as JSON.
+    fn project(&self, response: &Value) -> Projection {
+        Projection::plain(match response {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+}
+
+/// What the model reads of a result, and the machine-readable fields kept beside it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Projection {
+    /// Short narrative (and, where the model needs it, the payload) for the model.
+    pub content: String,
+    /// Structured fields for reports and traces (exit status, byte counts, paths…).
+    pub metadata: Map<String, Value>,
+}
+
+impl Projection {
+    /// A projection with no metadata.
+    pub fn plain(content: impl Into<String>) -> Self {
+        Projection {
+            content: content.into(),
+            metadata: Map::new(),
+        }
+    }
+
+    /// Adds a metadata field.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.to_owned(), value.into());
+        self
+    }
+}
+
+/// A chunk of output streamed while a tool runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl OutputStream {
+    /// The stream's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputStream::Stdout => "stdout",
+            OutputStream::Stderr => "stderr",
+        }
+    }
+}
+
+/// Receives output chunks as a tool produces them (reports' `tool_output` progress).
+pub trait ProgressSink: Send + Sync {
+    /// One chunk of one stream of one call.
+    fn output(&self, call_id: &str, tool_name: &str, stream: OutputStream, text: &str);
+}
+
+/// What a running tool may use.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The call id.
+    pub call_id: String,
+    /// The tool name.
+    pub tool_name: String,
+    /// The workspace boundary.
+    pub workspace: Arc<Workspace>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Canceled when the run is canceled; tools stop and kill what they started.
+    pub cancel: CancellationToken,
+    /// A file of `export NAME=value` lines (written by SessionStart hooks) applied to the
+    /// environment of commands the tool runs.
+    pub env_file: Option<PathBuf>,
+    /// Where streamed output goes.
+    pub progress: Option<Arc<dyn ProgressSink>>,
+}
+
+impl ToolContext {
+    /// A context for direct calls (tests, the worker's deterministic flow).
+    pub fn new(
+        workspace: Arc<Workspace>,
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+    ) -> Self {
+        let cwd = workspace.root().to_path_buf();
+        ToolContext {
+            call_id: call_id.into(),
+            tool_name: tool_name.into(),
+            workspace,
+            cwd,
+            cancel: CancellationToken::new(),
+            env_file: None,
+            progress: None,
+        }
+    }
+
+    /// Reports an output chunk, if anyone listens.
+    pub fn emit(&self, stream: OutputStream, text: &str) {
+        if let Some(p) = &self.progress {
+            p.output(&self.call_id, &self.tool_name, stream, text);
+        }
+    }
+}

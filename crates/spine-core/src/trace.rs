@@ -1,0 +1,145 @@
+//! The trace recorder: collects [`TraceEntry`]s for one run, in order, and forwards each one
+//! to an optional live sink (the `--trace FILE` writer, the stream-json printer).
+//!
+//! Recording is cheap (one uncontended lock and a push), so every stage and every hook records.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+use spine_protocol::trace::{StageTrace, TraceEntry, TraceRecord, WarningTrace};
+
+/// Receives each entry as it is recorded.
+pub trait TraceSink: Send + Sync {
+    /// Called once per entry, in order.
+    fn record(&self, entry: &TraceEntry);
+}
+
+/// The trace of one run. Cloning shares the same trace.
+#[derive(Clone)]
+pub struct Trace {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    start: Instant,
+    entries: Mutex<Vec<TraceEntry>>,
+    sink: Option<Arc<dyn TraceSink>>,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace::new(None)
+    }
+}
+
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trace")
+            .field("entries", &self.len())
+            .finish()
+    }
+}
+
+impl Trace {
+    /// A new trace, optionally forwarding entries to a sink.
+    pub fn new(sink: Option<Arc<dyn TraceSink>>) -> Self {
+        Trace {
+            inner: Arc::new(Inner {
+                start: Instant::now(),
+                entries: Mutex::new(Vec::new()),
+                sink,
+            }),
+        }
+    }
+
+    /// Appends a record.
+    pub fn record(&self, record: TraceRecord) {
+        let t_us = micros(self.inner.start.elapsed());
+        let mut entries = match self.inner.entries.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let entry = TraceEntry {
+            seq: entries.len() as u64,
+            t_us,
+            record,
+        };
+        if let Some(sink) = &self.inner.sink {
+            sink.record(&entry);
+        }
+        entries.push(entry);
+    }
+
+    /// Appends a stage entry.
+    pub fn stage(
+        &self,
+        name: &str,
+        tool_use_id: Option<&str>,
+        started: Instant,
+        fields: Map<String, Value>,
+    ) {
+        self.record(TraceRecord::Stage(StageTrace {
+            hook: name.to_owned(),
+            tool_use_id: tool_use_id.map(str::to_owned),
+            duration_us: micros(started.elapsed()),
+            fields,
+        }));
+    }
+
+    /// Appends a warning.
+    pub fn warn(&self, message: impl Into<String>, tool_use_id: Option<&str>) {
+        self.record(TraceRecord::Warning(WarningTrace {
+            message: message.into(),
+            tool_use_id: tool_use_id.map(str::to_owned),
+        }));
+    }
+
+    /// A copy of the entries so far.
+    pub fn entries(&self) -> Vec<TraceEntry> {
+        match self.inner.entries.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// The number of entries so far.
+    pub fn len(&self) -> usize {
+        match self.inner.entries.lock() {
+            Ok(g) => g.len(),
+            Err(poisoned) => poisoned.into_inner().len(),
+        }
+    }
+
+    /// Whether nothing was recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The stage names recorded so far, in order (for tests and summaries).
+    pub fn stage_names(&self) -> Vec<String> {
+        self.entries()
+            .into_iter()
+            .filter_map(|e| match e.record {
+                TraceRecord::Stage(s) => Some(s.hook),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Microseconds of a duration, saturating.
+pub fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Builds a JSON field map from `(key, value)` pairs.
+#[macro_export]
+macro_rules! fields {
+    ($($key:literal => $value:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut map = ::serde_json::Map::new();
+        $( map.insert($key.to_owned(), ::serde_json::json!($value)); )*
+        map
+    }};
+}

@@ -1,0 +1,301 @@
+//! Hook events, their inputs and their outcomes.
+//!
+//! Every event of the loop is a marker type implementing [`HookEvent`], which names its
+//! per-event `Input` (what a hook receives, serialised as Claude Code's stdin JSON fields) and
+//! its `Action` (what a hook may answer). Invalid combinations are unrepresentable: a
+//! PostToolUse hook cannot return an updated input, a Stop hook cannot block a tool.
+//!
+//! A hook answers a [`HookOutput`]: its event's action plus the fields every event shares
+//! (`systemMessage` for the user, and `continue: false` as [`Halt`]).
+//!
+//! The list of events lives in one place: the `hook_events!` invocation below.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::permission::PermissionMode;
+
+mod notification;
+mod permission_request;
+mod post_compact;
+mod post_tool_use;
+mod post_tool_use_failure;
+mod pre_compact;
+mod pre_tool_use;
+mod session_end;
+mod session_start;
+mod stop;
+mod user_prompt_submit;
+
+pub use notification::{Notification, NotificationInput};
+pub use permission_request::{PermissionRequest, PermissionRequestAction, PermissionRequestInput};
+pub use post_compact::{PostCompact, PostCompactInput};
+pub use post_tool_use::{PostToolUse, PostToolUseAction, PostToolUseInput, UpdatedOutput};
+pub use post_tool_use_failure::{PostToolUseFailure, PostToolUseFailureInput};
+pub use pre_compact::{CompactTrigger, PreCompact, PreCompactAction, PreCompactInput};
+pub use pre_tool_use::{PreToolUse, PreToolUseAction, PreToolUseInput};
+pub use session_end::{SessionEnd, SessionEndInput, SessionEndReason};
+pub use session_start::{SessionSource, SessionStart, SessionStartInput};
+pub use stop::{Stop, StopAction, StopInput};
+pub use user_prompt_submit::{PromptAction, UserPromptSubmit, UserPromptSubmitInput};
+
+macro_rules! hook_events {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// The name of a hook event, as written in settings files and in `hook_event_name`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum HookEventName {
+            $( $(#[$doc])* $name, )*
+        }
+
+        impl HookEventName {
+            /// Every event, in lifecycle order.
+            pub const ALL: &'static [HookEventName] = &[ $( HookEventName::$name, )* ];
+
+            /// The event's name as written in settings.
+            pub fn as_str(self) -> &'static str {
+                match self { $( HookEventName::$name => stringify!($name), )* }
+            }
+        }
+
+        /// Calls `visitor` with the marker type of the named event: the one place that maps
+        /// names to types, so code that builds hooks from settings needs no list of its own.
+        pub fn visit_event<V: EventVisitor>(name: HookEventName, visitor: V) -> V::Output {
+            match name { $( HookEventName::$name => visitor.visit::<$name>(), )* }
+        }
+
+        impl FromStr for HookEventName {
+            type Err = UnknownEvent;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $( stringify!($name) => Ok(HookEventName::$name), )*
+                    _ => Err(UnknownEvent(s.to_owned())),
+                }
+            }
+        }
+    };
+}
+
+hook_events! {
+    /// Once, before the first prompt (`source`: startup, resume, compact).
+    SessionStart,
+    /// A prompt was submitted; the model has not been asked yet.
+    UserPromptSubmit,
+    /// A known tool with valid arguments, before the permission decision.
+    PreToolUse,
+    /// The policy asks for approval; hooks may answer in the approver's place.
+    PermissionRequest,
+    /// The tool returned successfully.
+    PostToolUse,
+    /// The tool returned an error.
+    PostToolUseFailure,
+    /// Before a compaction of the context.
+    PreCompact,
+    /// After a compaction of the context.
+    PostCompact,
+    /// The model answered without tool calls: a candidate final answer.
+    Stop,
+    /// Once, when the run ends.
+    SessionEnd,
+    /// The runtime emitted a notification for the user.
+    Notification,
+}
+
+impl fmt::Display for HookEventName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Something done once per event type, chosen at run time by [`visit_event`].
+pub trait EventVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Visits one event type.
+    fn visit<E: HookEvent>(self) -> Self::Output;
+}
+
+/// The parts of an event's action the engine reads without knowing the event.
+pub trait Action {
+    /// The decision in one word, for traces and log lines (`proceed`, `block`, `allow`…).
+    fn decision(&self) -> &'static str;
+    /// The additional context for the model, if the action carries some.
+    fn additional_context(&self) -> Option<&str>;
+}
+
+impl Action for ContextAction {
+    fn decision(&self) -> &'static str {
+        if self.additional_context.is_some() {
+            "context"
+        } else {
+            "proceed"
+        }
+    }
+    fn additional_context(&self) -> Option<&str> {
+        self.additional_context.as_deref()
+    }
+}
+
+impl Action for Observe {
+    fn decision(&self) -> &'static str {
+        "observe"
+    }
+    fn additional_context(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// A string that names no hook event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown hook event `{0}`")]
+pub struct UnknownEvent(pub String);
+
+/// A hook event: its name, what its hooks receive, and what they may answer.
+pub trait HookEvent: Send + Sync + 'static {
+    /// The event's name.
+    const NAME: HookEventName;
+    /// The per-event input (the event-specific fields of Claude Code's stdin JSON).
+    type Input: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
+    /// What one hook of this event may answer; `Default` is "no opinion".
+    type Action: Action
+        + Serialize
+        + Default
+        + Clone
+        + fmt::Debug
+        + PartialEq
+        + Send
+        + Sync
+        + 'static;
+
+    /// The value a matcher filters on (tool name, source, trigger…); `None` for events that
+    /// have no matcher, whose hooks ignore any matcher they declare.
+    fn matcher_subject(input: &Self::Input) -> Option<&str>;
+
+    /// The tool name and arguments, for events about one tool call (for `if` rules).
+    fn tool_call(_input: &Self::Input) -> Option<(&str, &Value)> {
+        None
+    }
+}
+
+/// What one hook answered: its event's action plus the fields every event shares.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct HookOutput<A> {
+    /// The event-specific answer.
+    pub action: A,
+    /// A message shown to the user (stderr), never to the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    /// `continue: false`: end the run after this hook (on PostToolUse: prevent continuation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halt: Option<Halt>,
+}
+
+impl<A> HookOutput<A> {
+    /// An output carrying only an action.
+    pub fn new(action: A) -> Self {
+        HookOutput {
+            action,
+            system_message: None,
+            halt: None,
+        }
+    }
+
+    /// Adds `continue: false` with an optional reason for the user.
+    pub fn halt(mut self, stop_reason: Option<String>) -> Self {
+        self.halt = Some(Halt { stop_reason });
+        self
+    }
+
+    /// Adds a message for the user.
+    pub fn with_system_message(mut self, message: impl Into<String>) -> Self {
+        self.system_message = Some(message.into());
+        self
+    }
+}
+
+impl<A> From<A> for HookOutput<A> {
+    fn from(action: A) -> Self {
+        HookOutput::new(action)
+    }
+}
+
+/// `continue: false`: the run stops after this hook. On PreToolUse the call is not executed;
+/// on PostToolUse it is the wire form of "prevent continuation".
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Halt {
+    /// Shown to the user and recorded in the trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+/// The answer of events that only accept additional context (SessionStart, PostToolUseFailure).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ContextAction {
+    /// Text for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+}
+
+impl ContextAction {
+    /// Context for the model.
+    pub fn context(text: impl Into<String>) -> Self {
+        ContextAction {
+            additional_context: Some(text.into()),
+        }
+    }
+}
+
+/// The answer of observe-only events (PostCompact, SessionEnd, Notification): nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Observe;
+
+/// The fields every hook input carries (Claude Code's common stdin fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookCommonInput {
+    /// The run's session id.
+    pub session_id: String,
+    /// The run's JSONL transcript (flushed before the hook fires).
+    pub transcript_path: PathBuf,
+    /// The run's working directory.
+    pub cwd: PathBuf,
+    /// The permission mode of the run.
+    pub permission_mode: PermissionMode,
+    /// The firing event.
+    pub hook_event_name: HookEventName,
+    /// The id of the prompt being processed (absent before the first prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
+}
+
+/// A hook input as external hooks receive it: common fields, then the event's own.
+#[derive(Debug, Clone, Serialize)]
+pub struct WireInput<'a, I: Serialize> {
+    /// The common fields.
+    #[serde(flatten)]
+    pub common: &'a HookCommonInput,
+    /// The event's fields.
+    #[serde(flatten)]
+    pub event: &'a I,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_name_round_trips_through_its_settings_spelling() {
+        for e in HookEventName::ALL {
+            assert_eq!(e.as_str().parse::<HookEventName>(), Ok(*e));
+            assert_eq!(
+                serde_json::to_value(e).expect("ser"),
+                serde_json::json!(e.as_str())
+            );
+        }
+        assert_eq!(HookEventName::ALL.len(), 11);
+        assert!("PreToolUsee".parse::<HookEventName>().is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! PermissionRequest: the policy asks for approval. A hook may allow or deny in the approver's
+//! place; it never overrides a hard deny (the event only fires for `ask`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{HookEvent, HookEventName};
+
+/// Marker for the PermissionRequest event.
+#[derive(Debug, Clone, Copy)]
+pub struct PermissionRequest;
+
+/// PermissionRequest input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequestInput {
+    /// The tool name.
+    pub tool_name: String,
+    /// The (frozen) arguments.
+    pub tool_input: Value,
+    /// The tool call id.
+    pub tool_use_id: String,
+    /// Why approval is needed (the policy's reason).
+    pub reason: String,
+}
+
+/// A PermissionRequest answer.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "behavior", rename_all = "snake_case")]
+pub enum PermissionRequestAction {
+    /// No opinion: the next hook, then the approver, decides.
+    #[default]
+    NoDecision,
+    /// Approve the call.
+    Allow {
+        /// Replacement arguments, re-validated like a PreToolUse rewrite.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        updated_input: Option<Map<String, Value>>,
+    },
+    /// Refuse the call; the message reaches the model.
+    Deny {
+        /// Why.
+        message: String,
+    },
+}
+
+impl super::Action for PermissionRequestAction {
+    fn decision(&self) -> &'static str {
+        match self {
+            PermissionRequestAction::NoDecision => "no_decision",
+            PermissionRequestAction::Allow { .. } => "allow",
+            PermissionRequestAction::Deny { .. } => "deny",
+        }
+    }
+    fn additional_context(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl HookEvent for PermissionRequest {
+    const NAME: HookEventName = HookEventName::PermissionRequest;
+    type Input = PermissionRequestInput;
+    type Action = PermissionRequestAction;
+    fn matcher_subject(input: &Self::Input) -> Option<&str> {
+        Some(&input.tool_name)
+    }
+    fn tool_call(input: &Self::Input) -> Option<(&str, &Value)> {
+        Some((&input.tool_name, &input.tool_input))
+    }
+}

@@ -1,0 +1,39 @@
+//! PostToolUseFailure: the tool returned an error. Hooks may add context.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ContextAction, HookEvent, HookEventName};
+
+/// Marker for the PostToolUseFailure event.
+#[derive(Debug, Clone, Copy)]
+pub struct PostToolUseFailure;
+
+/// PostToolUseFailure input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PostToolUseFailureInput {
+    /// The tool name.
+    pub tool_name: String,
+    /// The arguments the tool ran with.
+    pub tool_input: Value,
+    /// The tool call id.
+    pub tool_use_id: String,
+    /// The error text (Bash: starts with `Exit code N`).
+    pub error: String,
+    /// Whether the tool was interrupted (canceled or timed out).
+    pub is_interrupt: bool,
+    /// How long the tool ran.
+    pub duration_ms: u64,
+}
+
+impl HookEvent for PostToolUseFailure {
+    const NAME: HookEventName = HookEventName::PostToolUseFailure;
+    type Input = PostToolUseFailureInput;
+    type Action = ContextAction;
+    fn matcher_subject(input: &Self::Input) -> Option<&str> {
+        Some(&input.tool_name)
+    }
+    fn tool_call(input: &Self::Input) -> Option<(&str, &Value)> {
+        Some((&input.tool_name, &input.tool_input))
+    }
+}

@@ -1,0 +1,210 @@
+//! The pairing invariant: every assistant tool call has exactly one tool result, in the order
+//! of the calls, before the next model request.
+//!
+//! [`validate_pairing`] checks a whole request history. It is run before every model request;
+//! a violation is a bug in the runtime, and the request must not be sent.
+
+use std::collections::HashSet;
+
+use thiserror::Error;
+
+use crate::message::Message;
+
+/// A broken pairing, with the index of the offending message.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PairingError {
+    /// A tool result whose id matches no pending call.
+    #[error("message {index}: tool result for `{id}` answers no pending tool call")]
+    OrphanResult {
+        /// Index of the tool message.
+        index: usize,
+        /// Its `tool_call_id`.
+        id: String,
+    },
+    /// A tool result out of order (it answers a later call before an earlier one).
+    #[error("message {index}: tool result for `{got}` arrived before the result for `{expected}`")]
+    OutOfOrder {
+        /// Index of the tool message.
+        index: usize,
+        /// The call that should have been answered next.
+        expected: String,
+        /// The call that was answered.
+        got: String,
+    },
+    /// A message other than a tool result or hook context while calls are still unanswered.
+    #[error("message {index} ({role}) arrived while tool call `{pending}` had no result")]
+    Unanswered {
+        /// Index of the interrupting message (or the history length when it ended).
+        index: usize,
+        /// Role of the interrupting message, or `end` when the history ended.
+        role: &'static str,
+        /// The first unanswered call.
+        pending: String,
+    },
+    /// Two calls of one assistant message share an id.
+    #[error("message {index}: duplicate tool call id `{id}`")]
+    DuplicateCallId {
+        /// Index of the assistant message.
+        index: usize,
+        /// The repeated id.
+        id: String,
+    },
+}
+
+/// Checks the pairing invariant over a request history.
+///
+/// Hook context messages are allowed only after all results of a round (they never sit between
+/// a call and its result).
+pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
+    let mut pending: Vec<&str> = Vec::new();
+    let mut next = 0usize;
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (index, message) in messages.iter().enumerate() {
+        match message {
+            Message::Tool(result) => {
+                let Some(expected) = pending.get(next) else {
+                    return Err(PairingError::OrphanResult {
+                        index,
+                        id: result.tool_call_id.clone(),
+                    });
+                };
+                if *expected != result.tool_call_id {
+                    if pending[next..].contains(&result.tool_call_id.as_str()) {
+                        return Err(PairingError::OutOfOrder {
+                            index,
+                            expected: (*expected).to_owned(),
+                            got: result.tool_call_id.clone(),
+                        });
+                    }
+                    return Err(PairingError::OrphanResult {
+                        index,
+                        id: result.tool_call_id.clone(),
+                    });
+                }
+                next += 1;
+            }
+            other => {
+                if let Some(p) = pending.get(next) {
+                    return Err(PairingError::Unanswered {
+                        index,
+                        role: other.role(),
+                        pending: (*p).to_owned(),
+                    });
+                }
+                pending.clear();
+                next = 0;
+                if let Message::Assistant(a) = other {
+                    seen.clear();
+                    for call in &a.tool_calls {
+                        if !seen.insert(call.id.as_str()) {
+                            return Err(PairingError::DuplicateCallId {
+                                index,
+                                id: call.id.clone(),
+                            });
+                        }
+                        pending.push(call.id.as_str());
+                    }
+                }
+            }
+        }
+    }
+    if let Some(p) = pending.get(next) {
+        return Err(PairingError::Unanswered {
+            index: messages.len(),
+            role: "end",
+            pending: (*p).to_owned(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hook::HookEventName;
+    use crate::message::{AssistantMessage, ToolResultMessage};
+    use crate::tool::{ToolArguments, ToolCall};
+    use serde_json::json;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "t".into(),
+            arguments: ToolArguments::Json(json!({})),
+        }
+    }
+    fn asst(ids: &[&str]) -> Message {
+        Message::Assistant(AssistantMessage {
+            content: None,
+            tool_calls: ids.iter().map(|i| call(i)).collect(),
+        })
+    }
+    fn result(id: &str) -> Message {
+        Message::Tool(ToolResultMessage {
+            tool_call_id: id.into(),
+            name: "t".into(),
+            content: "ok".into(),
+            error_code: None,
+        })
+    }
+
+    #[test]
+    fn complete_rounds_with_trailing_context_are_valid() {
+        let h = vec![
+            Message::user("go"),
+            asst(&["a", "b"]),
+            result("a"),
+            result("b"),
+            Message::context(HookEventName::PostToolUse, "note"),
+            Message::assistant_text("done"),
+        ];
+        assert_eq!(validate_pairing(&h), Ok(()));
+    }
+
+    #[test]
+    fn a_missing_result_is_reported_at_the_end() {
+        let h = vec![Message::user("go"), asst(&["a", "b"]), result("a")];
+        assert!(
+            matches!(validate_pairing(&h), Err(PairingError::Unanswered { role: "end", ref pending, .. }) if pending == "b")
+        );
+    }
+
+    #[test]
+    fn context_between_a_call_and_its_result_is_rejected() {
+        let h = vec![
+            asst(&["a"]),
+            Message::context(HookEventName::PreToolUse, "x"),
+            result("a"),
+        ];
+        assert!(matches!(
+            validate_pairing(&h),
+            Err(PairingError::Unanswered { index: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn results_out_of_call_order_are_rejected() {
+        let h = vec![asst(&["a", "b"]), result("b"), result("a")];
+        assert!(matches!(
+            validate_pairing(&h),
+            Err(PairingError::OutOfOrder { .. })
+        ));
+    }
+
+    #[test]
+    fn orphan_and_duplicate_results_are_rejected() {
+        assert!(matches!(
+            validate_pairing(&[Message::user("x"), result("a")]),
+            Err(PairingError::OrphanResult { .. })
+        ));
+        let h = vec![asst(&["a"]), result("a"), result("a")];
+        assert!(matches!(
+            validate_pairing(&h),
+            Err(PairingError::OrphanResult { index: 2, .. })
+        ));
+        assert!(matches!(
+            validate_pairing(&[asst(&["a", "a"])]),
+            Err(PairingError::DuplicateCallId { .. })
+        ));
+    }
+}
