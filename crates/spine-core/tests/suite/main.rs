@@ -1,0 +1,12 @@
+//! spine-core behaviour through its public API: the runner with in-process hooks, test tools
+//! and a scripted model. Each test pins one rule of HOOKS.md.
+
+mod support;
+
+mod cancellation;
+mod engine;
+mod permission;
+mod post_tool_use;
+mod pre_tool_use;
+mod prompt_and_stop;
+mod runner;

@@ -1,0 +1,404 @@
+//! Test support: a scripted model that records requests, small tools, and a harness.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use spine_core::CancellationToken;
+use spine_core::hooks::HookRegistryBuilder;
+use spine_core::model::{
+    FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink,
+};
+use spine_core::observer::NullObserver;
+use spine_core::permission::{
+    Approval, ApprovalRequest, Approver, DenyApprover, PermissionPolicy, PermissionRule,
+    PermissionRules,
+};
+use spine_core::registry::ToolRegistryBuilder;
+use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
+use spine_core::session::Transcript;
+use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::trace::Trace;
+use spine_core::workspace::Workspace;
+use spine_protocol::hook::SessionSource;
+use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::pairing::validate_pairing;
+use spine_protocol::permission::PermissionMode;
+use spine_protocol::tool::{Effect, ErrorCode, ToolArguments, ToolCall, ToolError, ToolSpec};
+
+/// Shared log of what ran, in order.
+#[derive(Clone, Default)]
+pub struct Log(Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    pub fn push(&self, s: impl Into<String>) {
+        self.0.lock().expect("log").push(s.into());
+    }
+    pub fn take(&self) -> Vec<String> {
+        self.0.lock().expect("log").clone()
+    }
+}
+
+/// A model that answers from a list and records every request.
+pub struct Script {
+    replies: Mutex<VecDeque<AssistantMessage>>,
+    pub requests: Mutex<Vec<Vec<Message>>>,
+    delay: Option<Duration>,
+}
+
+impl Script {
+    pub fn new(replies: Vec<AssistantMessage>) -> Arc<Self> {
+        Arc::new(Script {
+            replies: Mutex::new(replies.into()),
+            requests: Mutex::default(),
+            delay: None,
+        })
+    }
+    pub fn with_delay(replies: Vec<AssistantMessage>, delay: Duration) -> Arc<Self> {
+        Arc::new(Script {
+            replies: Mutex::new(replies.into()),
+            requests: Mutex::default(),
+            delay: Some(delay),
+        })
+    }
+    pub fn requests(&self) -> Vec<Vec<Message>> {
+        self.requests.lock().expect("requests").clone()
+    }
+}
+
+#[async_trait]
+impl ModelClient for Script {
+    fn model(&self) -> &str {
+        "script"
+    }
+    async fn complete(
+        &self,
+        request: ModelRequest<'_>,
+        _s: &dyn StreamSink,
+        _c: &CancellationToken,
+    ) -> Result<ModelReply, ModelError> {
+        validate_pairing(request.messages).expect("every request the runner sends is paired");
+        self.requests
+            .lock()
+            .expect("requests")
+            .push(request.messages.to_vec());
+        if let Some(d) = self.delay {
+            tokio::time::sleep(d).await;
+        }
+        match self.replies.lock().expect("replies").pop_front() {
+            Some(message) => {
+                let finish = if message.tool_calls.is_empty() {
+                    FinishReason::Stop
+                } else {
+                    FinishReason::ToolCalls
+                };
+                Ok(ModelReply {
+                    message,
+                    finish_reason: finish,
+                    usage: None,
+                })
+            }
+            None => Err(ModelError::new(
+                ModelErrorKind::Exhausted,
+                "script exhausted",
+            )),
+        }
+    }
+}
+
+pub fn text(t: &str) -> AssistantMessage {
+    AssistantMessage {
+        content: Some(t.to_owned()),
+        tool_calls: vec![],
+    }
+}
+
+pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
+    AssistantMessage {
+        content: None,
+        tool_calls: list
+            .iter()
+            .map(|(id, name, args)| ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: ToolArguments::Json(args.clone()),
+            })
+            .collect(),
+    }
+}
+
+pub fn raw_call(id: &str, name: &str, raw: &str) -> AssistantMessage {
+    AssistantMessage {
+        content: None,
+        tool_calls: vec![ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: ToolArguments::Raw(raw.into()),
+        }],
+    }
+}
+
+/// `value {value: integer}` → "value=N"; records each execution in the log.
+pub struct ValueTool {
+    pub name: &'static str,
+    pub effect: Effect,
+    pub log: Log,
+}
+
+#[async_trait]
+impl Tool for ValueTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.to_owned(),
+            description: "returns value=N".into(),
+            input_schema: json!({"type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"], "additionalProperties": false}),
+        }
+    }
+    fn effect(&self) -> Effect {
+        self.effect
+    }
+    async fn execute(
+        &self,
+        args: &Map<String, Value>,
+        _ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        let v = args.get("value").cloned().unwrap_or(Value::Null);
+        self.log.push(format!("handler:{}:{v}", self.name));
+        Ok(json!({"value": v}))
+    }
+    fn project(&self, response: &Value) -> Projection {
+        Projection::plain(format!("value={}", response["value"]))
+    }
+}
+
+/// A tool that fails with a runtime error.
+pub struct FailTool;
+
+#[async_trait]
+impl Tool for FailTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "fail".into(),
+            description: "fails".into(),
+            input_schema: json!({"type": "object"}),
+        }
+    }
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+    async fn execute(&self, _a: &Map<String, Value>, _c: &ToolContext) -> Result<Value, ToolError> {
+        Err(ToolError::new(ErrorCode::RuntimeError, "it broke"))
+    }
+}
+
+/// A tool that runs until canceled, logging start and stop.
+pub struct SlowTool {
+    pub log: Log,
+}
+
+#[async_trait]
+impl Tool for SlowTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "slow".into(),
+            description: "waits".into(),
+            input_schema: json!({"type": "object"}),
+        }
+    }
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+    async fn execute(
+        &self,
+        _a: &Map<String, Value>,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        self.log.push("slow:start");
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(30)) => Ok(json!("finished")),
+            () = ctx.cancel.cancelled() => {
+                self.log.push("slow:killed");
+                Err(ToolError::new(ErrorCode::Canceled, "canceled"))
+            }
+        }
+    }
+}
+
+/// An approver that records what it was asked and answers a fixed way.
+pub struct RecordingApprover {
+    pub seen: Mutex<Vec<Value>>,
+    pub answer: Approval,
+    pub log: Log,
+}
+
+#[async_trait]
+impl Approver for RecordingApprover {
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        self.log.push(format!("approver:{}", request.tool_name));
+        self.seen
+            .lock()
+            .expect("seen")
+            .push(Value::Object(request.args.clone()));
+        self.answer.clone()
+    }
+}
+
+/// Builds and runs an agent.
+pub struct Harness {
+    pub log: Log,
+    pub hooks: HookRegistryBuilder,
+    pub tools: ToolRegistryBuilder,
+    pub allow: Vec<&'static str>,
+    pub ask: Vec<&'static str>,
+    pub deny: Vec<&'static str>,
+    pub mode: PermissionMode,
+    pub approver: Arc<dyn Approver>,
+    pub max_turns: u32,
+    pub dir: tempfile::TempDir,
+    pub cancel: CancellationToken,
+}
+
+impl Harness {
+    /// Tools `value` (read) and `write_value` (write); policy default mode.
+    pub fn new() -> Self {
+        let log = Log::default();
+        let mut tools = ToolRegistryBuilder::new();
+        tools.register(ValueTool {
+            name: "value",
+            effect: Effect::Read,
+            log: log.clone(),
+        });
+        tools.register(ValueTool {
+            name: "write_value",
+            effect: Effect::Write,
+            log: log.clone(),
+        });
+        tools.register(FailTool);
+        tools.register(SlowTool { log: log.clone() });
+        Harness {
+            log,
+            hooks: HookRegistryBuilder::new(),
+            tools,
+            allow: vec![],
+            ask: vec![],
+            deny: vec![],
+            mode: PermissionMode::Default,
+            approver: Arc::new(DenyApprover),
+            max_turns: 20,
+            dir: tempfile::tempdir().expect("tempdir"),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    pub async fn run(
+        self,
+        prompt: &str,
+        replies: Vec<AssistantMessage>,
+    ) -> (RunOutcome, Arc<Script>, Log) {
+        let script = Script::new(replies);
+        let outcome = self
+            .run_with(
+                prompt,
+                Arc::clone(&script) as Arc<dyn ModelClient>,
+                None,
+                vec![],
+            )
+            .await;
+        (outcome.0, script, outcome.1)
+    }
+
+    pub async fn run_with(
+        self,
+        prompt: &str,
+        model: Arc<dyn ModelClient>,
+        deferred: Option<ToolCall>,
+        history: Vec<Message>,
+    ) -> (RunOutcome, Log) {
+        let parse = |v: &[&str]| {
+            v.iter()
+                .map(|r| PermissionRule::parse(r).expect("rule"))
+                .collect()
+        };
+        let workspace = Arc::new(Workspace::new(self.dir.path()).expect("workspace"));
+        let mut config = AgentConfig::new(Arc::clone(&workspace));
+        config.max_turns = self.max_turns;
+        let agent = Agent {
+            model,
+            tools: Arc::new(self.tools.build().expect("tools")),
+            hooks: Arc::new(self.hooks.build()),
+            policy: PermissionPolicy::new(
+                PermissionRules {
+                    allow: parse(&self.allow),
+                    ask: parse(&self.ask),
+                    deny: parse(&self.deny),
+                },
+                self.mode,
+                workspace.root().to_path_buf(),
+            ),
+            approver: self.approver,
+            config,
+        };
+        let transcript =
+            Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");
+        let outcome = agent
+            .run(RunRequest {
+                prompt: if prompt.is_empty() {
+                    None
+                } else {
+                    Some(prompt.to_owned())
+                },
+                session_id: "s1".into(),
+                transcript,
+                history,
+                deferred,
+                source: SessionSource::Startup,
+                cancel: self.cancel.clone(),
+                observer: Arc::new(NullObserver),
+                trace: Trace::default(),
+                env_file: None,
+                progress: None,
+            })
+            .await;
+        match (validate_pairing(&outcome.messages), &outcome.deferred) {
+            (Ok(()), None) => {}
+            (
+                Err(spine_protocol::pairing::PairingError::Unanswered {
+                    role: "end",
+                    pending,
+                    ..
+                }),
+                Some(call),
+            ) if pending == call.id => {}
+            (other, deferred) => {
+                panic!("the final conversation is paired (deferred: {deferred:?}): {other:?}")
+            }
+        }
+        (outcome, self.log)
+    }
+}
+
+/// The tool results of a conversation, in order.
+pub fn results(messages: &[Message]) -> Vec<ToolResultMessage> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The roles (context messages as `context:<Event>`) of a conversation.
+pub fn roles(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::Context(c) => format!("context:{}", c.event),
+            other => other.role().to_owned(),
+        })
+        .collect()
+}

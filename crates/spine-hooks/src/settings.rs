@@ -1,0 +1,464 @@
+//! Settings files: found, read, and merged in precedence order.
+//!
+//! Sources, lowest precedence first: `$SPINE_HOME/settings.json` (user, `SPINE_HOME` defaults
+//! to `~/.spine`), `<project>/.spine/settings.json`, `<project>/.spine/settings.local.json`,
+//! then each `--settings FILE|JSON` in order. Hook lists are appended across sources (none
+//! replaces another); scalar keys take the value of the highest-precedence source that sets
+//! them; permission rule lists are appended.
+//!
+//! The shape is Claude Code's, so a `.claude/settings.json` passed with `--settings` works as it
+//! is: keys spine does not use are ignored with a note (shown with `-v`), never an error. A
+//! malformed value is an error naming the file, the JSON path and the reason.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use spine_protocol::permission::PermissionMode;
+use thiserror::Error;
+
+/// Where a settings value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `$SPINE_HOME/settings.json`.
+    User(PathBuf),
+    /// `.spine/settings.json`.
+    Project(PathBuf),
+    /// `.spine/settings.local.json`.
+    Local(PathBuf),
+    /// The n-th `--settings` (1-based), a file or inline JSON.
+    Cli {
+        /// Position on the command line.
+        index: usize,
+        /// The file, when it was one.
+        path: Option<PathBuf>,
+    },
+}
+
+impl Origin {
+    /// The file of this source, if it is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Origin::User(p) | Origin::Project(p) | Origin::Local(p) => Some(p),
+            Origin::Cli { path, .. } => path.as_deref(),
+        }
+    }
+
+    /// The directory relative paths of this source resolve against (its file's directory, or
+    /// the current directory for inline JSON).
+    pub fn base_dir(&self) -> Option<&Path> {
+        self.path().and_then(Path::parent)
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::User(p) | Origin::Project(p) | Origin::Local(p) => write!(f, "{}", p.display()),
+            Origin::Cli {
+                index,
+                path: Some(p),
+            } => write!(f, "{} (--settings #{index})", p.display()),
+            Origin::Cli { index, path: None } => write!(f, "--settings #{index} (inline JSON)"),
+        }
+    }
+}
+
+/// A settings error: which source, which JSON path, why.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{origin}: {path}: {reason}")]
+pub struct SettingsError {
+    /// The source (file name or `--settings #n`).
+    pub origin: String,
+    /// The JSON path of the offending value (`permissions.allow[2]`), or `(file)`.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl SettingsError {
+    /// An error at a JSON path of a source.
+    pub fn at(origin: &Origin, path: impl Into<String>, reason: impl Into<String>) -> Self {
+        SettingsError {
+            origin: origin.to_string(),
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One source's parsed object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsLayer {
+    /// Where it came from.
+    pub origin: Origin,
+    /// Its top-level object.
+    pub value: Map<String, Value>,
+}
+
+/// A permission rule as written, with its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEntry {
+    /// The rule text.
+    pub rule: String,
+    /// Its source.
+    pub origin: Origin,
+    /// Its JSON path, for error messages.
+    pub path: String,
+}
+
+/// The `permissions` section, merged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionSettings {
+    /// `allow` rules, appended across sources.
+    pub allow: Vec<RuleEntry>,
+    /// `ask` rules.
+    pub ask: Vec<RuleEntry>,
+    /// `deny` rules.
+    pub deny: Vec<RuleEntry>,
+    /// `defaultMode`, by precedence.
+    pub default_mode: Option<PermissionMode>,
+}
+
+/// The merged settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// The sources, lowest precedence first.
+    pub layers: Vec<SettingsLayer>,
+    /// `model`, by precedence.
+    pub model: Option<String>,
+    /// `permissions`.
+    pub permissions: PermissionSettings,
+    /// `stop.max_forced_continuations`, by precedence.
+    pub max_forced_continuations: Option<u32>,
+    /// `maxTurns` / `max_turns`, by precedence.
+    pub max_turns: Option<u32>,
+    /// Notes about ignored keys (shown with `-v`).
+    pub notes: Vec<String>,
+}
+
+/// Top-level keys spine reads.
+const KNOWN_KEYS: &[&str] = &[
+    "$schema",
+    "hooks",
+    "permissions",
+    "model",
+    "stop",
+    "maxTurns",
+    "max_turns",
+    "context",
+    "skills",
+    "web",
+    "mcpServers",
+    "env",
+    "disableAllHooks",
+];
+
+impl Settings {
+    /// Finds and merges the settings of a run.
+    pub fn discover(
+        spine_home: &Path,
+        project_dir: &Path,
+        cli: &[String],
+    ) -> Result<Settings, SettingsError> {
+        let mut layers = Vec::new();
+        let candidates = [
+            Origin::User(spine_home.join("settings.json")),
+            Origin::Project(project_dir.join(".spine").join("settings.json")),
+            Origin::Local(project_dir.join(".spine").join("settings.local.json")),
+        ];
+        for origin in candidates {
+            let Some(path) = origin.path() else { continue };
+            if path.is_file() {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    SettingsError::at(&origin, "(file)", format!("cannot read: {e}"))
+                })?;
+                layers.push(parse_layer(origin, &text)?);
+            }
+        }
+        for (i, arg) in cli.iter().enumerate() {
+            layers.push(read_cli(i + 1, arg)?);
+        }
+        Self::from_layers(layers)
+    }
+
+    /// Merges already-read layers (lowest precedence first).
+    pub fn from_layers(layers: Vec<SettingsLayer>) -> Result<Settings, SettingsError> {
+        let mut s = Settings::default();
+        for layer in &layers {
+            let origin = &layer.origin;
+            for (key, value) in &layer.value {
+                match key.as_str() {
+                    "model" => s.model = Some(expect_str(origin, "model", value)?.to_owned()),
+                    "permissions" => merge_permissions(&mut s, origin, value)?,
+                    "stop" => {
+                        let obj = expect_object(origin, "stop", value)?;
+                        for (k, v) in obj {
+                            match k.as_str() {
+                                "max_forced_continuations" => {
+                                    s.max_forced_continuations = Some(expect_u32(
+                                        origin,
+                                        "stop.max_forced_continuations",
+                                        v,
+                                    )?);
+                                }
+                                other => {
+                                    return Err(SettingsError::at(
+                                        origin,
+                                        format!("stop.{other}"),
+                                        "unknown field",
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    "maxTurns" | "max_turns" => s.max_turns = Some(expect_u32(origin, key, value)?),
+                    k if KNOWN_KEYS.contains(&k) => {}
+                    other => s
+                        .notes
+                        .push(format!("{origin}: ignoring `{other}` (not used by spine)")),
+                }
+            }
+        }
+        s.layers = layers;
+        Ok(s)
+    }
+
+    /// The values of a top-level key in every layer that sets it, lowest precedence first.
+    pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = (&'a Origin, &'a Value)> + 'a {
+        self.layers
+            .iter()
+            .filter_map(move |l| l.value.get(key).map(|v| (&l.origin, v)))
+    }
+
+    /// The value of a top-level key in the highest-precedence layer that sets it.
+    pub fn last<'a>(&'a self, key: &'a str) -> Option<(&'a Origin, &'a Value)> {
+        self.all(key).last()
+    }
+}
+
+fn read_cli(index: usize, arg: &str) -> Result<SettingsLayer, SettingsError> {
+    let trimmed = arg.trim_start();
+    if trimmed.starts_with('{') {
+        return parse_layer(Origin::Cli { index, path: None }, arg);
+    }
+    let path = PathBuf::from(arg);
+    let origin = Origin::Cli {
+        index,
+        path: Some(path.clone()),
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| SettingsError::at(&origin, "(file)", format!("cannot read: {e}")))?;
+    parse_layer(origin, &text)
+}
+
+fn parse_layer(origin: Origin, text: &str) -> Result<SettingsLayer, SettingsError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        SettingsError::at(
+            &origin,
+            format!("line {}, column {}", e.line(), e.column()),
+            format!("invalid JSON: {e}"),
+        )
+    })?;
+    match value {
+        Value::Object(map) => Ok(SettingsLayer { origin, value: map }),
+        other => Err(SettingsError::at(
+            &origin,
+            "(root)",
+            format!("expected a JSON object, found {}", type_name(&other)),
+        )),
+    }
+}
+
+fn merge_permissions(
+    s: &mut Settings,
+    origin: &Origin,
+    value: &Value,
+) -> Result<(), SettingsError> {
+    let obj = expect_object(origin, "permissions", value)?;
+    for (key, v) in obj {
+        let list = match key.as_str() {
+            "allow" => &mut s.permissions.allow,
+            "ask" => &mut s.permissions.ask,
+            "deny" => &mut s.permissions.deny,
+            "defaultMode" => {
+                let text = expect_str(origin, "permissions.defaultMode", v)?;
+                let mode = text
+                    .parse::<PermissionMode>()
+                    .map_err(|e| SettingsError::at(origin, "permissions.defaultMode", e))?;
+                s.permissions.default_mode = Some(mode);
+                continue;
+            }
+            "additionalDirectories" | "disableBypassPermissionsMode" => {
+                s.notes.push(format!(
+                    "{origin}: ignoring `permissions.{key}` (not used by spine)"
+                ));
+                continue;
+            }
+            other => {
+                return Err(SettingsError::at(
+                    origin,
+                    format!("permissions.{other}"),
+                    "unknown field (expected allow, ask, deny, defaultMode)",
+                ));
+            }
+        };
+        let Value::Array(items) = v else {
+            return Err(SettingsError::at(
+                origin,
+                format!("permissions.{key}"),
+                format!("expected an array of rules, found {}", type_name(v)),
+            ));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("permissions.{key}[{i}]");
+            let rule = expect_str(origin, &path, item)?;
+            list.push(RuleEntry {
+                rule: rule.to_owned(),
+                origin: origin.clone(),
+                path,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn expect_object<'a>(
+    origin: &Origin,
+    path: &str,
+    v: &'a Value,
+) -> Result<&'a Map<String, Value>, SettingsError> {
+    v.as_object().ok_or_else(|| {
+        SettingsError::at(
+            origin,
+            path,
+            format!("expected an object, found {}", type_name(v)),
+        )
+    })
+}
+
+fn expect_str<'a>(origin: &Origin, path: &str, v: &'a Value) -> Result<&'a str, SettingsError> {
+    v.as_str().ok_or_else(|| {
+        SettingsError::at(
+            origin,
+            path,
+            format!("expected a string, found {}", type_name(v)),
+        )
+    })
+}
+
+fn expect_u32(origin: &Origin, path: &str, v: &Value) -> Result<u32, SettingsError> {
+    v.as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            SettingsError::at(
+                origin,
+                path,
+                format!("expected a non-negative integer, found {v}"),
+            )
+        })
+}
+
+/// The JSON type of a value, for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn layer(origin: Origin, v: Value) -> SettingsLayer {
+        SettingsLayer {
+            origin,
+            value: v.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn scalar_keys_take_the_highest_precedence_and_rule_lists_append() {
+        let s = Settings::from_layers(vec![
+            layer(Origin::User("/h/settings.json".into()), json!({"model": "openai:a", "permissions": {"allow": ["Read"]}})),
+            layer(Origin::Project("/p/.spine/settings.json".into()), json!({"model": "openai:b", "permissions": {"allow": ["Bash(git *)"], "defaultMode": "plan"}})),
+            layer(Origin::Cli { index: 1, path: None }, json!({"permissions": {"deny": ["Bash(rm *)"]}})),
+        ])
+        .expect("valid");
+        assert_eq!(s.model.as_deref(), Some("openai:b"));
+        assert_eq!(
+            s.permissions
+                .allow
+                .iter()
+                .map(|r| r.rule.as_str())
+                .collect::<Vec<_>>(),
+            ["Read", "Bash(git *)"]
+        );
+        assert_eq!(s.permissions.deny[0].rule, "Bash(rm *)");
+        assert_eq!(s.permissions.default_mode, Some(PermissionMode::Plan));
+    }
+
+    #[test]
+    fn claude_only_keys_are_ignored_with_a_note() {
+        let s = Settings::from_layers(vec![layer(
+            Origin::Cli {
+                index: 1,
+                path: Some("c.json".into()),
+            },
+            json!({"statusLine": {}, "permissions": {"additionalDirectories": []}}),
+        )])
+        .expect("valid");
+        assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
+        assert!(s.notes[0].contains("statusLine"));
+    }
+
+    #[test]
+    fn malformed_values_name_file_path_and_reason() {
+        let err = Settings::from_layers(vec![layer(
+            Origin::Project("/p/.spine/settings.json".into()),
+            json!({"permissions": {"allow": ["Read", 3]}}),
+        )])
+        .expect_err("invalid");
+        assert_eq!(err.origin, "/p/.spine/settings.json");
+        assert_eq!(err.path, "permissions.allow[1]");
+        assert!(err.reason.contains("expected a string"), "{}", err.reason);
+        let err = parse_layer(
+            Origin::Cli {
+                index: 2,
+                path: None,
+            },
+            "{\"model\": ",
+        )
+        .expect_err("bad json");
+        assert!(err.origin.contains("--settings #2"));
+        assert!(err.path.starts_with("line 1"));
+    }
+
+    #[test]
+    fn cli_settings_accept_inline_json_or_a_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("s.json");
+        std::fs::write(&file, r#"{"model": "scripted:x.json"}"#).expect("write");
+        let s = Settings::discover(
+            dir.path(),
+            dir.path(),
+            &[file.display().to_string(), r#"{"maxTurns": 3}"#.to_owned()],
+        )
+        .expect("ok");
+        assert_eq!(s.model.as_deref(), Some("scripted:x.json"));
+        assert_eq!(s.max_turns, Some(3));
+        assert!(matches!(
+            s.layers[0].origin,
+            Origin::Cli {
+                index: 1,
+                path: Some(_)
+            }
+        ));
+    }
+}
