@@ -53,10 +53,7 @@ pub struct ModelError {
 impl ModelError {
     /// A model error.
     pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
-        ModelError {
-            kind,
-            message: message.into(),
-        }
+        ModelError { kind, message: message.into() }
     }
 }
 
@@ -90,9 +87,7 @@ impl ModelErrorKind {
     /// Whether the same request may succeed later (429, 5xx, 529, transport, timeouts).
     pub fn retryable(self) -> bool {
         match self {
-            ModelErrorKind::Http { status } => {
-                status == 408 || status == 409 || status == 429 || status >= 500
-            }
+            ModelErrorKind::Http { status } => status == 408 || status == 409 || status == 429 || status >= 500,
             ModelErrorKind::Transport | ModelErrorKind::Timeout => true,
             ModelErrorKind::InvalidReply
             | ModelErrorKind::Incomplete

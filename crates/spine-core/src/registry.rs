@@ -65,19 +65,10 @@ impl ToolRegistryBuilder {
             if by_name.contains_key(&spec.name) {
                 return Err(RegistryError::Duplicate(spec.name));
             }
-            let validator = jsonschema::validator_for(&spec.input_schema).map_err(|e| {
-                RegistryError::InvalidSchema {
-                    name: spec.name.clone(),
-                    reason: e.to_string(),
-                }
-            })?;
+            let validator = jsonschema::validator_for(&spec.input_schema)
+                .map_err(|e| RegistryError::InvalidSchema { name: spec.name.clone(), reason: e.to_string() })?;
             by_name.insert(spec.name.clone(), entries.len());
-            entries.push(Entry {
-                effect: tool.effect(),
-                spec,
-                validator,
-                tool,
-            });
+            entries.push(Entry { effect: tool.effect(), spec, validator, tool });
         }
         Ok(ToolRegistry { entries, by_name })
     }
@@ -98,9 +89,7 @@ pub struct ToolRegistry {
 
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolRegistry")
-            .field("tools", &self.names().collect::<Vec<_>>())
-            .finish()
+        f.debug_struct("ToolRegistry").field("tools", &self.names().collect::<Vec<_>>()).finish()
     }
 }
 
@@ -124,10 +113,7 @@ pub struct PreparedCall {
 impl ToolRegistry {
     /// An empty registry.
     pub fn empty() -> Self {
-        ToolRegistry {
-            entries: Vec::new(),
-            by_name: HashMap::new(),
-        }
+        ToolRegistry { entries: Vec::new(), by_name: HashMap::new() }
     }
 
     /// The tool names, in registration order.
@@ -164,10 +150,7 @@ impl ToolRegistry {
     /// absolute relative to `cwd`).
     pub fn prepare(&self, call: &ToolCall, cwd: &Path) -> Result<PreparedCall, ToolError> {
         let Some(handle) = self.lookup(&call.name) else {
-            return Err(ToolError::new(
-                ErrorCode::UnknownTool,
-                format!("no tool named `{}` is available", call.name),
-            ));
+            return Err(ToolError::new(ErrorCode::UnknownTool, format!("no tool named `{}` is available", call.name)));
         };
         let mut args = match &call.arguments {
             ToolArguments::Json(value @ Value::Object(map)) => {
@@ -177,17 +160,11 @@ impl ToolRegistry {
             ToolArguments::Json(other) => {
                 return Err(ToolError::new(
                     ErrorCode::InvalidArguments,
-                    format!(
-                        "/: arguments must be a JSON object, got {}",
-                        json_type(other)
-                    ),
+                    format!("/: arguments must be a JSON object, got {}", json_type(other)),
                 ));
             }
             ToolArguments::Raw(raw) => {
-                let why = serde_json::from_str::<Value>(raw)
-                    .err()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default();
+                let why = serde_json::from_str::<Value>(raw).err().map(|e| e.to_string()).unwrap_or_default();
                 return Err(ToolError::new(
                     ErrorCode::InvalidArguments,
                     format!("/: arguments are not valid JSON: {why}"),
@@ -195,28 +172,16 @@ impl ToolRegistry {
             }
         };
         self.tool(handle).normalize(&mut args, cwd);
-        Ok(PreparedCall {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            handle,
-            args: Arc::new(args),
-        })
+        Ok(PreparedCall { id: call.id.clone(), name: call.name.clone(), handle, args: Arc::new(args) })
     }
 
     /// Validates replacement arguments (a hook's rewrite) and freezes them.
-    pub fn revalidate(
-        &self,
-        handle: ToolHandle,
-        args: Map<String, Value>,
-    ) -> Result<Args, ToolError> {
+    pub fn revalidate(&self, handle: ToolHandle, args: Map<String, Value>) -> Result<Args, ToolError> {
         let value = Value::Object(args);
         self.check_value(handle, &value)?;
         match value {
             Value::Object(map) => Ok(Arc::new(map)),
-            _ => Err(ToolError::new(
-                ErrorCode::InvalidArguments,
-                "/: arguments must be a JSON object",
-            )),
+            _ => Err(ToolError::new(ErrorCode::InvalidArguments, "/: arguments must be a JSON object")),
         }
     }
 
@@ -234,10 +199,7 @@ impl ToolRegistry {
                 format!("{}: {}", if path.is_empty() { "/" } else { &path }, e)
             })
             .collect();
-        Err(ToolError::new(
-            ErrorCode::InvalidArguments,
-            messages.join("; "),
-        ))
+        Err(ToolError::new(ErrorCode::InvalidArguments, messages.join("; ")))
     }
 }
 

@@ -30,6 +30,11 @@ pub enum TranscriptRecord {
         /// The message.
         message: Message,
     },
+    /// The conversation was compacted: these messages replace everything before.
+    Compacted {
+        /// The transcript after compaction.
+        messages: Vec<Message>,
+    },
     /// A call was deferred; `--resume` fires PreToolUse for it again.
     Deferred {
         /// The pending call.
@@ -57,18 +62,12 @@ impl Transcript {
             std::fs::create_dir_all(dir)?;
         }
         let file = OpenOptions::new().create(true).append(true).open(&path)?;
-        Ok(Transcript {
-            path,
-            file: Some(Mutex::new(file)),
-        })
+        Ok(Transcript { path, file: Some(Mutex::new(file)) })
     }
 
     /// A transcript that records nothing (its path is still reported to hooks).
     pub fn discard(path: impl Into<PathBuf>) -> Self {
-        Transcript {
-            path: path.into(),
-            file: None,
-        }
+        Transcript { path: path.into(), file: None }
     }
 
     /// The file's path.
@@ -83,9 +82,7 @@ impl Transcript {
         };
         let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
         line.push(b'\n');
-        let mut file = file
-            .lock()
-            .map_err(|_| io::Error::other("transcript lock poisoned"))?;
+        let mut file = file.lock().map_err(|_| io::Error::other("transcript lock poisoned"))?;
         file.write_all(&line)
     }
 
@@ -100,15 +97,13 @@ impl Transcript {
                 continue;
             }
             let record: TranscriptRecord = serde_json::from_str(&line).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}:{}: {e}", path.display(), n + 1),
-                )
+                io::Error::new(io::ErrorKind::InvalidData, format!("{}:{}: {e}", path.display(), n + 1))
             })?;
             match record {
                 TranscriptRecord::Message { message } => {
                     loaded.messages.push(message);
                 }
+                TranscriptRecord::Compacted { messages } => loaded.messages = messages,
                 TranscriptRecord::Deferred { call } => loaded.deferred = Some(call),
                 TranscriptRecord::Result { subtype } => {
                     if subtype != RunSubtype::Deferred {

@@ -39,11 +39,7 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Runs the tool.
-    async fn execute(
-        &self,
-        args: &Map<String, Value>,
-        ctx: &ToolContext,
-    ) -> Result<Value, ToolError>;
+    async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError>;
 
     /// Turns a structured response into what the model reads. The default renders strings as
     /// they are and anything else as JSON.
@@ -67,10 +63,7 @@ pub struct Projection {
 impl Projection {
     /// A projection with no metadata.
     pub fn plain(content: impl Into<String>) -> Self {
-        Projection {
-            content: content.into(),
-            metadata: Map::new(),
-        }
+        Projection { content: content.into(), metadata: Map::new() }
     }
 
     /// Adds a metadata field.
@@ -127,11 +120,7 @@ pub struct ToolContext {
 
 impl ToolContext {
     /// A context for direct calls (tests, the worker's deterministic flow).
-    pub fn new(
-        workspace: Arc<Workspace>,
-        call_id: impl Into<String>,
-        tool_name: impl Into<String>,
-    ) -> Self {
+    pub fn new(workspace: Arc<Workspace>, call_id: impl Into<String>, tool_name: impl Into<String>) -> Self {
         let cwd = workspace.root().to_path_buf();
         ToolContext {
             call_id: call_id.into(),

@@ -35,22 +35,14 @@ impl Default for Trace {
 
 impl std::fmt::Debug for Trace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Trace")
-            .field("entries", &self.len())
-            .finish()
+        f.debug_struct("Trace").field("entries", &self.len()).finish()
     }
 }
 
 impl Trace {
     /// A new trace, optionally forwarding entries to a sink.
     pub fn new(sink: Option<Arc<dyn TraceSink>>) -> Self {
-        Trace {
-            inner: Arc::new(Inner {
-                start: Instant::now(),
-                entries: Mutex::new(Vec::new()),
-                sink,
-            }),
-        }
+        Trace { inner: Arc::new(Inner { start: Instant::now(), entries: Mutex::new(Vec::new()), sink }) }
     }
 
     /// Appends a record.
@@ -60,11 +52,7 @@ impl Trace {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let entry = TraceEntry {
-            seq: entries.len() as u64,
-            t_us,
-            record,
-        };
+        let entry = TraceEntry { seq: entries.len() as u64, t_us, record };
         if let Some(sink) = &self.inner.sink {
             sink.record(&entry);
         }
@@ -72,13 +60,7 @@ impl Trace {
     }
 
     /// Appends a stage entry.
-    pub fn stage(
-        &self,
-        name: &str,
-        tool_use_id: Option<&str>,
-        started: Instant,
-        fields: Map<String, Value>,
-    ) {
+    pub fn stage(&self, name: &str, tool_use_id: Option<&str>, started: Instant, fields: Map<String, Value>) {
         self.record(TraceRecord::Stage(StageTrace {
             hook: name.to_owned(),
             tool_use_id: tool_use_id.map(str::to_owned),

@@ -43,9 +43,7 @@ pub struct Workspace {
 impl Workspace {
     /// A workspace rooted at `root` (canonicalised; it must exist).
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(Workspace {
-            root: root.as_ref().canonicalize()?,
-        })
+        Ok(Workspace { root: root.as_ref().canonicalize()? })
     }
 
     /// The canonical root.
@@ -57,28 +55,19 @@ impl Workspace {
     /// without touching the file system. This is what hooks see.
     pub fn normalize(path: &str, cwd: &Path) -> PathBuf {
         let expanded = expand_home(path);
-        let joined = if expanded.is_absolute() {
-            expanded
-        } else {
-            cwd.join(expanded)
-        };
+        let joined = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
         lexical_normal(&joined)
     }
 
     /// Resolves a path for access (following symlinks) and checks it is inside the root.
     pub fn resolve(&self, path: &str, cwd: &Path) -> Result<PathBuf, BoundaryError> {
         let normal = Self::normalize(path, cwd);
-        let resolved = resolve_links(&normal, 0).map_err(|reason| BoundaryError::Unresolvable {
-            path: PathBuf::from(path),
-            reason,
-        })?;
+        let resolved = resolve_links(&normal, 0)
+            .map_err(|reason| BoundaryError::Unresolvable { path: PathBuf::from(path), reason })?;
         if resolved.starts_with(&self.root) {
             Ok(resolved)
         } else {
-            Err(BoundaryError::Outside {
-                path: resolved,
-                root: self.root.clone(),
-            })
+            Err(BoundaryError::Outside { path: resolved, root: self.root.clone() })
         }
     }
 
@@ -111,11 +100,7 @@ fn lexical_normal(path: &Path) -> PathBuf {
             Component::Normal(s) => out.push(s),
         }
     }
-    if out.as_os_str().is_empty() {
-        PathBuf::from("/")
-    } else {
-        out
-    }
+    if out.as_os_str().is_empty() { PathBuf::from("/") } else { out }
 }
 
 /// Resolves symlinks along an absolute, lexically normal path; components past the deepest
@@ -138,11 +123,7 @@ fn resolve_links(path: &Path, depth: usize) -> Result<PathBuf, String> {
                 match std::fs::symlink_metadata(&candidate) {
                     Ok(meta) if meta.file_type().is_symlink() => {
                         let target = std::fs::read_link(&candidate).map_err(|e| e.to_string())?;
-                        let joined = if target.is_absolute() {
-                            target
-                        } else {
-                            resolved.join(target)
-                        };
+                        let joined = if target.is_absolute() { target } else { resolved.join(target) };
                         let mut rest = lexical_normal(&joined);
                         for r in components {
                             rest.push(r.as_os_str());
@@ -181,32 +162,17 @@ mod tests {
         let root = ws.root().to_path_buf();
         std::fs::create_dir(root.join("src")).expect("mkdir");
         assert_eq!(ws.resolve("src/a.rs", &root), Ok(root.join("src/a.rs")));
-        assert_eq!(
-            ws.resolve(root.join("src/../b").to_str().expect("utf8"), &root),
-            Ok(root.join("b"))
-        );
-        assert_eq!(
-            ws.resolve("./new/dir/file", &root),
-            Ok(root.join("new/dir/file"))
-        );
+        assert_eq!(ws.resolve(root.join("src/../b").to_str().expect("utf8"), &root), Ok(root.join("b")));
+        assert_eq!(ws.resolve("./new/dir/file", &root), Ok(root.join("new/dir/file")));
     }
 
     #[test]
     fn dotdot_escape_and_absolute_outside_are_denied() {
         let (_d, ws) = ws();
         let root = ws.root().to_path_buf();
-        assert!(matches!(
-            ws.resolve("../x", &root),
-            Err(BoundaryError::Outside { .. })
-        ));
-        assert!(matches!(
-            ws.resolve("/etc/passwd", &root),
-            Err(BoundaryError::Outside { .. })
-        ));
-        assert!(matches!(
-            ws.resolve("src/../../x", &root),
-            Err(BoundaryError::Outside { .. })
-        ));
+        assert!(matches!(ws.resolve("../x", &root), Err(BoundaryError::Outside { .. })));
+        assert!(matches!(ws.resolve("/etc/passwd", &root), Err(BoundaryError::Outside { .. })));
+        assert!(matches!(ws.resolve("src/../../x", &root), Err(BoundaryError::Outside { .. })));
     }
 
     #[test]
@@ -215,16 +181,9 @@ mod tests {
         let outside = tempfile::tempdir().expect("tempdir");
         let root = ws.root().to_path_buf();
         std::os::unix::fs::symlink(outside.path(), root.join("out")).expect("link");
-        std::os::unix::fs::symlink(outside.path().join("nope"), root.join("dangling"))
-            .expect("link");
-        assert!(matches!(
-            ws.resolve("out/file", &root),
-            Err(BoundaryError::Outside { .. })
-        ));
-        assert!(matches!(
-            ws.resolve("dangling", &root),
-            Err(BoundaryError::Outside { .. })
-        ));
+        std::os::unix::fs::symlink(outside.path().join("nope"), root.join("dangling")).expect("link");
+        assert!(matches!(ws.resolve("out/file", &root), Err(BoundaryError::Outside { .. })));
+        assert!(matches!(ws.resolve("dangling", &root), Err(BoundaryError::Outside { .. })));
         std::os::unix::fs::symlink(root.join("in"), root.join("inlink")).expect("link");
         assert_eq!(ws.resolve("inlink/f", &root), Ok(root.join("in/f")));
     }
@@ -232,10 +191,7 @@ mod tests {
     #[test]
     fn normalize_is_lexical_and_absolute() {
         let cwd = Path::new("/w/p");
-        assert_eq!(
-            Workspace::normalize("a/../b/./c", cwd),
-            PathBuf::from("/w/p/b/c")
-        );
+        assert_eq!(Workspace::normalize("a/../b/./c", cwd), PathBuf::from("/w/p/b/c"));
         assert_eq!(Workspace::normalize("/x/../y", cwd), PathBuf::from("/y"));
     }
 }

@@ -55,10 +55,7 @@ impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Origin::User(p) | Origin::Project(p) | Origin::Local(p) => write!(f, "{}", p.display()),
-            Origin::Cli {
-                index,
-                path: Some(p),
-            } => write!(f, "{} (--settings #{index})", p.display()),
+            Origin::Cli { index, path: Some(p) } => write!(f, "{} (--settings #{index})", p.display()),
             Origin::Cli { index, path: None } => write!(f, "--settings #{index} (inline JSON)"),
         }
     }
@@ -79,11 +76,7 @@ pub struct SettingsError {
 impl SettingsError {
     /// An error at a JSON path of a source.
     pub fn at(origin: &Origin, path: impl Into<String>, reason: impl Into<String>) -> Self {
-        SettingsError {
-            origin: origin.to_string(),
-            path: path.into(),
-            reason: reason.into(),
-        }
+        SettingsError { origin: origin.to_string(), path: path.into(), reason: reason.into() }
     }
 }
 
@@ -156,11 +149,7 @@ const KNOWN_KEYS: &[&str] = &[
 
 impl Settings {
     /// Finds and merges the settings of a run.
-    pub fn discover(
-        spine_home: &Path,
-        project_dir: &Path,
-        cli: &[String],
-    ) -> Result<Settings, SettingsError> {
+    pub fn discover(spine_home: &Path, project_dir: &Path, cli: &[String]) -> Result<Settings, SettingsError> {
         let mut layers = Vec::new();
         let candidates = [
             Origin::User(spine_home.join("settings.json")),
@@ -170,9 +159,8 @@ impl Settings {
         for origin in candidates {
             let Some(path) = origin.path() else { continue };
             if path.is_file() {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    SettingsError::at(&origin, "(file)", format!("cannot read: {e}"))
-                })?;
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| SettingsError::at(&origin, "(file)", format!("cannot read: {e}")))?;
                 layers.push(parse_layer(origin, &text)?);
             }
         }
@@ -196,27 +184,18 @@ impl Settings {
                         for (k, v) in obj {
                             match k.as_str() {
                                 "max_forced_continuations" => {
-                                    s.max_forced_continuations = Some(expect_u32(
-                                        origin,
-                                        "stop.max_forced_continuations",
-                                        v,
-                                    )?);
+                                    s.max_forced_continuations =
+                                        Some(expect_u32(origin, "stop.max_forced_continuations", v)?);
                                 }
                                 other => {
-                                    return Err(SettingsError::at(
-                                        origin,
-                                        format!("stop.{other}"),
-                                        "unknown field",
-                                    ));
+                                    return Err(SettingsError::at(origin, format!("stop.{other}"), "unknown field"));
                                 }
                             }
                         }
                     }
                     "maxTurns" | "max_turns" => s.max_turns = Some(expect_u32(origin, key, value)?),
                     k if KNOWN_KEYS.contains(&k) => {}
-                    other => s
-                        .notes
-                        .push(format!("{origin}: ignoring `{other}` (not used by spine)")),
+                    other => s.notes.push(format!("{origin}: ignoring `{other}` (not used by spine)")),
                 }
             }
         }
@@ -226,9 +205,7 @@ impl Settings {
 
     /// The values of a top-level key in every layer that sets it, lowest precedence first.
     pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = (&'a Origin, &'a Value)> + 'a {
-        self.layers
-            .iter()
-            .filter_map(move |l| l.value.get(key).map(|v| (&l.origin, v)))
+        self.layers.iter().filter_map(move |l| l.value.get(key).map(|v| (&l.origin, v)))
     }
 
     /// The value of a top-level key in the highest-precedence layer that sets it.
@@ -243,10 +220,7 @@ fn read_cli(index: usize, arg: &str) -> Result<SettingsLayer, SettingsError> {
         return parse_layer(Origin::Cli { index, path: None }, arg);
     }
     let path = PathBuf::from(arg);
-    let origin = Origin::Cli {
-        index,
-        path: Some(path.clone()),
-    };
+    let origin = Origin::Cli { index, path: Some(path.clone()) };
     let text = std::fs::read_to_string(&path)
         .map_err(|e| SettingsError::at(&origin, "(file)", format!("cannot read: {e}")))?;
     parse_layer(origin, &text)
@@ -254,27 +228,17 @@ fn read_cli(index: usize, arg: &str) -> Result<SettingsLayer, SettingsError> {
 
 fn parse_layer(origin: Origin, text: &str) -> Result<SettingsLayer, SettingsError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
-        SettingsError::at(
-            &origin,
-            format!("line {}, column {}", e.line(), e.column()),
-            format!("invalid JSON: {e}"),
-        )
+        SettingsError::at(&origin, format!("line {}, column {}", e.line(), e.column()), format!("invalid JSON: {e}"))
     })?;
     match value {
         Value::Object(map) => Ok(SettingsLayer { origin, value: map }),
-        other => Err(SettingsError::at(
-            &origin,
-            "(root)",
-            format!("expected a JSON object, found {}", type_name(&other)),
-        )),
+        other => {
+            Err(SettingsError::at(&origin, "(root)", format!("expected a JSON object, found {}", type_name(&other))))
+        }
     }
 }
 
-fn merge_permissions(
-    s: &mut Settings,
-    origin: &Origin,
-    value: &Value,
-) -> Result<(), SettingsError> {
+fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
     let obj = expect_object(origin, "permissions", value)?;
     for (key, v) in obj {
         let list = match key.as_str() {
@@ -290,9 +254,7 @@ fn merge_permissions(
                 continue;
             }
             "additionalDirectories" | "disableBypassPermissionsMode" => {
-                s.notes.push(format!(
-                    "{origin}: ignoring `permissions.{key}` (not used by spine)"
-                ));
+                s.notes.push(format!("{origin}: ignoring `permissions.{key}` (not used by spine)"));
                 continue;
             }
             other => {
@@ -313,50 +275,24 @@ fn merge_permissions(
         for (i, item) in items.iter().enumerate() {
             let path = format!("permissions.{key}[{i}]");
             let rule = expect_str(origin, &path, item)?;
-            list.push(RuleEntry {
-                rule: rule.to_owned(),
-                origin: origin.clone(),
-                path,
-            });
+            list.push(RuleEntry { rule: rule.to_owned(), origin: origin.clone(), path });
         }
     }
     Ok(())
 }
 
-fn expect_object<'a>(
-    origin: &Origin,
-    path: &str,
-    v: &'a Value,
-) -> Result<&'a Map<String, Value>, SettingsError> {
-    v.as_object().ok_or_else(|| {
-        SettingsError::at(
-            origin,
-            path,
-            format!("expected an object, found {}", type_name(v)),
-        )
-    })
+fn expect_object<'a>(origin: &Origin, path: &str, v: &'a Value) -> Result<&'a Map<String, Value>, SettingsError> {
+    v.as_object().ok_or_else(|| SettingsError::at(origin, path, format!("expected an object, found {}", type_name(v))))
 }
 
 fn expect_str<'a>(origin: &Origin, path: &str, v: &'a Value) -> Result<&'a str, SettingsError> {
-    v.as_str().ok_or_else(|| {
-        SettingsError::at(
-            origin,
-            path,
-            format!("expected a string, found {}", type_name(v)),
-        )
-    })
+    v.as_str().ok_or_else(|| SettingsError::at(origin, path, format!("expected a string, found {}", type_name(v))))
 }
 
 fn expect_u32(origin: &Origin, path: &str, v: &Value) -> Result<u32, SettingsError> {
     v.as_u64()
         .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| {
-            SettingsError::at(
-                origin,
-                path,
-                format!("expected a non-negative integer, found {v}"),
-            )
-        })
+        .ok_or_else(|| SettingsError::at(origin, path, format!("expected a non-negative integer, found {v}")))
 }
 
 /// The JSON type of a value, for messages.
@@ -377,29 +313,25 @@ mod tests {
     use serde_json::json;
 
     fn layer(origin: Origin, v: Value) -> SettingsLayer {
-        SettingsLayer {
-            origin,
-            value: v.as_object().cloned().unwrap_or_default(),
-        }
+        SettingsLayer { origin, value: v.as_object().cloned().unwrap_or_default() }
     }
 
     #[test]
     fn scalar_keys_take_the_highest_precedence_and_rule_lists_append() {
         let s = Settings::from_layers(vec![
-            layer(Origin::User("/h/settings.json".into()), json!({"model": "openai:a", "permissions": {"allow": ["Read"]}})),
-            layer(Origin::Project("/p/.spine/settings.json".into()), json!({"model": "openai:b", "permissions": {"allow": ["Bash(git *)"], "defaultMode": "plan"}})),
+            layer(
+                Origin::User("/h/settings.json".into()),
+                json!({"model": "openai:a", "permissions": {"allow": ["Read"]}}),
+            ),
+            layer(
+                Origin::Project("/p/.spine/settings.json".into()),
+                json!({"model": "openai:b", "permissions": {"allow": ["Bash(git *)"], "defaultMode": "plan"}}),
+            ),
             layer(Origin::Cli { index: 1, path: None }, json!({"permissions": {"deny": ["Bash(rm *)"]}})),
         ])
         .expect("valid");
         assert_eq!(s.model.as_deref(), Some("openai:b"));
-        assert_eq!(
-            s.permissions
-                .allow
-                .iter()
-                .map(|r| r.rule.as_str())
-                .collect::<Vec<_>>(),
-            ["Read", "Bash(git *)"]
-        );
+        assert_eq!(s.permissions.allow.iter().map(|r| r.rule.as_str()).collect::<Vec<_>>(), ["Read", "Bash(git *)"]);
         assert_eq!(s.permissions.deny[0].rule, "Bash(rm *)");
         assert_eq!(s.permissions.default_mode, Some(PermissionMode::Plan));
     }
@@ -407,10 +339,7 @@ mod tests {
     #[test]
     fn claude_only_keys_are_ignored_with_a_note() {
         let s = Settings::from_layers(vec![layer(
-            Origin::Cli {
-                index: 1,
-                path: Some("c.json".into()),
-            },
+            Origin::Cli { index: 1, path: Some("c.json".into()) },
             json!({"statusLine": {}, "permissions": {"additionalDirectories": []}}),
         )])
         .expect("valid");
@@ -428,14 +357,7 @@ mod tests {
         assert_eq!(err.origin, "/p/.spine/settings.json");
         assert_eq!(err.path, "permissions.allow[1]");
         assert!(err.reason.contains("expected a string"), "{}", err.reason);
-        let err = parse_layer(
-            Origin::Cli {
-                index: 2,
-                path: None,
-            },
-            "{\"model\": ",
-        )
-        .expect_err("bad json");
+        let err = parse_layer(Origin::Cli { index: 2, path: None }, "{\"model\": ").expect_err("bad json");
         assert!(err.origin.contains("--settings #2"));
         assert!(err.path.starts_with("line 1"));
     }
@@ -445,20 +367,11 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let file = dir.path().join("s.json");
         std::fs::write(&file, r#"{"model": "scripted:x.json"}"#).expect("write");
-        let s = Settings::discover(
-            dir.path(),
-            dir.path(),
-            &[file.display().to_string(), r#"{"maxTurns": 3}"#.to_owned()],
-        )
-        .expect("ok");
+        let s =
+            Settings::discover(dir.path(), dir.path(), &[file.display().to_string(), r#"{"maxTurns": 3}"#.to_owned()])
+                .expect("ok");
         assert_eq!(s.model.as_deref(), Some("scripted:x.json"));
         assert_eq!(s.max_turns, Some(3));
-        assert!(matches!(
-            s.layers[0].origin,
-            Origin::Cli {
-                index: 1,
-                path: Some(_)
-            }
-        ));
+        assert!(matches!(s.layers[0].origin, Origin::Cli { index: 1, path: Some(_) }));
     }
 }

@@ -25,3 +25,4 @@ pub use message::{AssistantMessage, ContextMessage, Message, ToolResultMessage};
 pub use pairing::{PairingError, validate_pairing};
 pub use permission::{PermissionBehavior, PermissionMode, PermissionSuggestion};
 pub use tool::{ErrorCode, ToolArguments, ToolCall, ToolError, ToolSpec};
+pub mod report;

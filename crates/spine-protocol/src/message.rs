@@ -78,32 +78,22 @@ pub struct ContextMessage {
 impl Message {
     /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
-        Message::System {
-            content: content.into(),
-        }
+        Message::System { content: content.into() }
     }
 
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
-        Message::User {
-            content: content.into(),
-        }
+        Message::User { content: content.into() }
     }
 
     /// An assistant message with text only.
     pub fn assistant_text(content: impl Into<String>) -> Self {
-        Message::Assistant(AssistantMessage {
-            content: Some(content.into()),
-            tool_calls: Vec::new(),
-        })
+        Message::Assistant(AssistantMessage { content: Some(content.into()), tool_calls: Vec::new() })
     }
 
     /// A hook context message.
     pub fn context(event: HookEventName, content: impl Into<String>) -> Self {
-        Message::Context(ContextMessage {
-            event,
-            content: content.into(),
-        })
+        Message::Context(ContextMessage { event, content: content.into() })
     }
 
     /// The role name as serialised.

@@ -63,10 +63,7 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
         match message {
             Message::Tool(result) => {
                 let Some(expected) = pending.get(next) else {
-                    return Err(PairingError::OrphanResult {
-                        index,
-                        id: result.tool_call_id.clone(),
-                    });
+                    return Err(PairingError::OrphanResult { index, id: result.tool_call_id.clone() });
                 };
                 if *expected != result.tool_call_id {
                     if pending[next..].contains(&result.tool_call_id.as_str()) {
@@ -76,20 +73,13 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
                             got: result.tool_call_id.clone(),
                         });
                     }
-                    return Err(PairingError::OrphanResult {
-                        index,
-                        id: result.tool_call_id.clone(),
-                    });
+                    return Err(PairingError::OrphanResult { index, id: result.tool_call_id.clone() });
                 }
                 next += 1;
             }
             other => {
                 if let Some(p) = pending.get(next) {
-                    return Err(PairingError::Unanswered {
-                        index,
-                        role: other.role(),
-                        pending: (*p).to_owned(),
-                    });
+                    return Err(PairingError::Unanswered { index, role: other.role(), pending: (*p).to_owned() });
                 }
                 pending.clear();
                 next = 0;
@@ -97,10 +87,7 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
                     seen.clear();
                     for call in &a.tool_calls {
                         if !seen.insert(call.id.as_str()) {
-                            return Err(PairingError::DuplicateCallId {
-                                index,
-                                id: call.id.clone(),
-                            });
+                            return Err(PairingError::DuplicateCallId { index, id: call.id.clone() });
                         }
                         pending.push(call.id.as_str());
                     }
@@ -109,11 +96,7 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
         }
     }
     if let Some(p) = pending.get(next) {
-        return Err(PairingError::Unanswered {
-            index: messages.len(),
-            role: "end",
-            pending: (*p).to_owned(),
-        });
+        return Err(PairingError::Unanswered { index: messages.len(), role: "end", pending: (*p).to_owned() });
     }
     Ok(())
 }
@@ -127,17 +110,10 @@ mod tests {
     use serde_json::json;
 
     fn call(id: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: "t".into(),
-            arguments: ToolArguments::Json(json!({})),
-        }
+        ToolCall { id: id.into(), name: "t".into(), arguments: ToolArguments::Json(json!({})) }
     }
     fn asst(ids: &[&str]) -> Message {
-        Message::Assistant(AssistantMessage {
-            content: None,
-            tool_calls: ids.iter().map(|i| call(i)).collect(),
-        })
+        Message::Assistant(AssistantMessage { content: None, tool_calls: ids.iter().map(|i| call(i)).collect() })
     }
     fn result(id: &str) -> Message {
         Message::Tool(ToolResultMessage {
@@ -171,40 +147,21 @@ mod tests {
 
     #[test]
     fn context_between_a_call_and_its_result_is_rejected() {
-        let h = vec![
-            asst(&["a"]),
-            Message::context(HookEventName::PreToolUse, "x"),
-            result("a"),
-        ];
-        assert!(matches!(
-            validate_pairing(&h),
-            Err(PairingError::Unanswered { index: 1, .. })
-        ));
+        let h = vec![asst(&["a"]), Message::context(HookEventName::PreToolUse, "x"), result("a")];
+        assert!(matches!(validate_pairing(&h), Err(PairingError::Unanswered { index: 1, .. })));
     }
 
     #[test]
     fn results_out_of_call_order_are_rejected() {
         let h = vec![asst(&["a", "b"]), result("b"), result("a")];
-        assert!(matches!(
-            validate_pairing(&h),
-            Err(PairingError::OutOfOrder { .. })
-        ));
+        assert!(matches!(validate_pairing(&h), Err(PairingError::OutOfOrder { .. })));
     }
 
     #[test]
     fn orphan_and_duplicate_results_are_rejected() {
-        assert!(matches!(
-            validate_pairing(&[Message::user("x"), result("a")]),
-            Err(PairingError::OrphanResult { .. })
-        ));
+        assert!(matches!(validate_pairing(&[Message::user("x"), result("a")]), Err(PairingError::OrphanResult { .. })));
         let h = vec![asst(&["a"]), result("a"), result("a")];
-        assert!(matches!(
-            validate_pairing(&h),
-            Err(PairingError::OrphanResult { index: 2, .. })
-        ));
-        assert!(matches!(
-            validate_pairing(&[asst(&["a", "a"])]),
-            Err(PairingError::DuplicateCallId { .. })
-        ));
+        assert!(matches!(validate_pairing(&h), Err(PairingError::OrphanResult { index: 2, .. })));
+        assert!(matches!(validate_pairing(&[asst(&["a", "a"])]), Err(PairingError::DuplicateCallId { .. })));
     }
 }

@@ -194,16 +194,8 @@ pub struct PermissionDecision {
 
 impl PermissionDecision {
     /// A decision.
-    pub fn new(
-        behavior: PermissionBehavior,
-        source: DecisionSource,
-        reason: impl Into<String>,
-    ) -> Self {
-        PermissionDecision {
-            behavior,
-            source,
-            reason: reason.into(),
-        }
+    pub fn new(behavior: PermissionBehavior, source: DecisionSource, reason: impl Into<String>) -> Self {
+        PermissionDecision { behavior, source, reason: reason.into() }
     }
 }
 
@@ -221,12 +213,7 @@ mod tests {
             PermissionSuggestion::Deny { reason: None },
         ];
         for pair in order.windows(2) {
-            assert!(
-                pair[0].strength() < pair[1].strength(),
-                "{:?} < {:?}",
-                pair[0],
-                pair[1]
-            );
+            assert!(pair[0].strength() < pair[1].strength(), "{:?} < {:?}", pair[0], pair[1]);
         }
     }
 
@@ -239,10 +226,7 @@ mod tests {
             PermissionMode::BypassPermissions,
         ] {
             assert_eq!(m.as_str().parse::<PermissionMode>(), Ok(m));
-            assert_eq!(
-                serde_json::to_value(m).expect("ser"),
-                serde_json::json!(m.as_str())
-            );
+            assert_eq!(serde_json::to_value(m).expect("ser"), serde_json::json!(m.as_str()));
         }
         assert!("yolo".parse::<PermissionMode>().is_err());
     }

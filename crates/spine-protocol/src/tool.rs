@@ -80,7 +80,7 @@ pub struct ToolSpec {
 }
 
 /// Error codes of tool results. The model reads `Error [<code>]: <message>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// The model called a tool that is not registered.
@@ -194,7 +194,7 @@ impl fmt::Display for ErrorCode {
 }
 
 /// The error classification of the execution protocol's tool error payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Classification {
     /// Not allowed for this run.
@@ -222,11 +222,7 @@ pub struct ToolError {
 impl ToolError {
     /// A tool error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ToolError {
-            code,
-            message: message.into(),
-            response: None,
-        }
+        ToolError { code, message: message.into(), response: None }
     }
 
     /// Attaches the tool's structured response.
@@ -271,37 +267,22 @@ mod tests {
             serde_json::to_value(&parsed).expect("serialise"),
             json!({"id": "c1", "name": "Read", "arguments": {"file_path": "a"}})
         );
-        let raw: ToolCall = serde_json::from_value(
-            json!({"id": "c2", "name": "Bash", "arguments_raw": "{not json"}),
-        )
-        .expect("deserialise");
+        let raw: ToolCall = serde_json::from_value(json!({"id": "c2", "name": "Bash", "arguments_raw": "{not json"}))
+            .expect("deserialise");
         assert_eq!(raw.arguments, ToolArguments::Raw("{not json".into()));
     }
 
     #[test]
     fn wire_arguments_keep_unparsable_text_verbatim() {
-        assert_eq!(
-            ToolArguments::from_wire("{x"),
-            ToolArguments::Raw("{x".into())
-        );
+        assert_eq!(ToolArguments::from_wire("{x"), ToolArguments::Raw("{x".into()));
         assert_eq!(ToolArguments::from_wire(""), ToolArguments::Json(json!({})));
-        assert_eq!(
-            ToolArguments::from_wire("{\"a\":1}"),
-            ToolArguments::Json(json!({"a": 1}))
-        );
+        assert_eq!(ToolArguments::from_wire("{\"a\":1}"), ToolArguments::Json(json!({"a": 1})));
     }
 
     #[test]
     fn error_codes_serialise_as_their_rendered_names() {
-        for code in [
-            ErrorCode::UnknownTool,
-            ErrorCode::HookStoppedContinuation,
-            ErrorCode::Canceled,
-        ] {
-            assert_eq!(
-                serde_json::to_value(code).expect("ser"),
-                json!(code.as_str())
-            );
+        for code in [ErrorCode::UnknownTool, ErrorCode::HookStoppedContinuation, ErrorCode::Canceled] {
+            assert_eq!(serde_json::to_value(code).expect("ser"), json!(code.as_str()));
         }
     }
 }

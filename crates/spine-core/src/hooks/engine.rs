@@ -35,12 +35,7 @@ pub enum Flow {
 pub trait Fold<E: HookEvent> {
     /// Merges one answer, in configuration order. `input` is what the next hook of a chain
     /// sees; rewrites update it. An `Err` is a contract violation (e.g. an invalid rewrite).
-    fn answer(
-        &mut self,
-        hook: &HookSpec<E>,
-        action: E::Action,
-        input: &mut E::Input,
-    ) -> Result<Flow, HookError>;
+    fn answer(&mut self, hook: &HookSpec<E>, action: E::Action, input: &mut E::Input) -> Result<Flow, HookError>;
 
     /// A failure that counts: the hook fails closed, or broke the contract.
     fn failure(&mut self, hook: &HookSpec<E>, error: &HookError) -> Flow;
@@ -152,16 +147,7 @@ impl HookRuntime {
                     for hook in members {
                         let started = Instant::now();
                         let result = hook.hook.call(ctx, input).await;
-                        flow = self.settle(
-                            hook,
-                            result,
-                            started.elapsed(),
-                            input,
-                            fold,
-                            &mut out,
-                            tool_use_id,
-                            true,
-                        );
+                        flow = self.settle(hook, result, started.elapsed(), input, fold, &mut out, tool_use_id, true);
                         if flow == Flow::Stop {
                             break;
                         }
@@ -182,16 +168,7 @@ impl HookRuntime {
                     let mut flow = Flow::Continue;
                     for (hook, (result, elapsed)) in members.into_iter().zip(results) {
                         let live = flow == Flow::Continue;
-                        let next = self.settle(
-                            hook,
-                            result,
-                            elapsed,
-                            input,
-                            fold,
-                            &mut out,
-                            tool_use_id,
-                            live,
-                        );
+                        let next = self.settle(hook, result, elapsed, input, fold, &mut out, tool_use_id, live);
                         if live {
                             flow = next;
                         }
@@ -207,12 +184,7 @@ impl HookRuntime {
     }
 
     /// Matcher-independent filters: the `if` rule and de-duplication.
-    fn selected<'a, E: HookEvent>(
-        &self,
-        hook: &'a HookSpec<E>,
-        input: &E::Input,
-        seen: &mut Vec<&'a str>,
-    ) -> bool {
+    fn selected<'a, E: HookEvent>(&self, hook: &'a HookSpec<E>, input: &E::Input, seen: &mut Vec<&'a str>) -> bool {
         if let Some(rule) = &hook.condition {
             let Some((tool, args)) = E::tool_call(input) else {
                 return false;
@@ -260,23 +232,13 @@ impl HookRuntime {
                     self.record(hook, decision, false, elapsed, detail, tool_use_id);
                     return Flow::Stop;
                 }
-                self.observer.on_event(&RunEvent::HookAnswered {
-                    event: E::NAME,
-                    hook_id: &hook.id,
-                    decision,
-                });
+                self.observer.on_event(&RunEvent::HookAnswered { event: E::NAME, hook_id: &hook.id, decision });
                 if let Some(text) = &output.system_message {
-                    self.observer.on_event(&RunEvent::SystemMessage {
-                        hook_id: &hook.id,
-                        text,
-                    });
+                    self.observer.on_event(&RunEvent::SystemMessage { hook_id: &hook.id, text });
                 }
                 if let Some(halt) = output.halt {
                     if out.halt.is_none() {
-                        out.halt = Some(HaltBy {
-                            hook_id: hook.id.clone(),
-                            stop_reason: halt.stop_reason,
-                        });
+                        out.halt = Some(HaltBy { hook_id: hook.id.clone(), stop_reason: halt.stop_reason });
                     }
                 }
                 match fold.answer(hook, output.action, input) {
@@ -303,25 +265,12 @@ impl HookRuntime {
                     self.record(hook, "failed", false, elapsed, detail, tool_use_id);
                     return Flow::Stop;
                 }
-                let counts = error.kind == HookErrorKind::Contract
-                    || hook.on_failure == FailurePolicy::Closed;
-                self.record(
-                    hook,
-                    error.kind.as_str(),
-                    counts,
-                    elapsed,
-                    detail,
-                    tool_use_id,
-                );
+                let counts = error.kind == HookErrorKind::Contract || hook.on_failure == FailurePolicy::Closed;
+                self.record(hook, error.kind.as_str(), counts, elapsed, detail, tool_use_id);
                 if counts {
                     fold.failure(hook, &error)
                 } else {
-                    let text = format!(
-                        "{} hook `{}` failed ({}); failing open",
-                        E::NAME,
-                        hook.id,
-                        error.kind
-                    );
+                    let text = format!("{} hook `{}` failed ({}); failing open", E::NAME, hook.id, error.kind);
                     self.trace.warn(text.clone(), tool_use_id);
                     self.observer.on_event(&RunEvent::Warning { text: &text });
                     Flow::Continue
@@ -370,10 +319,7 @@ impl HookRuntime {
             let started = Instant::now();
             let result = hook.hook.call(&ctx, &input).await;
             let (decision, detail) = match &result {
-                Ok(out) => (
-                    out.action.decision(),
-                    serde_json::to_value(out).unwrap_or(Value::Null),
-                ),
+                Ok(out) => (out.action.decision(), serde_json::to_value(out).unwrap_or(Value::Null)),
                 Err(e) => (e.kind.as_str(), Value::String(e.to_string())),
             };
             trace.record(TraceRecord::Hook(HookTrace {
@@ -387,10 +333,7 @@ impl HookRuntime {
                 detail,
             }));
             if let Ok(out) = result {
-                let texts = [
-                    out.action.additional_context().map(str::to_owned),
-                    out.system_message,
-                ];
+                let texts = [out.action.additional_context().map(str::to_owned), out.system_message];
                 let mut pending = match pending.lock() {
                     Ok(g) => g,
                     Err(p) => p.into_inner(),

@@ -35,24 +35,14 @@ impl Matcher {
         if trimmed.is_empty() || trimmed == "*" {
             return Ok(Matcher::All);
         }
-        let is_list = trimmed
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '|' | ',' | ' '));
+        let is_list = trimmed.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '|' | ',' | ' '));
         if is_list {
-            let names = trimmed
-                .split(['|', ','])
-                .map(str::trim)
-                .filter(|n| !n.is_empty())
-                .map(str::to_owned)
-                .collect();
+            let names = trimmed.split(['|', ',']).map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned).collect();
             return Ok(Matcher::Names(names));
         }
         Regex::new(trimmed)
             .map(Matcher::Regex)
-            .map_err(|e| MatcherError {
-                matcher: text.to_owned(),
-                reason: e.to_string(),
-            })
+            .map_err(|e| MatcherError { matcher: text.to_owned(), reason: e.to_string() })
     }
 
     /// Whether the matcher accepts a subject; events without a matcher subject (`None`)
@@ -85,9 +75,7 @@ mod tests {
     #[test]
     fn plain_names_are_exact_lists_split_on_pipe_and_comma() {
         let list = m("Bash|Write, Edit");
-        assert!(
-            list.matches(Some("Bash")) && list.matches(Some("Write")) && list.matches(Some("Edit"))
-        );
+        assert!(list.matches(Some("Bash")) && list.matches(Some("Write")) && list.matches(Some("Edit")));
         assert!(!list.matches(Some("NotebookEdit")));
         assert!(!m("mcp__memory").matches(Some("mcp__memory__create")));
         assert!(!m("code-reviewer").matches(Some("senior-code-reviewer")));

@@ -78,11 +78,7 @@ impl HookContext {
 #[async_trait]
 pub trait Hook<E: HookEvent>: Send + Sync + 'static {
     /// Answers one firing of the event.
-    async fn call(
-        &self,
-        ctx: &HookContext,
-        input: &E::Input,
-    ) -> Result<HookOutput<E::Action>, HookError>;
+    async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError>;
 }
 
 /// A hook that could not decide.
@@ -98,34 +94,22 @@ pub struct HookError {
 impl HookError {
     /// A failure to decide.
     pub fn failed(detail: impl Into<String>) -> Self {
-        HookError {
-            kind: HookErrorKind::Failed,
-            detail: detail.into(),
-        }
+        HookError { kind: HookErrorKind::Failed, detail: detail.into() }
     }
 
     /// An answer that breaks the event's contract.
     pub fn contract(detail: impl Into<String>) -> Self {
-        HookError {
-            kind: HookErrorKind::Contract,
-            detail: detail.into(),
-        }
+        HookError { kind: HookErrorKind::Contract, detail: detail.into() }
     }
 
     /// A hook that could not be started.
     pub fn launch(detail: impl Into<String>) -> Self {
-        HookError {
-            kind: HookErrorKind::Launch,
-            detail: detail.into(),
-        }
+        HookError { kind: HookErrorKind::Launch, detail: detail.into() }
     }
 
     /// A hook that ran out of time.
     pub fn timeout(detail: impl Into<String>) -> Self {
-        HookError {
-            kind: HookErrorKind::Timeout,
-            detail: detail.into(),
-        }
+        HookError { kind: HookErrorKind::Timeout, detail: detail.into() }
     }
 }
 
@@ -181,31 +165,18 @@ pub struct FnHook<E, F> {
 pub fn hook_fn<E, F>(f: F) -> FnHook<E, F>
 where
     E: HookEvent,
-    F: Fn(&HookContext, &E::Input) -> Result<HookOutput<E::Action>, HookError>
-        + Send
-        + Sync
-        + 'static,
+    F: Fn(&HookContext, &E::Input) -> Result<HookOutput<E::Action>, HookError> + Send + Sync + 'static,
 {
-    FnHook {
-        f,
-        _event: PhantomData,
-    }
+    FnHook { f, _event: PhantomData }
 }
 
 #[async_trait]
 impl<E, F> Hook<E> for FnHook<E, F>
 where
     E: HookEvent,
-    F: Fn(&HookContext, &E::Input) -> Result<HookOutput<E::Action>, HookError>
-        + Send
-        + Sync
-        + 'static,
+    F: Fn(&HookContext, &E::Input) -> Result<HookOutput<E::Action>, HookError> + Send + Sync + 'static,
 {
-    async fn call(
-        &self,
-        ctx: &HookContext,
-        input: &E::Input,
-    ) -> Result<HookOutput<E::Action>, HookError> {
+    async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError> {
         (self.f)(ctx, input)
     }
 }
@@ -223,10 +194,7 @@ where
     F: Fn(HookContext, E::Input) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<HookOutput<E::Action>, HookError>> + Send + 'static,
 {
-    AsyncFnHook {
-        f,
-        _event: PhantomData,
-    }
+    AsyncFnHook { f, _event: PhantomData }
 }
 
 #[async_trait]
@@ -236,11 +204,7 @@ where
     F: Fn(HookContext, E::Input) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<HookOutput<E::Action>, HookError>> + Send + 'static,
 {
-    async fn call(
-        &self,
-        ctx: &HookContext,
-        input: &E::Input,
-    ) -> Result<HookOutput<E::Action>, HookError> {
+    async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError> {
         (self.f)(ctx.clone(), input.clone()).await
     }
 }

@@ -127,10 +127,7 @@ fn slot_mut<E: HookEvent>(slots: &mut Slots) -> &mut Vec<HookGroup<E>> {
     if slot.is_none() {
         *slot = Some(Box::new(Vec::<HookGroup<E>>::new()));
     }
-    match slot
-        .as_mut()
-        .and_then(|b| b.downcast_mut::<Vec<HookGroup<E>>>())
-    {
+    match slot.as_mut().and_then(|b| b.downcast_mut::<Vec<HookGroup<E>>>()) {
         Some(v) => v,
         None => unreachable!("hook slot {} holds groups of its own event type", E::NAME),
     }
@@ -144,10 +141,7 @@ pub struct HookRegistryBuilder {
 
 impl Default for HookRegistryBuilder {
     fn default() -> Self {
-        HookRegistryBuilder {
-            in_process: empty_slots(),
-            external: empty_slots(),
-        }
+        HookRegistryBuilder { in_process: empty_slots(), external: empty_slots() }
     }
 }
 
@@ -175,11 +169,7 @@ impl HookRegistryBuilder {
 
     /// Registers an in-process hook with full metadata.
     pub fn add<E: HookEvent>(&mut self, matcher: Matcher, spec: HookSpec<E>) -> &mut Self {
-        slot_mut::<E>(&mut self.in_process).push(HookGroup {
-            matcher,
-            mode: GroupMode::Chain,
-            hooks: vec![spec],
-        });
+        slot_mut::<E>(&mut self.in_process).push(HookGroup { matcher, mode: GroupMode::Chain, hooks: vec![spec] });
         self
     }
 
@@ -194,10 +184,7 @@ impl HookRegistryBuilder {
         let mut slots = empty_slots();
         for name in HookEventName::ALL {
             let i = *name as usize;
-            let parts = Concat {
-                first: self.in_process[i].take(),
-                second: self.external[i].take(),
-            };
+            let parts = Concat { first: self.in_process[i].take(), second: self.external[i].take() };
             slots[i] = visit_event(*name, parts);
         }
         HookRegistry { slots }
@@ -220,11 +207,7 @@ impl EventVisitor for Concat {
                 groups.extend(*v);
             }
         }
-        if groups.is_empty() {
-            None
-        } else {
-            Some(Box::new(groups))
-        }
+        if groups.is_empty() { None } else { Some(Box::new(groups)) }
     }
 }
 

@@ -62,11 +62,7 @@ pub struct PermissionPolicy {
 impl PermissionPolicy {
     /// A policy.
     pub fn new(rules: PermissionRules, mode: PermissionMode, project_dir: PathBuf) -> Self {
-        PermissionPolicy {
-            rules,
-            mode,
-            project_dir,
-        }
+        PermissionPolicy { rules, mode, project_dir }
     }
 
     /// The mode.
@@ -82,105 +78,61 @@ impl PermissionPolicy {
         suggested_by: Option<&str>,
     ) -> PermissionDecision {
         use PermissionBehavior as B;
-        let hook = || DecisionSource::Hook {
-            hook_id: suggested_by.unwrap_or("hook").to_owned(),
-        };
+        let hook = || DecisionSource::Hook { hook_id: suggested_by.unwrap_or("hook").to_owned() };
         let project_dir = self.project_dir.as_path();
-        let matching =
-            |rules: &'p [PermissionRule], usage: RuleUse| -> Option<&'p PermissionRule> {
-                rules
-                    .iter()
-                    .find(|r| r.matches(call.tool_name, call.args, project_dir, usage))
-            };
-        let by_rule = |rule: &PermissionRule| DecisionSource::Rule {
-            rule: rule.as_str().to_owned(),
+        let matching = |rules: &'p [PermissionRule], usage: RuleUse| -> Option<&'p PermissionRule> {
+            rules.iter().find(|r| r.matches(call.tool_name, call.args, project_dir, usage))
         };
+        let by_rule = |rule: &PermissionRule| DecisionSource::Rule { rule: rule.as_str().to_owned() };
 
         if let Some(violation) = call.boundary {
-            return PermissionDecision::new(
-                B::Deny,
-                DecisionSource::Workspace,
-                violation.to_string(),
-            );
+            return PermissionDecision::new(B::Deny, DecisionSource::Workspace, violation.to_string());
         }
         if let Some(rule) = matching(&self.rules.deny, RuleUse::Restrict) {
-            return PermissionDecision::new(
-                B::Deny,
-                by_rule(rule),
-                format!("denied by rule {}", rule.as_str()),
-            );
+            return PermissionDecision::new(B::Deny, by_rule(rule), format!("denied by rule {}", rule.as_str()));
         }
         if let PermissionSuggestion::Deny { reason } = suggestion {
-            let reason = reason
-                .clone()
-                .unwrap_or_else(|| "PreToolUse hook requested deny".to_owned());
+            let reason = reason.clone().unwrap_or_else(|| "PreToolUse hook requested deny".to_owned());
             return PermissionDecision::new(B::Deny, hook(), reason);
         }
         if self.mode == PermissionMode::Plan && call.effect != Effect::Read {
             return PermissionDecision::new(
                 B::Deny,
                 DecisionSource::Mode,
-                format!(
-                    "plan mode allows read-only tools only; {} is not read-only",
-                    call.tool_name
-                ),
+                format!("plan mode allows read-only tools only; {} is not read-only", call.tool_name),
             );
         }
         if matches!(suggestion, PermissionSuggestion::Defer) {
             return PermissionDecision::new(B::Defer, hook(), "PreToolUse hook requested defer");
         }
         if let Some(rule) = matching(&self.rules.ask, RuleUse::Restrict) {
-            return PermissionDecision::new(
-                B::Ask,
-                by_rule(rule),
-                format!("rule {} asks", rule.as_str()),
-            );
+            return PermissionDecision::new(B::Ask, by_rule(rule), format!("rule {} asks", rule.as_str()));
         }
         match suggestion {
             PermissionSuggestion::Ask { reason } => {
-                let reason = reason
-                    .clone()
-                    .unwrap_or_else(|| "PreToolUse hook requested ask".to_owned());
+                let reason = reason.clone().unwrap_or_else(|| "PreToolUse hook requested ask".to_owned());
                 return PermissionDecision::new(B::Ask, hook(), reason);
             }
             PermissionSuggestion::Allow { reason } => {
-                let reason = reason
-                    .clone()
-                    .unwrap_or_else(|| "PreToolUse hook allowed it".to_owned());
+                let reason = reason.clone().unwrap_or_else(|| "PreToolUse hook allowed it".to_owned());
                 return PermissionDecision::new(B::Allow, hook(), reason);
             }
-            PermissionSuggestion::Passthrough
-            | PermissionSuggestion::Defer
-            | PermissionSuggestion::Deny { .. } => {}
+            PermissionSuggestion::Passthrough | PermissionSuggestion::Defer | PermissionSuggestion::Deny { .. } => {}
         }
         if let Some(rule) = matching(&self.rules.allow, RuleUse::Allow) {
-            return PermissionDecision::new(
-                B::Allow,
-                by_rule(rule),
-                format!("allowed by rule {}", rule.as_str()),
-            );
+            return PermissionDecision::new(B::Allow, by_rule(rule), format!("allowed by rule {}", rule.as_str()));
         }
         match (self.mode, call.effect) {
             (PermissionMode::BypassPermissions, _) => {
                 PermissionDecision::new(B::Allow, DecisionSource::Mode, "bypassPermissions mode")
             }
-            (PermissionMode::AcceptEdits, Effect::Write) => PermissionDecision::new(
-                B::Allow,
-                DecisionSource::Mode,
-                "acceptEdits mode allows file edits",
-            ),
-            (_, Effect::Read) => {
-                PermissionDecision::new(B::Allow, DecisionSource::Default, "read-only tool")
+            (PermissionMode::AcceptEdits, Effect::Write) => {
+                PermissionDecision::new(B::Allow, DecisionSource::Mode, "acceptEdits mode allows file edits")
             }
-            (_, Effect::Write) => {
-                PermissionDecision::new(B::Ask, DecisionSource::Default, "tool changes files")
-            }
-            (_, Effect::Execute) => {
-                PermissionDecision::new(B::Ask, DecisionSource::Default, "tool runs commands")
-            }
-            (_, Effect::Network) => {
-                PermissionDecision::new(B::Ask, DecisionSource::Default, "tool uses the network")
-            }
+            (_, Effect::Read) => PermissionDecision::new(B::Allow, DecisionSource::Default, "read-only tool"),
+            (_, Effect::Write) => PermissionDecision::new(B::Ask, DecisionSource::Default, "tool changes files"),
+            (_, Effect::Execute) => PermissionDecision::new(B::Ask, DecisionSource::Default, "tool runs commands"),
+            (_, Effect::Network) => PermissionDecision::new(B::Ask, DecisionSource::Default, "tool uses the network"),
         }
     }
 }
@@ -191,23 +143,10 @@ mod tests {
     use serde_json::json;
     use std::path::Path;
 
-    fn policy(
-        allow: &[&str],
-        ask: &[&str],
-        deny: &[&str],
-        mode: PermissionMode,
-    ) -> PermissionPolicy {
-        let parse = |v: &[&str]| {
-            v.iter()
-                .map(|r| PermissionRule::parse(r).expect("rule"))
-                .collect()
-        };
+    fn policy(allow: &[&str], ask: &[&str], deny: &[&str], mode: PermissionMode) -> PermissionPolicy {
+        let parse = |v: &[&str]| v.iter().map(|r| PermissionRule::parse(r).expect("rule")).collect();
         PermissionPolicy::new(
-            PermissionRules {
-                allow: parse(allow),
-                ask: parse(ask),
-                deny: parse(deny),
-            },
+            PermissionRules { allow: parse(allow), ask: parse(ask), deny: parse(deny) },
             mode,
             Path::new("/proj").to_path_buf(),
         )
@@ -221,16 +160,7 @@ mod tests {
         s: PermissionSuggestion,
     ) -> PermissionDecision {
         let args = args.as_object().cloned().unwrap_or_default();
-        p.decide(
-            CallFacts {
-                tool_name: tool,
-                effect,
-                args: &args,
-                boundary: None,
-            },
-            &s,
-            Some("h1"),
-        )
+        p.decide(CallFacts { tool_name: tool, effect, args: &args, boundary: None }, &s, Some("h1"))
     }
 
     const ALLOW: PermissionSuggestion = PermissionSuggestion::Allow { reason: None };
@@ -239,14 +169,8 @@ mod tests {
     fn defaults_allow_reads_and_ask_for_writes_and_commands() {
         let p = policy(&[], &[], &[], PermissionMode::Default);
         let pass = PermissionSuggestion::Passthrough;
-        assert_eq!(
-            decide(&p, "Read", Effect::Read, json!({}), pass.clone()).behavior,
-            PermissionBehavior::Allow
-        );
-        assert_eq!(
-            decide(&p, "Write", Effect::Write, json!({}), pass.clone()).behavior,
-            PermissionBehavior::Ask
-        );
+        assert_eq!(decide(&p, "Read", Effect::Read, json!({}), pass.clone()).behavior, PermissionBehavior::Allow);
+        assert_eq!(decide(&p, "Write", Effect::Write, json!({}), pass.clone()).behavior, PermissionBehavior::Ask);
         assert_eq!(
             decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), pass).behavior,
             PermissionBehavior::Ask
@@ -256,33 +180,16 @@ mod tests {
     #[test]
     fn policy_deny_beats_hook_allow() {
         let p = policy(&[], &[], &["Bash(rm *)"], PermissionMode::Default);
-        let d = decide(
-            &p,
-            "Bash",
-            Effect::Execute,
-            json!({"command": "rm -rf x"}),
-            ALLOW,
-        );
+        let d = decide(&p, "Bash", Effect::Execute, json!({"command": "rm -rf x"}), ALLOW);
         assert_eq!(d.behavior, PermissionBehavior::Deny);
-        assert_eq!(
-            d.source,
-            DecisionSource::Rule {
-                rule: "Bash(rm *)".into()
-            }
-        );
+        assert_eq!(d.source, DecisionSource::Rule { rule: "Bash(rm *)".into() });
     }
 
     #[test]
     fn ask_rule_still_asks_after_hook_allow_even_in_bypass() {
         for mode in [PermissionMode::Default, PermissionMode::BypassPermissions] {
             let p = policy(&[], &["Bash(git push *)"], &[], mode);
-            let d = decide(
-                &p,
-                "Bash",
-                Effect::Execute,
-                json!({"command": "git push origin"}),
-                ALLOW,
-            );
+            let d = decide(&p, "Bash", Effect::Execute, json!({"command": "git push origin"}), ALLOW);
             assert_eq!(d.behavior, PermissionBehavior::Ask, "{mode}");
         }
     }
@@ -291,88 +198,42 @@ mod tests {
     fn hook_allow_skips_the_default_ask_and_hook_deny_beats_allow_rules() {
         let p = policy(&["Bash"], &[], &[], PermissionMode::Default);
         let d = decide(&p, "Write", Effect::Write, json!({}), ALLOW);
-        assert_eq!(
-            (d.behavior, d.source),
-            (
-                PermissionBehavior::Allow,
-                DecisionSource::Hook {
-                    hook_id: "h1".into()
-                }
-            )
-        );
+        assert_eq!((d.behavior, d.source), (PermissionBehavior::Allow, DecisionSource::Hook { hook_id: "h1".into() }));
         let d = decide(
             &p,
             "Bash",
             Effect::Execute,
             json!({"command": "ls"}),
-            PermissionSuggestion::Deny {
-                reason: Some("no".into()),
-            },
+            PermissionSuggestion::Deny { reason: Some("no".into()) },
         );
-        assert_eq!(
-            (d.behavior, d.reason.as_str()),
-            (PermissionBehavior::Deny, "no")
-        );
+        assert_eq!((d.behavior, d.reason.as_str()), (PermissionBehavior::Deny, "no"));
     }
 
     #[test]
     fn plan_mode_denies_everything_but_reads_and_bypass_allows_the_rest() {
         let plan = policy(&["Bash"], &[], &[], PermissionMode::Plan);
         assert_eq!(
-            decide(
-                &plan,
-                "Bash",
-                Effect::Execute,
-                json!({"command": "ls"}),
-                ALLOW
-            )
-            .behavior,
+            decide(&plan, "Bash", Effect::Execute, json!({"command": "ls"}), ALLOW).behavior,
             PermissionBehavior::Deny
         );
         assert_eq!(
-            decide(
-                &plan,
-                "Read",
-                Effect::Read,
-                json!({}),
-                PermissionSuggestion::Passthrough
-            )
-            .behavior,
+            decide(&plan, "Read", Effect::Read, json!({}), PermissionSuggestion::Passthrough).behavior,
             PermissionBehavior::Allow
         );
         let bypass = policy(&[], &[], &[], PermissionMode::BypassPermissions);
         assert_eq!(
-            decide(
-                &bypass,
-                "Bash",
-                Effect::Execute,
-                json!({"command": "ls"}),
-                PermissionSuggestion::Passthrough
-            )
-            .behavior,
+            decide(&bypass, "Bash", Effect::Execute, json!({"command": "ls"}), PermissionSuggestion::Passthrough)
+                .behavior,
             PermissionBehavior::Allow
         );
         let edits = policy(&[], &[], &[], PermissionMode::AcceptEdits);
         assert_eq!(
-            decide(
-                &edits,
-                "Edit",
-                Effect::Write,
-                json!({}),
-                PermissionSuggestion::Passthrough
-            )
-            .behavior,
+            decide(&edits, "Edit", Effect::Write, json!({}), PermissionSuggestion::Passthrough).behavior,
             PermissionBehavior::Allow
         );
         assert_eq!(
-            decide(
-                &edits,
-                "Bash",
-                Effect::Execute,
-                json!({"command": "ls"}),
-                PermissionSuggestion::Passthrough
-            )
-            .behavior,
+            decide(&edits, "Bash", Effect::Execute, json!({"command": "ls"}), PermissionSuggestion::Passthrough)
+                .behavior,
             PermissionBehavior::Ask
         );
     }
@@ -380,39 +241,21 @@ mod tests {
     #[test]
     fn workspace_boundary_is_a_hard_deny_even_in_bypass_with_hook_allow() {
         let p = policy(&["Read"], &[], &[], PermissionMode::BypassPermissions);
-        let violation = BoundaryError::Outside {
-            path: "/etc/passwd".into(),
-            root: "/proj".into(),
-        };
+        let violation = BoundaryError::Outside { path: "/etc/passwd".into(), root: "/proj".into() };
         let args = Map::new();
         let d = p.decide(
-            CallFacts {
-                tool_name: "Read",
-                effect: Effect::Read,
-                args: &args,
-                boundary: Some(&violation),
-            },
+            CallFacts { tool_name: "Read", effect: Effect::Read, args: &args, boundary: Some(&violation) },
             &ALLOW,
             Some("h"),
         );
-        assert_eq!(
-            (d.behavior, d.source),
-            (PermissionBehavior::Deny, DecisionSource::Workspace)
-        );
+        assert_eq!((d.behavior, d.source), (PermissionBehavior::Deny, DecisionSource::Workspace));
     }
 
     #[test]
     fn hook_defer_defers_unless_a_deny_applies() {
         let p = policy(&[], &[], &[], PermissionMode::Default);
         assert_eq!(
-            decide(
-                &p,
-                "Bash",
-                Effect::Execute,
-                json!({"command": "ls"}),
-                PermissionSuggestion::Defer
-            )
-            .behavior,
+            decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), PermissionSuggestion::Defer).behavior,
             PermissionBehavior::Defer
         );
     }

@@ -57,10 +57,7 @@ enum Specifier {
     Wildcard(Regex),
     /// A glob over a path, anchored at the project root at match time (compiled once for the
     /// first project root seen).
-    Path {
-        pattern: String,
-        compiled: Arc<OnceLock<(PathBuf, Option<GlobMatcher>)>>,
-    },
+    Path { pattern: String, compiled: Arc<OnceLock<(PathBuf, Option<GlobMatcher>)>> },
     /// A URL host.
     Domain(String),
 }
@@ -68,54 +65,33 @@ enum Specifier {
 impl PermissionRule {
     /// Parses a rule.
     pub fn parse(text: &str) -> Result<Self, RuleError> {
-        let err = |reason: &str| RuleError {
-            rule: text.to_owned(),
-            reason: reason.to_owned(),
-        };
+        let err = |reason: &str| RuleError { rule: text.to_owned(), reason: reason.to_owned() };
         let trimmed = text.trim();
         let (tool_part, spec) = match trimmed.find('(') {
             Some(open) => {
                 if !trimmed.ends_with(')') {
                     return Err(err("missing closing `)`"));
                 }
-                (
-                    &trimmed[..open],
-                    Some(&trimmed[open + 1..trimmed.len() - 1]),
-                )
+                (&trimmed[..open], Some(&trimmed[open + 1..trimmed.len() - 1]))
             }
             None => (trimmed, None),
         };
         if tool_part.is_empty() {
             return Err(err("missing tool name"));
         }
-        if !tool_part
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*' | '.'))
-        {
-            return Err(err(
-                "tool names may contain letters, digits, `_`, `-`, `.` and `*`",
-            ));
+        if !tool_part.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*' | '.')) {
+            return Err(err("tool names may contain letters, digits, `_`, `-`, `.` and `*`"));
         }
         let tool = wildcard_regex(tool_part, false).map_err(|e| err(&e))?;
         let specifier = match spec.map(str::trim) {
             None | Some("") | Some("*") => None,
-            Some(s) if s.starts_with("domain:") => {
-                Some(Specifier::Domain(s["domain:".len()..].to_ascii_lowercase()))
+            Some(s) if s.starts_with("domain:") => Some(Specifier::Domain(s["domain:".len()..].to_ascii_lowercase())),
+            Some(s) if is_path_tool(tool_part) => {
+                Some(Specifier::Path { pattern: s.to_owned(), compiled: Arc::default() })
             }
-            Some(s) if is_path_tool(tool_part) => Some(Specifier::Path {
-                pattern: s.to_owned(),
-                compiled: Arc::default(),
-            }),
-            Some(s) => Some(Specifier::Wildcard(
-                wildcard_regex(s, true).map_err(|e| err(&e))?,
-            )),
+            Some(s) => Some(Specifier::Wildcard(wildcard_regex(s, true).map_err(|e| err(&e))?)),
         };
-        Ok(PermissionRule {
-            text: trimmed.to_owned(),
-            tool,
-            tool_name: tool_part.to_owned(),
-            specifier,
-        })
+        Ok(PermissionRule { text: trimmed.to_owned(), tool, tool_name: tool_part.to_owned(), specifier })
     }
 
     /// The rule as written.
@@ -125,13 +101,7 @@ impl PermissionRule {
 
     /// Whether the rule matches a call of `tool_name` with `input` (the arguments as hooks
     /// see them), with relative path patterns anchored at `project_dir`.
-    pub fn matches(
-        &self,
-        tool_name: &str,
-        input: &Map<String, Value>,
-        project_dir: &Path,
-        usage: RuleUse,
-    ) -> bool {
+    pub fn matches(&self, tool_name: &str, input: &Map<String, Value>, project_dir: &Path, usage: RuleUse) -> bool {
         if !self.tool_matches(tool_name) {
             return false;
         }
@@ -144,9 +114,7 @@ impl PermissionRule {
                     let parts = split_command(command);
                     match usage {
                         RuleUse::Allow => !parts.is_empty() && parts.iter().all(|p| re.is_match(p)),
-                        RuleUse::Restrict => {
-                            parts.iter().any(|p| re.is_match(p)) || re.is_match(command.trim())
-                        }
+                        RuleUse::Restrict => parts.iter().any(|p| re.is_match(p)) || re.is_match(command.trim()),
                     }
                 }
                 None => first_string_arg(input).is_some_and(|s| re.is_match(s)),
@@ -156,8 +124,7 @@ impl PermissionRule {
                     return false;
                 };
                 let path = Workspace::normalize(path, project_dir);
-                let cached = compiled
-                    .get_or_init(|| (project_dir.to_path_buf(), glob_for(pattern, project_dir)));
+                let cached = compiled.get_or_init(|| (project_dir.to_path_buf(), glob_for(pattern, project_dir)));
                 if cached.0 == project_dir {
                     cached.1.as_ref().is_some_and(|g| g.is_match(&path))
                 } else {
@@ -185,10 +152,7 @@ impl PermissionRule {
 }
 
 fn is_path_tool(tool: &str) -> bool {
-    matches!(
-        tool,
-        "Read" | "Write" | "Edit" | "MultiEdit" | "Glob" | "Grep" | "NotebookEdit"
-    )
+    matches!(tool, "Read" | "Write" | "Edit" | "MultiEdit" | "Glob" | "Grep" | "NotebookEdit")
 }
 
 /// Translates a `*` wildcard pattern into an anchored regex. With `command` set, a trailing
@@ -233,22 +197,12 @@ fn glob_for(pattern: &str, project_dir: &Path) -> Option<GlobMatcher> {
     };
     let text = absolute.to_string_lossy();
     // A directory pattern also covers what is below it.
-    let text = if text.ends_with('/') {
-        format!("{text}**")
-    } else {
-        text.into_owned()
-    };
-    GlobBuilder::new(&text)
-        .literal_separator(true)
-        .build()
-        .ok()
-        .map(|g| g.compile_matcher())
+    let text = if text.ends_with('/') { format!("{text}**") } else { text.into_owned() };
+    GlobBuilder::new(&text).literal_separator(true).build().ok().map(|g| g.compile_matcher())
 }
 
 fn path_arg(input: &Map<String, Value>) -> Option<&str> {
-    ["file_path", "path", "notebook_path"]
-        .iter()
-        .find_map(|k| input.get(*k).and_then(Value::as_str))
+    ["file_path", "path", "notebook_path"].iter().find_map(|k| input.get(*k).and_then(Value::as_str))
 }
 
 fn first_string_arg(input: &Map<String, Value>) -> Option<&str> {
@@ -308,11 +262,7 @@ pub fn split_command(command: &str) -> Vec<String> {
         }
     }
     parts.push(current);
-    parts
-        .into_iter()
-        .map(|p| strip_assignments(p.trim()).to_owned())
-        .filter(|p| !p.is_empty())
-        .collect()
+    parts.into_iter().map(|p| strip_assignments(p.trim()).to_owned()).filter(|p| !p.is_empty()).collect()
 }
 
 fn strip_assignments(mut part: &str) -> &str {
@@ -320,9 +270,9 @@ fn strip_assignments(mut part: &str) -> &str {
         let Some((word, rest)) = part.split_once(char::is_whitespace) else {
             return part;
         };
-        let is_assignment = word.split_once('=').is_some_and(|(name, _)| {
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
+        let is_assignment = word
+            .split_once('=')
+            .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
         if !is_assignment {
             return part;
         }
@@ -347,54 +297,19 @@ mod tests {
 
     #[test]
     fn bare_tool_names_match_every_call_of_the_tool() {
-        assert!(m(
-            "Write",
-            "Write",
-            json!({"file_path": "/proj/a"}),
-            RuleUse::Allow
-        ));
+        assert!(m("Write", "Write", json!({"file_path": "/proj/a"}), RuleUse::Allow));
         assert!(!m("Write", "Read", json!({}), RuleUse::Allow));
-        assert!(m(
-            "mcp__fs__*",
-            "mcp__fs__read_file",
-            json!({}),
-            RuleUse::Allow
-        ));
+        assert!(m("mcp__fs__*", "mcp__fs__read_file", json!({}), RuleUse::Allow));
         assert!(!m("mcp__fs__*", "mcp__git__log", json!({}), RuleUse::Allow));
     }
 
     #[test]
     fn bash_rules_match_commands_with_wildcards_and_optional_tail() {
-        assert!(m(
-            "Bash(git *)",
-            "Bash",
-            json!({"command": "git status"}),
-            RuleUse::Allow
-        ));
-        assert!(m(
-            "Bash(git *)",
-            "Bash",
-            json!({"command": "git"}),
-            RuleUse::Allow
-        ));
-        assert!(!m(
-            "Bash(git *)",
-            "Bash",
-            json!({"command": "gitk"}),
-            RuleUse::Allow
-        ));
-        assert!(m(
-            "Bash(npm run test:*)",
-            "Bash",
-            json!({"command": "npm run test -- x"}),
-            RuleUse::Allow
-        ));
-        assert!(m(
-            "Bash(rm *)",
-            "Bash",
-            json!({"command": "FOO=1 rm -rf x"}),
-            RuleUse::Restrict
-        ));
+        assert!(m("Bash(git *)", "Bash", json!({"command": "git status"}), RuleUse::Allow));
+        assert!(m("Bash(git *)", "Bash", json!({"command": "git"}), RuleUse::Allow));
+        assert!(!m("Bash(git *)", "Bash", json!({"command": "gitk"}), RuleUse::Allow));
+        assert!(m("Bash(npm run test:*)", "Bash", json!({"command": "npm run test -- x"}), RuleUse::Allow));
+        assert!(m("Bash(rm *)", "Bash", json!({"command": "FOO=1 rm -rf x"}), RuleUse::Restrict));
     }
 
     #[test]
@@ -402,63 +317,23 @@ mod tests {
         let input = json!({"command": "git status && rm -rf /"});
         assert!(!m("Bash(git *)", "Bash", input.clone(), RuleUse::Allow));
         assert!(m("Bash(rm *)", "Bash", input, RuleUse::Restrict));
-        assert!(m(
-            "Bash(rm *)",
-            "Bash",
-            json!({"command": "echo 'a;b' | rm x"}),
-            RuleUse::Restrict
-        ));
+        assert!(m("Bash(rm *)", "Bash", json!({"command": "echo 'a;b' | rm x"}), RuleUse::Restrict));
         assert_eq!(split_command("echo 'a;b' && ls"), vec!["echo 'a;b'", "ls"]);
     }
 
     #[test]
     fn path_rules_are_globs_anchored_at_the_project_root() {
-        assert!(m(
-            "Read(src/**)",
-            "Read",
-            json!({"file_path": "/proj/src/a/b.rs"}),
-            RuleUse::Allow
-        ));
-        assert!(!m(
-            "Read(src/**)",
-            "Read",
-            json!({"file_path": "/proj/lib/b.rs"}),
-            RuleUse::Allow
-        ));
-        assert!(m(
-            "Edit(*.ts)",
-            "Edit",
-            json!({"file_path": "/proj/deep/x.ts"}),
-            RuleUse::Restrict
-        ));
-        assert!(m(
-            "Edit(*.ts)",
-            "Write",
-            json!({"file_path": "/proj/x.ts"}),
-            RuleUse::Restrict
-        ));
-        assert!(m(
-            "Read(//etc/**)",
-            "Read",
-            json!({"file_path": "/etc/passwd"}),
-            RuleUse::Restrict
-        ));
-        assert!(m(
-            "Read(src/**)",
-            "Grep",
-            json!({"pattern": "x", "path": "src/q"}),
-            RuleUse::Allow
-        ));
+        assert!(m("Read(src/**)", "Read", json!({"file_path": "/proj/src/a/b.rs"}), RuleUse::Allow));
+        assert!(!m("Read(src/**)", "Read", json!({"file_path": "/proj/lib/b.rs"}), RuleUse::Allow));
+        assert!(m("Edit(*.ts)", "Edit", json!({"file_path": "/proj/deep/x.ts"}), RuleUse::Restrict));
+        assert!(m("Edit(*.ts)", "Write", json!({"file_path": "/proj/x.ts"}), RuleUse::Restrict));
+        assert!(m("Read(//etc/**)", "Read", json!({"file_path": "/etc/passwd"}), RuleUse::Restrict));
+        assert!(m("Read(src/**)", "Grep", json!({"pattern": "x", "path": "src/q"}), RuleUse::Allow));
     }
 
     #[test]
     fn domain_rules_match_the_url_host() {
-        assert!(m(
-            "WebFetch(domain:example.com)",
-            "WebFetch",
-            json!({"url": "https://example.com/x"}),
-            RuleUse::Allow
-        ));
+        assert!(m("WebFetch(domain:example.com)", "WebFetch", json!({"url": "https://example.com/x"}), RuleUse::Allow));
         assert!(m(
             "WebFetch(domain:example.com)",
             "WebFetch",

@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
 use spine_protocol::message::{Message, ToolResultMessage};
-use spine_protocol::permission::{
-    DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion,
-};
+use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::{HookSaid, ToolDecisionRecord, TraceRecord};
 
@@ -65,77 +63,34 @@ impl Run<'_> {
 
         // 2. review_tool_call: visible to this run?
         let visibility = &self.agent.config.visibility;
-        if let Err(e) = review_tool_call(
-            &tools,
-            visibility,
-            &prepared.name,
-            Some(&call.id),
-            &self.trace,
-        ) {
+        if let Err(e) = review_tool_call(&tools, visibility, &prepared.name, Some(&call.id), &self.trace) {
             return self.refuse(record, call, e.to_tool_error(), "not_allowed", contexts);
         }
 
         // 3. PreToolUse
-        let pre = self
-            .hooks
-            .pre_tool_use(&self.hook_ctx, &tools, &prepared, &cwd)
-            .await;
+        let pre = self.hooks.pre_tool_use(&self.hook_ctx, &tools, &prepared, &cwd).await;
         record.pre = said(&pre.said);
-        contexts.extend(
-            pre.contexts
-                .into_iter()
-                .map(|c| Message::context(HookEventName::PreToolUse, c)),
-        );
+        contexts.extend(pre.contexts.into_iter().map(|c| Message::context(HookEventName::PreToolUse, c)));
         if let Some(halt) = pre.halt {
-            let error = ToolError::new(
-                ErrorCode::HookStoppedContinuation,
-                "Skipped after a PreToolUse hook stopped the run",
-            );
+            let error =
+                ToolError::new(ErrorCode::HookStoppedContinuation, "Skipped after a PreToolUse hook stopped the run");
             let mut outcome = self.refuse(record, call, error, "halted", contexts);
-            outcome.end = Some(RoundEnd::Halted {
-                stop_reason: halt.stop_reason,
-            });
+            outcome.end = Some(RoundEnd::Halted { stop_reason: halt.stop_reason });
             return outcome;
         }
         let (args, suggestion, suggested_by) = match pre.verdict {
-            PreToolVerdict::Proceed {
-                args,
-                permission,
-                suggested_by,
-            } => (args, permission, suggested_by),
+            PreToolVerdict::Proceed { args, permission, suggested_by } => (args, permission, suggested_by),
             PreToolVerdict::Blocked { reason, .. } => {
-                return self.refuse(
-                    record,
-                    call,
-                    ToolError::new(ErrorCode::HookBlocked, reason),
-                    "blocked",
-                    contexts,
-                );
+                return self.refuse(record, call, ToolError::new(ErrorCode::HookBlocked, reason), "blocked", contexts);
             }
-            PreToolVerdict::Failed {
-                error,
-                hook_id,
-                detail,
-            } => {
-                self.trace.warn(
-                    format!("PreToolUse hook `{hook_id}` failed closed: {detail}"),
-                    Some(&call.id),
-                );
+            PreToolVerdict::Failed { error, hook_id, detail } => {
+                self.trace.warn(format!("PreToolUse hook `{hook_id}` failed closed: {detail}"), Some(&call.id));
                 return self.refuse(record, call, error, "hook_failed", contexts);
             }
         };
 
         // 4. permission: policy, then PermissionRequest hooks and the approver for `ask`.
-        let args = match self
-            .authorize(
-                &prepared,
-                args,
-                &suggestion,
-                suggested_by.as_deref(),
-                batch,
-                &mut record,
-            )
-            .await
+        let args = match self.authorize(&prepared, args, &suggestion, suggested_by.as_deref(), batch, &mut record).await
         {
             Authorized::Run(args) => args,
             Authorized::Refused(error) => {
@@ -143,11 +98,7 @@ impl Run<'_> {
             }
             Authorized::Defer => {
                 record.emit(&self.trace, "deferred", None);
-                return CallOutcome {
-                    result: None,
-                    contexts,
-                    end: Some(RoundEnd::Deferred(call.clone())),
-                };
+                return CallOutcome { result: None, contexts, end: Some(RoundEnd::Deferred(call.clone())) };
             }
             Authorized::Halt(stop_reason) => {
                 let error = ToolError::new(
@@ -160,16 +111,16 @@ impl Run<'_> {
             }
         };
         if self.cancel.is_cancelled() {
-            let error = ToolError::new(
-                ErrorCode::Canceled,
-                "the run was canceled before the tool ran",
-            );
+            let error = ToolError::new(ErrorCode::Canceled, "the run was canceled before the tool ran");
             let mut outcome = self.refuse(record, call, error, "canceled", contexts);
             outcome.end = Some(RoundEnd::Canceled);
             return outcome;
         }
 
         // 5. execute
+        if let Some(reports) = &self.reports {
+            reports.tool_reviewed(&call.id, &call.name, &Value::Object((*args).clone()));
+        }
         let tool = std::sync::Arc::clone(tools.tool(prepared.handle));
         let tool_ctx = ToolContext {
             call_id: call.id.clone(),
@@ -204,10 +155,7 @@ impl Run<'_> {
         // 6. project, then PostToolUse / PostToolUseFailure.
         match executed {
             Err(error) if self.cancel.is_cancelled() || error.code == ErrorCode::Canceled => {
-                let error = ToolError::new(
-                    ErrorCode::Canceled,
-                    "the run was canceled while the tool ran",
-                );
+                let error = ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran");
                 let mut outcome = self.refuse(record, call, error, "canceled", contexts);
                 outcome.end = Some(RoundEnd::Canceled);
                 outcome
@@ -228,24 +176,18 @@ impl Run<'_> {
                     )
                     .await;
                 contexts.extend(
-                    failure
-                        .contexts
-                        .into_iter()
-                        .map(|c| Message::context(HookEventName::PostToolUseFailure, c)),
+                    failure.contexts.into_iter().map(|c| Message::context(HookEventName::PostToolUseFailure, c)),
                 );
                 if let Some(f) = failure.failure {
-                    self.trace
-                        .warn(format!("PostToolUseFailure {f}"), Some(&call.id));
+                    self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
                 }
                 let mut outcome = self.refuse(record, call, error, "failed", contexts);
-                outcome.end = failure.halt.map(|h| RoundEnd::Halted {
-                    stop_reason: h.stop_reason,
-                });
+                outcome.end = failure.halt.map(|h| RoundEnd::Halted { stop_reason: h.stop_reason });
                 outcome
             }
             Ok(response) => {
-                let projection =
-                    project_tool_result(tool.as_ref(), &response, &call.id, &self.trace);
+                let projection = project_tool_result(tool.as_ref(), &response, &call.id, &self.trace);
+                let projection_metadata = projection.metadata.clone();
                 let post = self
                     .hooks
                     .post_tool_use(
@@ -260,58 +202,38 @@ impl Run<'_> {
                     )
                     .await;
                 record.post = said(&post.said);
-                contexts.extend(
-                    post.contexts
-                        .into_iter()
-                        .map(|c| Message::context(HookEventName::PostToolUse, c)),
-                );
+                contexts.extend(post.contexts.into_iter().map(|c| Message::context(HookEventName::PostToolUse, c)));
                 for reason in post.block_reasons {
                     contexts.push(Message::context(
                         HookEventName::PostToolUse,
-                        format!(
-                            "PostToolUse hook feedback on {} call {}: {reason}",
-                            call.name, call.id
-                        ),
+                        format!("PostToolUse hook feedback on {} call {}: {reason}", call.name, call.id),
                     ));
                 }
                 let (content, error_code) = match post.failure {
                     Some((error, failure)) => {
-                        self.trace
-                            .warn(format!("PostToolUse {failure}"), Some(&call.id));
+                        self.trace.warn(format!("PostToolUse {failure}"), Some(&call.id));
                         (error.render(), Some(error.code))
                     }
                     None => match post.text_override {
                         Some(text) => (text, None),
-                        None if post.response_replaced => {
-                            (tool.project(&post.response).content, None)
-                        }
+                        None if post.response_replaced => (tool.project(&post.response).content, None),
                         None => (projection.content, None),
                     },
                 };
                 record.emit(
                     &self.trace,
-                    if error_code.is_some() {
-                        "post_hook_failed"
-                    } else {
-                        "executed"
-                    },
+                    if error_code.is_some() { "post_hook_failed" } else { "executed" },
                     error_code,
                 );
-                let end = post.halt.map(|h| RoundEnd::Prevented {
-                    output: content.clone(),
-                    stop_reason: h.stop_reason,
-                });
-                let result = ToolResultMessage {
-                    tool_call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content,
-                    error_code,
-                };
-                CallOutcome {
-                    result: Some(result),
-                    contexts,
-                    end,
+                if let Some(reports) = &self.reports {
+                    let done = crate::tool::Projection { content: content.clone(), metadata: projection_metadata };
+                    reports.tool_completed(&call.id, &call.name, &done);
                 }
+                let end =
+                    post.halt.map(|h| RoundEnd::Prevented { output: content.clone(), stop_reason: h.stop_reason });
+                let result =
+                    ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code };
+                CallOutcome { result: Some(result), contexts, end }
             }
         }
     }
@@ -326,11 +248,10 @@ impl Run<'_> {
         contexts: Vec<Message>,
     ) -> CallOutcome {
         record.emit(&self.trace, outcome, Some(error.code));
-        CallOutcome {
-            result: Some(error_result(call, &error)),
-            contexts,
-            end: None,
+        if let Some(reports) = &self.reports {
+            reports.tool_failed(&call.id, &call.name, &arguments_value(call), &error);
         }
+        CallOutcome { result: Some(error_result(call, &error)), contexts, end: None }
     }
 
     async fn authorize(
@@ -344,9 +265,7 @@ impl Run<'_> {
     ) -> Authorized {
         let tools = std::sync::Arc::clone(&self.agent.tools);
         let mut decision = self.policy_decision(call, &args, suggestion, suggested_by);
-        if decision.behavior == PermissionBehavior::Defer
-            && !(self.agent.config.allow_defer && batch == 1)
-        {
+        if decision.behavior == PermissionBehavior::Defer && !(self.agent.config.allow_defer && batch == 1) {
             decision = PermissionDecision::new(
                 PermissionBehavior::Ask,
                 decision.source,
@@ -354,18 +273,12 @@ impl Run<'_> {
             );
         }
         if decision.behavior == PermissionBehavior::Ask {
-            let asked = self
-                .hooks
-                .permission_request(&self.hook_ctx, &tools, call, &args, &decision.reason)
-                .await;
+            let asked = self.hooks.permission_request(&self.hook_ctx, &tools, call, &args, &decision.reason).await;
             if let Some(halt) = asked.halt {
                 return Authorized::Halt(halt.stop_reason);
             }
             decision = match asked.verdict {
-                PermissionVerdict::Allow {
-                    hook_id,
-                    args: updated,
-                } => {
+                PermissionVerdict::Allow { hook_id, args: updated } => {
                     let source = DecisionSource::PermissionRequestHook { hook_id };
                     match updated {
                         Some(new_args) => {
@@ -379,13 +292,13 @@ impl Run<'_> {
                             args = new_args;
                             match recheck.behavior {
                                 PermissionBehavior::Deny => recheck,
-                                PermissionBehavior::Allow
-                                | PermissionBehavior::Ask
-                                | PermissionBehavior::Defer => PermissionDecision::new(
-                                    PermissionBehavior::Allow,
-                                    source,
-                                    "approved by PermissionRequest hook",
-                                ),
+                                PermissionBehavior::Allow | PermissionBehavior::Ask | PermissionBehavior::Defer => {
+                                    PermissionDecision::new(
+                                        PermissionBehavior::Allow,
+                                        source,
+                                        "approved by PermissionRequest hook",
+                                    )
+                                }
                             }
                         }
                         None => PermissionDecision::new(
@@ -408,36 +321,25 @@ impl Run<'_> {
                         reason: &decision.reason,
                     };
                     match self.agent.approver.approve(&request).await {
-                        Approval::Allow => PermissionDecision::new(
-                            PermissionBehavior::Allow,
-                            DecisionSource::Approver,
-                            "approved",
-                        ),
-                        Approval::Deny { reason } => PermissionDecision::new(
-                            PermissionBehavior::Deny,
-                            DecisionSource::Approver,
-                            reason,
-                        ),
+                        Approval::Allow => {
+                            PermissionDecision::new(PermissionBehavior::Allow, DecisionSource::Approver, "approved")
+                        }
+                        Approval::Deny { reason } => {
+                            PermissionDecision::new(PermissionBehavior::Deny, DecisionSource::Approver, reason)
+                        }
                     }
                 }
             };
         }
-        self.observer.on_event(&RunEvent::Permission {
-            tool_name: &call.name,
-            decision: &decision,
-        });
+        self.observer.on_event(&RunEvent::Permission { tool_name: &call.name, decision: &decision });
         let behavior = decision.behavior;
         let reason = decision.reason.clone();
         record.permission = Some(decision);
         match behavior {
             PermissionBehavior::Allow => Authorized::Run(args),
             PermissionBehavior::Defer => Authorized::Defer,
-            PermissionBehavior::Deny => {
-                Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason))
-            }
-            PermissionBehavior::Ask => {
-                Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason))
-            }
+            PermissionBehavior::Deny => Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason)),
+            PermissionBehavior::Ask => Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason)),
         }
     }
 
@@ -455,23 +357,21 @@ impl Run<'_> {
             .workspace_paths(args)
             .iter()
             .find_map(|p| self.agent.config.workspace.resolve(p, cwd).err());
-        let facts = CallFacts {
-            tool_name: &call.name,
-            effect: tools.effect(call.handle),
-            args,
-            boundary: boundary.as_ref(),
-        };
+        let facts =
+            CallFacts { tool_name: &call.name, effect: tools.effect(call.handle), args, boundary: boundary.as_ref() };
         self.agent.policy.decide(facts, suggestion, suggested_by)
     }
 }
 
+fn arguments_value(call: &ToolCall) -> Value {
+    match &call.arguments {
+        spine_protocol::tool::ToolArguments::Json(v) => v.clone(),
+        spine_protocol::tool::ToolArguments::Raw(raw) => Value::String(raw.clone()),
+    }
+}
+
 fn said(list: &[(String, &'static str)]) -> Vec<HookSaid> {
-    list.iter()
-        .map(|(id, d)| HookSaid {
-            hook_id: id.clone(),
-            decision: (*d).to_owned(),
-        })
-        .collect()
+    list.iter().map(|(id, d)| HookSaid { hook_id: id.clone(), decision: (*d).to_owned() }).collect()
 }
 
 /// The combined decision record of one call, filled as the call goes.

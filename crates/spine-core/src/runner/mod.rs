@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use spine_protocol::hook::{
-    Notification, NotificationInput, SessionEnd, SessionEndInput, SessionEndReason, SessionSource,
-    SessionStartInput,
+    CompactTrigger, HookEventName, Notification, NotificationInput, PostCompact, PostCompactInput, PreCompactInput,
+    SessionEnd, SessionEndInput, SessionEndReason, SessionSource, SessionStartInput,
 };
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::pairing::validate_pairing;
@@ -23,15 +23,24 @@ use spine_protocol::tool::{ErrorCode, ToolCall, ToolError, ToolSpec};
 use spine_protocol::trace::{ModelTrace, TraceRecord};
 use tokio_util::sync::CancellationToken;
 
-use crate::hooks::events::{PromptVerdict, StopVerdict};
+use crate::hooks::events::{PreCompactResult, PromptVerdict, StopVerdict};
 use crate::hooks::{HookContext, HookRegistry, HookRuntime, SessionInfo};
 use crate::model::{ModelClient, ModelError, ModelErrorKind, ModelRequest, StreamSink};
 use crate::observer::{RunEvent, RunObserver};
 use crate::permission::{Approver, PermissionPolicy};
 use crate::registry::ToolRegistry;
+use crate::reports::ReportCollector;
 use crate::session::{Transcript, TranscriptRecord};
+use crate::skills::{SkillCatalog, SkillRoot};
+use crate::stages::compact_context::{
+    CompactStrategy, compact_context, compaction_threshold, record_not_compacted, should_compact,
+};
 use crate::stages::finalize_output::finalize_output;
+use crate::stages::handle_error::{ExecutionError, handle_error};
+use crate::stages::prepare_turn::{OperatorStateSource, PreparedTurn, TurnInputs, operator_snapshot};
 use crate::stages::prepare_turn::{TurnSettings, prepare_turn};
+use crate::tokens::{TokenCache, TokenEstimator, estimator_for};
+
 use crate::stages::review_tool_call::Visibility;
 use crate::tool::ProgressSink;
 use crate::trace::{Trace, micros};
@@ -54,7 +63,7 @@ pub struct Agent {
 }
 
 /// Limits and settings of an agent.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AgentConfig {
     /// Model requests per run before it ends with `error_max_turns` (default 20).
     pub max_turns: u32,
@@ -70,6 +79,18 @@ pub struct AgentConfig {
     pub turn: TurnSettings,
     /// Whether a PreToolUse `defer` may end the run (non-interactive runs).
     pub allow_defer: bool,
+    /// Skill roots, scanned once per run.
+    pub skill_roots: Vec<SkillRoot>,
+    /// Budget hints of an assignment (`advisory_hints.recommended_compaction_threshold`, …).
+    pub budget_hints: Option<serde_json::Value>,
+    /// `context.compaction_threshold_tokens` from settings.
+    pub compaction_threshold: Option<u64>,
+    /// The compaction strategy.
+    pub compaction_strategy: CompactStrategy,
+    /// The token estimator (default: BPE of the model family, or words when unknown).
+    pub estimator: Option<Arc<dyn TokenEstimator>>,
+    /// Extra operator-state sections (command runs, processes).
+    pub operator_state: Option<Arc<dyn OperatorStateSource>>,
 }
 
 impl AgentConfig {
@@ -84,6 +105,12 @@ impl AgentConfig {
             visibility: Visibility::All,
             turn: TurnSettings::default(),
             allow_defer: true,
+            skill_roots: Vec::new(),
+            budget_hints: None,
+            compaction_threshold: None,
+            compaction_strategy: CompactStrategy::Sandwich,
+            estimator: None,
+            operator_state: None,
         }
     }
 }
@@ -110,8 +137,10 @@ pub struct RunRequest {
     pub trace: Trace,
     /// The file SessionStart hooks append `export` lines to.
     pub env_file: Option<PathBuf>,
-    /// Streamed tool output.
+    /// Streamed tool output (defaults to the report collector when there is one).
     pub progress: Option<Arc<dyn ProgressSink>>,
+    /// Receives the run's reports.
+    pub reports: Option<Arc<ReportCollector>>,
 }
 
 /// How a run ended.
@@ -135,6 +164,8 @@ pub struct RunOutcome {
     pub deferred: Option<ToolCall>,
     /// A hook's `stopReason`, when a hook ended the run.
     pub stop_reason: Option<String>,
+    /// The error, when the run failed.
+    pub error: Option<ExecutionError>,
 }
 
 /// How a tool round ended.
@@ -143,10 +174,7 @@ enum RoundEnd {
     /// Ask the model again.
     Continue,
     /// PostToolUse prevented continuation; the run's output is this text.
-    Prevented {
-        output: String,
-        stop_reason: Option<String>,
-    },
+    Prevented { output: String, stop_reason: Option<String> },
     /// A hook returned `continue: false`.
     Halted { stop_reason: Option<String> },
     /// The run was canceled.
@@ -162,35 +190,39 @@ struct End {
     reason: SessionEndReason,
     stop_reason: Option<String>,
     deferred: Option<ToolCall>,
+    error: Option<ExecutionError>,
 }
 
 impl End {
     fn new(subtype: RunSubtype, result: impl Into<String>, reason: SessionEndReason) -> Self {
-        End {
-            subtype,
-            result: result.into(),
-            reason,
-            stop_reason: None,
-            deferred: None,
-        }
+        End { subtype, result: result.into(), reason, stop_reason: None, deferred: None, error: None }
+    }
+
+    fn success(result: impl Into<String>) -> Self {
+        End::new(RunSubtype::Success, result, SessionEndReason::Completed)
     }
 
     fn halted(stop_reason: Option<String>) -> Self {
-        let text = stop_reason
-            .clone()
-            .unwrap_or_else(|| "a hook stopped the run".to_owned());
+        let text = stop_reason.clone().unwrap_or_else(|| "a hook stopped the run".to_owned());
         End {
             stop_reason,
+            error: Some(ExecutionError::Blocked(text.clone())),
             ..End::new(RunSubtype::Blocked, text, SessionEndReason::Blocked)
         }
     }
 
-    fn failed(message: impl Into<String>) -> Self {
-        End::new(
-            RunSubtype::ErrorDuringExecution,
-            message,
-            SessionEndReason::Error,
-        )
+    fn failed(error: ExecutionError) -> Self {
+        End {
+            error: Some(error.clone()),
+            ..End::new(RunSubtype::ErrorDuringExecution, error.to_string(), SessionEndReason::Error)
+        }
+    }
+
+    fn canceled() -> Self {
+        End {
+            error: Some(ExecutionError::Canceled("the run was canceled".into())),
+            ..End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled)
+        }
     }
 }
 
@@ -211,12 +243,14 @@ impl Agent {
             Arc::clone(&request.observer),
             self.config.workspace.root().to_path_buf(),
         );
-        let specs: Vec<ToolSpec> = self
-            .tools
-            .specs()
-            .filter(|s| self.config.visibility.allows(&s.name))
-            .cloned()
-            .collect();
+        let specs: Vec<ToolSpec> =
+            self.tools.specs().filter(|s| self.config.visibility.allows(&s.name)).cloned().collect();
+        let (skills, issues) = SkillCatalog::scan(&self.config.skill_roots);
+        for issue in issues {
+            request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
+        }
+        let estimator = self.config.estimator.clone().unwrap_or_else(|| estimator_for(Some(self.model.model())));
+        let progress = request.progress.clone().or_else(|| request.reports.clone().map(|r| r as Arc<dyn ProgressSink>));
         let mut run = Run {
             agent: self,
             hooks,
@@ -234,12 +268,17 @@ impl Agent {
             specs,
             num_turns: 0,
             usage: Usage::default(),
-            progress: request.progress,
+            progress,
+            reports: request.reports,
             last_prepared: Vec::new(),
+            skills,
+            estimator,
+            token_cache: TokenCache::new(),
         };
-        let end = run
-            .drive(request.prompt, request.deferred, request.source)
-            .await;
+        if let Some(r) = &run.reports {
+            r.started();
+        }
+        let end = run.drive(request.prompt, request.deferred, request.source).await;
         run.finish(end).await
     }
 }
@@ -258,24 +297,22 @@ struct Run<'a> {
     num_turns: u32,
     usage: Usage,
     progress: Option<Arc<dyn ProgressSink>>,
+    reports: Option<Arc<ReportCollector>>,
     last_prepared: Vec<Message>,
+    skills: SkillCatalog,
+    estimator: Arc<dyn TokenEstimator>,
+    token_cache: TokenCache,
 }
 
 impl Run<'_> {
     /// Appends a message to the conversation and the transcript file.
     fn push(&mut self, message: Message) {
-        if let Err(e) = self.writer.append(&TranscriptRecord::Message {
-            message: message.clone(),
-        }) {
-            let text = format!(
-                "could not write the transcript {}: {e}",
-                self.writer.path().display()
-            );
+        if let Err(e) = self.writer.append(&TranscriptRecord::Message { message: message.clone() }) {
+            let text = format!("could not write the transcript {}: {e}", self.writer.path().display());
             self.trace.warn(text.clone(), None);
             self.observer.on_event(&RunEvent::Warning { text: &text });
         }
-        self.observer
-            .on_event(&RunEvent::Message { message: &message });
+        self.observer.on_event(&RunEvent::Message { message: &message });
         self.transcript.push(message);
     }
 
@@ -285,12 +322,7 @@ impl Run<'_> {
         }
     }
 
-    async fn drive(
-        &mut self,
-        prompt: Option<String>,
-        deferred: Option<ToolCall>,
-        source: SessionSource,
-    ) -> End {
+    async fn drive(&mut self, prompt: Option<String>, deferred: Option<ToolCall>, source: SessionSource) -> End {
         let _ = self.writer.append(&TranscriptRecord::Session {
             session_id: self.hook_ctx.session.session_id.clone(),
             cwd: self.agent.config.cwd.clone(),
@@ -304,14 +336,11 @@ impl Run<'_> {
             .hooks
             .session_start(
                 &self.hook_ctx,
-                SessionStartInput {
-                    source,
-                    model: Some(self.agent.model.model().to_owned()),
-                },
+                SessionStartInput { source, model: Some(self.agent.model.model().to_owned()) },
             )
             .await;
         if let Some(failure) = start.failure {
-            return End::failed(format!("SessionStart {failure}"));
+            return End::failed(ExecutionError::Hook(failure));
         }
         if let Some(halt) = start.halt {
             return End::halted(halt.stop_reason);
@@ -327,29 +356,19 @@ impl Run<'_> {
             match submitted.verdict {
                 PromptVerdict::Proceed => {}
                 PromptVerdict::Blocked { reason, hook_id } => {
-                    let mut end = End::new(
-                        RunSubtype::Blocked,
-                        reason.clone(),
-                        SessionEndReason::Blocked,
-                    );
+                    let mut end = End::new(RunSubtype::Blocked, reason.clone(), SessionEndReason::Blocked);
                     end.stop_reason = Some(format!("prompt blocked by hook {hook_id}: {reason}"));
                     return end;
                 }
                 PromptVerdict::Failed(failure) => {
-                    return End::failed(format!("UserPromptSubmit {failure}"));
+                    return End::failed(ExecutionError::Hook(failure));
                 }
             }
             self.push(Message::user(prompt));
             pending_contexts.extend(submitted.contexts);
-            self.push_contexts(
-                spine_protocol::hook::HookEventName::UserPromptSubmit,
-                pending_contexts,
-            );
+            self.push_contexts(spine_protocol::hook::HookEventName::UserPromptSubmit, pending_contexts);
         } else if !pending_contexts.is_empty() {
-            self.push_contexts(
-                spine_protocol::hook::HookEventName::SessionStart,
-                pending_contexts,
-            );
+            self.push_contexts(spine_protocol::hook::HookEventName::SessionStart, pending_contexts);
         }
 
         if let Some(call) = deferred {
@@ -369,10 +388,7 @@ impl Run<'_> {
                 return End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled);
             }
             if self.num_turns >= self.agent.config.max_turns {
-                let text = format!(
-                    "reached max_turns ({}) before a final answer",
-                    self.agent.config.max_turns
-                );
+                let text = format!("reached max_turns ({}) before a final answer", self.agent.config.max_turns);
                 return End::new(RunSubtype::ErrorMaxTurns, text, SessionEndReason::MaxTurns);
             }
             let background = self.hooks.take_background_context();
@@ -392,20 +408,17 @@ impl Run<'_> {
                 }
             }
             let text = self.last_text();
-            let stop = self
-                .hooks
-                .stop(&self.hook_ctx, stop_hook_active, &text)
-                .await;
+            let stop = self.hooks.stop(&self.hook_ctx, stop_hook_active, &text).await;
             if let Some(halt) = stop.halt {
                 self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
-                let mut end = End::new(RunSubtype::Success, text, SessionEndReason::Completed);
+                let mut end = End::success(text);
                 end.stop_reason = halt.stop_reason;
                 return end;
             }
             match stop.verdict {
                 StopVerdict::Allow => {
                     self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
-                    return End::new(RunSubtype::Success, text, SessionEndReason::Completed);
+                    return End::success(text);
                 }
                 StopVerdict::ForceContinue { reason, hook_id } => {
                     if forced_in_a_row >= self.agent.config.max_forced_continuations {
@@ -415,10 +428,7 @@ impl Run<'_> {
                         );
                         self.trace.warn(note.clone(), None);
                         self.observer.on_event(&RunEvent::Warning { text: &note });
-                        self.push_contexts(
-                            spine_protocol::hook::HookEventName::Stop,
-                            stop.contexts,
-                        );
+                        self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
                         return End::new(RunSubtype::Success, text, SessionEndReason::Completed);
                     }
                     forced_in_a_row += 1;
@@ -426,7 +436,7 @@ impl Run<'_> {
                     self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
                     self.push(Message::user(reason));
                 }
-                StopVerdict::Failed(failure) => return End::failed(format!("Stop {failure}")),
+                StopVerdict::Failed(failure) => return End::failed(ExecutionError::Hook(failure)),
             }
         }
     }
@@ -444,29 +454,21 @@ impl Run<'_> {
 
     fn round_end(&mut self, end: RoundEnd) -> End {
         match end {
-            RoundEnd::Continue => End::failed("internal error: a continuing round ended the run"),
-            RoundEnd::Prevented {
-                output,
-                stop_reason,
-            } => {
+            RoundEnd::Continue => {
+                End::failed(ExecutionError::Runtime("internal error: a continuing round ended the run".into()))
+            }
+            RoundEnd::Prevented { output, stop_reason } => {
                 let mut end = End::new(RunSubtype::Success, output, SessionEndReason::Completed);
                 end.stop_reason = stop_reason;
                 end
             }
             RoundEnd::Halted { stop_reason } => End::halted(stop_reason),
-            RoundEnd::Canceled => {
-                End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled)
-            }
+            RoundEnd::Canceled => End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled),
             RoundEnd::Deferred(call) => {
-                let _ = self
-                    .writer
-                    .append(&TranscriptRecord::Deferred { call: call.clone() });
+                let _ = self.writer.append(&TranscriptRecord::Deferred { call: call.clone() });
                 let mut end = End::new(
                     RunSubtype::Deferred,
-                    format!(
-                        "tool call {} ({}) deferred; resume the session to continue",
-                        call.id, call.name
-                    ),
+                    format!("tool call {} ({}) deferred; resume the session to continue", call.id, call.name),
                     SessionEndReason::Deferred,
                 );
                 end.deferred = Some(call);
@@ -475,31 +477,38 @@ impl Run<'_> {
         }
     }
 
-    /// prepare_turn → pairing check → one model request.
+    /// prepare_turn → compact_context → pairing check → one model request.
     async fn model_turn(&mut self) -> Result<AssistantMessage, End> {
-        let prepared = prepare_turn(&self.agent.config.turn, &self.transcript, &self.trace);
+        let mut prepared = self.prepare();
+        let likely_model = prepared.likely_model.clone().unwrap_or_else(|| self.agent.model.model().to_owned());
+        let config = &self.agent.config;
+        let threshold = compaction_threshold(
+            config.budget_hints.as_ref(),
+            config.compaction_threshold,
+            self.agent.model.context_window(),
+        );
+        if should_compact(prepared.estimated_token_count, threshold, prepared.messages.len()) {
+            if self.compact(&prepared.messages, &likely_model).await {
+                prepared = self.prepare();
+            }
+        } else {
+            record_not_compacted(prepared.messages.len(), Some(&likely_model), &self.trace);
+        }
         if self.cancel.is_cancelled() {
-            return Err(End::new(
-                RunSubtype::Canceled,
-                "canceled",
-                SessionEndReason::Canceled,
-            ));
+            return Err(End::canceled());
         }
         if let Err(e) = validate_pairing(&prepared.messages) {
             self.trace.warn(format!("pairing violation: {e}"), None);
-            return Err(End::failed(format!(
+            return Err(End::failed(ExecutionError::Runtime(format!(
                 "internal error: refusing to send an invalid history: {e}"
-            )));
+            ))));
         }
         self.num_turns += 1;
         let turn = self.num_turns;
         self.observer.on_event(&RunEvent::ModelRequest { turn });
         let started = Instant::now();
         let sink = ObserverStream(Arc::clone(&self.observer));
-        let request = ModelRequest {
-            messages: &prepared.messages,
-            tools: &self.specs,
-        };
+        let request = ModelRequest { messages: &prepared.messages, tools: &self.specs };
         let result = tokio::select! {
             r = self.agent.model.complete(request, &sink, &self.cancel) => r,
             () = self.cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
@@ -523,25 +532,85 @@ impl Run<'_> {
                     self.usage.add(u);
                 }
                 let message = reply.message;
-                if message.tool_calls.is_empty()
-                    && message
-                        .content
-                        .as_deref()
-                        .is_none_or(|t| t.trim().is_empty())
-                {
-                    return Err(End::failed(
+                if message.tool_calls.is_empty() && message.content.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    let e = ModelError::new(
+                        ModelErrorKind::InvalidReply,
                         "the model returned an empty reply (no text and no tool calls)",
-                    ));
+                    );
+                    return Err(End::failed(ExecutionError::Model(e)));
                 }
                 Ok(message)
             }
-            Err(e) if e.kind == ModelErrorKind::Canceled => Err(End::new(
-                RunSubtype::Canceled,
-                "canceled",
-                SessionEndReason::Canceled,
-            )),
-            Err(e) => Err(End::failed(format!("model request failed: {}", e.message))),
+            Err(e) if e.kind == ModelErrorKind::Canceled => Err(End::canceled()),
+            Err(e) => Err(End::failed(ExecutionError::Model(e))),
         }
+    }
+
+    /// `prepare_turn` over the current transcript (operator state snapshot taken first).
+    fn prepare(&mut self) -> PreparedTurn {
+        let config = &self.agent.config;
+        let operator = config.turn.profile == "main" && !config.turn.is_subagent;
+        let snapshot = operator.then(|| {
+            let extra = config.operator_state.as_ref().map(|s| s.sections()).unwrap_or_default();
+            operator_snapshot(&config.workspace, extra)
+        });
+        let inputs = TurnInputs {
+            settings: &config.turn,
+            workspace: &config.workspace,
+            skills: &self.skills,
+            operator_state: snapshot.as_ref(),
+            estimator: self.estimator.as_ref(),
+        };
+        prepare_turn(&inputs, &self.transcript, Some(&mut self.token_cache), &self.trace)
+    }
+
+    /// PreCompact → compact_context → PostCompact → SessionStart(compact). Returns whether the
+    /// transcript changed.
+    async fn compact(&mut self, request: &[Message], likely_model: &str) -> bool {
+        let pre = self
+            .hooks
+            .pre_compact(&self.hook_ctx, PreCompactInput { trigger: CompactTrigger::Auto, custom_instructions: None })
+            .await;
+        if let PreCompactResult::Blocked { reason, hook_id } = pre {
+            self.trace.warn(format!("compaction blocked by PreCompact hook `{hook_id}`: {reason}"), None);
+            record_not_compacted(request.len(), Some(likely_model), &self.trace);
+            return false;
+        }
+        let model = Arc::clone(&self.agent.model);
+        let compaction = compact_context(
+            request,
+            Some(likely_model),
+            self.agent.config.compaction_strategy,
+            Some(model.as_ref()),
+            &self.cancel,
+            &self.trace,
+        )
+        .await;
+        if !compaction.compacted {
+            return false;
+        }
+        // The request's first message is this turn's system prompt; the transcript keeps the rest.
+        self.transcript = compaction.messages.into_iter().skip(1).collect();
+        self.token_cache.reset();
+        let _ = self.writer.append(&TranscriptRecord::Compacted { messages: self.transcript.clone() });
+        self.hooks
+            .observe::<PostCompact>(
+                &self.hook_ctx,
+                PostCompactInput { trigger: CompactTrigger::Auto, compact_summary: compaction.note },
+            )
+            .await;
+        let start = self
+            .hooks
+            .session_start(
+                &self.hook_ctx,
+                SessionStartInput { source: SessionSource::Compact, model: Some(likely_model.to_owned()) },
+            )
+            .await;
+        if let Some(failure) = start.failure {
+            self.trace.warn(format!("SessionStart (compact) {failure}"), None);
+        }
+        self.push_contexts(HookEventName::SessionStart, start.contexts);
+        true
     }
 
     /// Runs the calls of one model turn in order and appends their results, then the round's
@@ -558,14 +627,10 @@ impl Run<'_> {
                     ErrorCode::HookStoppedContinuation,
                     "Skipped after PostToolUse requested a stop",
                 )),
-                RoundEnd::Halted { .. } | RoundEnd::Deferred(_) => Some(ToolError::new(
-                    ErrorCode::HookStoppedContinuation,
-                    "Skipped after a hook stopped the run",
-                )),
-                RoundEnd::Canceled => Some(ToolError::new(
-                    ErrorCode::Canceled,
-                    "Skipped: the run was canceled",
-                )),
+                RoundEnd::Halted { .. } | RoundEnd::Deferred(_) => {
+                    Some(ToolError::new(ErrorCode::HookStoppedContinuation, "Skipped after a hook stopped the run"))
+                }
+                RoundEnd::Canceled => Some(ToolError::new(ErrorCode::Canceled, "Skipped: the run was canceled")),
             };
             if let Some(error) = skip {
                 results.push(error_result(call, &error));
@@ -573,17 +638,13 @@ impl Run<'_> {
             }
             if self.cancel.is_cancelled() {
                 end = RoundEnd::Canceled;
-                results.push(error_result(
-                    call,
-                    &ToolError::new(ErrorCode::Canceled, "Skipped: the run was canceled"),
-                ));
+                results.push(error_result(call, &ToolError::new(ErrorCode::Canceled, "Skipped: the run was canceled")));
                 continue;
             }
             let outcome = self.process_call(call, batch).await;
             contexts.extend(outcome.contexts);
             if let Some(result) = outcome.result {
-                self.observer
-                    .on_event(&RunEvent::ToolResult { result: &result });
+                self.observer.on_event(&RunEvent::ToolResult { result: &result });
                 results.push(result);
             }
             if let Some(next) = outcome.end {
@@ -600,18 +661,8 @@ impl Run<'_> {
     }
 
     async fn finish(mut self, end: End) -> RunOutcome {
-        let anchor = self
-            .hook_ctx
-            .prompt_id
-            .as_deref()
-            .unwrap_or("turn")
-            .to_owned();
-        finalize_output(
-            &end.result,
-            &self.hook_ctx.session.session_id,
-            &anchor,
-            &self.trace,
-        );
+        let anchor = self.hook_ctx.prompt_id.as_deref().unwrap_or("turn").to_owned();
+        finalize_output(&end.result, &self.hook_ctx.session.session_id, &anchor, &self.trace);
         if end.reason == SessionEndReason::Deferred || end.subtype.is_error() {
             self.hooks
                 .observe::<Notification>(
@@ -624,13 +675,20 @@ impl Run<'_> {
                 )
                 .await;
         }
-        self.hooks
-            .observe::<SessionEnd>(&self.hook_ctx, SessionEndInput { reason: end.reason })
-            .await;
+        self.hooks.observe::<SessionEnd>(&self.hook_ctx, SessionEndInput { reason: end.reason }).await;
         self.hooks.shutdown();
-        let _ = self.writer.append(&TranscriptRecord::Result {
-            subtype: end.subtype,
-        });
+        if let Some(reports) = &self.reports {
+            match (end.subtype, &end.error) {
+                (RunSubtype::Success | RunSubtype::Deferred, _) => reports.complete(&end.result),
+                (RunSubtype::Canceled, _) => reports.canceled(&end.result),
+                (RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked, error) => {
+                    let error = error.clone().unwrap_or_else(|| ExecutionError::Runtime(end.result.clone()));
+                    let identity = reports.identity();
+                    reports.fail(handle_error(&error, &identity.logical_work_id, identity.attempt_no, &self.trace));
+                }
+            }
+        }
+        let _ = self.writer.append(&TranscriptRecord::Result { subtype: end.subtype });
         let mut messages = match self.last_prepared.first() {
             Some(system @ Message::System { .. }) => vec![system.clone()],
             _ => Vec::new(),
@@ -646,6 +704,7 @@ impl Run<'_> {
             trace: self.trace,
             deferred: end.deferred,
             stop_reason: end.stop_reason,
+            error: end.error,
         }
     }
 }

@@ -6,7 +6,9 @@
 //! permission, execute) → `project_tool_result` for every tool call; `finalize_output` at the
 //! end, `handle_error` on failure.
 
+pub mod compact_context;
 pub mod finalize_output;
+pub mod handle_error;
 pub mod prepare_turn;
 pub mod project_tool_result;
 pub mod review_tool_call;

@@ -1,18 +1,71 @@
-//! `prepare_turn`: normalise the transcript, assemble the system prompt, resolve the likely
-//! model, estimate tokens. Returns the messages of the next model request: the system message,
-//! then the transcript.
+//! `prepare_turn`: normalise the transcript, select skills, assemble the system prompt from its
+//! ten layers, resolve the likely model, estimate tokens. The product is the message list of the
+//! next model request: the system message, then the transcript.
+//!
+//! Layers, in order, each written `"<Heading>:\n<body>"`, blank ones dropped, joined by blank
+//! lines: Agent Prompt · Soul (`SOUL.md`, else built in) · User (`USER.md`, else built in) ·
+//! Memory (`.spine/memory/root.md`) · Conversation Summary
+//! (`.spine/conversations/<id>/summary.md`) · Operator Prompt and Operator State (profile
+//! `main`, not a subagent) · Active Skills · Selected Skills · Context Imports. Workspace files
+//! are read through the workspace boundary. The operator-state snapshot is taken by the caller
+//! *before* the prompt is assembled and passed in.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 use spine_protocol::message::Message;
 
 use crate::fields;
+use crate::skills::{SkillCatalog, select};
+use crate::tokens::{TokenCache, TokenEstimator};
 use crate::trace::Trace;
+use crate::workspace::Workspace;
 
 /// The built-in agent prompt (layer 1), overridable.
 pub const DEFAULT_AGENT_PROMPT: &str = "You are spine, an agent that works in the user's workspace through tools. \
-Use the tools to inspect before you change anything, keep changes minimal, and answer with what you did and found.";
+Inspect before you change anything, keep changes minimal, and answer with what you did and what you found.";
+
+/// The built-in soul (layer 2) when the workspace has no `SOUL.md`.
+pub const DEFAULT_SOUL: &str =
+    "Be direct and precise. Prefer evidence from tools over guesses. Say so when you are unsure.";
+
+/// The built-in user note (layer 3) when the workspace has no `USER.md`.
+pub const DEFAULT_USER: &str = "The user is a developer who wants correct, verifiable results.";
+
+/// The built-in operator prompt (layer 6).
+pub const OPERATOR_PROMPT: &str = "You run as the main agent of this workspace. Operator State below is a snapshot of the \
+workspace, its memory files and the command runs and processes you started; use it instead of re-listing.";
+
+/// The root memory file, relative to the workspace.
+pub const ROOT_MEMORY_FILE: &str = ".spine/memory/root.md";
+
+/// The model hints of a payload; the likely model is the first one set, in this order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelContext {
+    /// `model_context.likely_model`.
+    #[serde(default)]
+    pub likely_model: Option<String>,
+    /// `model_context.model_ref`.
+    #[serde(default)]
+    pub model_ref: Option<String>,
+    /// `model_context.api_model`.
+    #[serde(default)]
+    pub api_model: Option<String>,
+    /// `provider_execution.model_ref`.
+    #[serde(default)]
+    pub provider_model_ref: Option<String>,
+}
+
+impl ModelContext {
+    /// The likely model: `likely_model` → `model_ref` → `api_model` → `provider_execution.model_ref`.
+    pub fn likely_model(&self) -> Option<&str> {
+        [&self.likely_model, &self.model_ref, &self.api_model, &self.provider_model_ref]
+            .into_iter()
+            .find_map(|m| m.as_deref().filter(|s| !s.is_empty()))
+    }
+}
 
 /// Plain inputs of `prepare_turn`, built from a CLI run or an assignment payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,8 +76,14 @@ pub struct TurnSettings {
     pub profile: String,
     /// Whether this agent is a subagent.
     pub is_subagent: bool,
-    /// The model the run will use.
-    pub likely_model: Option<String>,
+    /// Model hints.
+    pub model_context: ModelContext,
+    /// The tools visible to the turn (for the trace).
+    pub allowed_tool_names: Vec<String>,
+    /// The conversation (for its summary file).
+    pub conversation_id: Option<String>,
+    /// Context imports from the payload.
+    pub context_imports: Vec<Value>,
 }
 
 impl Default for TurnSettings {
@@ -33,9 +92,26 @@ impl Default for TurnSettings {
             agent_prompt: None,
             profile: "main".to_owned(),
             is_subagent: false,
-            likely_model: None,
+            model_context: ModelContext::default(),
+            allowed_tool_names: Vec::new(),
+            conversation_id: None,
+            context_imports: Vec::new(),
         }
     }
+}
+
+/// What `prepare_turn` reads besides the transcript.
+pub struct TurnInputs<'a> {
+    /// Settings.
+    pub settings: &'a TurnSettings,
+    /// The workspace (for SOUL.md, USER.md, memory, summary).
+    pub workspace: &'a Workspace,
+    /// The skills of the run.
+    pub skills: &'a SkillCatalog,
+    /// The operator-state snapshot, taken before the prompt is assembled.
+    pub operator_state: Option<&'a Value>,
+    /// The token estimator.
+    pub estimator: &'a dyn TokenEstimator,
 }
 
 /// The product of `prepare_turn`.
@@ -47,45 +123,273 @@ pub struct PreparedTurn {
     pub likely_model: Option<String>,
     /// The estimated size of the request.
     pub estimated_token_count: u64,
+    /// The skills loaded into the prompt.
+    pub selected_skill_names: Vec<String>,
 }
 
-/// Prepares the next model request.
+/// Prepares the next model request. With a cache, only messages new since the last call are
+/// counted.
 pub fn prepare_turn(
-    settings: &TurnSettings,
+    inputs: &TurnInputs<'_>,
     transcript: &[Message],
+    cache: Option<&mut TokenCache>,
     trace: &Trace,
 ) -> PreparedTurn {
     let started = Instant::now();
-    let prompt = format!(
-        "Agent Prompt:\n{}",
-        settings
-            .agent_prompt
-            .as_deref()
-            .unwrap_or(DEFAULT_AGENT_PROMPT)
-            .trim()
-    );
+    let s = inputs.settings;
+    let selection = select(inputs.skills, transcript);
+    let system = assemble_prompt(inputs, &selection);
+    let system_tokens = inputs.estimator.count_text(&system) + 4;
+    let transcript_tokens = match cache {
+        Some(cache) => cache.estimate(inputs.estimator, transcript),
+        None => transcript.iter().map(|m| inputs.estimator.count_message(m)).sum(),
+    };
     let mut messages = Vec::with_capacity(transcript.len() + 1);
-    messages.push(Message::system(prompt));
+    messages.push(Message::system(system));
     messages.extend(transcript.iter().cloned());
-    let estimated_token_count = messages
-        .iter()
-        .map(|m| m.text().map_or(0, |t| t.split_whitespace().count() as u64) + 4)
-        .sum();
-    trace.stage(
-        "prepare_turn",
-        None,
-        started,
-        fields! {
-            "message_count" => messages.len(),
-            "estimated_token_count" => estimated_token_count,
-            "likely_model" => settings.likely_model,
-            "profile" => settings.profile,
-            "is_subagent" => settings.is_subagent,
-        },
-    );
+    let likely_model = s.model_context.likely_model().map(str::to_owned);
+    let active: Vec<&str> = inputs.skills.active().map(|e| e.name.as_str()).collect();
+    let selected: Vec<String> = selection.selected.iter().map(|l| l.entry.name.clone()).collect();
+    let mut f = fields! {
+        "message_count" => messages.len(),
+        "estimated_token_count" => system_tokens + transcript_tokens,
+        "estimator" => inputs.estimator.name(),
+        "likely_model" => likely_model,
+        "profile" => s.profile,
+        "is_subagent" => s.is_subagent,
+        "allowed_tool_names" => s.allowed_tool_names,
+        "active_skill_names" => active,
+        "selected_skill_names" => selected,
+    };
+    if !selection.skipped.is_empty() {
+        f.insert("skipped_skills".into(), json!(selection.skipped));
+    }
+    trace.stage("prepare_turn", None, started, f);
     PreparedTurn {
         messages,
-        likely_model: settings.likely_model.clone(),
-        estimated_token_count,
+        likely_model,
+        estimated_token_count: system_tokens + transcript_tokens,
+        selected_skill_names: selected,
+    }
+}
+
+fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &crate::skills::Selection) -> String {
+    let s = inputs.settings;
+    let ws = inputs.workspace;
+    let operator = s.profile == "main" && !s.is_subagent;
+    let mut layers: Vec<(&str, String)> = vec![
+        ("Agent Prompt", s.agent_prompt.clone().unwrap_or_else(|| DEFAULT_AGENT_PROMPT.to_owned())),
+        ("Soul", read_in(ws, "SOUL.md").unwrap_or_else(|| DEFAULT_SOUL.to_owned())),
+        ("User", read_in(ws, "USER.md").unwrap_or_else(|| DEFAULT_USER.to_owned())),
+        ("Memory", read_in(ws, ROOT_MEMORY_FILE).unwrap_or_default()),
+        (
+            "Conversation Summary",
+            s.conversation_id
+                .as_deref()
+                .and_then(|id| read_in(ws, &summary_path(id).to_string_lossy()))
+                .unwrap_or_default(),
+        ),
+    ];
+    if operator {
+        layers.push(("Operator Prompt", OPERATOR_PROMPT.to_owned()));
+        let state = inputs.operator_state.filter(|v| v.as_object().is_none_or(|m| !m.is_empty()));
+        layers.push((
+            "Operator State",
+            state.map(|v| serde_json::to_string_pretty(v).unwrap_or_default()).unwrap_or_default(),
+        ));
+    }
+    let active: Vec<String> = inputs.skills.active().map(|e| format!("- {}: {}", e.name, e.description)).collect();
+    layers.push(("Active Skills", active.join("\n")));
+    let selected: Vec<String> =
+        selection.selected.iter().map(|l| format!("Skill {}:\n{}", l.entry.name, l.skill_md.trim())).collect();
+    layers.push(("Selected Skills", selected.join("\n\n")));
+    let imports: Vec<String> =
+        s.context_imports.iter().map(|v| serde_json::to_string_pretty(v).unwrap_or_default()).collect();
+    layers.push(("Context Imports", imports.join("\n\n")));
+    layers
+        .into_iter()
+        .filter(|(_, body)| !body.trim().is_empty())
+        .map(|(heading, body)| format!("{heading}:\n{}", body.trim()))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// The summary file of a conversation, relative to the workspace.
+pub fn summary_path(conversation_id: &str) -> PathBuf {
+    let safe: String = conversation_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .collect();
+    Path::new(".spine").join("conversations").join(safe).join("summary.md")
+}
+
+/// Reads a workspace file through the boundary; `None` when absent, unreadable or outside.
+fn read_in(ws: &Workspace, relative: &str) -> Option<String> {
+    let path = ws.resolve(relative, ws.root()).ok()?;
+    std::fs::read_to_string(path).ok().filter(|t| !t.trim().is_empty())
+}
+
+/// The operator-state snapshot: top-level workspace entries (at most 20, skipping `.spine`
+/// and `.git`), the memory files, and any extra sections (command runs, processes) the tools
+/// provide. Take it before assembling the prompt.
+pub fn operator_snapshot(ws: &Workspace, extra: Map<String, Value>) -> Value {
+    let mut highlights = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(ws.root()) {
+        let mut names: Vec<(String, bool)> = dir
+            .filter_map(Result::ok)
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.file_type().is_ok_and(|t| t.is_dir())))
+            .filter(|(n, _)| n != ".spine" && n != ".git")
+            .collect();
+        names.sort();
+        for (name, is_dir) in names.into_iter().take(20) {
+            highlights.push(json!({"path": name, "node_type": if is_dir { "directory" } else { "file" }}));
+        }
+    }
+    let memory_dir = ws.root().join(".spine").join("memory");
+    let mut entries: Vec<String> = std::fs::read_dir(&memory_dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    let mut state = Map::new();
+    state.insert("workspace".into(), json!({"workspace_root": ws.root(), "highlights": highlights}));
+    state.insert("memory".into(), json!({"root_memory_path": ROOT_MEMORY_FILE, "entries": entries}));
+    state.extend(extra);
+    Value::Object(state)
+}
+
+/// Extra sections of the operator state (command runs, processes), provided by the tools.
+pub trait OperatorStateSource: Send + Sync {
+    /// The sections to add, keyed by name.
+    fn sections(&self) -> Map<String, Value>;
+}
+
+/// Normalises payload messages (`{role, content}` objects) into a transcript; anything else
+/// about them is dropped. Unknown roles are an error naming the index.
+pub fn normalize_transcript(values: &[Value]) -> Result<Vec<Message>, String> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let role = v
+                .get("role")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("context_messages[{i}]: missing `role`"))?;
+            let content = match v.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            match role {
+                "system" => Ok(Message::system(content)),
+                "user" => Ok(Message::user(content)),
+                "assistant" => Ok(Message::assistant_text(content)),
+                other => Err(format!("context_messages[{i}]: unsupported role `{other}` (system, user or assistant)")),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skills::{SkillRoot, SkillRootKind};
+    use crate::tokens::WordsEstimator;
+
+    fn run(
+        ws: &Workspace,
+        settings: &TurnSettings,
+        skills: &SkillCatalog,
+        state: Option<&Value>,
+        t: &[Message],
+    ) -> (PreparedTurn, Trace) {
+        let trace = Trace::default();
+        let inputs = TurnInputs { settings, workspace: ws, skills, operator_state: state, estimator: &WordsEstimator };
+        (prepare_turn(&inputs, t, None, &trace), trace)
+    }
+
+    #[test]
+    fn workspace_soul_memory_and_summary_are_layers_of_the_system_message() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let ws = Workspace::new(dir.path()).expect("ws");
+        std::fs::write(dir.path().join("SOUL.md"), "Workspace soul.").expect("w");
+        std::fs::create_dir_all(dir.path().join(".spine/memory")).expect("mkdir");
+        std::fs::write(dir.path().join(ROOT_MEMORY_FILE), "Remember the milk.").expect("w");
+        let summary = dir.path().join(summary_path("conv-1"));
+        std::fs::create_dir_all(summary.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&summary, "We talked about tests.").expect("w");
+        let settings = TurnSettings { conversation_id: Some("conv-1".into()), ..Default::default() };
+        let (p, _) = run(&ws, &settings, &SkillCatalog::default(), None, &[Message::user("hi")]);
+        let system = p.messages[0].text().expect("system");
+        let order =
+            ["Agent Prompt:\n", "Soul:\n", "User:\n", "Memory:\n", "Conversation Summary:\n", "Operator Prompt:\n"];
+        let positions: Vec<usize> = order.iter().map(|h| system.find(h).unwrap_or(usize::MAX)).collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "layers out of order: {positions:?}\n{system}");
+        assert!(system.contains("Soul:\nWorkspace soul."));
+        assert!(system.contains("Memory:\nRemember the milk."));
+        assert!(system.contains("Conversation Summary:\nWe talked about tests."));
+        assert_eq!(p.messages[1], Message::user("hi"));
+    }
+
+    #[test]
+    fn operator_layers_only_for_main_profile_and_not_subagents() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let ws = Workspace::new(dir.path()).expect("ws");
+        let state = json!({"workspace": {"highlights": []}});
+        for (profile, sub, expected) in [("main", false, true), ("main", true, false), ("researcher", false, false)] {
+            let settings = TurnSettings { profile: profile.into(), is_subagent: sub, ..Default::default() };
+            let (p, trace) = run(&ws, &settings, &SkillCatalog::default(), Some(&state), &[]);
+            let system = p.messages[0].text().expect("system");
+            assert_eq!(
+                system.contains("Operator Prompt:") && system.contains("Operator State:"),
+                expected,
+                "{profile} {sub}"
+            );
+            let entry = trace.entries().remove(0);
+            let spine_protocol::trace::TraceRecord::Stage(s) = entry.record else { panic!("stage") };
+            assert_eq!(s.fields["is_subagent"], json!(sub));
+            assert_eq!(s.fields["profile"], json!(profile));
+        }
+    }
+
+    #[test]
+    fn skill_references_inject_the_skill_body_and_unknown_ones_are_skipped() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let ws = Workspace::new(dir.path()).expect("ws");
+        let root = dir.path().join(".spine/skills");
+        std::fs::create_dir_all(root.join("portable-notes")).expect("mkdir");
+        std::fs::write(
+            root.join("portable-notes/SKILL.md"),
+            "---\ndescription: notes anywhere\n---\nWrite notes as Markdown.",
+        )
+        .expect("w");
+        let (catalog, _) = SkillCatalog::scan(&[SkillRoot { path: root, kind: SkillRootKind::Live }]);
+        let (p, trace) =
+            run(&ws, &TurnSettings::default(), &catalog, None, &[Message::user("use $portable-notes and $nope")]);
+        let system = p.messages[0].text().expect("system");
+        assert!(system.contains("Active Skills:\n- portable-notes: notes anywhere"));
+        assert!(system.contains(
+            "Selected Skills:\nSkill portable-notes:\n---\ndescription: notes anywhere\n---\nWrite notes as Markdown."
+        ));
+        assert_eq!(p.selected_skill_names, vec!["portable-notes"]);
+        let spine_protocol::trace::TraceRecord::Stage(s) = trace.entries().remove(0).record else { panic!("stage") };
+        assert_eq!(s.fields["skipped_skills"][0]["name"], json!("nope"));
+    }
+
+    #[test]
+    fn likely_model_resolves_through_the_chain() {
+        let mc = ModelContext { model_ref: Some("gpt-5.4".into()), api_model: Some("x".into()), ..Default::default() };
+        assert_eq!(mc.likely_model(), Some("gpt-5.4"));
+        let mc = ModelContext { provider_model_ref: Some("p".into()), ..Default::default() };
+        assert_eq!(mc.likely_model(), Some("p"));
+    }
+
+    #[test]
+    fn estimate_counts_words_plus_four_per_message() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let ws = Workspace::new(dir.path()).expect("ws");
+        let settings = TurnSettings { agent_prompt: Some("one two".into()), profile: "x".into(), ..Default::default() };
+        let (p, _) = run(&ws, &settings, &SkillCatalog::default(), None, &[Message::user("a b c")]);
+        let system_words = p.messages[0].text().expect("s").split_whitespace().count() as u64;
+        assert_eq!(p.estimated_token_count, system_words + 4 + 3 + 4);
     }
 }

@@ -10,20 +10,12 @@ use crate::tool::{Projection, Tool};
 use crate::trace::Trace;
 
 /// Projects a response and records the stage.
-pub fn project_tool_result(
-    tool: &dyn Tool,
-    response: &Value,
-    tool_use_id: &str,
-    trace: &Trace,
-) -> Projection {
+pub fn project_tool_result(tool: &dyn Tool, response: &Value, tool_use_id: &str, trace: &Trace) -> Projection {
     let started = Instant::now();
     let projection = tool.project(response);
     let mut f = fields! { "content" => preview(&projection.content) };
     if !projection.metadata.is_empty() {
-        f.insert(
-            "metadata".into(),
-            Value::Object(projection.metadata.clone()),
-        );
+        f.insert("metadata".into(), Value::Object(projection.metadata.clone()));
     }
     trace.stage("project_tool_result", Some(tool_use_id), started, f);
     projection

@@ -55,12 +55,8 @@ impl ReviewError {
     /// The tool error the model (or the kernel) reads.
     pub fn to_tool_error(&self) -> ToolError {
         match self {
-            ReviewError::Unsupported(_) => {
-                ToolError::new(ErrorCode::UnsupportedTool, self.to_string())
-            }
-            ReviewError::NotVisible(_) => {
-                ToolError::new(ErrorCode::ToolNotAllowed, self.to_string())
-            }
+            ReviewError::Unsupported(_) => ToolError::new(ErrorCode::UnsupportedTool, self.to_string()),
+            ReviewError::NotVisible(_) => ToolError::new(ErrorCode::ToolNotAllowed, self.to_string()),
         }
     }
 }
@@ -84,7 +80,10 @@ pub fn review_tool_call(
     let mut f = fields! { "tool_name" => tool_name };
     if let Err(e) = &verdict {
         let te = e.to_tool_error();
-        f.insert("error".into(), serde_json::json!({"code": te.code, "classification": te.code.classification(), "message": te.message}));
+        f.insert(
+            "error".into(),
+            serde_json::json!({"code": te.code, "classification": te.code.classification(), "message": te.message}),
+        );
     }
     trace.stage("review_tool_call", tool_use_id, started, f);
     verdict

@@ -37,9 +37,6 @@ async fn cancellation_mid_tool_kills_it_and_answers_every_pending_call() {
     assert_eq!(log.take(), vec!["slow:start", "slow:killed"]);
     let r = results(&outcome.messages);
     assert_eq!(r.len(), 3);
-    assert!(
-        r.iter().all(|t| t.error_code == Some(ErrorCode::Canceled)),
-        "{r:?}"
-    );
+    assert!(r.iter().all(|t| t.error_code == Some(ErrorCode::Canceled)), "{r:?}");
     assert_eq!(script.requests().len(), 1);
 }

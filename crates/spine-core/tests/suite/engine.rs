@@ -4,13 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use spine_core::hooks::{
-    GroupMode, HookContext, HookGroup, HookSpec, Matcher, async_hook_fn, hook_fn,
-};
+use spine_core::hooks::{GroupMode, HookContext, HookGroup, HookSpec, Matcher, async_hook_fn, hook_fn};
 use spine_core::permission::PermissionRule;
 use spine_protocol::hook::{
-    HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput, PromptAction, UserPromptSubmit,
-    UserPromptSubmitInput,
+    HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput, PromptAction, UserPromptSubmit, UserPromptSubmitInput,
 };
 use spine_protocol::trace::TraceRecord;
 
@@ -25,10 +22,7 @@ fn delayed_rewrite(log: Log, id: &'static str, delay_ms: u64, value: i64) -> Hoo
                 tokio::time::sleep(Duration::from_millis(delay_ms)).await;
                 log.push(format!("{id} saw {} and finished", i.tool_input));
                 Ok(HookOutput::new(PreToolUseAction::rewrite(
-                    json!({"value": value})
-                        .as_object()
-                        .cloned()
-                        .unwrap_or_default(),
+                    json!({"value": value}).as_object().cloned().unwrap_or_default(),
                 )))
             }
         }),
@@ -45,26 +39,14 @@ async fn concurrent_group_answers_merge_in_configuration_order_not_completion_or
         mode: GroupMode::Concurrent,
         hooks: vec![slow_first, fast_second],
     });
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     let log = log.take();
     assert_eq!(
         log[..2],
-        [
-            r#"fast saw {"value":1} and finished"#.to_owned(),
-            r#"slow saw {"value":1} and finished"#.to_owned()
-        ],
+        [r#"fast saw {"value":1} and finished"#.to_owned(), r#"slow saw {"value":1} and finished"#.to_owned()],
         "both ran on the original input; fast finished first"
     );
-    assert_eq!(
-        results(&outcome.messages)[0].content,
-        "value=20",
-        "the later hook in configuration order wins"
-    );
+    assert_eq!(results(&outcome.messages)[0].content, "value=20", "the later hook in configuration order wins");
 }
 
 #[tokio::test]
@@ -83,16 +65,8 @@ async fn in_a_concurrent_group_an_earlier_block_discards_later_answers() {
         mode: GroupMode::Concurrent,
         hooks: vec![blocker, rewriter],
     });
-    let (outcome, _s, _log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
-    assert_eq!(
-        results(&outcome.messages)[0].content,
-        "Error [hook_blocked]: blocked first"
-    );
+    let (outcome, _s, _log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
+    assert_eq!(results(&outcome.messages)[0].content, "Error [hook_blocked]: blocked first");
     let applied: Vec<(String, bool)> = outcome
         .trace
         .entries()
@@ -102,10 +76,7 @@ async fn in_a_concurrent_group_an_earlier_block_discards_later_answers() {
             _ => None,
         })
         .collect();
-    assert_eq!(
-        applied,
-        vec![("blocker".to_owned(), true), ("rewriter".to_owned(), false)]
-    );
+    assert_eq!(applied, vec![("blocker".to_owned(), true), ("rewriter".to_owned(), false)]);
 }
 
 #[tokio::test]
@@ -122,12 +93,8 @@ async fn matchers_and_if_rules_select_hooks_and_duplicates_run_once() {
             }),
         )
     };
-    h.hooks
-        .add::<PreToolUse>(Matcher::parse("write_.*").expect("regex"), mk("regex"));
-    h.hooks.add::<PreToolUse>(
-        Matcher::All,
-        mk("only_if").when(PermissionRule::parse("value").expect("rule")),
-    );
+    h.hooks.add::<PreToolUse>(Matcher::parse("write_.*").expect("regex"), mk("regex"));
+    h.hooks.add::<PreToolUse>(Matcher::All, mk("only_if").when(PermissionRule::parse("value").expect("rule")));
     let mut dup_a = mk("dup");
     dup_a.dedup_key = Some("cmd".into());
     let mut dup_b = mk("dup-again");
@@ -142,10 +109,7 @@ async fn matchers_and_if_rules_select_hooks_and_duplicates_run_once() {
         .run(
             "go",
             vec![
-                calls(&[
-                    ("c1", "value", json!({"value": 1})),
-                    ("c2", "write_value", json!({"value": 2})),
-                ]),
+                calls(&[("c1", "value", json!({"value": 1})), ("c2", "write_value", json!({"value": 2}))]),
                 text("ok"),
             ],
         )
@@ -164,37 +128,21 @@ async fn matchers_and_if_rules_select_hooks_and_duplicates_run_once() {
 }
 
 #[tokio::test]
-async fn background_hook_context_reaches_the_model_on_the_next_turn_and_its_decisions_are_ignored()
-{
+async fn background_hook_context_reaches_the_model_on_the_next_turn_and_its_decisions_are_ignored() {
     let mut h = Harness::new();
     let spec = HookSpec::new(
         "bg",
         hook_fn(|_c: &HookContext, _i: &UserPromptSubmitInput| {
-            Ok(HookOutput::new(PromptAction::Block {
-                reason: "ignored".into(),
-            })
-            .with_system_message("background note"))
+            Ok(HookOutput::new(PromptAction::Block { reason: "ignored".into() }).with_system_message("background note"))
         }),
     )
     .background();
     h.hooks.add::<UserPromptSubmit>(Matcher::All, spec);
-    let script = Script::with_delay(
-        vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        Duration::from_millis(50),
-    );
-    let (outcome, _log) = h
-        .run_with(
-            "go",
-            Arc::clone(&script) as Arc<dyn spine_core::model::ModelClient>,
-            None,
-            vec![],
-        )
-        .await;
+    let script =
+        Script::with_delay(vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")], Duration::from_millis(50));
+    let (outcome, _log) =
+        h.run_with("go", Arc::clone(&script) as Arc<dyn spine_core::model::ModelClient>, None, vec![]).await;
     assert_eq!(outcome.result, "ok", "the block was ignored");
     let second = &script.requests()[1];
-    assert!(
-        second.iter().any(|m| m.text() == Some("background note")),
-        "{:?}",
-        roles(second)
-    );
+    assert!(second.iter().any(|m| m.text() == Some("background note")), "{:?}", roles(second));
 }

@@ -6,8 +6,8 @@ use serde_json::json;
 use spine_core::hooks::{HookContext, hook_fn};
 use spine_core::permission::Approval;
 use spine_protocol::hook::{
-    HookOutput, PermissionRequest, PermissionRequestAction, PermissionRequestInput, PreToolUse,
-    PreToolUseAction, PreToolUseInput,
+    HookOutput, PermissionRequest, PermissionRequestAction, PermissionRequestInput, PreToolUse, PreToolUseAction,
+    PreToolUseInput,
 };
 use spine_protocol::permission::{PermissionMode, PermissionSuggestion};
 use spine_protocol::run::RunSubtype;
@@ -26,28 +26,15 @@ fn suggest(h: &mut Harness, id: &'static str, s: PermissionSuggestion) {
 }
 
 fn approver(h: &Harness, answer: Approval) -> Arc<RecordingApprover> {
-    Arc::new(RecordingApprover {
-        seen: Default::default(),
-        answer,
-        log: h.log.clone(),
-    })
+    Arc::new(RecordingApprover { seen: Default::default(), answer, log: h.log.clone() })
 }
 
 #[tokio::test]
 async fn policy_deny_beats_hook_allow() {
     let mut h = Harness::new();
     h.deny = vec!["value"];
-    suggest(
-        &mut h,
-        "allow",
-        PermissionSuggestion::Allow { reason: None },
-    );
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
+    suggest(&mut h, "allow", PermissionSuggestion::Allow { reason: None });
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     let r = &results(&outcome.messages)[0];
     assert_eq!(r.content, "Error [permission_denied]: denied by rule value");
     assert!(log.take().is_empty());
@@ -57,19 +44,10 @@ async fn policy_deny_beats_hook_allow() {
 async fn ask_rule_still_asks_after_hook_allow() {
     let mut h = Harness::new();
     h.ask = vec!["value"];
-    suggest(
-        &mut h,
-        "allow",
-        PermissionSuggestion::Allow { reason: None },
-    );
+    suggest(&mut h, "allow", PermissionSuggestion::Allow { reason: None });
     let a = approver(&h, Approval::Allow);
     h.approver = a.clone();
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     assert_eq!(log.take(), vec!["approver:value", "handler:value:1"]);
     assert_eq!(results(&outcome.messages)[0].content, "value=1");
 }
@@ -77,32 +55,11 @@ async fn ask_rule_still_asks_after_hook_allow() {
 #[tokio::test]
 async fn hook_allow_skips_the_default_ask() {
     let mut h = Harness::new();
-    suggest(
-        &mut h,
-        "allow",
-        PermissionSuggestion::Allow { reason: None },
-    );
-    let a = approver(
-        &h,
-        Approval::Deny {
-            reason: "nope".into(),
-        },
-    );
+    suggest(&mut h, "allow", PermissionSuggestion::Allow { reason: None });
+    let a = approver(&h, Approval::Deny { reason: "nope".into() });
     h.approver = a;
-    let (_outcome, _s, log) = h
-        .run(
-            "go",
-            vec![
-                calls(&[("c1", "write_value", json!({"value": 1}))]),
-                text("ok"),
-            ],
-        )
-        .await;
-    assert_eq!(
-        log.take(),
-        vec!["handler:write_value:1"],
-        "no approval prompt"
-    );
+    let (_outcome, _s, log) = h.run("go", vec![calls(&[("c1", "write_value", json!({"value": 1}))]), text("ok")]).await;
+    assert_eq!(log.take(), vec!["handler:write_value:1"], "no approval prompt");
 }
 
 #[tokio::test]
@@ -110,41 +67,16 @@ async fn strongest_suggestion_wins_allow_ask_deny_gives_deny() {
     let mut h = Harness::new();
     suggest(&mut h, "a", PermissionSuggestion::Allow { reason: None });
     suggest(&mut h, "b", PermissionSuggestion::Ask { reason: None });
-    suggest(
-        &mut h,
-        "c",
-        PermissionSuggestion::Deny {
-            reason: Some("hook c says no".into()),
-        },
-    );
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
-    assert_eq!(
-        results(&outcome.messages)[0].content,
-        "Error [permission_denied]: hook c says no"
-    );
+    suggest(&mut h, "c", PermissionSuggestion::Deny { reason: Some("hook c says no".into()) });
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
+    assert_eq!(results(&outcome.messages)[0].content, "Error [permission_denied]: hook c says no");
     assert!(log.take().is_empty());
-    let record = outcome
-        .trace
-        .entries()
-        .into_iter()
-        .find_map(|e| match e.record {
-            TraceRecord::ToolDecision(d) => Some(d),
-            _ => None,
-        });
+    let record = outcome.trace.entries().into_iter().find_map(|e| match e.record {
+        TraceRecord::ToolDecision(d) => Some(d),
+        _ => None,
+    });
     let record = record.expect("one decision record");
-    assert_eq!(
-        record
-            .pre_tool_use
-            .iter()
-            .map(|s| s.decision.as_str())
-            .collect::<Vec<_>>(),
-        ["allow", "ask", "deny"]
-    );
+    assert_eq!(record.pre_tool_use.iter().map(|s| s.decision.as_str()).collect::<Vec<_>>(), ["allow", "ask", "deny"]);
     assert_eq!(record.outcome, "denied");
 }
 
@@ -160,38 +92,16 @@ async fn approval_and_handler_see_the_same_frozen_rewrite() {
     );
     let a = approver(&h, Approval::Allow);
     h.approver = a.clone();
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![
-                calls(&[("c1", "write_value", json!({"value": 1}))]),
-                text("ok"),
-            ],
-        )
-        .await;
-    assert_eq!(
-        a.seen.lock().expect("seen").clone(),
-        vec![json!({"value": 2})]
-    );
-    assert_eq!(
-        log.take(),
-        vec!["approver:write_value", "handler:write_value:2"]
-    );
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "write_value", json!({"value": 1}))]), text("ok")]).await;
+    assert_eq!(a.seen.lock().expect("seen").clone(), vec![json!({"value": 2})]);
+    assert_eq!(log.take(), vec!["approver:write_value", "handler:write_value:2"]);
     assert_eq!(results(&outcome.messages)[0].content, "value=2");
 }
 
 #[tokio::test]
 async fn ask_without_an_approver_fails_closed() {
     let h = Harness::new();
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![
-                calls(&[("c1", "write_value", json!({"value": 1}))]),
-                text("ok"),
-            ],
-        )
-        .await;
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "write_value", json!({"value": 1}))]), text("ok")]).await;
     let r = &results(&outcome.messages)[0];
     assert_eq!(r.error_code, Some(ErrorCode::PermissionDenied));
     assert!(r.content.contains("non-interactive"), "{}", r.content);
@@ -205,31 +115,19 @@ async fn permission_request_hook_answers_in_place_of_the_approver() {
         "gate",
         hook_fn(|_c: &HookContext, i: &PermissionRequestInput| {
             Ok(HookOutput::new(if i.tool_input["value"] == 1 {
-                PermissionRequestAction::Allow {
-                    updated_input: None,
-                }
+                PermissionRequestAction::Allow { updated_input: None }
             } else {
-                PermissionRequestAction::Deny {
-                    message: "only value 1".into(),
-                }
+                PermissionRequestAction::Deny { message: "only value 1".into() }
             }))
         }),
     );
-    let a = approver(
-        &h,
-        Approval::Deny {
-            reason: "approver should not be asked".into(),
-        },
-    );
+    let a = approver(&h, Approval::Deny { reason: "approver should not be asked".into() });
     h.approver = a;
     let (outcome, _s, log) = h
         .run(
             "go",
             vec![
-                calls(&[
-                    ("c1", "write_value", json!({"value": 1})),
-                    ("c2", "write_value", json!({"value": 2})),
-                ]),
+                calls(&[("c1", "write_value", json!({"value": 1})), ("c2", "write_value", json!({"value": 2}))]),
                 text("ok"),
             ],
         )
@@ -244,48 +142,22 @@ async fn permission_request_hook_answers_in_place_of_the_approver() {
 async fn plan_mode_denies_a_write_even_with_hook_allow() {
     let mut h = Harness::new();
     h.mode = PermissionMode::Plan;
-    suggest(
-        &mut h,
-        "allow",
-        PermissionSuggestion::Allow { reason: None },
-    );
-    let (outcome, _s, _log) = h
-        .run(
-            "go",
-            vec![
-                calls(&[("c1", "write_value", json!({"value": 1}))]),
-                text("ok"),
-            ],
-        )
-        .await;
-    assert!(
-        results(&outcome.messages)[0]
-            .content
-            .starts_with("Error [permission_denied]: plan mode")
-    );
+    suggest(&mut h, "allow", PermissionSuggestion::Allow { reason: None });
+    let (outcome, _s, _log) = h.run("go", vec![calls(&[("c1", "write_value", json!({"value": 1}))]), text("ok")]).await;
+    assert!(results(&outcome.messages)[0].content.starts_with("Error [permission_denied]: plan mode"));
 }
 
 #[tokio::test]
 async fn defer_ends_the_run_with_the_call_pending_and_resume_fires_pre_tool_use_again() {
     let mut h = Harness::new();
     suggest(&mut h, "defer", PermissionSuggestion::Defer);
-    let (outcome, script, _log) = h
-        .run(
-            "go",
-            vec![
-                calls(&[("c1", "value", json!({"value": 1}))]),
-                text("unused"),
-            ],
-        )
-        .await;
+    let (outcome, script, _log) =
+        h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("unused")]).await;
     assert_eq!(outcome.subtype, RunSubtype::Deferred);
     let call = outcome.deferred.clone().expect("pending call");
     assert_eq!(call.id, "c1");
     assert_eq!(script.requests().len(), 1);
-    assert!(
-        results(&outcome.messages).is_empty(),
-        "the deferred call has no result yet"
-    );
+    assert!(results(&outcome.messages).is_empty(), "the deferred call has no result yet");
 
     // Resume: PreToolUse fires again for the pending call, now allowed.
     let mut h2 = Harness::new();
@@ -294,9 +166,7 @@ async fn defer_ends_the_run_with_the_call_pending_and_resume_fires_pre_tool_use_
         "resume",
         hook_fn(move |_c: &HookContext, i: &PreToolUseInput| {
             log.push(format!("pre:{}", i.tool_use_id));
-            Ok(HookOutput::new(PreToolUseAction::suggest(
-                PermissionSuggestion::Allow { reason: None },
-            )))
+            Ok(HookOutput::new(PreToolUseAction::suggest(PermissionSuggestion::Allow { reason: None })))
         }),
     );
     let history: Vec<_> = outcome

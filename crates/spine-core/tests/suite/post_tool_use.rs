@@ -3,8 +3,8 @@
 use serde_json::json;
 use spine_core::hooks::{FailurePolicy, HookContext, HookError, HookSpec, Matcher, hook_fn};
 use spine_protocol::hook::{
-    ContextAction, HookOutput, PostToolUse, PostToolUseAction, PostToolUseFailure,
-    PostToolUseFailureInput, PostToolUseInput, UpdatedOutput,
+    ContextAction, HookOutput, PostToolUse, PostToolUseAction, PostToolUseFailure, PostToolUseFailureInput,
+    PostToolUseInput, UpdatedOutput,
 };
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::ErrorCode;
@@ -24,20 +24,8 @@ async fn post_rewrites_chain_in_order() {
             }),
         );
     }
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
-    assert_eq!(
-        log.take(),
-        vec![
-            "handler:value:1",
-            r#"first saw {"value":1}"#,
-            r#"second saw "rewritten once""#
-        ]
-    );
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
+    assert_eq!(log.take(), vec!["handler:value:1", r#"first saw {"value":1}"#, r#"second saw "rewritten once""#]);
     assert_eq!(results(&outcome.messages)[0].content, "rewritten twice");
 }
 
@@ -53,12 +41,7 @@ async fn structured_output_rewrite_is_projected_again() {
             }))
         }),
     );
-    let (outcome, _s, _log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
+    let (outcome, _s, _log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     assert_eq!(results(&outcome.messages)[0].content, "value=42");
 }
 
@@ -69,11 +52,7 @@ async fn post_stop_on_call_one_of_three_skips_the_rest_and_ends_with_call_ones_r
         "enough",
         hook_fn(|_c: &HookContext, i: &PostToolUseInput| {
             let out = HookOutput::new(PostToolUseAction::default());
-            Ok(if i.tool_use_id == "c1" {
-                out.halt(Some("one is enough".into()))
-            } else {
-                out
-            })
+            Ok(if i.tool_use_id == "c1" { out.halt(Some("one is enough".into())) } else { out })
         }),
     );
     let batch = calls(&[
@@ -88,10 +67,7 @@ async fn post_stop_on_call_one_of_three_skips_the_rest_and_ends_with_call_ones_r
     let r = results(&outcome.messages);
     assert_eq!(r.len(), 3, "all three calls answered");
     for skipped in &r[1..] {
-        assert_eq!(
-            skipped.content,
-            "Error [hook_stopped_continuation]: Skipped after PostToolUse requested a stop"
-        );
+        assert_eq!(skipped.content, "Error [hook_stopped_continuation]: Skipped after PostToolUse requested a stop");
     }
     assert_eq!(script.requests().len(), 1, "no further model request");
 }
@@ -99,18 +75,11 @@ async fn post_stop_on_call_one_of_three_skips_the_rest_and_ends_with_call_ones_r
 #[tokio::test]
 async fn post_hook_error_failing_open_keeps_the_real_output() {
     let mut h = Harness::new();
-    let spec = HookSpec::new(
-        "flaky",
-        hook_fn(|_c: &HookContext, _i: &PostToolUseInput| Err(HookError::failed("boom"))),
-    )
-    .on_failure(FailurePolicy::Open);
+    let spec =
+        HookSpec::new("flaky", hook_fn(|_c: &HookContext, _i: &PostToolUseInput| Err(HookError::failed("boom"))))
+            .on_failure(FailurePolicy::Open);
     h.hooks.add::<PostToolUse>(Matcher::All, spec);
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     assert_eq!(log.take(), vec!["handler:value:1"]);
     assert_eq!(results(&outcome.messages)[0].content, "value=1");
 }
@@ -118,25 +87,11 @@ async fn post_hook_error_failing_open_keeps_the_real_output() {
 #[tokio::test]
 async fn post_hook_error_failing_closed_replaces_the_output_after_the_handler_ran() {
     let mut h = Harness::new();
-    h.hooks.on::<PostToolUse>(
-        "strict",
-        hook_fn(|_c: &HookContext, _i: &PostToolUseInput| Err(HookError::failed("boom"))),
-    );
-    let (outcome, _s, log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
-    assert_eq!(
-        log.take(),
-        vec!["handler:value:1"],
-        "the side effect happened"
-    );
-    assert_eq!(
-        results(&outcome.messages)[0].content,
-        "Error [hook_execution_error]: PostToolUse hook failed"
-    );
+    h.hooks
+        .on::<PostToolUse>("strict", hook_fn(|_c: &HookContext, _i: &PostToolUseInput| Err(HookError::failed("boom"))));
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
+    assert_eq!(log.take(), vec!["handler:value:1"], "the side effect happened");
+    assert_eq!(results(&outcome.messages)[0].content, "Error [hook_execution_error]: PostToolUse hook failed");
 }
 
 #[tokio::test]
@@ -151,20 +106,10 @@ async fn post_block_reason_reaches_the_model_beside_the_unchanged_result() {
             }))
         }),
     );
-    let (outcome, _s, _log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
+    let (outcome, _s, _log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     assert_eq!(results(&outcome.messages)[0].content, "value=1");
     assert_eq!(roles(&outcome.messages)[4], "context:PostToolUse");
-    assert!(
-        outcome.messages[4]
-            .text()
-            .expect("text")
-            .contains("check the value")
-    );
+    assert!(outcome.messages[4].text().expect("text").contains("check the value"));
 }
 
 #[tokio::test]
@@ -186,17 +131,9 @@ async fn tool_errors_fire_post_tool_use_failure_not_post_tool_use() {
             Ok(HookOutput::new(ContextAction::context("try another way")))
         }),
     );
-    let (outcome, _s, log) = h
-        .run("go", vec![calls(&[("c1", "fail", json!({}))]), text("ok")])
-        .await;
+    let (outcome, _s, log) = h.run("go", vec![calls(&[("c1", "fail", json!({}))]), text("ok")]).await;
     assert_eq!(log.take(), vec!["failure:it broke"]);
     let r = &results(&outcome.messages)[0];
-    assert_eq!(
-        (r.error_code, r.content.as_str()),
-        (
-            Some(ErrorCode::RuntimeError),
-            "Error [runtime_error]: it broke"
-        )
-    );
+    assert_eq!((r.error_code, r.content.as_str()), (Some(ErrorCode::RuntimeError), "Error [runtime_error]: it broke"));
     assert_eq!(roles(&outcome.messages)[4], "context:PostToolUseFailure");
 }

@@ -18,18 +18,12 @@ async fn user_prompt_submit_context_lands_after_the_user_message() {
     h.hooks.on::<UserPromptSubmit>(
         "ctx",
         hook_fn(|_c: &HookContext, i: &UserPromptSubmitInput| {
-            Ok(HookOutput::new(PromptAction::context(format!(
-                "hook context for {}",
-                i.prompt
-            ))))
+            Ok(HookOutput::new(PromptAction::context(format!("hook context for {}", i.prompt))))
         }),
     );
     let (outcome, script, _log) = h.run("go", vec![text("done")]).await;
     let first = &script.requests()[0];
-    assert_eq!(
-        roles(first),
-        vec!["system", "user", "context:UserPromptSubmit"]
-    );
+    assert_eq!(roles(first), vec!["system", "user", "context:UserPromptSubmit"]);
     assert_eq!(first[1], Message::user("go"));
     assert_eq!(first[2].text(), Some("hook context for go"));
     assert_eq!(outcome.result, "done");
@@ -41,22 +35,14 @@ async fn user_prompt_block_erases_the_prompt_and_makes_no_model_request() {
     h.hooks.on::<UserPromptSubmit>(
         "guard",
         hook_fn(|_c: &HookContext, _i: &UserPromptSubmitInput| {
-            Ok(HookOutput::new(PromptAction::block(
-                "no secrets in prompts",
-            )))
+            Ok(HookOutput::new(PromptAction::block("no secrets in prompts")))
         }),
     );
     let (outcome, script, _log) = h.run("my password is hunter2", vec![text("unused")]).await;
     assert_eq!(outcome.subtype, RunSubtype::Blocked);
     assert_eq!(outcome.result, "no secrets in prompts");
     assert!(script.requests().is_empty());
-    assert!(
-        !outcome
-            .messages
-            .iter()
-            .any(|m| m.text().is_some_and(|t| t.contains("hunter2"))),
-        "prompt erased"
-    );
+    assert!(!outcome.messages.iter().any(|m| m.text().is_some_and(|t| t.contains("hunter2"))), "prompt erased");
 }
 
 #[tokio::test]
@@ -68,11 +54,7 @@ async fn user_prompt_submit_hook_error_fails_the_run() {
     );
     let (outcome, script, _log) = h.run("go", vec![text("unused")]).await;
     assert_eq!(outcome.subtype, RunSubtype::ErrorDuringExecution);
-    assert!(
-        outcome.result.contains("UserPromptSubmit") && outcome.result.contains("broken"),
-        "{}",
-        outcome.result
-    );
+    assert!(outcome.result.contains("UserPromptSubmit") && outcome.result.contains("broken"), "{}", outcome.result);
     assert!(script.requests().is_empty());
 }
 
@@ -85,9 +67,7 @@ async fn stop_force_continue_is_honoured_once_with_stop_hook_active_on_the_secon
         "verify",
         hook_fn(move |_c: &HookContext, i: &StopInput| {
             seen.lock().expect("states").push(i.stop_hook_active);
-            Ok(HookOutput::new(StopAction::force_continue(
-                "verify completion",
-            )))
+            Ok(HookOutput::new(StopAction::force_continue("verify completion")))
         }),
     );
     let (outcome, script, _log) = h.run("go", vec![text("premature"), text("verified")]).await;
@@ -95,21 +75,15 @@ async fn stop_force_continue_is_honoured_once_with_stop_hook_active_on_the_secon
     assert_eq!(outcome.result, "verified");
     assert_eq!(outcome.num_turns, 2);
     assert_eq!(*states.lock().expect("states"), vec![false, true]);
-    let transcript: Vec<_> = outcome.messages[1..]
-        .iter()
-        .map(|m| (m.role(), m.text().unwrap_or("")))
-        .collect();
+    let transcript: Vec<_> = outcome.messages[1..].iter().map(|m| (m.role(), m.text().unwrap_or(""))).collect();
     assert_eq!(
         transcript,
-        vec![
-            ("user", "go"),
-            ("assistant", "premature"),
-            ("user", "verify completion"),
-            ("assistant", "verified")
-        ]
+        vec![("user", "go"), ("assistant", "premature"), ("user", "verify completion"), ("assistant", "verified")]
     );
     assert_eq!(script.requests().len(), 2);
-    assert!(outcome.trace.entries().iter().any(|e| matches!(&e.record, spine_protocol::trace::TraceRecord::Warning(w) if w.message.contains("stripped"))));
+    assert!(outcome.trace.entries().iter().any(
+        |e| matches!(&e.record, spine_protocol::trace::TraceRecord::Warning(w) if w.message.contains("stripped"))
+    ));
 }
 
 #[tokio::test]
@@ -117,30 +91,18 @@ async fn stop_force_continue_without_a_reason_is_a_contract_error() {
     let mut h = Harness::new();
     h.hooks.on::<Stop>(
         "empty",
-        hook_fn(|_c: &HookContext, _i: &StopInput| {
-            Ok(HookOutput::new(StopAction::force_continue("  ")))
-        }),
+        hook_fn(|_c: &HookContext, _i: &StopInput| Ok(HookOutput::new(StopAction::force_continue("  ")))),
     );
     let (outcome, _s, _log) = h.run("go", vec![text("answer"), text("unused")]).await;
     assert_eq!(outcome.subtype, RunSubtype::ErrorDuringExecution);
-    assert!(
-        outcome.result.contains("contract_error"),
-        "{}",
-        outcome.result
-    );
-    assert_ne!(
-        outcome.result, "answer",
-        "the candidate answer is not returned"
-    );
+    assert!(outcome.result.contains("contract_error"), "{}", outcome.result);
+    assert_ne!(outcome.result, "answer", "the candidate answer is not returned");
 }
 
 #[tokio::test]
 async fn stop_hook_error_fails_the_run_and_withholds_the_answer() {
     let mut h = Harness::new();
-    h.hooks.on::<Stop>(
-        "broken",
-        hook_fn(|_c: &HookContext, _i: &StopInput| Err(HookError::failed("crash"))),
-    );
+    h.hooks.on::<Stop>("broken", hook_fn(|_c: &HookContext, _i: &StopInput| Err(HookError::failed("crash"))));
     let (outcome, _s, _log) = h.run("go", vec![text("candidate")]).await;
     assert_eq!(outcome.subtype, RunSubtype::ErrorDuringExecution);
     assert!(!outcome.result.contains("candidate"));
@@ -162,19 +124,8 @@ async fn stop_context_is_placed_before_the_forced_user_message() {
             }))
         }),
     );
-    let (outcome, script, _log) = h
-        .run(
-            "go",
-            vec![
-                text("done?"),
-                calls(&[("c1", "value", json!({"value": 1}))]),
-                text("done."),
-            ],
-        )
-        .await;
+    let (outcome, script, _log) =
+        h.run("go", vec![text("done?"), calls(&[("c1", "value", json!({"value": 1}))]), text("done.")]).await;
     assert_eq!(outcome.result, "done.");
-    assert_eq!(
-        roles(&script.requests()[1]),
-        vec!["system", "user", "assistant", "context:Stop", "user"]
-    );
+    assert_eq!(roles(&script.requests()[1]), vec!["system", "user", "assistant", "context:Stop", "user"]);
 }

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use spine_core::hooks::{HookContext, hook_fn};
 use spine_protocol::hook::{
-    ContextAction, HookOutput, Observe, PostToolUse, PostToolUseAction, PostToolUseInput,
-    SessionEnd, SessionEndInput, SessionStart, SessionStartInput,
+    ContextAction, HookOutput, Observe, PostToolUse, PostToolUseAction, PostToolUseInput, SessionEnd, SessionEndInput,
+    SessionStart, SessionStartInput,
 };
 use spine_protocol::run::RunSubtype;
 use spine_protocol::trace::TraceRecord;
@@ -17,18 +17,12 @@ use crate::support::*;
 async fn max_turns_ends_the_run_with_error_max_turns_and_a_paired_history() {
     let mut h = Harness::new();
     h.max_turns = 2;
-    let looping = (0..5)
-        .map(|i| calls(&[(&*format!("c{i}"), "value", json!({"value": i}))]))
-        .collect();
+    let looping = (0..5).map(|i| calls(&[(&*format!("c{i}"), "value", json!({"value": i}))])).collect();
     let (outcome, script, _log) = h.run("go", looping).await;
     assert_eq!(outcome.subtype, RunSubtype::ErrorMaxTurns);
     assert_eq!(outcome.num_turns, 2);
     assert_eq!(script.requests().len(), 2);
-    assert_eq!(
-        results(&outcome.messages).len(),
-        2,
-        "both calls answered before stopping"
-    );
+    assert_eq!(results(&outcome.messages).len(), 2, "both calls answered before stopping");
 }
 
 #[tokio::test]
@@ -39,9 +33,7 @@ async fn session_start_and_end_fire_once_with_their_source_and_reason() {
     h.hooks.on::<SessionStart>(
         "start",
         hook_fn(move |_c: &HookContext, i: &SessionStartInput| {
-            s.lock()
-                .expect("seen")
-                .push(format!("start:{}", i.source.as_str()));
+            s.lock().expect("seen").push(format!("start:{}", i.source.as_str()));
             Ok(HookOutput::new(ContextAction::context("project uses tabs")))
         }),
     );
@@ -49,26 +41,13 @@ async fn session_start_and_end_fire_once_with_their_source_and_reason() {
     h.hooks.on::<SessionEnd>(
         "end",
         hook_fn(move |_c: &HookContext, i: &SessionEndInput| {
-            s.lock()
-                .expect("seen")
-                .push(format!("end:{}", i.reason.as_str()));
+            s.lock().expect("seen").push(format!("end:{}", i.reason.as_str()));
             Ok(HookOutput::new(Observe))
         }),
     );
-    let (outcome, script, _log) = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
-    assert_eq!(
-        *seen.lock().expect("seen"),
-        vec!["start:startup", "end:completed"]
-    );
-    assert_eq!(
-        roles(&script.requests()[0]),
-        vec!["system", "user", "context:UserPromptSubmit"]
-    );
+    let (outcome, script, _log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
+    assert_eq!(*seen.lock().expect("seen"), vec!["start:startup", "end:completed"]);
+    assert_eq!(roles(&script.requests()[0]), vec!["system", "user", "context:UserPromptSubmit"]);
     assert_eq!(outcome.subtype, RunSubtype::Success);
 }
 
@@ -80,41 +59,20 @@ async fn the_transcript_is_flushed_before_each_hook_fires() {
     h.hooks.on::<PostToolUse>(
         "reader",
         hook_fn(move |c: &HookContext, _i: &PostToolUseInput| {
-            *s.lock().expect("seen") =
-                std::fs::read_to_string(&c.session.transcript_path).unwrap_or_default();
+            *s.lock().expect("seen") = std::fs::read_to_string(&c.session.transcript_path).unwrap_or_default();
             Ok(HookOutput::new(PostToolUseAction::default()))
         }),
     );
-    let _ = h
-        .run(
-            "go",
-            vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")],
-        )
-        .await;
+    let _ = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     let transcript = seen.lock().expect("seen").clone();
-    assert!(
-        transcript
-            .lines()
-            .any(|l| l.contains("\"tool_calls\"") && l.contains("\"c1\"")),
-        "{transcript}"
-    );
+    assert!(transcript.lines().any(|l| l.contains("\"tool_calls\"") && l.contains("\"c1\"")), "{transcript}");
 }
 
 #[tokio::test]
 async fn each_tool_call_has_one_decision_record_and_stage_entries() {
     let h = Harness::new();
-    let (outcome, _s, _log) = h
-        .run(
-            "go",
-            vec![
-                calls(&[
-                    ("c1", "value", json!({"value": 1})),
-                    ("c2", "nope", json!({})),
-                ]),
-                text("ok"),
-            ],
-        )
-        .await;
+    let (outcome, _s, _log) =
+        h.run("go", vec![calls(&[("c1", "value", json!({"value": 1})), ("c2", "nope", json!({}))]), text("ok")]).await;
     let entries = outcome.trace.entries();
     let decisions: Vec<(String, String)> = entries
         .iter()
@@ -123,21 +81,17 @@ async fn each_tool_call_has_one_decision_record_and_stage_entries() {
             _ => None,
         })
         .collect();
-    assert_eq!(
-        decisions,
-        vec![
-            ("c1".to_owned(), "executed".to_owned()),
-            ("c2".to_owned(), "invalid".to_owned())
-        ]
-    );
+    assert_eq!(decisions, vec![("c1".to_owned(), "executed".to_owned()), ("c2".to_owned(), "invalid".to_owned())]);
     assert_eq!(
         outcome.trace.stage_names(),
         vec![
             "prepare_turn",
+            "compact_context",
             "review_tool_call",
             "execute",
             "project_tool_result",
             "prepare_turn",
+            "compact_context",
             "finalize_output"
         ]
     );
@@ -146,14 +100,8 @@ async fn each_tool_call_has_one_decision_record_and_stage_entries() {
 #[tokio::test]
 async fn a_model_error_after_a_tool_round_fails_the_run_with_a_paired_history() {
     let h = Harness::new();
-    let (outcome, _s, _log) = h
-        .run("go", vec![calls(&[("c1", "value", json!({"value": 1}))])])
-        .await;
+    let (outcome, _s, _log) = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))])]).await;
     assert_eq!(outcome.subtype, RunSubtype::ErrorDuringExecution);
-    assert!(
-        outcome.result.contains("script exhausted"),
-        "{}",
-        outcome.result
-    );
+    assert!(outcome.result.contains("script exhausted"), "{}", outcome.result);
     assert_eq!(results(&outcome.messages).len(), 1);
 }

@@ -10,13 +10,10 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::CancellationToken;
 use spine_core::hooks::HookRegistryBuilder;
-use spine_core::model::{
-    FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink,
-};
+use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
 use spine_core::observer::NullObserver;
 use spine_core::permission::{
-    Approval, ApprovalRequest, Approver, DenyApprover, PermissionPolicy, PermissionRule,
-    PermissionRules,
+    Approval, ApprovalRequest, Approver, DenyApprover, PermissionPolicy, PermissionRule, PermissionRules,
 };
 use spine_core::registry::ToolRegistryBuilder;
 use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
@@ -52,18 +49,10 @@ pub struct Script {
 
 impl Script {
     pub fn new(replies: Vec<AssistantMessage>) -> Arc<Self> {
-        Arc::new(Script {
-            replies: Mutex::new(replies.into()),
-            requests: Mutex::default(),
-            delay: None,
-        })
+        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default(), delay: None })
     }
     pub fn with_delay(replies: Vec<AssistantMessage>, delay: Duration) -> Arc<Self> {
-        Arc::new(Script {
-            replies: Mutex::new(replies.into()),
-            requests: Mutex::default(),
-            delay: Some(delay),
-        })
+        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default(), delay: Some(delay) })
     }
     pub fn requests(&self) -> Vec<Vec<Message>> {
         self.requests.lock().expect("requests").clone()
@@ -82,39 +71,22 @@ impl ModelClient for Script {
         _c: &CancellationToken,
     ) -> Result<ModelReply, ModelError> {
         validate_pairing(request.messages).expect("every request the runner sends is paired");
-        self.requests
-            .lock()
-            .expect("requests")
-            .push(request.messages.to_vec());
+        self.requests.lock().expect("requests").push(request.messages.to_vec());
         if let Some(d) = self.delay {
             tokio::time::sleep(d).await;
         }
         match self.replies.lock().expect("replies").pop_front() {
             Some(message) => {
-                let finish = if message.tool_calls.is_empty() {
-                    FinishReason::Stop
-                } else {
-                    FinishReason::ToolCalls
-                };
-                Ok(ModelReply {
-                    message,
-                    finish_reason: finish,
-                    usage: None,
-                })
+                let finish = if message.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
+                Ok(ModelReply { message, finish_reason: finish, usage: None })
             }
-            None => Err(ModelError::new(
-                ModelErrorKind::Exhausted,
-                "script exhausted",
-            )),
+            None => Err(ModelError::new(ModelErrorKind::Exhausted, "script exhausted")),
         }
     }
 }
 
 pub fn text(t: &str) -> AssistantMessage {
-    AssistantMessage {
-        content: Some(t.to_owned()),
-        tool_calls: vec![],
-    }
+    AssistantMessage { content: Some(t.to_owned()), tool_calls: vec![] }
 }
 
 pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
@@ -134,11 +106,7 @@ pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
 pub fn raw_call(id: &str, name: &str, raw: &str) -> AssistantMessage {
     AssistantMessage {
         content: None,
-        tool_calls: vec![ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: ToolArguments::Raw(raw.into()),
-        }],
+        tool_calls: vec![ToolCall { id: id.into(), name: name.into(), arguments: ToolArguments::Raw(raw.into()) }],
     }
 }
 
@@ -161,11 +129,7 @@ impl Tool for ValueTool {
     fn effect(&self) -> Effect {
         self.effect
     }
-    async fn execute(
-        &self,
-        args: &Map<String, Value>,
-        _ctx: &ToolContext,
-    ) -> Result<Value, ToolError> {
+    async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
         let v = args.get("value").cloned().unwrap_or(Value::Null);
         self.log.push(format!("handler:{}:{v}", self.name));
         Ok(json!({"value": v}))
@@ -181,11 +145,7 @@ pub struct FailTool;
 #[async_trait]
 impl Tool for FailTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "fail".into(),
-            description: "fails".into(),
-            input_schema: json!({"type": "object"}),
-        }
+        ToolSpec { name: "fail".into(), description: "fails".into(), input_schema: json!({"type": "object"}) }
     }
     fn effect(&self) -> Effect {
         Effect::Read
@@ -203,20 +163,12 @@ pub struct SlowTool {
 #[async_trait]
 impl Tool for SlowTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "slow".into(),
-            description: "waits".into(),
-            input_schema: json!({"type": "object"}),
-        }
+        ToolSpec { name: "slow".into(), description: "waits".into(), input_schema: json!({"type": "object"}) }
     }
     fn effect(&self) -> Effect {
         Effect::Read
     }
-    async fn execute(
-        &self,
-        _a: &Map<String, Value>,
-        ctx: &ToolContext,
-    ) -> Result<Value, ToolError> {
+    async fn execute(&self, _a: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         self.log.push("slow:start");
         tokio::select! {
             () = tokio::time::sleep(Duration::from_secs(30)) => Ok(json!("finished")),
@@ -239,10 +191,7 @@ pub struct RecordingApprover {
 impl Approver for RecordingApprover {
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
         self.log.push(format!("approver:{}", request.tool_name));
-        self.seen
-            .lock()
-            .expect("seen")
-            .push(Value::Object(request.args.clone()));
+        self.seen.lock().expect("seen").push(Value::Object(request.args.clone()));
         self.answer.clone()
     }
 }
@@ -260,6 +209,8 @@ pub struct Harness {
     pub max_turns: u32,
     pub dir: tempfile::TempDir,
     pub cancel: CancellationToken,
+    pub reports: Option<Arc<spine_core::reports::ReportCollector>>,
+    pub configure: Option<Box<dyn FnOnce(&mut AgentConfig)>>,
 }
 
 impl Harness {
@@ -267,16 +218,8 @@ impl Harness {
     pub fn new() -> Self {
         let log = Log::default();
         let mut tools = ToolRegistryBuilder::new();
-        tools.register(ValueTool {
-            name: "value",
-            effect: Effect::Read,
-            log: log.clone(),
-        });
-        tools.register(ValueTool {
-            name: "write_value",
-            effect: Effect::Write,
-            log: log.clone(),
-        });
+        tools.register(ValueTool { name: "value", effect: Effect::Read, log: log.clone() });
+        tools.register(ValueTool { name: "write_value", effect: Effect::Write, log: log.clone() });
         tools.register(FailTool);
         tools.register(SlowTool { log: log.clone() });
         Harness {
@@ -291,23 +234,14 @@ impl Harness {
             max_turns: 20,
             dir: tempfile::tempdir().expect("tempdir"),
             cancel: CancellationToken::new(),
+            reports: None,
+            configure: None,
         }
     }
 
-    pub async fn run(
-        self,
-        prompt: &str,
-        replies: Vec<AssistantMessage>,
-    ) -> (RunOutcome, Arc<Script>, Log) {
+    pub async fn run(self, prompt: &str, replies: Vec<AssistantMessage>) -> (RunOutcome, Arc<Script>, Log) {
         let script = Script::new(replies);
-        let outcome = self
-            .run_with(
-                prompt,
-                Arc::clone(&script) as Arc<dyn ModelClient>,
-                None,
-                vec![],
-            )
-            .await;
+        let outcome = self.run_with(prompt, Arc::clone(&script) as Arc<dyn ModelClient>, None, vec![]).await;
         (outcome.0, script, outcome.1)
     }
 
@@ -318,39 +252,29 @@ impl Harness {
         deferred: Option<ToolCall>,
         history: Vec<Message>,
     ) -> (RunOutcome, Log) {
-        let parse = |v: &[&str]| {
-            v.iter()
-                .map(|r| PermissionRule::parse(r).expect("rule"))
-                .collect()
-        };
+        let parse = |v: &[&str]| v.iter().map(|r| PermissionRule::parse(r).expect("rule")).collect();
         let workspace = Arc::new(Workspace::new(self.dir.path()).expect("workspace"));
         let mut config = AgentConfig::new(Arc::clone(&workspace));
         config.max_turns = self.max_turns;
+        if let Some(configure) = self.configure {
+            configure(&mut config);
+        }
         let agent = Agent {
             model,
             tools: Arc::new(self.tools.build().expect("tools")),
             hooks: Arc::new(self.hooks.build()),
             policy: PermissionPolicy::new(
-                PermissionRules {
-                    allow: parse(&self.allow),
-                    ask: parse(&self.ask),
-                    deny: parse(&self.deny),
-                },
+                PermissionRules { allow: parse(&self.allow), ask: parse(&self.ask), deny: parse(&self.deny) },
                 self.mode,
                 workspace.root().to_path_buf(),
             ),
             approver: self.approver,
             config,
         };
-        let transcript =
-            Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");
+        let transcript = Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");
         let outcome = agent
             .run(RunRequest {
-                prompt: if prompt.is_empty() {
-                    None
-                } else {
-                    Some(prompt.to_owned())
-                },
+                prompt: if prompt.is_empty() { None } else { Some(prompt.to_owned()) },
                 session_id: "s1".into(),
                 transcript,
                 history,
@@ -361,18 +285,13 @@ impl Harness {
                 trace: Trace::default(),
                 env_file: None,
                 progress: None,
+                reports: self.reports.clone(),
             })
             .await;
         match (validate_pairing(&outcome.messages), &outcome.deferred) {
             (Ok(()), None) => {}
-            (
-                Err(spine_protocol::pairing::PairingError::Unanswered {
-                    role: "end",
-                    pending,
-                    ..
-                }),
-                Some(call),
-            ) if pending == call.id => {}
+            (Err(spine_protocol::pairing::PairingError::Unanswered { role: "end", pending, .. }), Some(call))
+                if pending == call.id => {}
             (other, deferred) => {
                 panic!("the final conversation is paired (deferred: {deferred:?}): {other:?}")
             }

@@ -129,11 +129,7 @@ pub trait Action {
 
 impl Action for ContextAction {
     fn decision(&self) -> &'static str {
-        if self.additional_context.is_some() {
-            "context"
-        } else {
-            "proceed"
-        }
+        if self.additional_context.is_some() { "context" } else { "proceed" }
     }
     fn additional_context(&self) -> Option<&str> {
         self.additional_context.as_deref()
@@ -161,15 +157,7 @@ pub trait HookEvent: Send + Sync + 'static {
     /// The per-event input (the event-specific fields of Claude Code's stdin JSON).
     type Input: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
     /// What one hook of this event may answer; `Default` is "no opinion".
-    type Action: Action
-        + Serialize
-        + Default
-        + Clone
-        + fmt::Debug
-        + PartialEq
-        + Send
-        + Sync
-        + 'static;
+    type Action: Action + Serialize + Default + Clone + fmt::Debug + PartialEq + Send + Sync + 'static;
 
     /// The value a matcher filters on (tool name, source, trigger…); `None` for events that
     /// have no matcher, whose hooks ignore any matcher they declare.
@@ -197,11 +185,7 @@ pub struct HookOutput<A> {
 impl<A> HookOutput<A> {
     /// An output carrying only an action.
     pub fn new(action: A) -> Self {
-        HookOutput {
-            action,
-            system_message: None,
-            halt: None,
-        }
+        HookOutput { action, system_message: None, halt: None }
     }
 
     /// Adds `continue: false` with an optional reason for the user.
@@ -243,9 +227,7 @@ pub struct ContextAction {
 impl ContextAction {
     /// Context for the model.
     pub fn context(text: impl Into<String>) -> Self {
-        ContextAction {
-            additional_context: Some(text.into()),
-        }
+        ContextAction { additional_context: Some(text.into()) }
     }
 }
 
@@ -290,10 +272,7 @@ mod tests {
     fn every_event_name_round_trips_through_its_settings_spelling() {
         for e in HookEventName::ALL {
             assert_eq!(e.as_str().parse::<HookEventName>(), Ok(*e));
-            assert_eq!(
-                serde_json::to_value(e).expect("ser"),
-                serde_json::json!(e.as_str())
-            );
+            assert_eq!(serde_json::to_value(e).expect("ser"), serde_json::json!(e.as_str()));
         }
         assert_eq!(HookEventName::ALL.len(), 11);
         assert!("PreToolUsee".parse::<HookEventName>().is_err());

@@ -55,18 +55,12 @@ pub struct PostToolUseAction {
 impl PostToolUseAction {
     /// Replace the text the model reads.
     pub fn replace_text(text: impl Into<String>) -> Self {
-        PostToolUseAction {
-            updated_output: Some(UpdatedOutput::Text(text.into())),
-            ..Default::default()
-        }
+        PostToolUseAction { updated_output: Some(UpdatedOutput::Text(text.into())), ..Default::default() }
     }
 
     /// Context for the model.
     pub fn context(text: impl Into<String>) -> Self {
-        PostToolUseAction {
-            additional_context: Some(text.into()),
-            ..Default::default()
-        }
+        PostToolUseAction { additional_context: Some(text.into()), ..Default::default() }
     }
 }
 

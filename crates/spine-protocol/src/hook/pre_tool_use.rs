@@ -63,19 +63,12 @@ impl Default for PreToolUseAction {
 impl PreToolUseAction {
     /// Block the call.
     pub fn block(reason: impl Into<String>) -> Self {
-        PreToolUseAction::Block {
-            reason: reason.into(),
-            additional_context: None,
-        }
+        PreToolUseAction::Block { reason: reason.into(), additional_context: None }
     }
 
     /// Suggest a permission.
     pub fn suggest(permission: PermissionSuggestion) -> Self {
-        PreToolUseAction::Proceed {
-            permission,
-            updated_input: None,
-            additional_context: None,
-        }
+        PreToolUseAction::Proceed { permission, updated_input: None, additional_context: None }
     }
 
     /// Replace the arguments (no permission opinion).
@@ -90,12 +83,8 @@ impl PreToolUseAction {
     /// Adds context for the model.
     pub fn with_context(mut self, text: impl Into<String>) -> Self {
         match &mut self {
-            PreToolUseAction::Proceed {
-                additional_context, ..
-            }
-            | PreToolUseAction::Block {
-                additional_context, ..
-            } => *additional_context = Some(text.into()),
+            PreToolUseAction::Proceed { additional_context, .. }
+            | PreToolUseAction::Block { additional_context, .. } => *additional_context = Some(text.into()),
         }
         self
     }
@@ -113,11 +102,7 @@ impl super::Action for PreToolUseAction {
     fn decision(&self) -> &'static str {
         match self {
             PreToolUseAction::Block { .. } => "block",
-            PreToolUseAction::Proceed {
-                permission,
-                updated_input,
-                ..
-            } => match (permission, updated_input) {
+            PreToolUseAction::Proceed { permission, updated_input, .. } => match (permission, updated_input) {
                 (PermissionSuggestion::Passthrough, Some(_)) => "rewrite",
                 (PermissionSuggestion::Passthrough, None) => "proceed",
                 (p, _) => p.as_str(),
@@ -126,12 +111,8 @@ impl super::Action for PreToolUseAction {
     }
     fn additional_context(&self) -> Option<&str> {
         match self {
-            PreToolUseAction::Proceed {
-                additional_context, ..
-            }
-            | PreToolUseAction::Block {
-                additional_context, ..
-            } => additional_context.as_deref(),
+            PreToolUseAction::Proceed { additional_context, .. }
+            | PreToolUseAction::Block { additional_context, .. } => additional_context.as_deref(),
         }
     }
 }

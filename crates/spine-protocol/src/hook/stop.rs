@@ -40,19 +40,14 @@ pub enum StopAction {
 
 impl Default for StopAction {
     fn default() -> Self {
-        StopAction::Allow {
-            additional_context: None,
-        }
+        StopAction::Allow { additional_context: None }
     }
 }
 
 impl StopAction {
     /// Force one more round.
     pub fn force_continue(reason: impl Into<String>) -> Self {
-        StopAction::ForceContinue {
-            reason: reason.into(),
-            additional_context: None,
-        }
+        StopAction::ForceContinue { reason: reason.into(), additional_context: None }
     }
 }
 
@@ -65,10 +60,9 @@ impl super::Action for StopAction {
     }
     fn additional_context(&self) -> Option<&str> {
         match self {
-            StopAction::Allow { additional_context }
-            | StopAction::ForceContinue {
-                additional_context, ..
-            } => additional_context.as_deref(),
+            StopAction::Allow { additional_context } | StopAction::ForceContinue { additional_context, .. } => {
+                additional_context.as_deref()
+            }
         }
     }
 }

@@ -35,37 +35,27 @@ pub enum PromptAction {
 
 impl Default for PromptAction {
     fn default() -> Self {
-        PromptAction::Proceed {
-            additional_context: None,
-        }
+        PromptAction::Proceed { additional_context: None }
     }
 }
 
 impl PromptAction {
     /// Proceed with context for the model.
     pub fn context(text: impl Into<String>) -> Self {
-        PromptAction::Proceed {
-            additional_context: Some(text.into()),
-        }
+        PromptAction::Proceed { additional_context: Some(text.into()) }
     }
 
     /// Refuse the prompt.
     pub fn block(reason: impl Into<String>) -> Self {
-        PromptAction::Block {
-            reason: reason.into(),
-        }
+        PromptAction::Block { reason: reason.into() }
     }
 }
 
 impl super::Action for PromptAction {
     fn decision(&self) -> &'static str {
         match self {
-            PromptAction::Proceed {
-                additional_context: Some(_),
-            } => "context",
-            PromptAction::Proceed {
-                additional_context: None,
-            } => "proceed",
+            PromptAction::Proceed { additional_context: Some(_) } => "context",
+            PromptAction::Proceed { additional_context: None } => "proceed",
             PromptAction::Block { .. } => "block",
         }
     }

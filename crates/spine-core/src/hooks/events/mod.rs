@@ -32,6 +32,8 @@ use super::HookErrorKind;
 /// A hook failure that decided an outcome (it failed closed, or broke the contract).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookFailure {
+    /// The event.
+    pub event: spine_protocol::hook::HookEventName,
     /// The hook.
     pub hook_id: String,
     /// What kind of failure.
@@ -41,17 +43,13 @@ pub struct HookFailure {
 }
 
 impl HookFailure {
-    pub(crate) fn new(hook_id: &str, error: &super::HookError) -> Self {
-        HookFailure {
-            hook_id: hook_id.to_owned(),
-            kind: error.kind,
-            detail: error.detail.clone(),
-        }
+    pub(crate) fn new(event: spine_protocol::hook::HookEventName, hook_id: &str, error: &super::HookError) -> Self {
+        HookFailure { event, hook_id: hook_id.to_owned(), kind: error.kind, detail: error.detail.clone() }
     }
 }
 
 impl std::fmt::Display for HookFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "hook `{}` {}: {}", self.hook_id, self.kind, self.detail)
+        write!(f, "{} hook `{}` {}: {}", self.event, self.hook_id, self.kind, self.detail)
     }
 }

@@ -3,9 +3,7 @@
 //! closed denies.
 
 use serde_json::Value;
-use spine_protocol::hook::{
-    HookEvent, PermissionRequest, PermissionRequestAction, PermissionRequestInput,
-};
+use spine_protocol::hook::{HookEvent, PermissionRequest, PermissionRequestAction, PermissionRequestInput};
 
 use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
 use crate::hooks::registry::HookSpec;
@@ -62,31 +60,20 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
             PermissionRequestAction::Allow { updated_input } => {
                 let args = match updated_input {
                     Some(update) => {
-                        let args =
-                            self.tools
-                                .revalidate(self.call.handle, update)
-                                .map_err(|e| {
-                                    HookError::contract(format!(
-                                        "invalid updated input: {}",
-                                        e.message
-                                    ))
-                                })?;
+                        let args = self
+                            .tools
+                            .revalidate(self.call.handle, update)
+                            .map_err(|e| HookError::contract(format!("invalid updated input: {}", e.message)))?;
                         input.tool_input = Value::Object((*args).clone());
                         Some(args)
                     }
                     None => None,
                 };
-                self.verdict = PermissionVerdict::Allow {
-                    hook_id: hook.id.clone(),
-                    args,
-                };
+                self.verdict = PermissionVerdict::Allow { hook_id: hook.id.clone(), args };
                 Ok(Flow::Continue)
             }
             PermissionRequestAction::Deny { message } => {
-                self.verdict = PermissionVerdict::Deny {
-                    hook_id: hook.id.clone(),
-                    message,
-                };
+                self.verdict = PermissionVerdict::Deny { hook_id: hook.id.clone(), message };
                 Ok(Flow::Stop)
             }
         }
@@ -116,27 +103,15 @@ impl HookRuntime {
             tool_name: Some(&call.name),
             status: None,
         });
-        let ctx = HookContext {
-            event: PermissionRequest::NAME,
-            ..ctx.clone()
-        };
-        let mut fold = RequestFold {
-            tools,
-            call,
-            verdict: PermissionVerdict::NoDecision,
-        };
+        let ctx = HookContext { event: PermissionRequest::NAME, ..ctx.clone() };
+        let mut fold = RequestFold { tools, call, verdict: PermissionVerdict::NoDecision };
         let mut input = PermissionRequestInput {
             tool_name: call.name.clone(),
             tool_input: Value::Object((**args).clone()),
             tool_use_id: call.id.clone(),
             reason: reason.to_owned(),
         };
-        let d = self
-            .dispatch::<PermissionRequest, _>(&ctx, &mut input, &mut fold, Some(&call.id))
-            .await;
-        PermissionRequestResult {
-            verdict: fold.verdict,
-            halt: d.halt,
-        }
+        let d = self.dispatch::<PermissionRequest, _>(&ctx, &mut input, &mut fold, Some(&call.id)).await;
+        PermissionRequestResult { verdict: fold.verdict, halt: d.halt }
     }
 }

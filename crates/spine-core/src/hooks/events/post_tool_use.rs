@@ -4,9 +4,7 @@
 //! form of "prevent continuation".
 
 use serde_json::Value;
-use spine_protocol::hook::{
-    HookEvent, PostToolUse, PostToolUseAction, PostToolUseInput, UpdatedOutput,
-};
+use spine_protocol::hook::{HookEvent, PostToolUse, PostToolUseAction, PostToolUseInput, UpdatedOutput};
 use spine_protocol::tool::{ErrorCode, ToolError};
 
 use super::HookFailure;
@@ -69,12 +67,10 @@ impl Fold<PostToolUse> for PostFold {
     }
 
     fn failure(&mut self, hook: &HookSpec<PostToolUse>, error: &HookError) -> Flow {
-        self.result
-            .said
-            .push((hook.id.clone(), error.kind.as_str()));
+        self.result.said.push((hook.id.clone(), error.kind.as_str()));
         self.result.failure = Some((
             ToolError::new(ErrorCode::HookExecutionError, "PostToolUse hook failed"),
-            HookFailure::new(&hook.id, error),
+            HookFailure::new(PostToolUse::NAME, &hook.id, error),
         ));
         Flow::Stop
     }
@@ -82,20 +78,13 @@ impl Fold<PostToolUse> for PostFold {
 
 impl HookRuntime {
     /// Fires PostToolUse after a successful call.
-    pub async fn post_tool_use(
-        &self,
-        ctx: &HookContext,
-        mut input: PostToolUseInput,
-    ) -> PostToolUseResult {
+    pub async fn post_tool_use(&self, ctx: &HookContext, mut input: PostToolUseInput) -> PostToolUseResult {
         self.observer().on_event(&RunEvent::HookFired {
             event: PostToolUse::NAME,
             tool_name: Some(&input.tool_name),
             status: Some("ok"),
         });
-        let ctx = HookContext {
-            event: PostToolUse::NAME,
-            ..ctx.clone()
-        };
+        let ctx = HookContext { event: PostToolUse::NAME, ..ctx.clone() };
         let mut fold = PostFold {
             result: PostToolUseResult {
                 response: input.tool_response.clone(),
@@ -112,9 +101,7 @@ impl HookRuntime {
             return fold.result;
         }
         let id = input.tool_use_id.clone();
-        let d = self
-            .dispatch::<PostToolUse, _>(&ctx, &mut input, &mut fold, Some(&id))
-            .await;
+        let d = self.dispatch::<PostToolUse, _>(&ctx, &mut input, &mut fold, Some(&id)).await;
         fold.result.halt = d.halt;
         fold.result
     }

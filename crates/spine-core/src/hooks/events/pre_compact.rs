@@ -33,10 +33,7 @@ impl Fold<PreCompact> for PreCompactFold {
         match action {
             PreCompactAction::Proceed => Ok(Flow::Continue),
             PreCompactAction::Block { reason } => {
-                self.0 = PreCompactResult::Blocked {
-                    reason,
-                    hook_id: hook.id.clone(),
-                };
+                self.0 = PreCompactResult::Blocked { reason, hook_id: hook.id.clone() };
                 Ok(Flow::Stop)
             }
         }
@@ -53,23 +50,11 @@ impl Fold<PreCompact> for PreCompactFold {
 
 impl HookRuntime {
     /// Fires PreCompact.
-    pub async fn pre_compact(
-        &self,
-        ctx: &HookContext,
-        mut input: PreCompactInput,
-    ) -> PreCompactResult {
-        self.observer().on_event(&RunEvent::HookFired {
-            event: PreCompact::NAME,
-            tool_name: None,
-            status: None,
-        });
-        let ctx = HookContext {
-            event: PreCompact::NAME,
-            ..ctx.clone()
-        };
+    pub async fn pre_compact(&self, ctx: &HookContext, mut input: PreCompactInput) -> PreCompactResult {
+        self.observer().on_event(&RunEvent::HookFired { event: PreCompact::NAME, tool_name: None, status: None });
+        let ctx = HookContext { event: PreCompact::NAME, ..ctx.clone() };
         let mut fold = PreCompactFold(PreCompactResult::Proceed);
-        self.dispatch::<PreCompact, _>(&ctx, &mut input, &mut fold, None)
-            .await;
+        self.dispatch::<PreCompact, _>(&ctx, &mut input, &mut fold, None).await;
         fold.0
     }
 }

@@ -83,22 +83,14 @@ impl Fold<PreToolUse> for PreFold<'_> {
         use spine_protocol::hook::Action as _;
         self.said.push((hook.id.clone(), action.decision()));
         match action {
-            PreToolUseAction::Proceed {
-                permission,
-                updated_input,
-                additional_context,
-            } => {
+            PreToolUseAction::Proceed { permission, updated_input, additional_context } => {
                 self.contexts.extend(additional_context);
                 if let Some(mut update) = updated_input {
-                    self.tools
-                        .tool(self.call.handle)
-                        .normalize(&mut update, self.cwd);
+                    self.tools.tool(self.call.handle).normalize(&mut update, self.cwd);
                     let args = self
                         .tools
                         .revalidate(self.call.handle, update)
-                        .map_err(|e| {
-                            HookError::contract(format!("invalid updated input: {}", e.message))
-                        })?;
+                        .map_err(|e| HookError::contract(format!("invalid updated input: {}", e.message)))?;
                     input.tool_input = Value::Object((*args).clone());
                     self.args = args;
                     self.rewritten_by = Some(hook.id.clone());
@@ -109,15 +101,9 @@ impl Fold<PreToolUse> for PreFold<'_> {
                 }
                 Ok(Flow::Continue)
             }
-            PreToolUseAction::Block {
-                reason,
-                additional_context,
-            } => {
+            PreToolUseAction::Block { reason, additional_context } => {
                 self.contexts.extend(additional_context);
-                self.end = Some(PreToolVerdict::Blocked {
-                    reason,
-                    hook_id: hook.id.clone(),
-                });
+                self.end = Some(PreToolVerdict::Blocked { reason, hook_id: hook.id.clone() });
                 Ok(Flow::Stop)
             }
         }
@@ -126,14 +112,10 @@ impl Fold<PreToolUse> for PreFold<'_> {
     fn failure(&mut self, hook: &HookSpec<PreToolUse>, error: &HookError) -> Flow {
         self.said.push((hook.id.clone(), error.kind.as_str()));
         let error_result = match error.kind {
-            HookErrorKind::Contract => ToolError::new(
-                ErrorCode::HookContractError,
-                "PreToolUse hook returned an invalid update",
-            ),
-            HookErrorKind::Launch => ToolError::new(
-                ErrorCode::HookLaunchError,
-                "PreToolUse hook could not be started",
-            ),
+            HookErrorKind::Contract => {
+                ToolError::new(ErrorCode::HookContractError, "PreToolUse hook returned an invalid update")
+            }
+            HookErrorKind::Launch => ToolError::new(ErrorCode::HookLaunchError, "PreToolUse hook could not be started"),
             HookErrorKind::Failed | HookErrorKind::Timeout => {
                 ToolError::new(ErrorCode::HookExecutionError, "PreToolUse hook failed")
             }
@@ -161,10 +143,7 @@ impl HookRuntime {
             tool_name: Some(&call.name),
             status: None,
         });
-        let ctx = HookContext {
-            event: PreToolUse::NAME,
-            ..ctx.clone()
-        };
+        let ctx = HookContext { event: PreToolUse::NAME, ..ctx.clone() };
         let mut fold = PreFold {
             tools,
             call,
@@ -179,11 +158,7 @@ impl HookRuntime {
         };
         if !self.registry().has::<PreToolUse>() {
             return PreToolUseResult {
-                verdict: PreToolVerdict::Proceed {
-                    args: fold.args,
-                    permission: fold.permission,
-                    suggested_by: None,
-                },
+                verdict: PreToolVerdict::Proceed { args: fold.args, permission: fold.permission, suggested_by: None },
                 contexts: Vec::new(),
                 halt: None,
                 said: Vec::new(),
@@ -194,9 +169,7 @@ impl HookRuntime {
             tool_input: Value::Object((*call.args).clone()),
             tool_use_id: call.id.clone(),
         };
-        let d = self
-            .dispatch::<PreToolUse, _>(&ctx, &mut input, &mut fold, Some(&call.id))
-            .await;
+        let d = self.dispatch::<PreToolUse, _>(&ctx, &mut input, &mut fold, Some(&call.id)).await;
         let verdict = match fold.end {
             Some(end) => {
                 if let Some(by) = &fold.rewritten_by {
@@ -213,11 +186,6 @@ impl HookRuntime {
                 suggested_by: fold.suggested_by,
             },
         };
-        PreToolUseResult {
-            verdict,
-            contexts: fold.contexts,
-            halt: d.halt,
-            said: fold.said,
-        }
+        PreToolUseResult { verdict, contexts: fold.contexts, halt: d.halt, said: fold.said }
     }
 }

@@ -43,74 +43,37 @@ struct StopFold {
 }
 
 impl Fold<Stop> for StopFold {
-    fn answer(
-        &mut self,
-        hook: &HookSpec<Stop>,
-        action: StopAction,
-        _input: &mut StopInput,
-    ) -> Result<Flow, HookError> {
+    fn answer(&mut self, hook: &HookSpec<Stop>, action: StopAction, _input: &mut StopInput) -> Result<Flow, HookError> {
         match action {
             StopAction::Allow { additional_context } => {
                 self.contexts.extend(additional_context);
                 Ok(Flow::Continue)
             }
-            StopAction::ForceContinue {
-                reason,
-                additional_context,
-            } => {
+            StopAction::ForceContinue { reason, additional_context } => {
                 if reason.trim().is_empty() {
-                    return Err(HookError::contract(
-                        "Stop hook forced a continuation without a reason",
-                    ));
+                    return Err(HookError::contract("Stop hook forced a continuation without a reason"));
                 }
                 self.contexts.extend(additional_context);
-                self.verdict = StopVerdict::ForceContinue {
-                    reason,
-                    hook_id: hook.id.clone(),
-                };
+                self.verdict = StopVerdict::ForceContinue { reason, hook_id: hook.id.clone() };
                 Ok(Flow::Stop)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<Stop>, error: &HookError) -> Flow {
-        self.verdict = StopVerdict::Failed(HookFailure::new(&hook.id, error));
+        self.verdict = StopVerdict::Failed(HookFailure::new(Stop::NAME, &hook.id, error));
         Flow::Stop
     }
 }
 
 impl HookRuntime {
     /// Fires Stop for a candidate final answer.
-    pub async fn stop(
-        &self,
-        ctx: &HookContext,
-        stop_hook_active: bool,
-        last_assistant_message: &str,
-    ) -> StopResult {
-        self.observer().on_event(&RunEvent::HookFired {
-            event: Stop::NAME,
-            tool_name: None,
-            status: None,
-        });
-        let ctx = HookContext {
-            event: Stop::NAME,
-            ..ctx.clone()
-        };
-        let mut input = StopInput {
-            stop_hook_active,
-            last_assistant_message: last_assistant_message.to_owned(),
-        };
-        let mut fold = StopFold {
-            verdict: StopVerdict::Allow,
-            contexts: Vec::new(),
-        };
-        let d = self
-            .dispatch::<Stop, _>(&ctx, &mut input, &mut fold, None)
-            .await;
-        StopResult {
-            verdict: fold.verdict,
-            contexts: fold.contexts,
-            halt: d.halt,
-        }
+    pub async fn stop(&self, ctx: &HookContext, stop_hook_active: bool, last_assistant_message: &str) -> StopResult {
+        self.observer().on_event(&RunEvent::HookFired { event: Stop::NAME, tool_name: None, status: None });
+        let ctx = HookContext { event: Stop::NAME, ..ctx.clone() };
+        let mut input = StopInput { stop_hook_active, last_assistant_message: last_assistant_message.to_owned() };
+        let mut fold = StopFold { verdict: StopVerdict::Allow, contexts: Vec::new() };
+        let d = self.dispatch::<Stop, _>(&ctx, &mut input, &mut fold, None).await;
+        StopResult { verdict: fold.verdict, contexts: fold.contexts, halt: d.halt }
     }
 }

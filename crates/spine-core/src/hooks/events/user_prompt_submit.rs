@@ -53,17 +53,14 @@ impl Fold<UserPromptSubmit> for PromptFold {
                 Ok(Flow::Continue)
             }
             PromptAction::Block { reason } => {
-                self.verdict = PromptVerdict::Blocked {
-                    reason,
-                    hook_id: hook.id.clone(),
-                };
+                self.verdict = PromptVerdict::Blocked { reason, hook_id: hook.id.clone() };
                 Ok(Flow::Stop)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<UserPromptSubmit>, error: &HookError) -> Flow {
-        self.verdict = PromptVerdict::Failed(HookFailure::new(&hook.id, error));
+        self.verdict = PromptVerdict::Failed(HookFailure::new(UserPromptSubmit::NAME, &hook.id, error));
         Flow::Stop
     }
 }
@@ -71,29 +68,11 @@ impl Fold<UserPromptSubmit> for PromptFold {
 impl HookRuntime {
     /// Fires UserPromptSubmit.
     pub async fn user_prompt_submit(&self, ctx: &HookContext, prompt: &str) -> PromptResult {
-        self.observer().on_event(&RunEvent::HookFired {
-            event: UserPromptSubmit::NAME,
-            tool_name: None,
-            status: None,
-        });
-        let ctx = HookContext {
-            event: UserPromptSubmit::NAME,
-            ..ctx.clone()
-        };
-        let mut input = UserPromptSubmitInput {
-            prompt: prompt.to_owned(),
-        };
-        let mut fold = PromptFold {
-            verdict: PromptVerdict::Proceed,
-            contexts: Vec::new(),
-        };
-        let d = self
-            .dispatch::<UserPromptSubmit, _>(&ctx, &mut input, &mut fold, None)
-            .await;
-        PromptResult {
-            verdict: fold.verdict,
-            contexts: fold.contexts,
-            halt: d.halt,
-        }
+        self.observer().on_event(&RunEvent::HookFired { event: UserPromptSubmit::NAME, tool_name: None, status: None });
+        let ctx = HookContext { event: UserPromptSubmit::NAME, ..ctx.clone() };
+        let mut input = UserPromptSubmitInput { prompt: prompt.to_owned() };
+        let mut fold = PromptFold { verdict: PromptVerdict::Proceed, contexts: Vec::new() };
+        let d = self.dispatch::<UserPromptSubmit, _>(&ctx, &mut input, &mut fold, None).await;
+        PromptResult { verdict: fold.verdict, contexts: fold.contexts, halt: d.halt }
     }
 }
