@@ -1,1 +1,54 @@
-fn main() {}
+//! The `spine` binary: parses arguments, runs the command, maps the outcome to an exit status.
+//!
+//! Exit status: 0 success; 1 the run failed (error, max turns, blocked); 2 bad usage or bad
+//! configuration; 130 canceled by Ctrl-C.
+
+mod cli;
+mod commands;
+mod error;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::error::{ConfigError, exit};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::CONFIG } else { exit::OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => commands::run::run(args).await,
+            Command::Hooks(cmd) => commands::hooks::hooks(cmd).await,
+            Command::Trace(cmd) => commands::trace::trace(cmd),
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            if err.downcast_ref::<ConfigError>().is_some() {
+                eprintln!("error: {err}");
+                ExitCode::from(exit::CONFIG)
+            } else {
+                eprintln!("error: {err:#}");
+                ExitCode::from(exit::FAILED)
+            }
+        }
+    }
+}

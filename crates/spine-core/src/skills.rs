@@ -228,12 +228,12 @@ impl SkillCatalog {
         let mut files = Vec::new();
         let walker = ignore::WalkBuilder::new(&entry.root_path).standard_filters(true).build();
         for e in walker.filter_map(Result::ok) {
-            if e.file_type().is_some_and(|t| t.is_file()) {
-                if let Ok(rel) = e.path().strip_prefix(&entry.root_path) {
-                    let rel = rel.to_string_lossy().into_owned();
-                    if rel != "SKILL.md" {
-                        files.push(rel);
-                    }
+            if e.file_type().is_some_and(|t| t.is_file())
+                && let Ok(rel) = e.path().strip_prefix(&entry.root_path)
+            {
+                let rel = rel.to_string_lossy().into_owned();
+                if rel != "SKILL.md" {
+                    files.push(rel);
                 }
             }
         }

@@ -14,6 +14,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+use spine_core::skills::SkillRootKind;
+use spine_core::stages::compact_context::CompactStrategy;
 use spine_protocol::permission::PermissionMode;
 use thiserror::Error;
 
@@ -126,8 +128,26 @@ pub struct Settings {
     pub max_forced_continuations: Option<u32>,
     /// `maxTurns` / `max_turns`, by precedence.
     pub max_turns: Option<u32>,
+    /// `context.compaction_threshold_tokens`, by precedence.
+    pub compaction_threshold_tokens: Option<u64>,
+    /// `context.compaction_strategy` (`sandwich` or `summarize`), by precedence.
+    pub compaction_strategy: Option<CompactStrategy>,
+    /// `context.token_estimator` (`words` or `bpe`), by precedence.
+    pub token_estimator: Option<String>,
+    /// `skills.roots`, by precedence (the whole list of the highest source that sets it).
+    pub skill_roots: Option<Vec<SkillRootSetting>>,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
+}
+
+/// A skill root as configured: a path (relative ones resolve against the project directory)
+/// and its kind (`system`, `live` — the default — or `curated`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillRootSetting {
+    /// The path as written.
+    pub path: String,
+    /// The kind.
+    pub kind: SkillRootKind,
 }
 
 /// Top-level keys spine reads.
@@ -194,6 +214,8 @@ impl Settings {
                         }
                     }
                     "maxTurns" | "max_turns" => s.max_turns = Some(expect_u32(origin, key, value)?),
+                    "context" => merge_context(&mut s, origin, value)?,
+                    "skills" => merge_skills(&mut s, origin, value)?,
                     k if KNOWN_KEYS.contains(&k) => {}
                     other => s.notes.push(format!("{origin}: ignoring `{other}` (not used by spine)")),
                 }
@@ -276,6 +298,93 @@ fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value) -> Result
             let path = format!("permissions.{key}[{i}]");
             let rule = expect_str(origin, &path, item)?;
             list.push(RuleEntry { rule: rule.to_owned(), origin: origin.clone(), path });
+        }
+    }
+    Ok(())
+}
+
+fn merge_context(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
+    for (k, v) in expect_object(origin, "context", value)? {
+        let path = format!("context.{k}");
+        match k.as_str() {
+            "compaction_threshold_tokens" => {
+                let n = v.as_u64().ok_or_else(|| {
+                    SettingsError::at(origin, &path, format!("expected a non-negative integer, found {v}"))
+                })?;
+                s.compaction_threshold_tokens = Some(n);
+            }
+            "compaction_strategy" => {
+                s.compaction_strategy = Some(match expect_str(origin, &path, v)? {
+                    "sandwich" => CompactStrategy::Sandwich,
+                    "summarize" => CompactStrategy::Summarize,
+                    other => {
+                        return Err(SettingsError::at(
+                            origin,
+                            &path,
+                            format!("unknown strategy `{other}` (sandwich or summarize)"),
+                        ));
+                    }
+                });
+            }
+            "token_estimator" => {
+                let e = expect_str(origin, &path, v)?;
+                if !matches!(e, "words" | "bpe") {
+                    return Err(SettingsError::at(origin, &path, format!("unknown estimator `{e}` (words or bpe)")));
+                }
+                s.token_estimator = Some(e.to_owned());
+            }
+            other => return Err(SettingsError::at(origin, format!("context.{other}"), "unknown field")),
+        }
+    }
+    Ok(())
+}
+
+fn merge_skills(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
+    for (k, v) in expect_object(origin, "skills", value)? {
+        match k.as_str() {
+            "roots" => {
+                let Value::Array(items) = v else {
+                    return Err(SettingsError::at(
+                        origin,
+                        "skills.roots",
+                        format!("expected an array, found {}", type_name(v)),
+                    ));
+                };
+                let mut roots = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("skills.roots[{i}]");
+                    roots.push(match item {
+                        Value::String(p) => SkillRootSetting { path: p.clone(), kind: SkillRootKind::Live },
+                        Value::Object(o) => {
+                            let p = o.get("path").and_then(Value::as_str).ok_or_else(|| {
+                                SettingsError::at(origin, format!("{path}.path"), "expected a string")
+                            })?;
+                            let kind = match o.get("kind").and_then(Value::as_str).unwrap_or("live") {
+                                "system" => SkillRootKind::System,
+                                "live" => SkillRootKind::Live,
+                                "curated" => SkillRootKind::Curated,
+                                other => {
+                                    return Err(SettingsError::at(
+                                        origin,
+                                        format!("{path}.kind"),
+                                        format!("unknown kind `{other}` (system, live or curated)"),
+                                    ));
+                                }
+                            };
+                            SkillRootSetting { path: p.to_owned(), kind }
+                        }
+                        other => {
+                            return Err(SettingsError::at(
+                                origin,
+                                &path,
+                                format!("expected a path or {{path, kind}}, found {}", type_name(other)),
+                            ));
+                        }
+                    });
+                }
+                s.skill_roots = Some(roots);
+            }
+            other => return Err(SettingsError::at(origin, format!("skills.{other}"), "unknown field")),
         }
     }
     Ok(())

@@ -1,1 +1,65 @@
-//! spine-tools
+//! spine's built-in tools, with Claude Code's names, input shapes and `tool_response` shapes
+//! (`Read`, `Write`, `Edit`, `Glob`, `Grep`, `Bash`) plus `calculator`.
+//!
+//! Every tool implements [`spine_core::tool::Tool`]: a spec (JSON Schema with
+//! `additionalProperties: false`), an effect, argument normalisation, the workspace paths it
+//! touches, an executor and a projector. File tools never touch a path outside the workspace:
+//! paths are normalised before hooks see them and resolved again (symlinks followed) before
+//! any I/O, outside paths failing with `permission_denied`.
+//!
+//! # Layout
+//!
+//! - One module per tool: [`read`], [`write`], [`edit`], [`glob`], [`grep`], [`bash`],
+//!   [`calculator`].
+//! - Shared parts: `args` (typed argument access), `paths` (normalisation and the workspace
+//!   boundary), `walk` (the gitignore-aware walk and glob rules of Glob and Grep), `output`
+//!   (UTF-8 stream decoding and capped head+tail text), `process` (process groups, time
+//!   limits, cancellation), `env_file` (the run's `export NAME=value` file).
+//! - [`builtin_tools`] / [`register_builtins`]: the set, in a fixed order.
+
+use std::sync::Arc;
+
+use spine_core::registry::ToolRegistryBuilder;
+use spine_core::tool::Tool;
+
+mod args;
+pub mod bash;
+pub mod calculator;
+pub mod edit;
+mod env_file;
+pub mod glob;
+pub mod grep;
+mod output;
+mod paths;
+mod process;
+pub mod read;
+mod walk;
+pub mod write;
+
+pub use bash::BashTool;
+pub use calculator::CalculatorTool;
+pub use edit::EditTool;
+pub use glob::GlobTool;
+pub use grep::GrepTool;
+pub use read::ReadTool;
+pub use write::WriteTool;
+
+/// The built-in tools: Read, Write, Edit, Glob, Grep, Bash, calculator (in that order).
+pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadTool),
+        Arc::new(WriteTool),
+        Arc::new(EditTool),
+        Arc::new(GlobTool),
+        Arc::new(GrepTool),
+        Arc::new(BashTool),
+        Arc::new(CalculatorTool),
+    ]
+}
+
+/// Registers the built-in tools on a registry builder.
+pub fn register_builtins(builder: &mut ToolRegistryBuilder) {
+    for tool in builtin_tools() {
+        builder.register_arc(tool);
+    }
+}

@@ -236,10 +236,10 @@ impl HookRuntime {
                 if let Some(text) = &output.system_message {
                     self.observer.on_event(&RunEvent::SystemMessage { hook_id: &hook.id, text });
                 }
-                if let Some(halt) = output.halt {
-                    if out.halt.is_none() {
-                        out.halt = Some(HaltBy { hook_id: hook.id.clone(), stop_reason: halt.stop_reason });
-                    }
+                if let Some(halt) = output.halt
+                    && out.halt.is_none()
+                {
+                    out.halt = Some(HaltBy { hook_id: hook.id.clone(), stop_reason: halt.stop_reason });
                 }
                 match fold.answer(hook, output.action, input) {
                     Ok(flow) => {

@@ -196,6 +196,9 @@ impl Approver for RecordingApprover {
     }
 }
 
+/// A change to the agent configuration before the run.
+pub type Configure = Box<dyn FnOnce(&mut AgentConfig)>;
+
 /// Builds and runs an agent.
 pub struct Harness {
     pub log: Log,
@@ -210,7 +213,7 @@ pub struct Harness {
     pub dir: tempfile::TempDir,
     pub cancel: CancellationToken,
     pub reports: Option<Arc<spine_core::reports::ReportCollector>>,
-    pub configure: Option<Box<dyn FnOnce(&mut AgentConfig)>>,
+    pub configure: Option<Configure>,
 }
 
 impl Harness {

@@ -1,0 +1,130 @@
+//! The command-line definition (clap). Names here are a public contract (`CLI.md`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// spine: an agent runtime whose every tool call passes through a hook pipeline you can trust.
+#[derive(Debug, Parser)]
+#[command(name = "spine", version, about, propagate_version = true)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the agent on one prompt.
+    Run(RunArgs),
+    /// Inspect and test configured hooks.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+    /// Show a run's trace.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+/// Output formats of `spine run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Only the final answer on stdout.
+    Text,
+    /// One JSON result object on stdout.
+    Json,
+    /// One JSON event per line as the run goes, then the result.
+    StreamJson,
+}
+
+/// `spine run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt (else read from stdin when it is not a terminal).
+    #[arg(short = 'p', long = "prompt")]
+    pub prompt: Option<String>,
+    /// The model: scripted:FILE, openai:MODEL or anthropic:MODEL.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A settings file or inline JSON, applied after the settings files (repeatable).
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// Output format.
+    #[arg(long = "output-format", value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    /// Model requests before the run ends with error_max_turns (default 20).
+    #[arg(long = "max-turns")]
+    pub max_turns: Option<u32>,
+    /// Working directory and workspace root (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Tools visible to the model, comma-separated (default: all).
+    #[arg(long = "allowed-tools", value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+    /// Permission mode: default, acceptEdits, bypassPermissions, plan.
+    #[arg(long = "permission-mode")]
+    pub permission_mode: Option<String>,
+    /// Write the run's trace as JSONL to this file.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Continue a session by id.
+    #[arg(long)]
+    pub resume: Option<String>,
+    /// One stderr line per lifecycle event.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// No warnings or notes on stderr (errors still print).
+    #[arg(short = 'q', long, conflicts_with = "verbose")]
+    pub quiet: bool,
+}
+
+/// `spine hooks`.
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// List every configured hook: event, matcher, source file, type.
+    List(HooksArgs),
+    /// Validate settings: unknown events or fields, bad matchers, missing commands.
+    Check(HooksArgs),
+    /// Fire one event against the configured hooks and print each answer and the merged decision.
+    Test(HooksTestArgs),
+}
+
+/// Settings selection shared by `spine hooks` commands.
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    /// A settings file or inline JSON, applied after the settings files (repeatable).
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// The project directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Output format.
+    #[arg(long = "output-format", value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+}
+
+/// `spine hooks test`.
+#[derive(Debug, Args)]
+pub struct HooksTestArgs {
+    /// The event, e.g. PreToolUse.
+    pub event: String,
+    /// The tool name, for tool events.
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// The event input: JSON, or a file holding it.
+    #[arg(long)]
+    pub input: Option<String>,
+    /// Settings selection.
+    #[command(flatten)]
+    pub common: HooksArgs,
+}
+
+/// `spine trace`.
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Render a JSONL trace as a readable tree.
+    Show {
+        /// The trace file.
+        file: PathBuf,
+    },
+}

@@ -1,0 +1,142 @@
+//! `spine trace show FILE`: a run's JSONL trace as a readable tree — stages, model requests,
+//! each tool call with its hooks, permission decision and outcome, and durations.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use spine_protocol::trace::{TraceEntry, TraceRecord};
+
+use crate::cli::TraceCommand;
+use crate::error::{config, exit};
+
+/// Runs `spine trace`.
+pub fn trace(cmd: TraceCommand) -> anyhow::Result<u8> {
+    match cmd {
+        TraceCommand::Show { file } => {
+            let text = std::fs::read_to_string(&file).map_err(|e| config(format!("{}: {e}", file.display())))?;
+            let mut entries = Vec::new();
+            for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+                let entry: TraceEntry = serde_json::from_str(line)
+                    .map_err(|e| config(format!("{}:{}: not a trace entry: {e}", file.display(), n + 1)))?;
+                entries.push(entry);
+            }
+            print!("{}", render(&entries));
+            Ok(exit::OK)
+        }
+    }
+}
+
+fn dur(us: u64) -> String {
+    if us >= 1_000_000 {
+        format!("{:.2} s", us as f64 / 1e6)
+    } else if us >= 1_000 {
+        format!("{:.1} ms", us as f64 / 1e3)
+    } else {
+        format!("{us} µs")
+    }
+}
+
+/// Renders entries as a tree: run-level lines, with each tool call's entries nested under it.
+pub fn render(entries: &[TraceEntry]) -> String {
+    let mut out = String::new();
+    let mut calls: BTreeMap<&str, Vec<&TraceEntry>> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for e in entries {
+        if let Some(id) = tool_use_id(e) {
+            if !calls.contains_key(id) {
+                order.push(id);
+            }
+            calls.entry(id).or_default().push(e);
+        }
+    }
+    let mut printed: Vec<&str> = Vec::new();
+    for e in entries {
+        if let Some(id) = tool_use_id(e) {
+            if printed.contains(&id) {
+                continue;
+            }
+            printed.push(id);
+            let group = &calls[id];
+            let name = group.iter().find_map(|e| match &e.record {
+                TraceRecord::ToolDecision(d) => Some(d.tool_name.as_str()),
+                TraceRecord::Stage(s) => s.fields.get("tool_name").and_then(|v| v.as_str()),
+                _ => None,
+            });
+            let _ = writeln!(out, "├─ tool call {id} {}", name.unwrap_or(""));
+            for e in group {
+                let _ = writeln!(out, "│   ├─ {}", line(e));
+            }
+            continue;
+        }
+        let _ = writeln!(out, "├─ {}", line(e));
+    }
+    out
+}
+
+fn tool_use_id(e: &TraceEntry) -> Option<&str> {
+    match &e.record {
+        TraceRecord::Stage(s) => s.tool_use_id.as_deref(),
+        TraceRecord::Hook(h) => h.tool_use_id.as_deref(),
+        TraceRecord::ToolDecision(d) => Some(&d.tool_use_id),
+        TraceRecord::Warning(w) => w.tool_use_id.as_deref(),
+        TraceRecord::Model(_) => None,
+    }
+}
+
+fn line(e: &TraceEntry) -> String {
+    match &e.record {
+        TraceRecord::Stage(s) => {
+            let fields: Vec<String> = s
+                .fields
+                .iter()
+                .filter(|(k, _)| k.as_str() != "tool_name")
+                .map(|(k, v)| format!("{k}={}", short(v)))
+                .collect();
+            format!("stage {} ({}) {}", s.hook, dur(s.duration_us), fields.join(" "))
+        }
+        TraceRecord::Hook(h) => format!(
+            "hook {} `{}` [{}] -> {}{} ({})",
+            h.event,
+            h.hook_id,
+            h.source,
+            h.decision,
+            if h.applied { "" } else { " (not applied)" },
+            dur(h.duration_us)
+        ),
+        TraceRecord::ToolDecision(d) => {
+            let pre: Vec<String> = d.pre_tool_use.iter().map(|s| format!("{}={}", s.hook_id, s.decision)).collect();
+            let post: Vec<String> = d.post_tool_use.iter().map(|s| format!("{}={}", s.hook_id, s.decision)).collect();
+            let perm = d
+                .permission
+                .as_ref()
+                .map(|p| format!("{} ({}) - {}", p.behavior.as_str(), p.source.label(), p.reason))
+                .unwrap_or_else(|| "not reached".to_owned());
+            format!(
+                "decision: {}{} | PreToolUse [{}] | permission {} | PostToolUse [{}]",
+                d.outcome,
+                d.error_code.as_deref().map(|c| format!(" [{c}]")).unwrap_or_default(),
+                pre.join(", "),
+                perm,
+                post.join(", ")
+            )
+        }
+        TraceRecord::Model(m) => format!(
+            "model request {} ({}) {} messages -> {} tool call(s){} ({})",
+            m.turn,
+            m.model,
+            m.message_count,
+            m.tool_calls,
+            m.error.as_deref().map(|e| format!(" error: {e}")).unwrap_or_default(),
+            dur(m.duration_us)
+        ),
+        TraceRecord::Warning(w) => format!("warning: {}", w.message),
+    }
+}
+
+fn short(v: &serde_json::Value) -> String {
+    let s = match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s }
+}

@@ -1,0 +1,84 @@
+//! Human-readable stderr lines in the seeds' style:
+//! `[Hook] PreToolUse: Read`, `[Permission] Read: allow (default) - read-only tool`,
+//! `[Hook] PostToolUse: Read -> ok`, `[Hook] Stop`. Lifecycle lines need `-v`; hooks'
+//! `systemMessage`s and warnings always print unless `-q`. With `-v` on a terminal, the model's
+//! text streams here as it arrives.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use spine_core::observer::{RunEvent, RunObserver};
+
+/// Prints run events on stderr.
+pub struct StderrObserver {
+    verbose: bool,
+    quiet: bool,
+    stream_text: bool,
+    streaming: Mutex<bool>,
+}
+
+impl StderrObserver {
+    /// An observer; `stream_text` echoes model text as it arrives.
+    pub fn new(verbose: bool, quiet: bool, stream_text: bool) -> Self {
+        StderrObserver { verbose, quiet, stream_text, streaming: Mutex::new(false) }
+    }
+
+    fn line(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        if let Ok(mut streaming) = self.streaming.lock()
+            && *streaming
+        {
+            let _ = writeln!(err);
+            *streaming = false;
+        }
+        let _ = writeln!(err, "{text}");
+    }
+}
+
+impl RunObserver for StderrObserver {
+    fn on_event(&self, event: &RunEvent<'_>) {
+        match *event {
+            RunEvent::SystemMessage { hook_id, text } if !self.quiet => self.line(&format!("[{hook_id}] {text}")),
+            RunEvent::Warning { text } if !self.quiet => self.line(&format!("warning: {text}")),
+            _ if !self.verbose => {}
+            RunEvent::SessionStarted { session_id, model } => {
+                self.line(&format!("[Session] {session_id} (model {model})"))
+            }
+            RunEvent::HookFired { event, tool_name, status } => {
+                let line = match (tool_name, status) {
+                    (Some(tool), Some(status)) => format!("[Hook] {event}: {tool} -> {status}"),
+                    (Some(tool), None) => format!("[Hook] {event}: {tool}"),
+                    (None, _) => format!("[Hook] {event}"),
+                };
+                self.line(&line);
+            }
+            RunEvent::HookAnswered { event, hook_id, decision } => {
+                self.line(&format!("[Hook] {event}: {hook_id} answered {decision}"));
+            }
+            RunEvent::Permission { tool_name, decision } => self.line(&format!(
+                "[Permission] {tool_name}: {} ({}) - {}",
+                decision.behavior.as_str(),
+                decision.source.label(),
+                decision.reason
+            )),
+            RunEvent::ModelRequest { turn } => self.line(&format!("[Model] request {turn}")),
+            RunEvent::TextDelta { text } if self.stream_text => {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(text.as_bytes());
+                let _ = err.flush();
+                if let Ok(mut streaming) = self.streaming.lock() {
+                    *streaming = true;
+                }
+            }
+            RunEvent::ToolResult { result } => {
+                if let Some(code) = result.error_code {
+                    self.line(&format!("[Tool] {} {}: error {code}", result.name, result.tool_call_id));
+                }
+            }
+            RunEvent::TextDelta { .. }
+            | RunEvent::Message { .. }
+            | RunEvent::SystemMessage { .. }
+            | RunEvent::Warning { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! The `spine` binary end to end: real processes, real files, a scripted model.
+
+mod support;
+
+mod run;
+mod trace;

@@ -1,0 +1,76 @@
+//! A sandbox per test: a project directory, a private SPINE_HOME, and helpers to run `spine`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("project")).expect("project");
+        std::fs::create_dir_all(dir.path().join("home")).expect("home");
+        Sandbox { dir }
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.project().join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    /// Writes a scripted-model file and returns its path.
+    pub fn script(&self, turns: Value) -> PathBuf {
+        let path = self.dir.path().join("script.json");
+        std::fs::write(&path, serde_json::json!({ "turns": turns }).to_string()).expect("script");
+        path
+    }
+
+    pub fn spine(&self) -> Command {
+        let mut cmd = Command::cargo_bin("spine").expect("binary");
+        cmd.current_dir(self.project())
+            .env("SPINE_HOME", self.home())
+            .env("HOME", self.dir.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY");
+        cmd
+    }
+
+    /// `spine run -p PROMPT --model scripted:SCRIPT ARGS…`.
+    pub fn run(&self, script: &Path, args: &[&str]) -> Output {
+        let mut cmd = self.spine();
+        cmd.arg("run").arg("-p").arg("go").arg("--model").arg(format!("scripted:{}", script.display()));
+        cmd.args(args);
+        cmd.output().expect("spine runs")
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is one JSON object ({e}): {}", stdout(o)))
+}

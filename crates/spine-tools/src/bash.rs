@@ -1,0 +1,192 @@
+//! `Bash {command, description?, timeout?, run_in_background?}` (effect: execute).
+//!
+//! Runs `bash -c COMMAND` (`sh -c` when `/bin/bash` is missing) in the call's working
+//! directory, in its own process group, with the run's environment file applied
+//! ([`crate::env_file`]). Output is streamed to the progress sink and kept capped: at most
+//! [`OUTPUT_CAP`] characters of stdout and stderr together, each stream keeping its head and
+//! tail around a `[output truncated: N characters omitted]` marker ([`crate::output`]).
+//!
+//! `timeout` is in milliseconds (default [`DEFAULT_TIMEOUT_MS`], at most [`MAX_TIMEOUT_MS`]).
+//! `run_in_background: true` is refused (`validation_error`) until background processes exist.
+//!
+//! The response is Claude Code's `{stdout, stderr, interrupted, exit_code}` (`exit_code` is
+//! null when the shell died of a signal). Exit 0 is a success; any other ending is a
+//! [`ToolError`] carrying that response and, in its message, the output (the model reads the
+//! message): `command_failed` (`Exit code N`), `timeout`, `canceled`; a shell that cannot start
+//! is a `runtime_error`.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
+
+use crate::args;
+use crate::env_file;
+use crate::output;
+use crate::process::{self, Ending, Finished, Limits};
+
+/// Default time limit, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Largest accepted time limit, in milliseconds.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Characters of output kept (stdout and stderr together; the marker is extra).
+pub const OUTPUT_CAP: usize = 30_000;
+
+/// The `Bash` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BashTool;
+
+#[async_trait]
+impl Tool for BashTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Bash".to_owned(),
+            description: format!(
+                "Runs a shell command with bash in the working directory and returns its \
+                 output. The command is killed (with everything it started) after `timeout` \
+                 milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}). Output \
+                 beyond {OUTPUT_CAP} characters is cut in the middle."
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command to run."},
+                    "description": {
+                        "type": "string",
+                        "description": "What the command does, in a few words."
+                    },
+                    "timeout": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_TIMEOUT_MS,
+                        "description": "Time limit in milliseconds."
+                    },
+                    "run_in_background": {
+                        "type": "boolean",
+                        "description": "Not supported yet; must be false or absent."
+                    }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Execute
+    }
+
+    async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let command = args::string(args, "command")?;
+        let timeout_ms = args::opt_u64(args, "timeout")?.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS);
+        if args::opt_bool(args, "run_in_background")? == Some(true) {
+            return Err(ToolError::new(
+                ErrorCode::ValidationError,
+                "run_in_background is not supported yet; run the command in the foreground",
+            ));
+        }
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(ErrorCode::Canceled, "the run was canceled before the command started"));
+        }
+
+        let shell = if Path::new("/bin/bash").exists() { "/bin/bash" } else { "/bin/sh" };
+        let mut cmd = tokio::process::Command::new(shell);
+        cmd.arg("-c").arg(command).current_dir(&ctx.cwd);
+        if let Some(path) = &ctx.env_file {
+            cmd.envs(env_file::load(path));
+        }
+        let emit: process::Emit = {
+            let ctx = ctx.clone();
+            Arc::new(move |stream, text| ctx.emit(stream, text))
+        };
+        let limits = Limits { timeout: Duration::from_millis(timeout_ms), output_cap: OUTPUT_CAP };
+        let finished = process::run(cmd, limits, &ctx.cancel, Some(emit))
+            .await
+            .map_err(|e| ToolError::new(ErrorCode::RuntimeError, e.to_string()))?;
+        outcome(&finished, timeout_ms)
+    }
+
+    fn project(&self, response: &Value) -> Projection {
+        let stdout = str_field(response, "stdout");
+        let stderr = str_field(response, "stderr");
+        let exit = response.get("exit_code").and_then(Value::as_i64);
+        let interrupted = response.get("interrupted").and_then(Value::as_bool).unwrap_or(false);
+        let headline = match exit {
+            Some(code) => format!("Command exited with status {code}."),
+            None if interrupted => "Command was interrupted.".to_owned(),
+            None => "Command ended without an exit status.".to_owned(),
+        };
+        let body = render_output(stdout, stderr);
+        let content =
+            if body.is_empty() { format!("{headline} It printed nothing.") } else { format!("{headline}\n{body}") };
+        Projection::plain(content)
+            .with("exit_status", exit.map_or(Value::Null, Value::from))
+            .with("stdout_bytes", stdout.len())
+            .with("stderr_bytes", stderr.len())
+            .with("truncated", output::is_truncated(stdout) || output::is_truncated(stderr))
+            .with("interrupted", interrupted)
+    }
+}
+
+/// Maps a finished run to the tool's result.
+fn outcome(finished: &Finished, timeout_ms: u64) -> Result<Value, ToolError> {
+    let (stdout, stderr, _) = output::render_pair(&finished.stdout, &finished.stderr, OUTPUT_CAP);
+    let exit_code = finished.status.and_then(|s| s.code());
+    let interrupted = finished.ending != Ending::Exited;
+    let response = json!({
+        "stdout": stdout,
+        "stderr": stderr,
+        "interrupted": interrupted,
+        "exit_code": exit_code,
+    });
+    let text = render_output(&stdout, &stderr);
+    let with_text = |head: String| {
+        if text.is_empty() { head } else { format!("{head}\n{text}") }
+    };
+    match finished.ending {
+        Ending::TimedOut => {
+            Err(ToolError::new(ErrorCode::Timeout, with_text(format!("Command timed out after {timeout_ms} ms")))
+                .with_response(response))
+        }
+        Ending::Canceled => {
+            Err(ToolError::new(ErrorCode::Canceled, with_text("Command canceled".to_owned())).with_response(response))
+        }
+        Ending::Exited => match (exit_code, finished.status.and_then(|s| s.signal())) {
+            (Some(0), _) => Ok(response),
+            (Some(code), _) => Err(ToolError::new(ErrorCode::CommandFailed, with_text(format!("Exit code {code}")))
+                .with_response(response)),
+            (None, Some(signal)) => {
+                Err(ToolError::new(ErrorCode::CommandFailed, with_text(format!("Command killed by signal {signal}")))
+                    .with_response(response))
+            }
+            (None, None) => Err(ToolError::new(
+                ErrorCode::RuntimeError,
+                with_text("Command ended without an exit status".to_owned()),
+            )
+            .with_response(response)),
+        },
+    }
+}
+
+/// Stdout, then stderr under a `stderr:` label when there is any.
+fn render_output(stdout: &str, stderr: &str) -> String {
+    let mut text = stdout.trim_end_matches('\n').to_owned();
+    let stderr = stderr.trim_end_matches('\n');
+    if !stderr.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str("stderr:\n");
+        text.push_str(stderr);
+    }
+    text
+}
+
+fn str_field<'a>(response: &'a Value, key: &str) -> &'a str {
+    response.get(key).and_then(Value::as_str).unwrap_or("")
+}

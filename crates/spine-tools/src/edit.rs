@@ -1,0 +1,111 @@
+//! `Edit {file_path, old_string, new_string, replace_all?}` (effect: write): exact string
+//! replacement in a text file.
+//!
+//! `old_string` must occur; exactly once unless `replace_all` is true (then every
+//! non-overlapping occurrence is replaced). `old_string == new_string` and an empty
+//! `old_string` are refused. All of these are `validation_error`s; a missing file is
+//! `not_found`, a path outside the workspace `permission_denied`.
+//! Response: `{"filePath","oldString","newString","replaceAll","replacements"}`.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
+
+use crate::{args, paths};
+
+/// The `Edit` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EditTool;
+
+#[async_trait]
+impl Tool for EditTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Edit".to_owned(),
+            description: "Replaces `old_string` with `new_string` in a file. `old_string` must \
+                          occur exactly once (include surrounding lines to make it unique) \
+                          unless `replace_all` is true."
+                .to_owned(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "The file to edit."},
+                    "old_string": {"type": "string", "description": "The exact text to replace."},
+                    "new_string": {"type": "string", "description": "The replacement text."},
+                    "replace_all": {
+                        "type": "boolean",
+                        "description": "Replace every occurrence (default false)."
+                    }
+                },
+                "required": ["file_path", "old_string", "new_string"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    fn normalize(&self, args: &mut Map<String, Value>, cwd: &std::path::Path) {
+        paths::normalize_arg(args, "file_path", cwd);
+    }
+
+    fn workspace_paths(&self, args: &Map<String, Value>) -> Vec<String> {
+        paths::path_arg(args, "file_path")
+    }
+
+    async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let file_path = args::string(args, "file_path")?;
+        let old = args::string(args, "old_string")?;
+        let new = args::string(args, "new_string")?;
+        let replace_all = args::opt_bool(args, "replace_all")?.unwrap_or(false);
+        if old.is_empty() {
+            return Err(invalid("old_string must not be empty; use Write to create a file"));
+        }
+        if old == new {
+            return Err(invalid("old_string and new_string are identical; nothing to change"));
+        }
+        let path = paths::confine(ctx, file_path)?;
+        let bytes = tokio::fs::read(&path).await.map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                ToolError::new(ErrorCode::NotFound, format!("File does not exist: {file_path}"))
+            }
+            std::io::ErrorKind::IsADirectory => invalid(&format!("{file_path} is a directory")),
+            _ => paths::io_error(&path, &e),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| invalid(&format!("{file_path} is not a UTF-8 text file")))?;
+        let count = text.matches(old).count();
+        if count == 0 {
+            return Err(invalid(&format!("old_string not found in {file_path}")));
+        }
+        if count > 1 && !replace_all {
+            return Err(invalid(&format!(
+                "old_string occurs {count} times in {file_path}; add surrounding context to \
+                 make it unique, or set replace_all to replace every occurrence"
+            )));
+        }
+        let (updated, replacements) =
+            if replace_all { (text.replace(old, new), count) } else { (text.replacen(old, new, 1), 1) };
+        tokio::fs::write(&path, updated).await.map_err(|e| paths::io_error(&path, &e))?;
+        Ok(json!({
+            "filePath": file_path,
+            "oldString": old,
+            "newString": new,
+            "replaceAll": replace_all,
+            "replacements": replacements,
+        }))
+    }
+
+    fn project(&self, response: &Value) -> Projection {
+        let path = response.get("filePath").and_then(Value::as_str).unwrap_or("");
+        let n = response.get("replacements").and_then(Value::as_u64).unwrap_or(0);
+        let noun = if n == 1 { "replacement" } else { "replacements" };
+        Projection::plain(format!("Edited {path}: {n} {noun}.")).with("file_path", path).with("replacements", n)
+    }
+}
+
+fn invalid(message: &str) -> ToolError {
+    ToolError::new(ErrorCode::ValidationError, message)
+}

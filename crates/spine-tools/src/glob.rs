@@ -1,0 +1,149 @@
+//! `Glob {pattern, path?}` (effect: read): files whose path matches a glob pattern.
+//!
+//! The search root is `path` (normalised, inside the workspace) or the working directory.
+//! The walk and the pattern rules are [`crate::walk`]'s (gitignore-aware, hidden files
+//! skipped; a pattern without `/` matches names at any depth). An absolute pattern under the
+//! root is taken relative to it. Results are sorted newest modification first and capped at
+//! [`MAX_FILES`]. Response: `{"filenames": [absolute paths], "numFiles", "truncated"}`.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
+
+use crate::walk::{self, PathGlob};
+use crate::{args, paths};
+
+/// Most file names returned.
+pub const MAX_FILES: usize = 100;
+
+/// The `Glob` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GlobTool;
+
+#[async_trait]
+impl Tool for GlobTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Glob".to_owned(),
+            description: format!(
+                "Finds files by glob pattern (`**/*.rs`, `src/**/*.{{ts,tsx}}`; a pattern \
+                 without `/` matches file names at any depth), skipping hidden and \
+                 git-ignored files. Returns absolute paths, newest first, at most {MAX_FILES}."
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "The glob pattern."},
+                    "path": {
+                        "type": "string",
+                        "description": "The directory to search (default: the working directory)."
+                    }
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+
+    fn normalize(&self, args: &mut Map<String, Value>, cwd: &std::path::Path) {
+        paths::normalize_arg(args, "path", cwd);
+    }
+
+    fn workspace_paths(&self, args: &Map<String, Value>) -> Vec<String> {
+        paths::path_arg(args, "path")
+    }
+
+    async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let pattern = args::string(args, "pattern")?;
+        let path_arg = args::opt_string(args, "path")?;
+        let root = paths::confine_root(ctx, path_arg)?;
+        let shown_root = path_arg.map_or_else(|| ctx.cwd.clone(), std::path::PathBuf::from);
+        match tokio::fs::metadata(&root).await {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(ToolError::new(
+                    ErrorCode::ValidationError,
+                    format!("{} is not a directory", shown_root.display()),
+                ));
+            }
+            Err(e) => return Err(paths::io_error(&shown_root, &e)),
+        }
+        let relative = relative_pattern(pattern, &root, &shown_root)?;
+        let glob = PathGlob::new(relative).map_err(|e| {
+            ToolError::new(ErrorCode::ValidationError, format!("invalid glob pattern {pattern:?}: {e}"))
+        })?;
+        let cancel = ctx.cancel.clone();
+        let mut found = tokio::task::spawn_blocking(move || walk::files(&root, Some(&glob), &cancel))
+            .await
+            .map_err(|e| ToolError::new(ErrorCode::RuntimeError, format!("file walk failed: {e}")))?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(ErrorCode::Canceled, "Glob canceled"));
+        }
+        walk::sort_newest_first(&mut found);
+        let truncated = found.len() > MAX_FILES;
+        let filenames: Vec<String> =
+            found.iter().take(MAX_FILES).map(|f| f.path.to_string_lossy().into_owned()).collect();
+        Ok(json!({
+            "filenames": filenames,
+            "numFiles": filenames.len(),
+            "truncated": truncated,
+        }))
+    }
+
+    fn project(&self, response: &Value) -> Projection {
+        let names: Vec<&str> = response
+            .get("filenames")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let truncated = response.get("truncated").and_then(Value::as_bool).unwrap_or(false);
+        let content = match names.len() {
+            0 => "No files found.".to_owned(),
+            n => {
+                let noun = if n == 1 { "file" } else { "files" };
+                let mut text = format!("Found {n} {noun}");
+                if truncated {
+                    text.push_str(" (the first results, newest first; narrow the pattern for the rest)");
+                }
+                text.push_str(":\n");
+                text.push_str(&names.join("\n"));
+                text
+            }
+        };
+        Projection::plain(content).with("num_files", names.len()).with("truncated", truncated)
+    }
+}
+
+/// An absolute pattern is accepted when it lies under the search root (as given or resolved)
+/// and made relative to it.
+fn relative_pattern<'a>(
+    pattern: &'a str,
+    root: &std::path::Path,
+    shown_root: &std::path::Path,
+) -> Result<&'a str, ToolError> {
+    if !pattern.starts_with('/') {
+        return Ok(pattern);
+    }
+    for base in [shown_root, root] {
+        let base = base.to_string_lossy();
+        let base = base.trim_end_matches('/');
+        if let Some(rest) = pattern.strip_prefix(base)
+            && let Some(rest) = rest.strip_prefix('/')
+        {
+            return Ok(rest);
+        }
+    }
+    Err(ToolError::new(
+        ErrorCode::ValidationError,
+        format!(
+            "the pattern {pattern:?} is absolute but not under the search path {}; give a \
+             pattern relative to `path`",
+            shown_root.display()
+        ),
+    ))
+}

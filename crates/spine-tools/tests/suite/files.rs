@@ -1,0 +1,159 @@
+//! Read, Write and Edit on real files.
+
+use serde_json::json;
+use spine_protocol::tool::ErrorCode;
+
+use crate::support::Fixture;
+
+#[tokio::test]
+async fn read_numbers_lines_and_returns_claude_codes_shape() {
+    let f = Fixture::new();
+    f.write("a.txt", "alpha\nbeta\ngamma\n");
+    let r = f.call("Read", json!({"file_path": "a.txt"})).await.expect("read");
+    assert_eq!(
+        r,
+        json!({"type": "text", "file": {
+            "filePath": f.path("a.txt"),
+            "content": "alpha\nbeta\ngamma",
+            "numLines": 3,
+            "startLine": 1,
+            "totalLines": 3,
+        }})
+    );
+    let p = f.project("Read", &r);
+    assert_eq!(p.content, "     1\talpha\n     2\tbeta\n     3\tgamma");
+    assert_eq!(p.metadata["total_lines"], json!(3));
+    assert_eq!(p.metadata["truncated"], json!(false));
+}
+
+#[tokio::test]
+async fn read_offset_is_a_one_based_line_and_limit_counts_lines() {
+    let f = Fixture::new();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    f.write("ten.txt", &text);
+    let r = f.call("Read", json!({"file_path": "ten.txt", "offset": 4, "limit": 2})).await.expect("read");
+    assert_eq!(r["file"]["content"], json!("line 4\nline 5"));
+    assert_eq!(r["file"]["startLine"], json!(4));
+    assert_eq!(r["file"]["numLines"], json!(2));
+    assert_eq!(r["file"]["totalLines"], json!(10));
+    let p = f.project("Read", &r);
+    assert!(p.content.starts_with("     4\tline 4\n     5\tline 5\n"), "{}", p.content);
+    assert!(p.content.contains("Lines 4-5 of 10"), "{}", p.content);
+    assert_eq!(p.metadata["truncated"], json!(true));
+}
+
+#[tokio::test]
+async fn read_defaults_to_2000_lines_and_cuts_lines_over_2000_chars() {
+    let f = Fixture::new();
+    let mut text: String = "x".repeat(2500);
+    text.push('\n');
+    for i in 2..=2100 {
+        text.push_str(&format!("{i}\n"));
+    }
+    f.write("big.txt", &text);
+    let r = f.call("Read", json!({"file_path": "big.txt"})).await.expect("read");
+    assert_eq!(r["file"]["numLines"], json!(2000));
+    assert_eq!(r["file"]["totalLines"], json!(2100));
+    let p = f.project("Read", &r);
+    let first = p.content.lines().next().expect("line");
+    assert!(first.ends_with("… [line truncated]"), "{}", &first[..20]);
+    assert_eq!(first.chars().filter(|c| *c == 'x').count(), 2000);
+    assert_eq!(p.metadata["truncated"], json!(true));
+}
+
+#[tokio::test]
+async fn read_missing_file_is_not_found() {
+    let f = Fixture::new();
+    let e = f.call("Read", json!({"file_path": "nope.txt"})).await.expect_err("missing");
+    assert_eq!(e.code, ErrorCode::NotFound);
+    assert!(e.message.contains("nope.txt"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn read_refuses_directories_and_binary_files() {
+    let f = Fixture::new();
+    std::fs::create_dir(f.root().join("dir")).expect("mkdir");
+    let e = f.call("Read", json!({"file_path": "dir"})).await.expect_err("dir");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    std::fs::write(f.root().join("bin"), b"ab\0cd").expect("write");
+    let e = f.call("Read", json!({"file_path": "bin"})).await.expect_err("binary");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    assert!(e.message.contains("binary"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn write_creates_parent_directories_then_reports_update() {
+    let f = Fixture::new();
+    let r = f.call("Write", json!({"file_path": "deep/er/new.txt", "content": "hello"})).await.expect("write");
+    assert_eq!(r, json!({"type": "create", "filePath": f.path("deep/er/new.txt"), "content": "hello"}));
+    assert_eq!(std::fs::read_to_string(f.root().join("deep/er/new.txt")).expect("read"), "hello");
+    let p = f.project("Write", &r);
+    assert_eq!(p.content, format!("Wrote 5 bytes to {} (created).", f.path("deep/er/new.txt")));
+    let r = f.call("Write", json!({"file_path": "deep/er/new.txt", "content": "bye"})).await.expect("write");
+    assert_eq!(r["type"], json!("update"));
+    assert_eq!(std::fs::read_to_string(f.root().join("deep/er/new.txt")).expect("read"), "bye");
+}
+
+#[tokio::test]
+async fn edit_replaces_a_unique_occurrence() {
+    let f = Fixture::new();
+    let p = f.write("e.rs", "fn a() {}\nfn b() {}\n");
+    let r =
+        f.call("Edit", json!({"file_path": "e.rs", "old_string": "fn b", "new_string": "fn c"})).await.expect("edit");
+    assert_eq!(
+        r,
+        json!({"filePath": f.path("e.rs"), "oldString": "fn b", "newString": "fn c",
+               "replaceAll": false, "replacements": 1})
+    );
+    assert_eq!(std::fs::read_to_string(p).expect("read"), "fn a() {}\nfn c() {}\n");
+    assert_eq!(f.project("Edit", &r).content, format!("Edited {}: 1 replacement.", f.path("e.rs")));
+}
+
+#[tokio::test]
+async fn edit_refuses_an_ambiguous_old_string_naming_the_count() {
+    let f = Fixture::new();
+    let p = f.write("e.txt", "x x x");
+    let e = f
+        .call("Edit", json!({"file_path": "e.txt", "old_string": "x", "new_string": "y"}))
+        .await
+        .expect_err("ambiguous");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    assert!(e.message.contains("3 times"), "{}", e.message);
+    assert_eq!(std::fs::read_to_string(p).expect("read"), "x x x");
+}
+
+#[tokio::test]
+async fn edit_replace_all_replaces_every_occurrence() {
+    let f = Fixture::new();
+    let p = f.write("e.txt", "x x x");
+    let r = f
+        .call("Edit", json!({"file_path": "e.txt", "old_string": "x", "new_string": "yy", "replace_all": true}))
+        .await
+        .expect("edit");
+    assert_eq!(r["replacements"], json!(3));
+    assert_eq!(r["replaceAll"], json!(true));
+    assert_eq!(std::fs::read_to_string(p).expect("read"), "yy yy yy");
+    assert!(f.project("Edit", &r).content.ends_with(": 3 replacements."));
+}
+
+#[tokio::test]
+async fn edit_missing_old_string_identical_strings_and_missing_file_are_refused() {
+    let f = Fixture::new();
+    f.write("e.txt", "abc");
+    let e = f
+        .call("Edit", json!({"file_path": "e.txt", "old_string": "zzz", "new_string": "y"}))
+        .await
+        .expect_err("not found");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    assert!(e.message.contains("old_string not found"), "{}", e.message);
+    let e = f
+        .call("Edit", json!({"file_path": "e.txt", "old_string": "abc", "new_string": "abc"}))
+        .await
+        .expect_err("identical");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    let e = f
+        .call("Edit", json!({"file_path": "none.txt", "old_string": "a", "new_string": "b"}))
+        .await
+        .expect_err("missing file");
+    assert_eq!(e.code, ErrorCode::NotFound);
+}

@@ -1,0 +1,171 @@
+//! Glob and Grep: patterns, gitignore, ordering, modes, limits.
+
+use serde_json::json;
+use spine_protocol::tool::ErrorCode;
+
+use crate::support::{Fixture, set_mtime};
+
+#[tokio::test]
+async fn glob_matches_the_pattern_and_sorts_newest_first() {
+    let f = Fixture::new();
+    set_mtime(&f.write("src/old.rs", ""), 1_000);
+    set_mtime(&f.write("src/new.rs", ""), 3_000);
+    set_mtime(&f.write("src/deep/mid.rs", ""), 2_000);
+    f.write("src/notes.txt", "");
+    let r = f.call("Glob", json!({"pattern": "**/*.rs"})).await.expect("glob");
+    assert_eq!(
+        r,
+        json!({
+            "filenames": [f.path("src/new.rs"), f.path("src/deep/mid.rs"), f.path("src/old.rs")],
+            "numFiles": 3,
+            "truncated": false,
+        })
+    );
+    let p = f.project("Glob", &r);
+    assert!(p.content.starts_with("Found 3 files"), "{}", p.content);
+    assert!(p.content.contains(&f.path("src/deep/mid.rs")));
+    // `*` stays in one directory; a pattern without `/` matches names at any depth.
+    let r = f.call("Glob", json!({"pattern": "src/*.rs"})).await.expect("glob");
+    assert_eq!(r["numFiles"], json!(2));
+    let r = f.call("Glob", json!({"pattern": "*.rs", "path": "src/deep"})).await.expect("glob");
+    assert_eq!(r["filenames"], json!([f.path("src/deep/mid.rs")]));
+    // An absolute pattern under the search root is taken relative to it.
+    let r = f.call("Glob", json!({"pattern": f.path("src/deep/*.rs")})).await.expect("glob");
+    assert_eq!(r["filenames"], json!([f.path("src/deep/mid.rs")]));
+}
+
+#[tokio::test]
+async fn glob_honours_gitignore_outside_a_git_repo_and_skips_hidden_files() {
+    let f = Fixture::new();
+    f.write(".gitignore", "target/\n*.log\n");
+    f.write("target/out.rs", "");
+    f.write("debug.log", "");
+    f.write(".hidden/x.rs", "");
+    f.write(".secret.rs", "");
+    f.write("keep.rs", "");
+    f.write("keep.md", "");
+    let r = f.call("Glob", json!({"pattern": "**/*"})).await.expect("glob");
+    let mut names: Vec<String> =
+        r["filenames"].as_array().expect("array").iter().map(|v| v.as_str().expect("str").to_owned()).collect();
+    names.sort();
+    assert_eq!(names, vec![f.path("keep.md"), f.path("keep.rs")]);
+}
+
+#[tokio::test]
+async fn glob_caps_results_at_100_and_says_so() {
+    let f = Fixture::new();
+    for i in 0..105 {
+        f.write(&format!("f{i:03}.txt"), "");
+    }
+    let r = f.call("Glob", json!({"pattern": "*.txt"})).await.expect("glob");
+    assert_eq!(r["numFiles"], json!(100));
+    assert_eq!(r["truncated"], json!(true));
+    assert_eq!(f.project("Glob", &r).metadata["truncated"], json!(true));
+}
+
+#[tokio::test]
+async fn glob_without_path_searches_the_working_directory() {
+    let mut f = Fixture::new();
+    f.write("a/one.rs", "");
+    f.write("b/two.rs", "");
+    f.ctx.cwd = f.root().join("b");
+    let r = f.call("Glob", json!({"pattern": "*.rs"})).await.expect("glob");
+    assert_eq!(r["filenames"], json!([f.path("b/two.rs")]));
+    let r = f.call("Glob", json!({"pattern": "*.zig"})).await.expect("glob");
+    assert_eq!(f.project("Glob", &r).content, "No files found.");
+}
+
+fn grep_fixture() -> Fixture {
+    let f = Fixture::new();
+    set_mtime(&f.write("a.rs", "fn main() {\n    let Foo = 1;\n}\n"), 1_000);
+    set_mtime(&f.write("b.rs", "// foo\nline 2\nline 3\nline 4\nfoo again\nline 6\n"), 2_000);
+    set_mtime(&f.write("c.txt", "foo in text\n"), 500);
+    f
+}
+
+#[tokio::test]
+async fn grep_lists_matching_files_newest_first_by_default() {
+    let f = grep_fixture();
+    let r = f.call("Grep", json!({"pattern": "foo"})).await.expect("grep");
+    assert_eq!(r["mode"], json!("files_with_matches"));
+    assert_eq!(r["numFiles"], json!(2));
+    assert_eq!(r["filenames"][0], json!(f.path("b.rs")));
+    assert!(r.get("content").is_none());
+    let p = f.project("Grep", &r);
+    assert!(p.content.starts_with("Found 2 files:\n"), "{}", p.content);
+}
+
+#[tokio::test]
+async fn grep_dash_i_ignores_case() {
+    let f = grep_fixture();
+    let r = f.call("Grep", json!({"pattern": "foo", "-i": true, "glob": "*.rs"})).await.expect("grep");
+    assert_eq!(r["numFiles"], json!(2));
+    let r = f.call("Grep", json!({"pattern": "Foo", "glob": "*.rs"})).await.expect("grep");
+    assert_eq!(r["filenames"], json!([f.path("a.rs")]));
+}
+
+#[tokio::test]
+async fn grep_content_mode_prints_numbered_lines_with_context() {
+    let f = grep_fixture();
+    let b = f.path("b.rs");
+    let r = f.call("Grep", json!({"pattern": "foo", "path": "b.rs", "output_mode": "content"})).await.expect("grep");
+    assert_eq!(r["content"], json!(format!("{b}:1:// foo\n{b}:5:foo again")));
+    assert_eq!(r["numLines"], json!(2));
+    let r = f
+        .call("Grep", json!({"pattern": "foo", "path": "b.rs", "output_mode": "content", "-A": 1}))
+        .await
+        .expect("grep");
+    assert_eq!(r["content"], json!(format!("{b}:1:// foo\n{b}-2-line 2\n--\n{b}:5:foo again\n{b}-6-line 6")));
+    let r = f
+        .call("Grep", json!({"pattern": "foo", "path": "b.rs", "output_mode": "content", "-C": 2, "-n": false}))
+        .await
+        .expect("grep");
+    assert_eq!(
+        r["content"],
+        json!(format!("{b}:// foo\n{b}-line 2\n{b}-line 3\n{b}-line 4\n{b}:foo again\n{b}-line 6"))
+    );
+    assert_eq!(f.project("Grep", &r).content, r["content"].as_str().expect("s"));
+}
+
+#[tokio::test]
+async fn grep_count_mode_counts_matching_lines_per_file() {
+    let f = grep_fixture();
+    let r = f.call("Grep", json!({"pattern": "foo", "output_mode": "count"})).await.expect("grep");
+    assert_eq!(r["content"], json!(format!("{}:2\n{}:1", f.path("b.rs"), f.path("c.txt"))));
+    assert_eq!(r["numMatches"], json!(3));
+    assert_eq!(r["numFiles"], json!(2));
+    assert!(f.project("Grep", &r).content.starts_with("Found 3 matches in 2 files:"));
+}
+
+#[tokio::test]
+async fn grep_glob_filter_honours_gitignore_and_skips_binary_files() {
+    let f = grep_fixture();
+    f.write(".gitignore", "ignored/\n");
+    f.write("ignored/x.rs", "foo\n");
+    f.write(".hidden.rs", "foo\n");
+    std::fs::write(f.root().join("bin.rs"), b"foo\0\x01").expect("write");
+    let r = f.call("Grep", json!({"pattern": "foo", "glob": "*.rs"})).await.expect("grep");
+    assert_eq!(r["filenames"], json!([f.path("b.rs")]));
+    let r = f.call("Grep", json!({"pattern": "foo", "glob": "*.txt"})).await.expect("grep");
+    assert_eq!(r["filenames"], json!([f.path("c.txt")]));
+}
+
+#[tokio::test]
+async fn grep_head_limit_keeps_the_first_results_and_reports_the_limit() {
+    let f = grep_fixture();
+    let r = f.call("Grep", json!({"pattern": "line", "output_mode": "content", "head_limit": 2})).await.expect("grep");
+    assert_eq!(r["numLines"], json!(2));
+    assert_eq!(r["appliedLimit"], json!(2));
+    let r = f.call("Grep", json!({"pattern": "foo", "head_limit": 1})).await.expect("grep");
+    assert_eq!(r["filenames"], json!([f.path("b.rs")]));
+    assert!(f.project("Grep", &r).content.contains("first 1 results (head_limit)"));
+}
+
+#[tokio::test]
+async fn grep_invalid_regex_is_a_validation_error_and_no_match_says_so() {
+    let f = grep_fixture();
+    let e = f.call("Grep", json!({"pattern": "("})).await.expect_err("bad regex");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    let r = f.call("Grep", json!({"pattern": "zzz", "output_mode": "content"})).await.expect("grep");
+    assert_eq!(f.project("Grep", &r).content, "No matches found.");
+}

@@ -1,0 +1,122 @@
+//! Shared fixtures: a temporary workspace, a context, and `call`, which prepares a call
+//! through the registry (schema + normalisation) and executes it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
+use spine_core::tool::{OutputStream, ProgressSink, Projection, ToolContext};
+use spine_core::workspace::Workspace;
+use spine_protocol::tool::{ToolArguments, ToolCall, ToolError};
+
+/// A temporary workspace with a context rooted at it.
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    pub registry: ToolRegistry,
+    pub ctx: ToolContext,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Arc::new(Workspace::new(dir.path()).expect("workspace"));
+        let mut builder = ToolRegistryBuilder::new();
+        spine_tools::register_builtins(&mut builder);
+        let registry = builder.build().expect("registry");
+        let ctx = ToolContext::new(workspace, "call-1", "tool");
+        Fixture { _dir: dir, registry, ctx }
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> PathBuf {
+        self.ctx.workspace.root().to_path_buf()
+    }
+
+    /// A path under the root, as a string.
+    pub fn path(&self, rel: &str) -> String {
+        self.root().join(rel).to_string_lossy().into_owned()
+    }
+
+    /// Writes a file under the root (parents created).
+    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+        let p = self.root().join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&p, content).expect("write");
+        p
+    }
+
+    /// Prepares (schema, normalisation) and executes a call.
+    pub async fn call(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
+        self.call_with(tool, args, &self.ctx).await
+    }
+
+    /// Same, with another context.
+    pub async fn call_with(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let call = ToolCall { id: ctx.call_id.clone(), name: tool.to_owned(), arguments: ToolArguments::Json(args) };
+        let prepared = self.registry.prepare(&call, &ctx.cwd)?;
+        let mut ctx = ctx.clone();
+        ctx.tool_name = tool.to_owned();
+        self.registry.tool(prepared.handle).execute(&prepared.args, &ctx).await
+    }
+
+    /// The projection of a response by the named tool.
+    pub fn project(&self, tool: &str, response: &Value) -> Projection {
+        let handle = self.registry.lookup(tool).expect("tool");
+        self.registry.tool(handle).project(response)
+    }
+}
+
+/// Sets a file's modification time to `secs` after the epoch.
+pub fn set_mtime(path: &Path, secs: u64) {
+    let f = std::fs::File::options().write(true).open(path).expect("open");
+    f.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(secs)).expect("set mtime");
+}
+
+/// A progress sink that records every chunk.
+#[derive(Default)]
+pub struct Recorder {
+    pub chunks: Mutex<Vec<(String, String, OutputStream, String)>>,
+}
+
+impl ProgressSink for Recorder {
+    fn output(&self, call_id: &str, tool_name: &str, stream: OutputStream, text: &str) {
+        self.chunks.lock().expect("lock").push((call_id.to_owned(), tool_name.to_owned(), stream, text.to_owned()));
+    }
+}
+
+/// Whether a process is gone (or only a zombie waiting to be reaped).
+pub fn dead(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])).unwrap_or(false),
+    }
+}
+
+/// Polls `dead(pid)` for up to two seconds.
+pub async fn eventually_dead(pid: u32) -> bool {
+    for _ in 0..200 {
+        if dead(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    dead(pid)
+}
+
+/// Reads a pid written by a test command, waiting for the file to appear.
+pub async fn read_pid(path: &Path) -> u32 {
+    for _ in 0..300 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no pid in {}", path.display());
+}
