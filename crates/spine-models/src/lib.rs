@@ -5,8 +5,30 @@
 //! - [`scripted`]: the offline scripted model (`--model scripted:FILE`): turn *k* of a JSON
 //!   script answers the *k*-th request.
 //! - [`spec`]: parsing `--model` specs (`scripted:FILE`, `openai:MODEL`, `anthropic:MODEL`).
+//! - [`openai`]: OpenAI-compatible chat completions (streamed or whole).
+//! - [`anthropic`]: the Anthropic Messages API (streamed).
+//! - [`factory`]: a client from a spec ([`client_for`]); the spec to use when none was given
+//!   ([`default_spec_from_env`]).
+//!
+//! Shared layers, outermost first: cancellation (in each client's `complete`), [`retry`]
+//! (backoff, `retry-after`, never after content was delivered), [`http`] (client, timeouts,
+//! error statuses), [`sse`] (event framing), then each provider's `stream` module (reply
+//! assembly). Keys are [`secret::Secret`]s: never printed, scrubbed from server text.
 
+pub mod anthropic;
+pub mod error;
+pub mod factory;
+pub mod http;
+pub mod openai;
+pub mod retry;
 pub mod scripted;
+pub mod secret;
 pub mod spec;
+pub mod sse;
 
+pub use anthropic::{AnthropicClient, AnthropicConfig};
+pub use error::ClientError;
+pub use factory::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, client_for, default_spec_from_env};
+pub use openai::{OpenAiClient, OpenAiConfig};
 pub use scripted::ScriptedModel;
+pub use secret::Secret;

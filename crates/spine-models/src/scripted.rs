@@ -87,7 +87,12 @@ pub struct ScriptedModel {
 impl ScriptedModel {
     /// A scripted model from turns.
     pub fn new(turns: Vec<Turn>) -> Self {
-        ScriptedModel { name: "scripted".to_owned(), turns, next: AtomicUsize::new(0), requests: Mutex::new(Vec::new()) }
+        ScriptedModel {
+            name: "scripted".to_owned(),
+            turns,
+            next: AtomicUsize::new(0),
+            requests: Mutex::new(Vec::new()),
+        }
     }
 
     /// Reads a script file.

@@ -222,26 +222,18 @@ fn read_prompt(flag: Option<String>) -> anyhow::Result<Option<String>> {
 }
 
 async fn build_model(flag: Option<&str>, settings: &Settings) -> anyhow::Result<Arc<dyn ModelClient>> {
-    let text = match (flag, settings.model.as_deref()) {
-        (Some(f), _) => f.to_owned(),
-        (None, Some(s)) => s.to_owned(),
-        (None, None) => {
-            return Err(config(
+    let spec: ModelSpec = match (flag, settings.model.as_deref()) {
+        (Some(text), _) | (None, Some(text)) => {
+            text.parse().map_err(|e: spine_models::spec::SpecError| config(format!("--model: {e}")))?
+        }
+        (None, None) => spine_models::default_spec_from_env().ok_or_else(|| {
+            config(
                 "no model configured: pass --model scripted:FILE | openai:MODEL | anthropic:MODEL, \
                  set `model` in a settings file, or set ANTHROPIC_API_KEY or OPENAI_API_KEY",
-            ));
-        }
+            )
+        })?,
     };
-    let spec: ModelSpec = text.parse().map_err(|e: spine_models::spec::SpecError| config(format!("--model: {e}")))?;
-    match spec {
-        ModelSpec::Scripted(path) => {
-            let model = spine_models::ScriptedModel::from_file(&path).map_err(|e| config(e.to_string()))?;
-            Ok(Arc::new(model))
-        }
-        ModelSpec::OpenAi(_) | ModelSpec::Anthropic(_) => {
-            Err(config(format!("model provider `{text}` is not built into this version yet; use scripted:FILE")))
-        }
-    }
+    spine_models::client_for(&spec).map_err(|e| config(e.to_string()))
 }
 
 /// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live).

@@ -1,0 +1,245 @@
+//! Assembling a Messages API reply from its event stream ([`read_stream`]).
+//!
+//! - `message_start` gives the input tokens (cache reads and writes included);
+//!   `message_delta` gives `stop_reason` and the output tokens (cumulative figures replace
+//!   earlier ones).
+//! - `content_block_start` opens a `text` or `tool_use` block (id and name); other block types
+//!   (thinking, server tools) are ignored. `text_delta` text goes to the [`StreamSink`] as it
+//!   arrives; `input_json_delta` fragments are concatenated per block and parsed with
+//!   [`ToolArguments::from_wire`] at the end (unparsable text is kept raw; no fragments means
+//!   the block's start `input`, usually `{}`).
+//! - The text of all text blocks is concatenated, as streamed; tool calls keep block order.
+//! - The reply is complete only at `message_stop`: a stream that ends before it is a transport
+//!   error "stream ended before the reply was complete".
+//! - `error` events fail the request with their type and message; the type maps to its
+//!   documented HTTP status (`overloaded_error` → 529, `rate_limit_error` → 429, `api_error` →
+//!   500, …) so retries follow [`ModelErrorKind::retryable`] — only while nothing was delivered.
+//! - `stop_reason`: `end_turn`, `stop_sequence` and `tool_use` are normal; `max_tokens` (and
+//!   `model_context_window_exceeded`) → [`ModelErrorKind::Incomplete`]; `refusal` →
+//!   [`ModelErrorKind::Refusal`]; others → [`FinishReason::Other`].
+//! - A `data:` payload that is not a JSON event fails with [`ModelErrorKind::InvalidReply`]
+//!   quoting the line; `ping` and unknown event types are ignored.
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use serde_json::{Map, Value};
+use spine_core::model::{FinishReason, ModelErrorKind, ModelReply, StreamSink};
+use spine_protocol::message::AssistantMessage;
+use spine_protocol::run::Usage;
+use spine_protocol::tool::{ToolArguments, ToolCall};
+
+use super::wire::{BlockDelta, Event, StartBlock, WireError};
+use crate::http::BodyError;
+use crate::retry::{AttemptError, Progress};
+use crate::sse::{self, SseError, quote};
+
+/// Reads a streamed reply from its body chunks, forwarding text to `sink`.
+pub async fn read_stream<S>(body: S, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError>
+where
+    S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
+{
+    let mut events = std::pin::pin!(sse::events(body));
+    let mut reply = Assembler::default();
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(e) => e,
+            Err(SseError::Body(e)) => return Err(reply.fail(e.into_attempt_error())),
+            Err(e @ SseError::Malformed(_)) => {
+                return Err(reply.fail(AttemptError::new(ModelErrorKind::InvalidReply, e.to_string())));
+            }
+        };
+        if reply.push(&event.data, sink)? == Flow::Done {
+            return reply.finish();
+        }
+    }
+    Err(reply.fail(AttemptError::new(
+        ModelErrorKind::Transport,
+        "stream ended before the reply was complete (no message_stop)",
+    )))
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Done,
+}
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    ToolUse { id: String, name: String, start_input: Option<Value>, json: String },
+    Ignored,
+}
+
+#[derive(Debug)]
+struct Assembler {
+    text: String,
+    blocks: Vec<(u32, Block)>,
+    stop_reason: Option<String>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    progress: Progress,
+}
+
+impl Default for Assembler {
+    fn default() -> Self {
+        Assembler {
+            text: String::new(),
+            blocks: Vec::new(),
+            stop_reason: None,
+            input_tokens: None,
+            output_tokens: None,
+            progress: Progress::NothingDelivered,
+        }
+    }
+}
+
+impl Assembler {
+    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<Flow, AttemptError> {
+        let event: Event<'_> = serde_json::from_str(data).map_err(|e| {
+            self.fail(AttemptError::new(
+                ModelErrorKind::InvalidReply,
+                format!("invalid JSON in stream line `data: {}` ({e})", quote(data)),
+            ))
+        })?;
+        match event {
+            Event::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    self.input_tokens = usage.input().or(self.input_tokens);
+                    self.output_tokens = usage.output_tokens.or(self.output_tokens);
+                }
+            }
+            Event::ContentBlockStart { index, content_block } => {
+                let block = match content_block {
+                    StartBlock::Text { text } => {
+                        if !text.is_empty() {
+                            self.text_delta(&text, sink);
+                        }
+                        Block::Text
+                    }
+                    StartBlock::ToolUse { id, name, input } => {
+                        self.progress = Progress::ContentDelivered;
+                        Block::ToolUse { id, name, start_input: input, json: String::new() }
+                    }
+                    StartBlock::Other => Block::Ignored,
+                };
+                self.blocks.push((index, block));
+            }
+            Event::ContentBlockDelta { index, delta } => match delta {
+                BlockDelta::TextDelta { text } => self.text_delta(&text, sink),
+                BlockDelta::InputJsonDelta { partial_json } => {
+                    let block = self.blocks.iter_mut().rev().find(|(i, _)| *i == index);
+                    match block {
+                        Some((_, Block::ToolUse { json, .. })) => {
+                            self.progress = Progress::ContentDelivered;
+                            json.push_str(&partial_json);
+                        }
+                        Some((_, Block::Text | Block::Ignored)) | None => {
+                            return Err(self.fail(AttemptError::new(
+                                ModelErrorKind::InvalidReply,
+                                format!("input_json_delta for block {index}, which is not a tool_use block"),
+                            )));
+                        }
+                    }
+                }
+                BlockDelta::Other => {}
+            },
+            Event::ContentBlockStop | Event::Ping | Event::Unknown => {}
+            Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(reason);
+                }
+                if let Some(usage) = usage {
+                    self.input_tokens = usage.input().or(self.input_tokens);
+                    self.output_tokens = usage.output_tokens.or(self.output_tokens);
+                }
+            }
+            Event::MessageStop => return Ok(Flow::Done),
+            Event::Error { error } => return Err(self.fail(stream_error(&error))),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn text_delta(&mut self, text: &str, sink: &dyn StreamSink) {
+        if !text.is_empty() {
+            self.progress = Progress::ContentDelivered;
+            sink.text_delta(text);
+            self.text.push_str(text);
+        }
+    }
+
+    fn fail(&self, mut error: AttemptError) -> AttemptError {
+        error.progress = self.progress;
+        error
+    }
+
+    fn finish(self) -> Result<ModelReply, AttemptError> {
+        let fail = |kind, message: &str| Err(self.fail(AttemptError::new(kind, message)));
+        match self.stop_reason.as_deref() {
+            Some("max_tokens") => {
+                return fail(ModelErrorKind::Incomplete, "the model's reply was cut off by the output token limit");
+            }
+            Some("model_context_window_exceeded") => {
+                return fail(ModelErrorKind::Incomplete, "the model's reply was cut off by the context window");
+            }
+            Some("refusal") => {
+                return fail(ModelErrorKind::Refusal, "the model refused to answer");
+            }
+            _ => {}
+        }
+        let usage = match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(Usage { input_tokens: i.unwrap_or(0), output_tokens: o.unwrap_or(0) }),
+        };
+        let mut tool_calls = Vec::new();
+        for (_, block) in self.blocks {
+            if let Block::ToolUse { id, name, start_input, json } = block {
+                let arguments = if json.is_empty() {
+                    ToolArguments::Json(start_input.unwrap_or_else(|| Value::Object(Map::new())))
+                } else {
+                    ToolArguments::from_wire(&json)
+                };
+                tool_calls.push(ToolCall { id, name, arguments });
+            }
+        }
+        let finish_reason = match self.stop_reason.as_deref() {
+            None | Some("end_turn" | "stop_sequence" | "tool_use") => {
+                if tool_calls.is_empty() {
+                    FinishReason::Stop
+                } else {
+                    FinishReason::ToolCalls
+                }
+            }
+            Some(other) => FinishReason::Other(other.to_owned()),
+        };
+        Ok(ModelReply {
+            message: AssistantMessage { content: (!self.text.is_empty()).then_some(self.text), tool_calls },
+            finish_reason,
+            usage,
+        })
+    }
+}
+
+/// An `error` event as a model error: its type decides the status (and so retries).
+fn stream_error(error: &WireError) -> AttemptError {
+    let kind_name = error.kind.as_deref().unwrap_or("error");
+    let status = match kind_name {
+        "invalid_request_error" => Some(400),
+        "authentication_error" => Some(401),
+        "billing_error" => Some(402),
+        "permission_error" => Some(403),
+        "not_found_error" => Some(404),
+        "request_too_large" => Some(413),
+        "rate_limit_error" => Some(429),
+        "api_error" => Some(500),
+        "timeout_error" => Some(504),
+        "overloaded_error" => Some(529),
+        _ => None,
+    };
+    let kind = match status {
+        Some(status) => ModelErrorKind::Http { status },
+        None => ModelErrorKind::Transport,
+    };
+    let message = error.message.as_deref().unwrap_or("no message");
+    AttemptError::new(kind, format!("the stream reported {kind_name}: {message}"))
+}

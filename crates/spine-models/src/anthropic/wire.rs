@@ -1,0 +1,247 @@
+//! The Messages API wire format: the request body built from provider-neutral messages, and the
+//! stream event types.
+//!
+//! Request rules:
+//!
+//! - The leading `system` messages, joined by a blank line, become the top-level `system`.
+//! - `user` → a `text` block in a user turn; `assistant` → `text` then `tool_use` blocks
+//!   (`input` is the parsed arguments object; arguments that did not parse, or parsed to
+//!   something other than an object, are sent as `{}` — the API only accepts an object, and
+//!   the tool's error result that follows tells the model what went wrong).
+//! - `tool` → a `tool_result` block (`tool_use_id`, `content`, `is_error` from `error_code`) in
+//!   a **user** turn.
+//! - `context` and later `system` messages → a `text` block
+//!   `<system-reminder>\n…\n</system-reminder>` in a user turn.
+//! - Consecutive turns of the same role are merged into one (the API requires alternation); in
+//!   a merged user turn the `tool_result` blocks come first, in order.
+//! - Empty text is not sent (the API rejects empty text blocks); a turn left without blocks is
+//!   dropped.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use spine_core::model::ModelRequest;
+use spine_protocol::message::Message;
+use spine_protocol::tool::ToolArguments;
+
+/// The request body.
+#[derive(Debug, Serialize)]
+pub(crate) struct MessagesRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    stream: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Serialize)]
+struct Turn<'a> {
+    role: Role,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text { text: Cow<'a, str> },
+    ToolUse { id: &'a str, name: &'a str, input: Cow<'a, Value> },
+    ToolResult { tool_use_id: &'a str, content: &'a str, is_error: bool },
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+/// Builds the request body.
+pub(crate) fn request<'a>(model: &'a str, max_tokens: u32, request: ModelRequest<'a>) -> MessagesRequest<'a> {
+    let leading = request.messages.iter().take_while(|m| matches!(m, Message::System { .. })).count();
+    let system: Vec<&str> = request.messages[..leading]
+        .iter()
+        .filter_map(|m| match m {
+            Message::System { content } if !content.trim().is_empty() => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    let mut turns: Vec<Turn<'a>> = Vec::new();
+    for m in &request.messages[leading..] {
+        let (role, blocks) = turn(m);
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => turns.push(Turn { role, content: blocks }),
+        }
+    }
+    for t in &mut turns {
+        if t.role == Role::User {
+            // Stable: tool results keep their order, and so does the rest.
+            t.content.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
+        }
+    }
+    let tools = request
+        .tools
+        .iter()
+        .map(|t| Tool { name: &t.name, description: &t.description, input_schema: &t.input_schema })
+        .collect();
+    MessagesRequest { model, max_tokens, system, messages: turns, tools, stream: true }
+}
+
+fn text(content: &str) -> Vec<Block<'_>> {
+    if content.is_empty() { Vec::new() } else { vec![Block::Text { text: Cow::Borrowed(content) }] }
+}
+
+fn reminder(content: &str) -> Vec<Block<'_>> {
+    vec![Block::Text { text: Cow::Owned(format!("<system-reminder>\n{content}\n</system-reminder>")) }]
+}
+
+fn turn(m: &Message) -> (Role, Vec<Block<'_>>) {
+    match m {
+        Message::User { content } => (Role::User, text(content)),
+        Message::System { content } => (Role::User, reminder(content)),
+        Message::Context(c) => (Role::User, reminder(&c.content)),
+        Message::Tool(t) => (
+            Role::User,
+            vec![Block::ToolResult { tool_use_id: &t.tool_call_id, content: &t.content, is_error: t.is_error() }],
+        ),
+        Message::Assistant(a) => {
+            let mut blocks = text(a.content.as_deref().unwrap_or(""));
+            for call in &a.tool_calls {
+                let input = match &call.arguments {
+                    ToolArguments::Json(v @ Value::Object(_)) => Cow::Borrowed(v),
+                    ToolArguments::Json(_) | ToolArguments::Raw(_) => Cow::Owned(Value::Object(Map::new())),
+                };
+                blocks.push(Block::ToolUse { id: &call.id, name: &call.name, input });
+            }
+            (Role::Assistant, blocks)
+        }
+    }
+}
+
+/// One stream event (the `data:` payload, tagged by `type`).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Event<'a> {
+    MessageStart {
+        message: StartMessage,
+    },
+    ContentBlockStart {
+        index: u32,
+        content_block: StartBlock,
+    },
+    ContentBlockDelta {
+        index: u32,
+        #[serde(borrow)]
+        delta: BlockDelta<'a>,
+    },
+    /// Blocks are complete at `message_stop`; the per-block stop carries nothing needed.
+    ContentBlockStop,
+    MessageDelta {
+        delta: MessageDeltaBody,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    MessageStop,
+    Ping,
+    Error {
+        error: WireError,
+    },
+    /// Event types added after this client was written.
+    #[serde(other)]
+    Unknown,
+}
+
+/// `message_start.message`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct StartMessage {
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+}
+
+/// `content_block_start.content_block`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum StartBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    /// Thinking and server-tool blocks: not part of the reply.
+    #[serde(other)]
+    Other,
+}
+
+/// `content_block_delta.delta`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum BlockDelta<'a> {
+    TextDelta {
+        #[serde(borrow)]
+        text: Cow<'a, str>,
+    },
+    InputJsonDelta {
+        #[serde(borrow)]
+        partial_json: Cow<'a, str>,
+    },
+    /// Thinking and signature deltas.
+    #[serde(other)]
+    Other,
+}
+
+/// `message_delta.delta`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct MessageDeltaBody {
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+}
+
+/// Usage as sent. Counts are cumulative; cache reads and writes count as input.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct WireUsage {
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// All input tokens, when any input figure was sent.
+    pub(crate) fn input(&self) -> Option<u64> {
+        let parts = [self.input_tokens, self.cache_creation_input_tokens, self.cache_read_input_tokens];
+        parts.iter().any(Option::is_some).then(|| parts.iter().flatten().sum())
+    }
+}
+
+/// An `error` event's body.
+#[derive(Debug, Deserialize)]
+pub(crate) struct WireError {
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+}

@@ -1,0 +1,62 @@
+//! Building a client from a `--model` spec ([`client_for`]) and choosing a spec when none was
+//! given ([`default_spec_from_env`]).
+//!
+//! Without `--model` (and without a `model` setting, which the CLI checks first), the provider
+//! follows the keys that are set: `anthropic:`[`DEFAULT_ANTHROPIC_MODEL`] when
+//! `ANTHROPIC_API_KEY` is set, else `openai:`[`DEFAULT_OPENAI_MODEL`] when `OPENAI_API_KEY` is
+//! set, else none (the caller then explains how to choose one).
+
+use std::sync::Arc;
+
+use spine_core::model::ModelClient;
+
+use crate::anthropic::{AnthropicClient, AnthropicConfig};
+use crate::error::ClientError;
+use crate::openai::{OpenAiClient, OpenAiConfig};
+use crate::scripted::ScriptedModel;
+use crate::spec::ModelSpec;
+
+/// The Anthropic model used when only `ANTHROPIC_API_KEY` selects the provider: the current
+/// Sonnet alias, the model Claude Code defaults to for agentic work.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+
+/// The OpenAI model used when only `OPENAI_API_KEY` selects the provider: a general model with
+/// reliable tool calling and a 1M-token window.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+
+/// Builds the client a spec names: the scripted model from its file, or an OpenAI/Anthropic
+/// client configured from the environment ([`OpenAiConfig::from_env`],
+/// [`AnthropicConfig::from_env`]).
+pub fn client_for(spec: &ModelSpec) -> Result<Arc<dyn ModelClient>, ClientError> {
+    client_for_vars(spec, |name| std::env::var(name).ok())
+}
+
+/// As [`client_for`], reading variables through `var`.
+pub fn client_for_vars(
+    spec: &ModelSpec,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ModelClient>, ClientError> {
+    match spec {
+        ModelSpec::Scripted(path) => Ok(Arc::new(ScriptedModel::from_file(path)?)),
+        ModelSpec::OpenAi(model) => OpenAiClient::shared(OpenAiConfig::from_vars(model, var)?),
+        ModelSpec::Anthropic(model) => AnthropicClient::shared(AnthropicConfig::from_vars(model, var)?),
+    }
+}
+
+/// The spec to use when none was given, from `ANTHROPIC_API_KEY` / `OPENAI_API_KEY`.
+pub fn default_spec_from_env() -> Option<ModelSpec> {
+    default_spec_from_vars(|name| std::env::var(name).ok())
+}
+
+/// As [`default_spec_from_env`], reading variables through `var`. Empty variables count as
+/// unset.
+pub fn default_spec_from_vars(var: impl Fn(&str) -> Option<String>) -> Option<ModelSpec> {
+    let set = |name: &str| var(name).is_some_and(|v| !v.trim().is_empty());
+    if set("ANTHROPIC_API_KEY") {
+        Some(ModelSpec::Anthropic(DEFAULT_ANTHROPIC_MODEL.to_owned()))
+    } else if set("OPENAI_API_KEY") {
+        Some(ModelSpec::OpenAi(DEFAULT_OPENAI_MODEL.to_owned()))
+    } else {
+        None
+    }
+}

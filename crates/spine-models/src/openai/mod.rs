@@ -1,0 +1,198 @@
+//! OpenAI-compatible chat completions: `POST {base_url}/chat/completions`.
+//!
+//! [`OpenAiConfig`] holds the model, the base URL (which includes `/v1`, like `OPENAI_BASE_URL`
+//! and the official SDKs), the optional key (sent as `Authorization: Bearer`; local servers
+//! need none), the [`Mode`], timeouts and retry policy. [`OpenAiClient`] sends one request per
+//! [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
+//! [`crate::http`], then [`stream::read_stream`] (or [`stream::read_whole`]) for the reply.
+//! Cancellation drops the in-flight request at once and returns
+//! [`ModelErrorKind::Canceled`].
+
+pub mod stream;
+mod wire;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+use spine_core::CancellationToken;
+use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+
+use crate::error::ClientError;
+use crate::http::{Endpoint, MAX_REPLY_BODY, Timeouts};
+use crate::retry::{AttemptError, RetryPolicy, with_retries};
+use crate::secret::Secret;
+
+/// The public endpoint, used when `OPENAI_BASE_URL` is unset.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// How the reply is requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `stream: true`; text reaches the sink as it arrives.
+    Streaming {
+        /// Send `stream_options: {"include_usage": true}` (some servers reject the field).
+        include_usage: bool,
+    },
+    /// `stream: false`; the text reaches the sink in one piece.
+    NonStreaming,
+}
+
+impl Default for Mode {
+    fn default() -> Self {
+        Mode::Streaming { include_usage: true }
+    }
+}
+
+/// The configuration of an [`OpenAiClient`].
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// The model id sent as `model`.
+    pub model: String,
+    /// The base URL, including `/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    /// The key, sent as a bearer token when present.
+    pub api_key: Option<Secret>,
+    /// Streaming or not.
+    pub mode: Mode,
+    /// Connect, first-byte and idle timeouts.
+    pub timeouts: Timeouts,
+    /// Retries on 429, 5xx and connection failures.
+    pub retry: RetryPolicy,
+    /// The context window reported by [`ModelClient::context_window`] (unknown by default:
+    /// compatible servers serve any model).
+    pub context_window: Option<u64>,
+}
+
+impl OpenAiConfig {
+    /// A configuration for `model` at `base_url`, without a key, with default settings.
+    pub fn new(model: impl Into<String>, base_url: impl Into<String>) -> Self {
+        OpenAiConfig {
+            model: model.into(),
+            base_url: base_url.into(),
+            api_key: None,
+            mode: Mode::default(),
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+            context_window: None,
+        }
+    }
+
+    /// Sets the key.
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(Secret::new(key));
+        self
+    }
+
+    /// From `OPENAI_BASE_URL` (default [`DEFAULT_BASE_URL`]) and `OPENAI_API_KEY`.
+    pub fn from_env(model: &str) -> Result<Self, ClientError> {
+        Self::from_vars(model, |name| std::env::var(name).ok())
+    }
+
+    /// As [`from_env`](Self::from_env), reading variables through `var`. An empty variable
+    /// counts as unset. The key is required only for the public endpoint.
+    pub fn from_vars(model: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self, ClientError> {
+        let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+        let base_url = var("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let mut config = OpenAiConfig::new(model, base_url);
+        config.api_key = var("OPENAI_API_KEY").map(|k| Secret::new(k.trim()));
+        if config.api_key.is_none() && config.base_url.trim_end_matches('/') == DEFAULT_BASE_URL {
+            return Err(ClientError::MissingApiKey {
+                var: "OPENAI_API_KEY",
+                base_var: "OPENAI_BASE_URL",
+                endpoint: DEFAULT_BASE_URL.to_owned(),
+            });
+        }
+        Ok(config)
+    }
+}
+
+/// An OpenAI-compatible chat-completions client.
+pub struct OpenAiClient {
+    config: OpenAiConfig,
+    endpoint: Endpoint,
+}
+
+impl std::fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiClient")
+            .field("model", &self.config.model)
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiClient {
+    /// Builds the client (checks the URL and the key's header form; sends nothing).
+    pub fn new(config: OpenAiConfig) -> Result<Self, ClientError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &config.api_key {
+            let value = Endpoint::sensitive_header(format!("Bearer {}", key.expose()), &config.base_url)?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        let endpoint =
+            Endpoint::new(&config.base_url, "/chat/completions", headers, config.timeouts, config.api_key.clone())?;
+        Ok(OpenAiClient { config, endpoint })
+    }
+
+    /// Builds the client behind an `Arc<dyn ModelClient>`.
+    pub fn shared(config: OpenAiConfig) -> Result<Arc<dyn ModelClient>, ClientError> {
+        Ok(Arc::new(Self::new(config)?))
+    }
+
+    async fn attempt(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
+        let response = self.endpoint.post(body).await?;
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let shown = self.endpoint.shown();
+        match self.config.mode {
+            // A server that ignores `stream: true` answers with one JSON body: read it whole.
+            Mode::Streaming { .. } if !is_json => {
+                stream::read_stream(self.endpoint.body_stream(response), sink).await.map_err(|e| e.context(shown))
+            }
+            Mode::Streaming { .. } | Mode::NonStreaming => {
+                let body = self.endpoint.read_body(response, MAX_REPLY_BODY).await?;
+                stream::read_whole(&body, sink).map_err(|e| e.context(shown))
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ModelClient for OpenAiClient {
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        self.config.context_window
+    }
+
+    async fn complete(
+        &self,
+        request: ModelRequest<'_>,
+        stream: &dyn StreamSink,
+        cancel: &CancellationToken,
+    ) -> Result<ModelReply, ModelError> {
+        let body = serde_json::to_vec(&wire::request(&self.config.model, request, self.config.mode))
+            .map_err(|e| ModelError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}")))?;
+        let body = Bytes::from(body);
+        tracing::debug!(
+            endpoint = self.endpoint.shown(),
+            model = %self.config.model,
+            messages = request.messages.len(),
+            tools = request.tools.len(),
+            "chat completions request"
+        );
+        let work = with_retries(&self.config.retry, |_| self.attempt(body.clone(), stream));
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
+            result = work => result,
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! Building clients from specs, and choosing a spec when none was given.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use spine_models::factory::{client_for_vars, default_spec_from_vars};
+use spine_models::spec::ModelSpec;
+use spine_models::{AnthropicConfig, ClientError, OpenAiConfig, client_for};
+
+fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |name| map.get(name).cloned()
+}
+
+#[test]
+fn default_spec_prefers_anthropic_then_openai_then_none() {
+    let both = vars(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+    assert_eq!(default_spec_from_vars(both), Some(ModelSpec::Anthropic("claude-sonnet-4-5".into())));
+    let openai = vars(&[("ANTHROPIC_API_KEY", " "), ("OPENAI_API_KEY", "o")]);
+    assert_eq!(default_spec_from_vars(openai), Some(ModelSpec::OpenAi("gpt-4.1".into())));
+    assert_eq!(default_spec_from_vars(vars(&[])), None);
+}
+
+#[test]
+fn missing_script_file_is_a_clear_error() {
+    let spec = ModelSpec::Scripted(PathBuf::from("/nonexistent/script.json"));
+    let err = client_for(&spec).err().expect("error");
+    assert!(matches!(err, ClientError::Script(_)));
+    assert!(err.to_string().starts_with("cannot read scripted model file /nonexistent/script.json"), "{err}");
+}
+
+#[test]
+fn public_endpoints_need_a_key_but_local_servers_do_not() {
+    let err = OpenAiConfig::from_vars("gpt-4.1", vars(&[])).expect_err("no key");
+    assert_eq!(
+        err.to_string(),
+        "OPENAI_API_KEY is not set: https://api.openai.com/v1 needs an API key (set OPENAI_API_KEY, or point OPENAI_BASE_URL at a server that needs none)"
+    );
+    assert!(AnthropicConfig::from_vars("claude-x", vars(&[])).is_err());
+    let local = OpenAiConfig::from_vars("llama", vars(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")])).expect("local");
+    assert_eq!((local.base_url.as_str(), local.api_key.is_none()), ("http://127.0.0.1:9/v1", true));
+    let anth = AnthropicConfig::from_vars("claude-x", vars(&[("ANTHROPIC_API_KEY", "k")])).expect("key");
+    assert_eq!(anth.base_url, "https://api.anthropic.com");
+    assert_eq!(anth.context_window, Some(200_000));
+}
+
+#[test]
+fn specs_build_clients_of_their_provider() {
+    let env = vars(&[
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+        ("ANTHROPIC_API_KEY", "k"),
+    ]);
+    let openai = client_for_vars(&ModelSpec::OpenAi("llama-3".into()), &env).expect("openai");
+    assert_eq!(openai.model(), "llama-3");
+    let anthropic = client_for_vars(&ModelSpec::Anthropic("claude-haiku".into()), &env).expect("anthropic");
+    assert_eq!(anthropic.model(), "claude-haiku");
+    let bad = client_for_vars(&ModelSpec::OpenAi("m".into()), vars(&[("OPENAI_BASE_URL", "ftp://x")]))
+        .err()
+        .expect("bad url");
+    assert!(matches!(bad, ClientError::InvalidBaseUrl { .. }), "{bad}");
+}
