@@ -33,7 +33,8 @@ use crate::reports::ReportCollector;
 use crate::session::{Transcript, TranscriptRecord};
 use crate::skills::{SkillCatalog, SkillRoot};
 use crate::stages::compact_context::{
-    CompactStrategy, compact_context, compaction_threshold, record_not_compacted, should_compact,
+    CompactStrategy, Summarizer, can_compact, compact_context, compaction_threshold, record_not_compacted,
+    should_compact,
 };
 use crate::stages::finalize_output::finalize_output;
 use crate::stages::handle_error::{ExecutionError, handle_error};
@@ -487,7 +488,9 @@ impl Run<'_> {
             config.compaction_threshold,
             self.agent.model.context_window(),
         );
-        if should_compact(prepared.estimated_token_count, threshold, prepared.messages.len()) {
+        if should_compact(prepared.estimated_token_count, threshold, prepared.messages.len())
+            && can_compact(&prepared.messages)
+        {
             if self.compact(&prepared.messages, &likely_model).await {
                 prepared = self.prepare();
             }
@@ -577,11 +580,12 @@ impl Run<'_> {
             return false;
         }
         let model = Arc::clone(&self.agent.model);
+        let summarizer = Summarizer { model: model.as_ref(), tools: &self.specs };
         let compaction = compact_context(
             request,
             Some(likely_model),
             self.agent.config.compaction_strategy,
-            Some(model.as_ref()),
+            Some(summarizer),
             &self.cancel,
             &self.trace,
         )

@@ -20,6 +20,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use spine_protocol::message::Message;
+use spine_protocol::tool::ToolSpec;
 use tokio_util::sync::CancellationToken;
 
 use crate::fields;
@@ -92,6 +93,14 @@ fn tail_start(messages: &[Message]) -> usize {
     cut
 }
 
+/// Whether a sandwich would shrink the list (checked before firing PreCompact hooks, so that
+/// hooks only hear about compactions that will happen).
+pub fn can_compact(messages: &[Message]) -> bool {
+    let head = usize::from(matches!(messages.first(), Some(Message::System { .. })));
+    let cut = tail_start(messages).max(head);
+    head + 1 + (messages.len() - cut) < messages.len()
+}
+
 /// The seed's sandwich with a given note text. `None` when it would not shrink the list.
 pub fn sandwich(messages: &[Message], note: String) -> Option<Vec<Message>> {
     let head = usize::from(matches!(messages.first(), Some(Message::System { .. })));
@@ -103,14 +112,23 @@ pub fn sandwich(messages: &[Message], note: String) -> Option<Vec<Message>> {
     if out.len() < messages.len() { Some(out) } else { None }
 }
 
+/// The model that writes summaries, and the tool specs to send with the request (providers
+/// require the tools of a history that holds tool calls).
+#[derive(Clone, Copy)]
+pub struct Summarizer<'a> {
+    /// The model.
+    pub model: &'a dyn ModelClient,
+    /// The run's tool specs.
+    pub tools: &'a [ToolSpec],
+}
+
 /// Compacts `messages` (the caller decided it should, see [`should_compact`]) and records the
 /// stage. `summarizer` is required by `summarize`; without it `sandwich` is used.
-#[allow(clippy::too_many_arguments)]
 pub async fn compact_context(
     messages: &[Message],
     likely_model: Option<&str>,
     strategy: CompactStrategy,
-    summarizer: Option<&dyn ModelClient>,
+    summarizer: Option<Summarizer<'_>>,
     cancel: &CancellationToken,
     trace: &Trace,
 ) -> Compaction {
@@ -164,16 +182,16 @@ pub fn record_not_compacted(messages: usize, likely_model: Option<&str>, trace: 
 
 async fn summarize(
     messages: &[Message],
-    model: Option<&dyn ModelClient>,
+    summarizer: Option<Summarizer<'_>>,
     cancel: &CancellationToken,
 ) -> Result<String, String> {
-    let model = model.ok_or("no model available to summarize")?;
+    let Summarizer { model, tools } = summarizer.ok_or("no model available to summarize")?;
     let head = usize::from(matches!(messages.first(), Some(Message::System { .. })));
     let cut = tail_start(messages).max(head);
     let mut request: Vec<Message> = messages[..cut].to_vec();
     request.push(Message::user(SUMMARY_INSTRUCTION));
     let reply = model
-        .complete(ModelRequest { messages: &request, tools: &[] }, &NoStream, cancel)
+        .complete(ModelRequest { messages: &request, tools }, &NoStream, cancel)
         .await
         .map_err(|e| format!("summary request failed: {}", e.message))?;
     match reply.message.content {
@@ -238,6 +256,7 @@ mod tests {
     fn the_three_message_case_does_not_grow() {
         let msgs = conversation(3);
         assert_eq!(sandwich(&msgs, "note".into()), None);
+        assert!(!can_compact(&msgs) && can_compact(&conversation(5)));
     }
 
     #[test]

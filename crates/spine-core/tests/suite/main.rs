@@ -6,6 +6,7 @@ mod support;
 mod cancellation;
 mod engine;
 mod permission;
+mod pipeline;
 mod post_tool_use;
 mod pre_tool_use;
 mod prompt_and_stop;
