@@ -22,13 +22,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
-use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::tool::{OutputStream, Projection, Tool, ToolContext};
+use spine_process::{Ending, Finished, Limits, RunOptions, Stream};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use crate::args;
 use crate::env_file;
 use crate::output;
-use crate::process::{self, Ending, Finished, Limits};
 
 /// Default time limit, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -100,12 +100,20 @@ impl Tool for BashTool {
         if let Some(path) = &ctx.env_file {
             cmd.envs(env_file::load(path));
         }
-        let emit: process::Emit = {
+        let emit: spine_process::Emit = {
             let ctx = ctx.clone();
-            Arc::new(move |stream, text| ctx.emit(stream, text))
+            Arc::new(move |stream, text| {
+                let stream = match stream {
+                    Stream::Stdout => OutputStream::Stdout,
+                    Stream::Stderr => OutputStream::Stderr,
+                };
+                ctx.emit(stream, text);
+            })
         };
-        let limits = Limits { timeout: Duration::from_millis(timeout_ms), output_cap: OUTPUT_CAP };
-        let finished = process::run(cmd, limits, &ctx.cancel, Some(emit))
+        let limits =
+            Limits { timeout: Duration::from_millis(timeout_ms), stdout_cap: OUTPUT_CAP, stderr_cap: OUTPUT_CAP };
+        let options = RunOptions::new(limits).cancel(&ctx.cancel).emit(emit);
+        let finished = spine_process::run(cmd, options)
             .await
             .map_err(|e| ToolError::new(ErrorCode::RuntimeError, e.to_string()))?;
         outcome(&finished, timeout_ms)

@@ -13,8 +13,8 @@
 //!   [`calculator`].
 //! - Shared parts: `args` (typed argument access), `paths` (normalisation and the workspace
 //!   boundary), `walk` (the gitignore-aware walk and glob rules of Glob and Grep), `output`
-//!   (UTF-8 stream decoding and capped head+tail text), `process` (process groups, time
-//!   limits, cancellation), `env_file` (the run's `export NAME=value` file).
+//!   (line cuts; capped head+tail text comes from `spine-process`, as do process groups, time
+//!   limits and cancellation), `env_file` (the run's `export NAME=value` file).
 //! - [`builtin_tools`] / [`register_builtins`]: the set, in a fixed order.
 
 use std::sync::Arc;
@@ -31,7 +31,6 @@ pub mod glob;
 pub mod grep;
 mod output;
 mod paths;
-mod process;
 pub mod read;
 mod walk;
 pub mod write;

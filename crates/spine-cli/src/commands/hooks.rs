@@ -1,9 +1,351 @@
-//! `spine hooks list | check | test`.
+//! `spine hooks list | check | test`: the configured external hooks, their validation, and
+//! firing one event against them without a model.
+//!
+//! Exit status: 0, or 2 for bad configuration (`check` with an error, an unknown event, bad
+//! `--input`). The logic lives in spine-hooks (`config`, `check`, `fire`); this module renders.
 
-use crate::cli::HooksCommand;
-use crate::error::config;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use spine_core::hooks::{FailurePolicy, RunMode, SessionInfo};
+use spine_core::registry::ToolRegistryBuilder;
+use spine_hooks::check::{Finding, Severity, check};
+use spine_hooks::config::{Handler, HookConfig, unsupported_event};
+use spine_hooks::fire::{FireReport, FireRequest, fire};
+use spine_hooks::record::{AnswerRecord, Raw};
+use spine_protocol::hook::HookEventName;
+use spine_protocol::permission::PermissionMode;
+
+use super::context;
+use crate::cli::{HooksArgs, HooksCommand, HooksTestArgs, OutputFormat};
+use crate::error::{config, exit};
 
 /// Runs `spine hooks`.
-pub async fn hooks(_cmd: HooksCommand) -> anyhow::Result<u8> {
-    Err(config("spine hooks: external hooks are not available in this build"))
+pub async fn hooks(cmd: HooksCommand) -> anyhow::Result<u8> {
+    match cmd {
+        HooksCommand::List(args) => list(&args),
+        HooksCommand::Check(args) => check_cmd(&args),
+        HooksCommand::Test(args) => test(&args).await,
+    }
+}
+
+struct Loaded {
+    project: PathBuf,
+    home: PathBuf,
+    settings: spine_hooks::Settings,
+}
+
+fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
+    let home = context::spine_home()?;
+    let project = context::project_dir(args.cwd.as_ref())?;
+    let settings = context::settings(&home, &project, &args.settings)?;
+    Ok(Loaded { project, home, settings })
+}
+
+fn hook_config(loaded: &Loaded) -> anyhow::Result<HookConfig> {
+    HookConfig::from_settings(&loaded.settings).map_err(|e| config(e.to_string()))
+}
+
+fn list(args: &HooksArgs) -> anyhow::Result<u8> {
+    let loaded = load(args)?;
+    let hooks = hook_config(&loaded)?;
+    let rows: Vec<Value> = hooks
+        .groups
+        .iter()
+        .flat_map(|g| g.handlers.iter().map(move |h| (g, h)))
+        .map(|(g, h)| {
+            let mut row = json!({
+                "event": g.event,
+                "matcher": g.matcher_text.clone().unwrap_or_else(|| "*".to_owned()),
+                "type": h.handler.kind(),
+                "source": g.origin.to_string(),
+                "path": h.path,
+                "timeout_s": h.timeout.as_secs_f64(),
+                "on_failure": if h.on_failure == FailurePolicy::Closed { "closed" } else { "open" },
+                "async": h.run == RunMode::Background,
+                "sequential": g.sequential,
+                "if": h.condition.as_ref().map(|(text, _)| text.clone()),
+                "status_message": h.status_message,
+            });
+            if let Some(obj) = row.as_object_mut() {
+                match &h.handler {
+                    Handler::Command { .. } => obj.insert("command".into(), json!(h.handler.target())),
+                    Handler::Http(http) => obj.insert("url".into(), json!(http.url)),
+                };
+            }
+            row
+        })
+        .collect();
+    if args.output_format != OutputFormat::Text {
+        let out = json!({"hooks": rows, "disabled_by": hooks.disabled_by, "skipped": warnings(&hooks)});
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(exit::OK);
+    }
+    for w in &hooks.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(by) = &hooks.disabled_by {
+        eprintln!("note: every hook is disabled by `disableAllHooks` in {by}");
+    }
+    if rows.is_empty() {
+        println!("no hooks configured");
+        return Ok(exit::OK);
+    }
+    let table: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+            let secs = r["timeout_s"].as_f64().unwrap_or_default();
+            let secs = if secs.fract() == 0.0 { format!("{secs:.0}") } else { format!("{secs}") };
+            let mut options = vec![format!("timeout={secs}s")];
+            if s("on_failure") == "closed" {
+                options.push("onFailure=closed".to_owned());
+            }
+            if r["async"] == json!(true) {
+                options.push("async".to_owned());
+            }
+            if r["sequential"] == json!(true) {
+                options.push("sequential".to_owned());
+            }
+            if let Some(rule) = r["if"].as_str() {
+                options.push(format!("if={rule}"));
+            }
+            let target = if r["url"].is_string() { s("url") } else { s("command") };
+            [s("event"), s("matcher"), s("type"), target, options.join(" "), format!("{} {}", s("source"), s("path"))]
+        })
+        .collect();
+    print!("{}", render_table(&["EVENT", "MATCHER", "TYPE", "COMMAND/URL", "OPTIONS", "SOURCE"], &table));
+    Ok(exit::OK)
+}
+
+fn warnings(hooks: &HookConfig) -> Vec<String> {
+    hooks.warnings.iter().map(ToString::to_string).collect()
+}
+
+fn render_table(header: &[&str; 6], rows: &[[String; 6]]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut out = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if i + 1 == cells.len() {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
+    let loaded = load(args)?;
+    let (findings, hooks) = match HookConfig::from_settings(&loaded.settings) {
+        Ok(hooks) => (check(&hooks, &loaded.project), Some(hooks)),
+        Err(e) => (
+            e.errors
+                .iter()
+                .map(|err| Finding {
+                    severity: Severity::Error,
+                    origin: err.origin.clone(),
+                    path: err.path.clone(),
+                    message: err.reason.clone(),
+                })
+                .collect(),
+            None,
+        ),
+    };
+    let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+    let warnings = findings.len() - errors;
+    let handlers = hooks.as_ref().map_or(0, |h| h.groups.iter().map(|g| g.handlers.len()).sum::<usize>());
+    let events = hooks.as_ref().map_or(0, |h| {
+        let mut names: Vec<HookEventName> = h.groups.iter().map(|g| g.event).collect();
+        names.sort();
+        names.dedup();
+        names.len()
+    });
+    let sources = loaded.settings.layers.len();
+    if args.output_format != OutputFormat::Text {
+        let list: Vec<Value> = findings
+            .iter()
+            .map(|f| json!({"severity": f.severity.as_str(), "source": f.origin, "path": f.path, "message": f.message}))
+            .collect();
+        let out = json!({
+            "ok": errors == 0,
+            "hooks": handlers,
+            "events": events,
+            "sources": sources,
+            "errors": errors,
+            "warnings": warnings,
+            "findings": list,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        for f in &findings {
+            println!("{f}");
+        }
+        let verdict = if errors == 0 { "ok" } else { "FAILED" };
+        println!(
+            "{verdict}: {handlers} hook(s) on {events} event(s) from {sources} settings source(s); \
+             {errors} error(s), {warnings} warning(s)"
+        );
+    }
+    Ok(if errors == 0 { exit::OK } else { exit::CONFIG })
+}
+
+async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
+    let event = match args.event.parse::<HookEventName>() {
+        Ok(event) => event,
+        Err(e) => {
+            let why = unsupported_event(&args.event).unwrap_or_else(|| e.to_string());
+            return Err(config(format!("spine hooks test: {why}")));
+        }
+    };
+    let loaded = load(&args.common)?;
+    let hooks = hook_config(&loaded)?;
+    let input = match &args.input {
+        None => None,
+        Some(text) => Some(read_input(text, &loaded.project)?),
+    };
+    let mut tools = ToolRegistryBuilder::new();
+    spine_tools::register_builtins(&mut tools);
+    let tools = Arc::new(tools.build().map_err(|e| anyhow::anyhow!("tool registry: {e}"))?);
+    let session_id = format!("hooks-test-{}", uuid::Uuid::new_v4());
+    let env_dir = tempfile_dir()?;
+    let env_file = env_dir.join("session.env");
+    std::fs::write(&env_file, "").map_err(|e| anyhow::anyhow!("cannot create {}: {e}", env_file.display()))?;
+    let session = SessionInfo {
+        transcript_path: loaded.home.join("sessions").join(format!("{session_id}.jsonl")),
+        session_id,
+        cwd: loaded.project.clone(),
+        project_dir: loaded.project.clone(),
+        permission_mode: loaded.settings.permissions.default_mode.unwrap_or(PermissionMode::Default),
+        env_file: Some(env_file.clone()),
+    };
+    let request = FireRequest { event, tool: args.tool.clone(), input, session, tools };
+    let report = fire(&hooks, request).await.map_err(|e| config(format!("spine hooks test: {e}")));
+    let env_lines = std::fs::read_to_string(&env_file).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&env_dir);
+    let report = report?;
+    if args.common.output_format != OutputFormat::Text {
+        println!("{}", serde_json::to_string_pretty(&report_json(&report, &env_lines)).unwrap_or_default());
+    } else {
+        print!("{}", report_text(&report, &env_lines));
+    }
+    Ok(exit::OK)
+}
+
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("spine-hooks-test-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// `--input`: inline JSON, or a file holding it (relative to the project directory).
+fn read_input(text: &str, project: &Path) -> anyhow::Result<Value> {
+    let (source, body) = if text.trim_start().starts_with('{') {
+        ("--input".to_owned(), text.to_owned())
+    } else {
+        let path = project.join(text);
+        let body = std::fs::read_to_string(&path).map_err(|e| config(format!("--input {}: {e}", path.display())))?;
+        (format!("--input {}", path.display()), body)
+    };
+    serde_json::from_str(&body).map_err(|e| config(format!("{source}: invalid JSON: {e}")))
+}
+
+fn answer_json(a: &AnswerRecord) -> Value {
+    let mut v = json!({
+        "hook_id": a.hook_id,
+        "type": a.kind,
+        "source": a.source,
+        "path": a.path,
+        "duration_ms": (a.duration.as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+        "raw": a.raw,
+    });
+    if let Some(obj) = v.as_object_mut() {
+        match &a.outcome {
+            Ok(output) => obj.insert("output".into(), output.clone()),
+            Err(e) => obj.insert("error".into(), json!({"kind": e.kind.as_str(), "detail": e.detail})),
+        };
+    }
+    v
+}
+
+fn report_json(r: &FireReport, env_lines: &str) -> Value {
+    let mut v = json!({
+        "event": r.event,
+        "input": r.input,
+        "hooks": r.answers.iter().map(answer_json).collect::<Vec<_>>(),
+        "merged": r.merged,
+        "warnings": r.warnings,
+    });
+    if r.event == HookEventName::SessionStart
+        && let Some(obj) = v.as_object_mut()
+    {
+        obj.insert("env_file".into(), json!(env_lines));
+    }
+    v
+}
+
+fn report_text(r: &FireReport, env_lines: &str) -> String {
+    let mut out = format!("{}: {} hook(s) ran\n", r.event, r.answers.len());
+    out.push_str(&format!("input: {}\n", r.input));
+    for (i, a) in r.answers.iter().enumerate() {
+        out.push_str(&format!("[{}] {} `{}` ({} {})\n", i + 1, a.kind, a.hook_id, a.source, a.path));
+        let ms = a.duration.as_secs_f64() * 1000.0;
+        match &a.raw {
+            Raw::Exit { exit_code, stdout, stderr, stdout_overflow, .. } => {
+                let code = exit_code.map_or_else(|| "none (killed)".to_owned(), |c| c.to_string());
+                out.push_str(&format!("    exit {code} in {ms:.1} ms\n"));
+                out.push_str(&block("stdout", if *stdout_overflow { "(over the size limit)" } else { stdout }));
+                out.push_str(&block("stderr", stderr));
+            }
+            Raw::Http { status, body } => {
+                out.push_str(&format!("    HTTP {status} in {ms:.1} ms\n"));
+                out.push_str(&block("body", body));
+            }
+            Raw::Line { line } => {
+                out.push_str(&format!("    answered in {ms:.1} ms\n"));
+                out.push_str(&block("line", line));
+            }
+            Raw::None => out.push_str(&format!("    no answer after {ms:.1} ms\n")),
+        }
+        match &a.outcome {
+            Ok(output) => out.push_str(&format!("    => {output}\n")),
+            Err(e) => out.push_str(&format!("    => {} ({}): {}\n", "error", e.kind, e.detail)),
+        }
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    if r.event == HookEventName::SessionStart && !env_lines.trim().is_empty() {
+        out.push_str(&block("env file", env_lines));
+    }
+    out.push_str(&format!("merged: {}\n", serde_json::to_string_pretty(&r.merged).unwrap_or_default()));
+    out
+}
+
+fn block(label: &str, text: &str) -> String {
+    let text = text.trim_end();
+    if text.is_empty() {
+        return format!("    {label}: (empty)\n");
+    }
+    if !text.contains('\n') {
+        return format!("    {label}: {text}\n");
+    }
+    let mut out = format!("    {label}:\n");
+    for line in text.lines() {
+        out.push_str(&format!("      | {line}\n"));
+    }
+    out
 }

@@ -21,8 +21,8 @@ use spine_core::stages::review_tool_call::Visibility;
 use spine_core::tokens::WordsEstimator;
 use spine_core::trace::{Trace, TraceSink};
 use spine_core::workspace::Workspace;
-use spine_hooks::Settings;
 use spine_hooks::settings::RuleEntry;
+use spine_hooks::{HookConfig, Settings};
 use spine_models::spec::ModelSpec;
 use spine_protocol::hook::SessionSource;
 use spine_protocol::permission::PermissionMode;
@@ -78,7 +78,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         ask: parse_rules(&settings.permissions.ask)?,
         deny: parse_rules(&settings.permissions.deny)?,
     };
-    let hooks = build_hooks(&settings, &project)?;
+    let hooks = build_hooks(&settings, args.quiet)?;
     let workspace =
         Arc::new(Workspace::new(&project).map_err(|e| config(format!("workspace {}: {e}", project.display())))?);
 
@@ -280,9 +280,21 @@ fn parse_rules(entries: &[RuleEntry]) -> anyhow::Result<Vec<PermissionRule>> {
         .collect()
 }
 
-fn build_hooks(settings: &Settings, _project: &Path) -> anyhow::Result<spine_core::hooks::HookRegistry> {
-    if let Some((origin, _)) = settings.last("hooks") {
-        return Err(config(format!("{origin}: hooks: hooks in settings files are not supported by this build yet")));
+/// The external hooks of the settings. Configuration errors exit 2 naming file and JSON path;
+/// hooks that will not run (events or handler types spine lacks) are warned about on stderr
+/// even without `-v`, so nobody believes an enforcement hook runs when it does not.
+fn build_hooks(settings: &Settings, quiet: bool) -> anyhow::Result<spine_core::hooks::HookRegistry> {
+    let hooks = HookConfig::from_settings(settings).map_err(|e| config(e.to_string()))?;
+    if !quiet {
+        for warning in &hooks.warnings {
+            eprintln!("warning: {warning}");
+        }
+        if let Some(origin) = &hooks.disabled_by {
+            eprintln!("warning: every hook is disabled by `disableAllHooks` in {origin}");
+        }
     }
-    Ok(HookRegistryBuilder::new().build())
+    let mut builder = HookRegistryBuilder::new();
+    spine_hooks::register(&hooks, &mut builder, &spine_hooks::BuildOptions::default())
+        .map_err(|e| config(e.to_string()))?;
+    Ok(builder.build())
 }

@@ -2,5 +2,8 @@
 
 mod support;
 
+mod cancel;
+mod providers;
+mod hooks;
 mod run;
 mod trace;

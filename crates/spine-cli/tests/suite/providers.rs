@@ -1,0 +1,237 @@
+//! `spine run` end to end against local servers speaking the OpenAI and Anthropic wire formats
+//! (SSE streaming), with a PreToolUse command hook blocking one call: the next request must
+//! carry `Error [hook_blocked]: …` as that call's result, and the API key must appear nowhere.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const KEY: &str = "sk-test-secret-key-0123456789";
+
+#[derive(Default)]
+struct Shared {
+    replies: Mutex<Vec<String>>,
+    requests: Mutex<Vec<(HeaderMap, Value)>>,
+}
+
+/// A server on 127.0.0.1 that answers each POST with the next SSE body and records requests.
+struct Server {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Server {
+    fn start(replies: Vec<String>) -> Server {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("rt");
+        let shared = Arc::new(Shared { replies: Mutex::new(replies.into_iter().rev().collect()), requests: Mutex::default() });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(handle))
+            .route("/v1/messages", post(handle))
+            .with_state(Arc::clone(&shared));
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        runtime.spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Server { addr, shared, _runtime: runtime }
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        self.shared.requests.lock().expect("requests").iter().map(|(_, b)| b.clone()).collect()
+    }
+
+    fn headers(&self) -> Vec<HeaderMap> {
+        self.shared.requests.lock().expect("requests").iter().map(|(h, _)| h.clone()).collect()
+    }
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: String) -> Response {
+    let json: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    shared.requests.lock().expect("requests").push((headers, json));
+    let next = shared.replies.lock().expect("replies").pop();
+    match next {
+        Some(sse) => Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "text/event-stream")
+            .body(Body::from(sse))
+            .unwrap_or_default(),
+        None => Response::builder().status(StatusCode::INTERNAL_SERVER_ERROR).body(Body::from("script exhausted")).unwrap_or_default(),
+    }
+}
+
+fn sse_data(events: &[Value]) -> String {
+    let mut out: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn sse_named(events: &[Value]) -> String {
+    events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or(""))).collect()
+}
+
+/// A settings file whose PreToolUse hook blocks `rm` commands (exit 2, reason on stderr).
+fn block_rm_settings(s: &Sandbox) -> String {
+    let hook = s.write(
+        "hooks/block-rm.sh",
+        "#!/bin/sh\ninput=$(cat)\ncase \"$input\" in *'rm -rf'*) echo 'rm is not allowed here' >&2; exit 2;; esac\nexit 0\n",
+    );
+    json!({
+        "permissions": {"allow": ["calculator", "Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("sh {}", hook.display())}]}]}
+    })
+    .to_string()
+}
+
+fn assert_key_nowhere(s: &Sandbox, trace: &std::path::Path, stdout: &str, stderr: &str) {
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+    assert!(!std::fs::read_to_string(trace).expect("trace").contains(KEY));
+    for entry in std::fs::read_dir(s.home().join("sessions")).expect("sessions") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("session file");
+        assert!(!text.contains(KEY), "the key leaked into the session files");
+    }
+}
+
+#[test]
+fn openai_run_with_a_blocking_hook_sends_hook_blocked_as_the_tool_result() {
+    let s = Sandbox::new();
+    let first = sse_data(&[
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Cleaning up. "}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_rm", "type": "function", "function": {"name": "Bash", "arguments": ""}}]}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"command\": \"rm -rf"}}]}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": " build\"}"}}]}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_calc", "type": "function", "function": {"name": "calculator", "arguments": "{\"expression\": \"2 + 2\"}"}}]}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 50, "completion_tokens": 20}}),
+    ]);
+    let second = sse_data(&[
+        json!({"choices": [{"index": 0, "delta": {"content": "rm was blocked; 2 + 2 = 4."}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ]);
+    let server = Server::start(vec![first, second]);
+    let trace = s.dir.path().join("trace.jsonl");
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env("OPENAI_API_KEY", KEY)
+        .args(["run", "-p", "clean the build", "--model", "openai:gpt-4.1-mini", "--output-format", "json"])
+        .args(["--settings", &block_rm_settings(&s), "--trace", trace.to_str().expect("utf8")])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = json(&out);
+    assert_eq!(result["result"], "rm was blocked; 2 + 2 = 4.");
+    assert_eq!(result["usage"]["input_tokens"], 50);
+
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["model"], "gpt-4.1-mini");
+    assert_eq!(bodies[0]["stream"], true);
+    assert_eq!(bodies[0]["messages"][0]["role"], "system");
+    let tool_names: Vec<&str> = bodies[0]["tools"].as_array().expect("tools").iter().map(|t| t["function"]["name"].as_str().unwrap_or("")).collect();
+    assert!(tool_names.contains(&"Bash") && tool_names.contains(&"calculator"), "{tool_names:?}");
+    let messages = bodies[1]["messages"].as_array().expect("messages");
+    let tool_msgs: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tool_msgs.len(), 2);
+    assert_eq!(tool_msgs[0]["tool_call_id"], "call_rm");
+    assert_eq!(tool_msgs[0]["content"], "Error [hook_blocked]: rm is not allowed here");
+    assert_eq!(tool_msgs[1]["tool_call_id"], "call_calc");
+    assert_eq!(tool_msgs[1]["content"], "The calculator returned 4.");
+    let assistant = messages.iter().find(|m| m["role"] == "assistant").expect("assistant turn");
+    assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], "{\"command\":\"rm -rf build\"}");
+    assert_eq!(server.headers()[0].get("authorization").and_then(|v| v.to_str().ok()), Some(format!("Bearer {KEY}").as_str()));
+    assert_key_nowhere(&s, &trace, &stdout(&out), &stderr(&out));
+}
+
+#[test]
+fn anthropic_run_with_a_blocking_hook_sends_hook_blocked_as_an_error_tool_result() {
+    let s = Sandbox::new();
+    let first = sse_named(&[
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "usage": {"input_tokens": 40, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_rm", "name": "Bash", "input": {}}}),
+        json!({"type": "ping"}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "\"rm -rf build\"}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let second = sse_named(&[
+        json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "usage": {"input_tokens": 60, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "The hook refused rm."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 6}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let server = Server::start(vec![first, second]);
+    let trace = s.dir.path().join("trace.jsonl");
+    let out = s
+        .spine()
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
+        .env("ANTHROPIC_API_KEY", KEY)
+        .args(["run", "-p", "clean the build", "--model", "anthropic:claude-sonnet-4-5", "--output-format", "json"])
+        .args(["--settings", &block_rm_settings(&s), "--trace", trace.to_str().expect("utf8")])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["result"], "The hook refused rm.");
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    assert!(bodies[0]["system"].as_str().is_some_and(|s| s.contains("Agent Prompt:")), "system prompt at top level");
+    assert!(bodies[0]["messages"].as_array().expect("m").iter().all(|m| m["role"] != "system"));
+    let last = bodies[1]["messages"].as_array().expect("messages").last().expect("last turn").clone();
+    assert_eq!(last["role"], "user");
+    let block = &last["content"][0];
+    assert_eq!(block["type"], "tool_result");
+    assert_eq!(block["tool_use_id"], "toolu_rm");
+    assert_eq!(block["is_error"], true);
+    assert_eq!(block["content"], "Error [hook_blocked]: rm is not allowed here");
+    assert_eq!(server.headers()[0].get("x-api-key").and_then(|v| v.to_str().ok()), Some(KEY));
+    assert_key_nowhere(&s, &trace, &stdout(&out), &stderr(&out));
+}
+
+#[test]
+fn without_a_model_the_provider_is_chosen_from_the_api_key_in_the_environment() {
+    let s = Sandbox::new();
+    let reply = sse_data(&[
+        json!({"choices": [{"index": 0, "delta": {"content": "hello"}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ]);
+    let server = Server::start(vec![reply]);
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env("OPENAI_API_KEY", KEY)
+        .args(["run", "-p", "hi"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "hello\n");
+    assert_eq!(server.bodies()[0]["model"], spine_models::DEFAULT_OPENAI_MODEL);
+}
+
+#[test]
+fn a_server_error_fails_the_run_with_a_message_naming_the_status_and_no_secret() {
+    let s = Sandbox::new();
+    let server = Server::start(vec![]);
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env("OPENAI_API_KEY", KEY)
+        .args(["run", "-p", "hi", "--model", "openai:gpt-4.1-mini"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("500") && err.contains("script exhausted"), "{err}");
+    assert!(!err.contains(KEY));
+}

@@ -1,0 +1,135 @@
+//! From a [`HookConfig`] to hooks in spine-core's registry.
+//!
+//! Contract of [`register`]:
+//! - Each matcher group becomes one external [`HookGroup`], added in configuration order:
+//!   [`GroupMode::Concurrent`] (answers merged in configuration order by the engine), or
+//!   [`GroupMode::Chain`] with `"sequential": true`.
+//! - Each handler becomes a [`HookSpec`]: id = its command or URL, source = its settings file
+//!   and JSON path, kind = `command` | `http` | `persistent`, its `onFailure`, its `if`,
+//!   `async` → [`RunMode::Background`], and a dedup key (the same command or URL declared twice,
+//!   in one file or several, runs once per firing).
+//! - Handlers of a persistent command share one [`PersistentProcess`] per registry, across
+//!   events; HTTP handlers share one client.
+//! - With `disableAllHooks`, nothing is registered.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use spine_core::hooks::{GroupMode, Hook, HookGroup, HookRegistryBuilder, HookSpec, RunMode};
+use thiserror::Error;
+
+use crate::command::CommandHook;
+use crate::config::{GroupConfig, Handler, HandlerConfig, HookConfig};
+use crate::http::{HttpHook, client};
+use crate::persistent::{PersistentHook, PersistentProcess};
+use crate::record::{AnswerSink, HookMeta};
+use crate::wire::{WireEvent, WireVisitor, visit_wire_event};
+
+/// Options of [`register`].
+#[derive(Clone, Default)]
+pub struct BuildOptions {
+    /// Receives every external hook call's raw answer (`spine hooks test`).
+    pub sink: Option<Arc<dyn AnswerSink>>,
+    /// Runs `async` hooks in the foreground too (`spine hooks test`, to see their answers).
+    pub force_blocking: bool,
+}
+
+/// Hooks that could not be built.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    /// The HTTP client for HTTP hooks could not be created.
+    #[error("cannot create the HTTP client for http hooks: {0}")]
+    HttpClient(#[from] reqwest::Error),
+}
+
+/// What was registered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Registered {
+    /// Matcher groups added.
+    pub groups: usize,
+    /// Handlers added.
+    pub handlers: usize,
+}
+
+/// Adds the configured external hooks to a registry builder.
+pub fn register(
+    config: &HookConfig,
+    builder: &mut HookRegistryBuilder,
+    options: &BuildOptions,
+) -> Result<Registered, BuildError> {
+    let groups = config.active_groups();
+    let needs_http = groups.iter().flat_map(|g| &g.handlers).any(|h| matches!(h.handler, Handler::Http(_)));
+    let mut shared = Shared {
+        client: if needs_http { Some(client()?) } else { None },
+        processes: HashMap::new(),
+        sink: options.sink.clone(),
+        force_blocking: options.force_blocking,
+    };
+    let mut registered = Registered::default();
+    for group in groups {
+        visit_wire_event(group.event, AddGroup { group, builder: &mut *builder, shared: &mut shared });
+        registered.groups += 1;
+        registered.handlers += group.handlers.len();
+    }
+    Ok(registered)
+}
+
+struct Shared {
+    client: Option<reqwest::Client>,
+    processes: HashMap<String, Arc<PersistentProcess>>,
+    sink: Option<Arc<dyn AnswerSink>>,
+    force_blocking: bool,
+}
+
+struct AddGroup<'a> {
+    group: &'a GroupConfig,
+    builder: &'a mut HookRegistryBuilder,
+    shared: &'a mut Shared,
+}
+
+impl WireVisitor for AddGroup<'_> {
+    type Output = ();
+
+    fn visit<E: WireEvent>(self) {
+        let group = self.group;
+        let hooks: Vec<HookSpec<E>> =
+            group.handlers.iter().filter_map(|h| spec::<E>(group, h, &mut *self.shared)).collect();
+        let mode = if group.sequential { GroupMode::Chain } else { GroupMode::Concurrent };
+        self.builder.add_group(HookGroup { matcher: group.matcher.clone(), mode, hooks });
+    }
+}
+
+fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Shared) -> Option<HookSpec<E>> {
+    let key = h.handler.dedup_key();
+    let meta = Arc::new(HookMeta {
+        hook_id: h.handler.target(),
+        path: h.path.clone(),
+        source: group.origin.to_string(),
+        kind: h.handler.kind(),
+        sink: shared.sink.clone(),
+    });
+    let hook: Arc<dyn Hook<E>> = match &h.handler {
+        Handler::Command { program, persistent: false } => Arc::new(CommandHook::new(program.clone(), h.timeout, meta)),
+        Handler::Command { program, persistent: true } => {
+            let process = shared
+                .processes
+                .entry(key.clone())
+                .or_insert_with(|| Arc::new(PersistentProcess::new(program.clone())));
+            Arc::new(PersistentHook::new(Arc::clone(process), h.timeout, meta))
+        }
+        Handler::Http(http) => {
+            let client = shared.client.clone()?;
+            Arc::new(HttpHook::new(http.clone(), h.timeout, client, meta))
+        }
+    };
+    Some(HookSpec {
+        id: h.handler.target(),
+        source: format!("{} {}", group.origin, h.path),
+        kind: h.handler.kind().to_owned(),
+        on_failure: h.on_failure,
+        condition: h.condition.as_ref().map(|(_, rule)| rule.clone()),
+        dedup_key: Some(key),
+        run: if shared.force_blocking { RunMode::Blocking } else { h.run },
+        hook,
+    })
+}

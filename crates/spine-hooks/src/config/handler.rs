@@ -1,0 +1,391 @@
+//! One handler of a matcher group: its type, what it runs, and its policy fields.
+//!
+//! Fields: `type` (`command` | `http`; Claude Code's `prompt`, `agent`, `mcp_tool` are skipped
+//! with a warning), `timeout` (seconds, default [`DEFAULT_TIMEOUT_SECS`]), `onFailure` (`open`,
+//! the default for external hooks, or `closed`), `statusMessage`, `async`, `if` (a permission
+//! rule; tool events only), `once` (accepted, no effect outside skills, as in Claude Code).
+//! Command handlers: `command` (run by `sh -c`), `args` (exec form, no shell: with `command`,
+//! `command` is the program and `args` its arguments; alone, `args[0]` is the program),
+//! `shell` (`bash`/`sh` accepted; `powershell` is skipped with a warning), `persistent`
+//! (spine's own), `asyncRewake` (treated as `async`, with a warning). HTTP handlers: `url`,
+//! `headers`, `allowedEnvVars`. Any other field is an error.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use spine_core::hooks::{FailurePolicy, RunMode};
+use spine_core::permission::PermissionRule;
+use spine_protocol::hook::HookEventName;
+
+use super::Diagnostics;
+use super::events::has_tool_call;
+use crate::settings::type_name;
+
+/// Timeout of a handler that sets none, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
+
+const COMMON: &[&str] = &["type", "timeout", "onFailure", "statusMessage", "async", "if", "once"];
+const COMMAND: &[&str] = &["command", "args", "shell", "persistent", "asyncRewake"];
+const HTTP: &[&str] = &["url", "headers", "allowedEnvVars"];
+
+/// One handler, validated.
+#[derive(Debug, Clone)]
+pub struct HandlerConfig {
+    /// Its JSON path (`hooks.PreToolUse[0].hooks[1]`).
+    pub path: String,
+    /// What it runs.
+    pub handler: Handler,
+    /// Time limit per event.
+    pub timeout: Duration,
+    /// What its failure means.
+    pub on_failure: FailurePolicy,
+    /// `statusMessage`: shown (with `-v`) while it runs.
+    pub status_message: Option<String>,
+    /// `async: true` runs it in the background.
+    pub run: RunMode,
+    /// The `if` rule, as written and parsed.
+    pub condition: Option<(String, PermissionRule)>,
+}
+
+/// What a handler runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handler {
+    /// A process per event, or one per run when `persistent`.
+    Command {
+        /// The program.
+        program: Program,
+        /// `"persistent": true`: one process per run, one JSON line in and out per event.
+        persistent: bool,
+    },
+    /// A POST per event.
+    Http(HttpConfig),
+}
+
+/// How a command is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Program {
+    /// `sh -c COMMAND`.
+    Shell(String),
+    /// Exec form: the program and its arguments, no shell.
+    Exec {
+        /// The program (a path, or a name looked up on PATH).
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
+}
+
+impl Program {
+    /// The command as one line, for listings and ids.
+    pub fn display(&self) -> String {
+        match self {
+            Program::Shell(command) => command.clone(),
+            Program::Exec { program, args } => {
+                let mut parts = vec![program.clone()];
+                parts.extend(args.iter().cloned());
+                parts.join(" ")
+            }
+        }
+    }
+}
+
+/// An HTTP handler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// The endpoint.
+    pub url: String,
+    /// Header names and values as written (`$VAR` interpolated at send time).
+    pub headers: Vec<(String, String)>,
+    /// The variables header values may interpolate.
+    pub allowed_env_vars: Vec<String>,
+}
+
+impl Handler {
+    /// `command`, `persistent` or `http`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Handler::Command { persistent: false, .. } => "command",
+            Handler::Command { persistent: true, .. } => "persistent",
+            Handler::Http(_) => "http",
+        }
+    }
+
+    /// The command line or URL.
+    pub fn target(&self) -> String {
+        match self {
+            Handler::Command { program, .. } => program.display(),
+            Handler::Http(http) => http.url.clone(),
+        }
+    }
+
+    /// Handlers with the same key run once per firing: the same type and command (or args),
+    /// or the same URL.
+    pub fn dedup_key(&self) -> String {
+        match self {
+            Handler::Command { program: Program::Shell(c), persistent } => format!("command:{persistent}:sh:{c}"),
+            Handler::Command { program: Program::Exec { program, args }, persistent } => {
+                let argv = serde_json::to_string(args).unwrap_or_default();
+                format!("command:{persistent}:exec:{program}:{argv}")
+            }
+            Handler::Http(http) => format!("http:{}", http.url),
+        }
+    }
+}
+
+/// Parses one handler; `None` when it is skipped (warning) or invalid (errors).
+pub(super) fn parse(
+    diag: &mut Diagnostics<'_>,
+    event: HookEventName,
+    path: &str,
+    value: &Value,
+) -> Option<HandlerConfig> {
+    let Value::Object(obj) = value else {
+        diag.error(path, format!("expected a handler object, found {}", type_name(value)));
+        return None;
+    };
+    let kind = match obj.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(other) => {
+            diag.error(format!("{path}.type"), format!("expected a string, found {}", type_name(other)));
+            return None;
+        }
+        None => {
+            diag.error(format!("{path}.type"), "missing (expected \"command\" or \"http\")");
+            return None;
+        }
+    };
+    let own: &[&str] = match kind {
+        "command" => COMMAND,
+        "http" => HTTP,
+        "prompt" | "agent" | "mcp_tool" => {
+            diag.warn(path, format!("spine does not run `{kind}` hooks; this hook will not run"));
+            return None;
+        }
+        other => {
+            diag.error(format!("{path}.type"), format!("unknown handler type `{other}` (expected command or http)"));
+            return None;
+        }
+    };
+    let errors_before = diag.errors.len();
+    for key in obj.keys() {
+        if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
+            let hint = if COMMAND.contains(&key.as_str()) || HTTP.contains(&key.as_str()) {
+                format!("`{key}` does not apply to `{kind}` hooks")
+            } else {
+                format!("unknown field `{key}`")
+            };
+            diag.error(format!("{path}.{key}"), hint);
+        }
+    }
+    let f = Fields { obj, path };
+    let timeout = match f.get("timeout") {
+        None => Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS),
+        Some(v) => match v.as_f64().filter(|s| *s > 0.0 && s.is_finite() && *s <= 86_400.0) {
+            Some(secs) => Duration::from_secs_f64(secs),
+            None => {
+                diag.error(f.at("timeout"), format!("expected a positive number of seconds, found {v}"));
+                Duration::ZERO
+            }
+        },
+    };
+    let on_failure = match f.string(diag, "onFailure").as_deref() {
+        None | Some("open") => FailurePolicy::Open,
+        Some("closed") => FailurePolicy::Closed,
+        Some(other) => {
+            diag.error(f.at("onFailure"), format!("expected \"open\" or \"closed\", found \"{other}\""));
+            FailurePolicy::Open
+        }
+    };
+    let status_message = f.string(diag, "statusMessage");
+    let mut background = f.boolean(diag, "async").unwrap_or(false);
+    let _once = f.boolean(diag, "once");
+    let condition = match f.string(diag, "if") {
+        None => None,
+        Some(text) => match PermissionRule::parse(&text) {
+            Ok(rule) => {
+                if !has_tool_call(event) {
+                    diag.warn(
+                        f.at("if"),
+                        format!("`if` only applies to tool events; this {event} hook will never run"),
+                    );
+                    return None;
+                }
+                Some((text, rule))
+            }
+            Err(e) => {
+                diag.error(f.at("if"), e.to_string());
+                None
+            }
+        },
+    };
+    let handler = if kind == "http" {
+        parse_http(diag, &f)
+    } else {
+        if f.boolean(diag, "asyncRewake") == Some(true) {
+            diag.warn(f.at("asyncRewake"), "spine does not wake the model from async hooks; runs as `async`");
+            background = true;
+        }
+        match f.string(diag, "shell").as_deref() {
+            None | Some("bash" | "sh") => {}
+            Some(other) => {
+                diag.warn(f.at("shell"), format!("spine runs hooks with sh, not `{other}`; this hook will not run"));
+                return None;
+            }
+        }
+        let persistent = f.boolean(diag, "persistent").unwrap_or(false);
+        parse_program(diag, &f).map(|program| Handler::Command { program, persistent })
+    };
+    if diag.errors.len() > errors_before {
+        return None;
+    }
+    Some(HandlerConfig {
+        path: path.to_owned(),
+        handler: handler?,
+        timeout,
+        on_failure,
+        status_message,
+        run: if background { RunMode::Background } else { RunMode::Blocking },
+        condition,
+    })
+}
+
+fn parse_program(diag: &mut Diagnostics<'_>, f: &Fields<'_>) -> Option<Program> {
+    let command = f.string(diag, "command");
+    let args = match f.get("args") {
+        None => None,
+        Some(Value::Array(items)) => {
+            let mut args = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) => args.push(s.clone()),
+                    other => diag.error(
+                        format!("{}[{i}]", f.at("args")),
+                        format!("expected a string, found {}", type_name(other)),
+                    ),
+                }
+            }
+            Some(args)
+        }
+        Some(other) => {
+            diag.error(f.at("args"), format!("expected an array of strings, found {}", type_name(other)));
+            return None;
+        }
+    };
+    match (command, args) {
+        (Some(c), _) if c.trim().is_empty() => {
+            diag.error(f.at("command"), "empty command");
+            None
+        }
+        (Some(c), None) => Some(Program::Shell(c)),
+        (Some(program), Some(args)) => Some(Program::Exec { program, args }),
+        (None, Some(mut args)) => {
+            if args.is_empty() || args[0].trim().is_empty() {
+                diag.error(f.at("args"), "exec form needs the program as args[0] (or in `command`)");
+                return None;
+            }
+            let program = args.remove(0);
+            Some(Program::Exec { program, args })
+        }
+        (None, None) => {
+            diag.error(f.at("command"), "missing (a command hook needs `command` or `args`)");
+            None
+        }
+    }
+}
+
+fn parse_http(diag: &mut Diagnostics<'_>, f: &Fields<'_>) -> Option<Handler> {
+    let url = match f.string(diag, "url") {
+        Some(url) => url,
+        None => {
+            if f.get("url").is_none() {
+                diag.error(f.at("url"), "missing (an http hook needs `url`)");
+            }
+            return None;
+        }
+    };
+    match reqwest::Url::parse(&url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+        Ok(u) => diag.error(f.at("url"), format!("expected an http or https URL, found scheme `{}`", u.scheme())),
+        Err(e) => diag.error(f.at("url"), format!("invalid URL: {e}")),
+    }
+    let mut headers = Vec::new();
+    match f.get("headers") {
+        None => {}
+        Some(Value::Object(map)) => {
+            for (name, value) in map {
+                let at = format!("{}.{name}", f.at("headers"));
+                if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    diag.error(&at, "invalid header name");
+                }
+                match value {
+                    Value::String(v) => headers.push((name.clone(), v.clone())),
+                    other => diag.error(&at, format!("expected a string, found {}", type_name(other))),
+                }
+            }
+        }
+        Some(other) => diag.error(f.at("headers"), format!("expected an object, found {}", type_name(other))),
+    }
+    let mut allowed_env_vars = Vec::new();
+    match f.get("allowedEnvVars") {
+        None => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                match item.as_str() {
+                    Some(name) if is_var_name(name) => allowed_env_vars.push(name.to_owned()),
+                    Some(name) => diag.error(
+                        format!("{}[{i}]", f.at("allowedEnvVars")),
+                        format!("`{name}` is not a variable name (write NAME, not $NAME)"),
+                    ),
+                    None => diag.error(format!("{}[{i}]", f.at("allowedEnvVars")), "expected a string"),
+                }
+            }
+        }
+        Some(other) => {
+            diag.error(f.at("allowedEnvVars"), format!("expected an array of names, found {}", type_name(other)))
+        }
+    }
+    Some(Handler::Http(HttpConfig { url, headers, allowed_env_vars }))
+}
+
+/// Whether `name` is `[A-Za-z_][A-Za-z0-9_]*`.
+pub(crate) fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Typed access to a handler's fields, reporting type errors at their JSON path.
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    path: &'a str,
+}
+
+impl Fields<'_> {
+    fn at(&self, key: &str) -> String {
+        format!("{}.{key}", self.path)
+    }
+
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.obj.get(key).filter(|v| !v.is_null())
+    }
+
+    fn string(&self, diag: &mut Diagnostics<'_>, key: &str) -> Option<String> {
+        match self.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            other => {
+                diag.error(self.at(key), format!("expected a string, found {}", type_name(other)));
+                None
+            }
+        }
+    }
+
+    fn boolean(&self, diag: &mut Diagnostics<'_>, key: &str) -> Option<bool> {
+        match self.get(key)? {
+            Value::Bool(b) => Some(*b),
+            other => {
+                diag.error(self.at(key), format!("expected a boolean, found {}", type_name(other)));
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The `hooks` key of the settings, parsed and validated into a [`HookConfig`].
+//!
+//! Shape (Claude Code's): `{"hooks": {"<Event>": [{"matcher": "…", "hooks": [handler, …],
+//! "sequential"?: bool}]}}`. Lists are appended across layers in settings order (user →
+//! project → local → each `--settings`), so [`HookConfig::groups`] is in configuration order.
+//!
+//! Contract:
+//! - Every malformed value is a [`SettingsError`] naming the source, the JSON path
+//!   (`hooks.PreToolUse[0].hooks[1].timeout`) and the reason; all of them are collected.
+//! - Unknown event names (typos) and unknown fields are errors; a near miss gets a suggestion.
+//! - Events and handler types Claude Code has but spine does not fire or run (`SubagentStop`,
+//!   `prompt` hooks…) are skipped with a [`ConfigWarning`], so a user never believes an
+//!   enforcement hook runs when it does not. So is an `if` on an event without a tool call
+//!   (such a handler never runs).
+//! - `disableAllHooks: true` in the highest-precedence layer that sets it keeps the
+//!   configuration (it is still validated) but [`HookConfig::disabled_by`] says no hook runs.
+
+mod events;
+mod handler;
+
+use std::fmt;
+
+use serde_json::Value;
+use spine_core::hooks::Matcher;
+use spine_protocol::hook::HookEventName;
+use thiserror::Error;
+
+pub use events::{has_tool_call, unsupported_event};
+pub(crate) use handler::is_var_name;
+pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
+
+use crate::settings::{Origin, Settings, SettingsError, type_name};
+
+/// The external hooks of a run, in configuration order.
+#[derive(Debug, Clone, Default)]
+pub struct HookConfig {
+    /// Matcher groups, in settings order.
+    pub groups: Vec<GroupConfig>,
+    /// Things configured that will not run, and why.
+    pub warnings: Vec<ConfigWarning>,
+    /// The source whose `disableAllHooks: true` turns every hook off.
+    pub disabled_by: Option<String>,
+}
+
+/// One matcher group of one event.
+#[derive(Debug, Clone)]
+pub struct GroupConfig {
+    /// The event.
+    pub event: HookEventName,
+    /// The settings source.
+    pub origin: Origin,
+    /// Its JSON path (`hooks.PreToolUse[0]`).
+    pub path: String,
+    /// The matcher as written (absent = all).
+    pub matcher_text: Option<String>,
+    /// The compiled matcher.
+    pub matcher: Matcher,
+    /// `"sequential": true`: the handlers run as a chain instead of concurrently.
+    pub sequential: bool,
+    /// The handlers that will run, in order.
+    pub handlers: Vec<HandlerConfig>,
+}
+
+/// Something configured that will not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigWarning {
+    /// The source.
+    pub origin: String,
+    /// The JSON path.
+    pub path: String,
+    /// What and why.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.origin, self.path, self.message)
+    }
+}
+
+/// Every error found in the hook configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub struct HookConfigError {
+    /// The errors, in settings order.
+    pub errors: Vec<SettingsError>,
+}
+
+impl fmt::Display for HookConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.errors.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects errors and warnings while parsing.
+pub(crate) struct Diagnostics<'a> {
+    pub(crate) origin: &'a Origin,
+    pub(crate) errors: Vec<SettingsError>,
+    pub(crate) warnings: Vec<ConfigWarning>,
+}
+
+impl Diagnostics<'_> {
+    pub(crate) fn error(&mut self, path: impl Into<String>, reason: impl Into<String>) {
+        self.errors.push(SettingsError::at(self.origin, path, reason));
+    }
+
+    pub(crate) fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.warnings.push(ConfigWarning {
+            origin: self.origin.to_string(),
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+}
+
+impl HookConfig {
+    /// Parses the `hooks` key of every layer.
+    pub fn from_settings(settings: &Settings) -> Result<HookConfig, HookConfigError> {
+        let mut config = HookConfig::default();
+        let mut errors = Vec::new();
+        for (origin, value) in settings.all("hooks") {
+            let mut diag = Diagnostics { origin, errors: Vec::new(), warnings: Vec::new() };
+            parse_layer(&mut diag, value, &mut config.groups);
+            errors.append(&mut diag.errors);
+            config.warnings.append(&mut diag.warnings);
+        }
+        if let Some((origin, value)) = settings.last("disableAllHooks") {
+            match value {
+                Value::Bool(true) => config.disabled_by = Some(origin.to_string()),
+                Value::Bool(false) => {}
+                other => errors.push(SettingsError::at(
+                    origin,
+                    "disableAllHooks",
+                    format!("expected a boolean, found {}", type_name(other)),
+                )),
+            }
+        }
+        if errors.is_empty() { Ok(config) } else { Err(HookConfigError { errors }) }
+    }
+
+    /// The groups that run: none when `disableAllHooks` is set.
+    pub fn active_groups(&self) -> &[GroupConfig] {
+        if self.disabled_by.is_some() { &[] } else { &self.groups }
+    }
+
+    /// How many handlers will run.
+    pub fn handler_count(&self) -> usize {
+        self.active_groups().iter().map(|g| g.handlers.len()).sum()
+    }
+}
+
+fn parse_layer(diag: &mut Diagnostics<'_>, value: &Value, groups: &mut Vec<GroupConfig>) {
+    let Value::Object(events) = value else {
+        diag.error("hooks", format!("expected an object of events, found {}", type_name(value)));
+        return;
+    };
+    for (name, list) in events {
+        let path = format!("hooks.{name}");
+        let event = match name.parse::<HookEventName>() {
+            Ok(event) => event,
+            Err(_) => {
+                match unsupported_event(name) {
+                    Some(why) => {
+                        let n = count_handlers(list);
+                        diag.warn(&path, format!("{why}; its {n} hook(s) will not run"));
+                    }
+                    None => diag.error(&path, events::unknown_event_reason(name)),
+                }
+                continue;
+            }
+        };
+        let Value::Array(items) = list else {
+            diag.error(&path, format!("expected an array of matcher groups, found {}", type_name(list)));
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            if let Some(group) = parse_group(diag, event, &format!("{path}[{i}]"), item) {
+                groups.push(group);
+            }
+        }
+    }
+}
+
+fn count_handlers(list: &Value) -> usize {
+    list.as_array()
+        .map(|groups| groups.iter().filter_map(|g| g.get("hooks").and_then(Value::as_array)).map(Vec::len).sum())
+        .unwrap_or(0)
+}
+
+fn parse_group(diag: &mut Diagnostics<'_>, event: HookEventName, path: &str, item: &Value) -> Option<GroupConfig> {
+    let Value::Object(obj) = item else {
+        diag.error(path, format!("expected a matcher group object, found {}", type_name(item)));
+        return None;
+    };
+    let errors_before = diag.errors.len();
+    let mut matcher_text = None;
+    let mut matcher = Matcher::All;
+    let mut sequential = false;
+    let mut handlers_value = None;
+    for (key, v) in obj {
+        let field = format!("{path}.{key}");
+        match key.as_str() {
+            "matcher" => match v {
+                Value::String(text) => match Matcher::parse(text) {
+                    Ok(m) => {
+                        matcher = m;
+                        matcher_text = Some(text.clone());
+                    }
+                    Err(e) => diag.error(&field, e.to_string()),
+                },
+                Value::Null => {}
+                other => diag.error(&field, format!("expected a string, found {}", type_name(other))),
+            },
+            "sequential" => match v {
+                Value::Bool(b) => sequential = *b,
+                other => diag.error(&field, format!("expected a boolean, found {}", type_name(other))),
+            },
+            "hooks" => handlers_value = Some(v),
+            other => diag.error(&field, format!("unknown field `{other}` (expected matcher, hooks, sequential)")),
+        }
+    }
+    let Some(list) = handlers_value else {
+        diag.error(format!("{path}.hooks"), "missing the list of handlers");
+        return None;
+    };
+    let Value::Array(list) = list else {
+        diag.error(format!("{path}.hooks"), format!("expected an array of handlers, found {}", type_name(list)));
+        return None;
+    };
+    let mut handlers = Vec::with_capacity(list.len());
+    for (i, h) in list.iter().enumerate() {
+        let hpath = format!("{path}.hooks[{i}]");
+        if let Some(handler) = handler::parse(diag, event, &hpath, h) {
+            handlers.push(handler);
+        }
+    }
+    if diag.errors.len() > errors_before {
+        return None;
+    }
+    Some(GroupConfig {
+        event,
+        origin: diag.origin.clone(),
+        path: path.to_owned(),
+        matcher_text,
+        matcher,
+        sequential,
+        handlers,
+    })
+}

@@ -1,0 +1,115 @@
+//! What each external hook returned, before interpretation, for `spine hooks test`.
+//!
+//! Every external hook carries a [`HookMeta`]; when the registry is built with an
+//! [`AnswerSink`], each call reports an [`AnswerRecord`]: the raw answer (exit status, stdout,
+//! stderr; HTTP status and body; the answer line) and what it meant (the hook's output or its
+//! error). Runs without a sink pay nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use spine_core::hooks::HookError;
+use spine_protocol::hook::{HookEvent, HookEventName, HookOutput};
+
+/// A hook's raw answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Raw {
+    /// A process exited (or was killed).
+    Exit {
+        /// Its exit code (`None` after a signal or a time-out).
+        exit_code: Option<i32>,
+        /// Its stdout (capped).
+        stdout: String,
+        /// Its stderr (capped).
+        stderr: String,
+        /// Whether stdout went over the cap.
+        stdout_overflow: bool,
+        /// Whether it read its stdin to the end.
+        stdin_read: bool,
+    },
+    /// An HTTP response.
+    Http {
+        /// The status code.
+        status: u16,
+        /// The body (capped).
+        body: String,
+    },
+    /// A persistent hook's answer line.
+    Line {
+        /// The line.
+        line: String,
+    },
+    /// No answer at all (could not start, no connection, timed out before answering).
+    None,
+}
+
+/// One call of one external hook.
+#[derive(Debug, Clone)]
+pub struct AnswerRecord {
+    /// The event.
+    pub event: HookEventName,
+    /// The hook's id (its command or URL).
+    pub hook_id: String,
+    /// Its JSON path in its settings source (unique per handler).
+    pub path: String,
+    /// Its settings source.
+    pub source: String,
+    /// `command`, `http` or `persistent`.
+    pub kind: &'static str,
+    /// What it returned.
+    pub raw: Raw,
+    /// What that meant: its output as JSON, or its error.
+    pub outcome: Result<Value, HookError>,
+    /// How long it took.
+    pub duration: Duration,
+}
+
+/// Receives every call's record.
+pub trait AnswerSink: Send + Sync {
+    /// One call finished.
+    fn record(&self, record: AnswerRecord);
+}
+
+/// Who a hook is, for records.
+#[derive(Clone)]
+pub struct HookMeta {
+    /// The hook's id.
+    pub hook_id: String,
+    /// Its JSON path.
+    pub path: String,
+    /// Its settings source.
+    pub source: String,
+    /// Its kind.
+    pub kind: &'static str,
+    /// Where records go.
+    pub sink: Option<Arc<dyn AnswerSink>>,
+}
+
+impl HookMeta {
+    /// Reports one call, when there is a sink.
+    pub fn report<E: HookEvent>(
+        &self,
+        raw: impl FnOnce() -> Raw,
+        result: &Result<HookOutput<E::Action>, HookError>,
+        duration: Duration,
+    ) {
+        let Some(sink) = &self.sink else { return };
+        let outcome = match result {
+            Ok(output) => Ok(serde_json::to_value(output).unwrap_or(Value::Null)),
+            Err(e) => Err(e.clone()),
+        };
+        sink.record(AnswerRecord {
+            event: E::NAME,
+            hook_id: self.hook_id.clone(),
+            path: self.path.clone(),
+            source: self.source.clone(),
+            kind: self.kind,
+            raw: raw(),
+            outcome,
+            duration,
+        });
+    }
+}

@@ -1,0 +1,123 @@
+//! From what a hook returned to its answer, for the three ways of returning one.
+//!
+//! A process that exited ([`from_exit`]), HOOKS.md §8:
+//! - exit 0: stdout starting with `{` is the JSON answer (invalid JSON → failed); other text is
+//!   additional context for SessionStart and UserPromptSubmit, ignored elsewhere.
+//! - exit 2: a block on events that can block, stderr the reason; JSON on stdout is still read
+//!   (its context and universal fields kept, its own block or deny kept; unparsable JSON is
+//!   ignored, the block stands). On events that cannot block, a plain failure.
+//! - exit 126/127, or an interpreter that could not open its script (`python3 missing.py`
+//!   exits 2 with "can't open file"; `perl` exits 2 with "Can't open perl script"; `node`
+//!   exits 1 with `MODULE_NOT_FOUND`; `ruby` exits 1 with `LoadError`): a launch error, never a
+//!   decision.
+//! - any other exit: a failure, unless stdout held a valid JSON answer, which then decides.
+//! - stdout over its cap: a failure (the answer cannot be trusted half-read).
+//!
+//! An HTTP response ([`from_http`]): 2xx + JSON object → parsed like stdout; 2xx + empty body →
+//! no opinion; anything else → failure. Status codes never block.
+//!
+//! A persistent hook's line ([`from_line`]): the JSON answer; `{}` = no opinion.
+
+use spine_core::hooks::HookError;
+use spine_protocol::hook::HookOutput;
+
+use super::answer::{looks_like_json, parse};
+use super::events::WireEvent;
+
+/// How a hook process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit<'a> {
+    /// The exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Its stdout (within the cap).
+    pub stdout: &'a str,
+    /// Whether stdout went over the cap.
+    pub stdout_overflow: bool,
+    /// Its stderr (capped).
+    pub stderr: &'a str,
+}
+
+/// The answer of a process that exited.
+pub fn from_exit<E: WireEvent>(exit: &Exit<'_>) -> Result<HookOutput<E::Action>, HookError> {
+    if exit.stdout_overflow {
+        return Err(HookError::failed("stdout went over the answer size limit; answer ignored"));
+    }
+    let Some(code) = exit.code else {
+        return Err(HookError::failed(format!("killed by a signal{}", excerpt(exit.stderr))));
+    };
+    if let Some(why) = launch_failure(code, exit.stderr) {
+        return Err(HookError::launch(format!("{why}{}", excerpt(exit.stderr))));
+    }
+    match code {
+        0 if looks_like_json(exit.stdout) => parse::<E>(exit.stdout),
+        0 => Ok(HookOutput::new(E::plain_text(exit.stdout).unwrap_or_default())),
+        2 => {
+            let base = if looks_like_json(exit.stdout) { parse::<E>(exit.stdout).ok() } else { None };
+            let base = base.unwrap_or_default();
+            match E::exit_block(base.action, exit.stderr.trim().to_owned()) {
+                Some(action) => Ok(HookOutput { action, ..base }),
+                None => Err(HookError::failed(format!(
+                    "exit status 2, but {} cannot block{}",
+                    E::NAME,
+                    excerpt(exit.stderr)
+                ))),
+            }
+        }
+        code => match looks_like_json(exit.stdout).then(|| parse::<E>(exit.stdout)) {
+            Some(Ok(answer)) => Ok(answer),
+            Some(Err(e)) => {
+                Err(HookError::failed(format!("exit status {code}; its JSON answer is unusable: {}", e.detail)))
+            }
+            None => Err(HookError::failed(format!("exit status {code}{}", excerpt(exit.stderr)))),
+        },
+    }
+}
+
+/// The answer of an HTTP response.
+pub fn from_http<E: WireEvent>(status: u16, body: &str) -> Result<HookOutput<E::Action>, HookError> {
+    if !(200..300).contains(&status) {
+        return Err(HookError::failed(format!("HTTP {status}{}", excerpt(body))));
+    }
+    if body.trim().is_empty() {
+        return Ok(HookOutput::default());
+    }
+    if !looks_like_json(body) {
+        return Err(HookError::failed(format!("HTTP {status} with a body that is not a JSON object{}", excerpt(body))));
+    }
+    parse::<E>(body)
+}
+
+/// The answer of a persistent hook's line.
+pub fn from_line<E: WireEvent>(line: &str) -> Result<HookOutput<E::Action>, HookError> {
+    if !looks_like_json(line) {
+        return Err(HookError::failed(format!("answer line is not a JSON object{}", excerpt(line))));
+    }
+    parse::<E>(line)
+}
+
+/// Why an exit means the hook never ran, if it does.
+fn launch_failure(code: i32, stderr: &str) -> Option<&'static str> {
+    match code {
+        126 => Some("exit status 126 (not executable)"),
+        127 => Some("exit status 127 (command not found)"),
+        2 if stderr.contains("can't open file") => Some("the interpreter could not open its script (exit status 2)"),
+        2 if stderr.contains("Can't open perl script") => Some("perl could not open its script (exit status 2)"),
+        1 if stderr.contains("MODULE_NOT_FOUND") && stderr.contains("Cannot find module") => {
+            Some("node could not find its script (exit status 1)")
+        }
+        1 if stderr.contains("(LoadError)") && stderr.contains("No such file or directory") => {
+            Some("ruby could not open its script (exit status 1)")
+        }
+        _ => None,
+    }
+}
+
+/// `: <first 300 characters of text>` when there is text.
+pub(crate) fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return String::new();
+    }
+    let cut: String = text.chars().take(300).collect();
+    if cut.len() < text.len() { format!(": {cut}…") } else { format!(": {cut}") }
+}

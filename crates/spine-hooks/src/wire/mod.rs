@@ -1,0 +1,17 @@
+//! Claude Code's wire format: what a hook receives and what its answer means, per event.
+//!
+//! - [`input`]: the event JSON a hook receives (common fields, then the event's own).
+//! - [`answer`]: the JSON answer, its universal fields, and [`Answer`], from which each event
+//!   takes the fields it owns; whatever is left is a contract error naming the fields.
+//! - [`events`]: [`WireEvent`] for every event spine fires: one `read` function per event
+//!   (the JSON answer), what exit status 2 means, what plain stdout means.
+//! - [`decide`]: from what a hook returned (exit status and output, an HTTP response, a line)
+//!   to its answer or a [`HookError`](spine_core::hooks::HookError).
+
+pub mod answer;
+pub mod decide;
+pub mod events;
+pub mod input;
+
+pub use answer::Answer;
+pub use events::{WireEvent, WireVisitor, visit_wire_event};

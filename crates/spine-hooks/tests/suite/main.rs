@@ -1,0 +1,14 @@
+//! spine-hooks end to end: settings → external hooks → spine-core's engine, driven through
+//! `spine_core::runner::Agent` with a scripted model and the real built-in tools. Hooks are
+//! real bash and `/usr/bin/python3` scripts in temporary directories, HTTP hooks a real local
+//! server on 127.0.0.1. Each test pins one rule.
+
+mod support;
+
+mod answers;
+mod config;
+mod exit_codes;
+mod http;
+mod merge;
+mod persistent;
+mod wire_input;

@@ -1,0 +1,357 @@
+//! Test support: a project directory with hook scripts, settings layers, a scripted model that
+//! records every request, and a runner that drives `spine_core::runner::Agent` with the real
+//! built-in tools and the external hooks built from the settings.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use spine_core::CancellationToken;
+use spine_core::hooks::HookRegistryBuilder;
+use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::observer::NullObserver;
+use spine_core::permission::{DenyApprover, PermissionPolicy, PermissionRule, PermissionRules};
+use spine_core::registry::ToolRegistryBuilder;
+use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
+use spine_core::session::Transcript;
+use spine_core::tool::{Tool, ToolContext};
+use spine_core::trace::Trace;
+use spine_core::workspace::Workspace;
+use spine_hooks::settings::SettingsLayer;
+use spine_hooks::{BuildOptions, HookConfig, Origin, Settings};
+use spine_protocol::hook::SessionSource;
+use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::pairing::validate_pairing;
+use spine_protocol::permission::PermissionMode;
+use spine_protocol::tool::{Effect, ToolArguments, ToolCall, ToolError, ToolSpec};
+use spine_protocol::trace::TraceRecord;
+
+/// A model that answers from a list and records every request.
+pub struct Script {
+    replies: Mutex<VecDeque<AssistantMessage>>,
+    pub requests: Mutex<Vec<Vec<Message>>>,
+}
+
+impl Script {
+    pub fn new(replies: Vec<AssistantMessage>) -> Arc<Self> {
+        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default() })
+    }
+    pub fn requests(&self) -> Vec<Vec<Message>> {
+        self.requests.lock().expect("requests").clone()
+    }
+}
+
+#[async_trait]
+impl ModelClient for Script {
+    fn model(&self) -> &str {
+        "script"
+    }
+    async fn complete(
+        &self,
+        request: ModelRequest<'_>,
+        _s: &dyn StreamSink,
+        _c: &CancellationToken,
+    ) -> Result<ModelReply, ModelError> {
+        validate_pairing(request.messages).expect("every request the runner sends is paired");
+        self.requests.lock().expect("requests").push(request.messages.to_vec());
+        match self.replies.lock().expect("replies").pop_front() {
+            Some(message) => {
+                let finish = if message.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
+                Ok(ModelReply { message, finish_reason: finish, usage: None })
+            }
+            None => Err(ModelError::new(ModelErrorKind::Exhausted, "script exhausted")),
+        }
+    }
+}
+
+pub fn text(t: &str) -> AssistantMessage {
+    AssistantMessage { content: Some(t.to_owned()), tool_calls: vec![] }
+}
+
+pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
+    AssistantMessage {
+        content: None,
+        tool_calls: list
+            .iter()
+            .map(|(id, name, args)| ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: ToolArguments::Json(args.clone()),
+            })
+            .collect(),
+    }
+}
+
+pub fn bash(id: &str, command: &str) -> AssistantMessage {
+    calls(&[(id, "Bash", json!({"command": command}))])
+}
+
+/// `mcp__memory__store {key}`: stands in for an MCP tool.
+pub struct McpStore;
+
+#[async_trait]
+impl Tool for McpStore {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "mcp__memory__store".into(),
+            description: "stores a key".into(),
+            input_schema: json!({"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}),
+        }
+    }
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+    async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
+        Ok(json!({"stored": args.get("key").cloned().unwrap_or(Value::Null)}))
+    }
+}
+
+/// A project directory (canonical) and a private home for transcripts and the env file.
+pub struct Project {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Project {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let root = base.join("project");
+        let home = base.join("home");
+        std::fs::create_dir_all(&root).expect("project");
+        std::fs::create_dir_all(&home).expect("home");
+        Project { _dir: dir, root, home }
+    }
+
+    /// Writes a file under the project.
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    /// Writes an executable script under `hooks/` and returns its absolute path.
+    pub fn script(&self, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.write(&format!("hooks/{name}"), body);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path.display().to_string()
+    }
+
+    /// A path under the project, as a string.
+    pub fn path(&self, rel: &str) -> String {
+        self.root.join(rel).display().to_string()
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).unwrap_or_default()
+    }
+
+    pub fn env_file(&self) -> PathBuf {
+        self.home.join("session.env")
+    }
+
+    pub fn transcript(&self) -> PathBuf {
+        self.home.join("session.jsonl")
+    }
+
+    /// Settings from layers, each as if passed with `--settings FILE` (file `settings-N.json`).
+    pub fn settings(&self, layers: &[Value]) -> Settings {
+        let layers = layers
+            .iter()
+            .enumerate()
+            .map(|(i, v)| SettingsLayer {
+                origin: Origin::Cli { index: i + 1, path: Some(self.root.join(format!("settings-{}.json", i + 1))) },
+                value: v.as_object().cloned().expect("settings object"),
+            })
+            .collect();
+        Settings::from_layers(layers).expect("settings")
+    }
+
+    pub fn hook_config(&self, layers: &[Value]) -> HookConfig {
+        HookConfig::from_settings(&self.settings(layers)).expect("valid hook config")
+    }
+}
+
+/// `{"hooks": {EVENT: [{"matcher": M, "hooks": [HANDLER…]}]}}`.
+pub fn hooks(event: &str, matcher: &str, handlers: Vec<Value>) -> Value {
+    json!({"hooks": {event: [{"matcher": matcher, "hooks": handlers}]}})
+}
+
+/// A command handler.
+pub fn command(cmd: &str) -> Value {
+    json!({"type": "command", "command": cmd})
+}
+
+/// How a run is set up.
+pub struct Setup {
+    pub layers: Vec<Value>,
+    pub mode: PermissionMode,
+    pub ask: Vec<&'static str>,
+    pub max_forced: u32,
+    pub max_turns: u32,
+    pub prompt: &'static str,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            layers: vec![],
+            mode: PermissionMode::BypassPermissions,
+            ask: vec![],
+            max_forced: 1,
+            max_turns: 20,
+            prompt: "go",
+        }
+    }
+}
+
+/// A finished run.
+pub struct Ran {
+    pub outcome: RunOutcome,
+    pub script: Arc<Script>,
+}
+
+impl Ran {
+    pub fn results(&self) -> Vec<ToolResultMessage> {
+        results(&self.outcome.messages)
+    }
+
+    /// Context messages as `Event: text`.
+    pub fn contexts(&self) -> Vec<String> {
+        self.outcome
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Context(c) => Some(format!("{}: {}", c.event, c.content)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Roles, with context messages as `context:<Event>`.
+    pub fn roles(&self) -> Vec<String> {
+        self.outcome
+            .messages
+            .iter()
+            .map(|m| match m {
+                Message::Context(c) => format!("context:{}", c.event),
+                other => other.role().to_owned(),
+            })
+            .collect()
+    }
+
+    pub fn warnings(&self) -> Vec<String> {
+        self.outcome
+            .trace
+            .entries()
+            .into_iter()
+            .filter_map(|e| match e.record {
+                TraceRecord::Warning(w) => Some(w.message),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+pub fn results(messages: &[Message]) -> Vec<ToolResultMessage> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs an agent over the project with the built-in tools (plus `mcp__memory__store`).
+pub async fn run(project: &Project, setup: Setup, replies: Vec<AssistantMessage>) -> Ran {
+    let config = project.hook_config(&setup.layers);
+    let mut hooks = HookRegistryBuilder::new();
+    spine_hooks::register(&config, &mut hooks, &BuildOptions::default()).expect("hooks build");
+    let mut tools = ToolRegistryBuilder::new();
+    spine_tools::register_builtins(&mut tools);
+    tools.register(McpStore);
+    let workspace = Arc::new(Workspace::new(&project.root).expect("workspace"));
+    let mut agent_config = AgentConfig::new(Arc::clone(&workspace));
+    agent_config.max_forced_continuations = setup.max_forced;
+    agent_config.max_turns = setup.max_turns;
+    let ask = setup.ask.iter().map(|r| PermissionRule::parse(r).expect("rule")).collect();
+    let script = Script::new(replies);
+    let agent = Agent {
+        model: Arc::clone(&script) as Arc<dyn ModelClient>,
+        tools: Arc::new(tools.build().expect("tools")),
+        hooks: Arc::new(hooks.build()),
+        policy: PermissionPolicy::new(
+            PermissionRules { allow: vec![], ask, deny: vec![] },
+            setup.mode,
+            workspace.root().to_path_buf(),
+        ),
+        approver: Arc::new(DenyApprover),
+        config: agent_config,
+    };
+    std::fs::write(project.env_file(), "").expect("env file");
+    let outcome = agent
+        .run(RunRequest {
+            prompt: Some(setup.prompt.to_owned()),
+            session_id: "s1".into(),
+            transcript: Transcript::open(project.transcript()).expect("transcript"),
+            history: vec![],
+            deferred: None,
+            source: SessionSource::Startup,
+            cancel: CancellationToken::new(),
+            observer: Arc::new(NullObserver),
+            trace: Trace::default(),
+            env_file: Some(project.env_file()),
+            progress: None,
+            reports: None,
+        })
+        .await;
+    validate_pairing(&outcome.messages).expect("the final conversation is paired");
+    Ran { outcome, script }
+}
+
+/// Whether a process is gone (or a zombie).
+pub fn dead(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])).unwrap_or(false),
+    }
+}
+
+/// Polls `dead(pid)` for up to three seconds.
+pub async fn eventually_dead(pid: u32) -> bool {
+    for _ in 0..300 {
+        if dead(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    dead(pid)
+}
+
+/// Reads a file the hooks wrote, as JSON lines.
+pub fn json_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// The sorted keys of a JSON object.
+pub fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    k.sort();
+    k
+}

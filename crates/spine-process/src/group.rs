@@ -1,0 +1,152 @@
+//! A child that leads its own process group, and the ways to end that group.
+//!
+//! Contract:
+//! - [`GroupChild::spawn`] starts the command in a **new process group** (`process_group(0)`)
+//!   with `kill_on_drop`; the caller chooses stdin, stdout and stderr beforehand.
+//! - [`GroupChild::terminate`] sends SIGTERM to the **whole group**, then SIGKILL once
+//!   [`TERM_GRACE`] has passed with members left, so grandchildren (`sleep 100 &`) die too. The
+//!   leader is reaped along the way.
+//! - [`GroupChild::reap_leftovers`] does the same after the leader exited on its own: nothing the
+//!   command started outlives it.
+//! - Dropping a `GroupChild` that was not terminated SIGKILLs the group (the guard), so an
+//!   abandoned future or a dropped long-lived process leaves nothing behind.
+//!
+//! A process that leaves the group (`setsid`) escapes; that is the limit of process groups.
+
+use std::io;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use thiserror::Error;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+/// How long a group has between SIGTERM and SIGKILL.
+pub const TERM_GRACE: Duration = Duration::from_millis(1000);
+/// How often a terminating group is checked for members.
+const POLL: Duration = Duration::from_millis(10);
+
+/// A process that could not be started.
+#[derive(Debug, Error)]
+pub enum ProcessError {
+    /// The program could not be started (missing, not executable, bad working directory).
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+impl ProcessError {
+    /// The underlying I/O error kind.
+    pub fn kind(&self) -> io::ErrorKind {
+        match self {
+            ProcessError::Spawn { source, .. } => source.kind(),
+        }
+    }
+}
+
+/// A running child leading its own process group; the group is SIGKILLed on drop unless it
+/// was already terminated.
+#[derive(Debug)]
+pub struct GroupChild {
+    child: Child,
+    pgid: Option<Pid>,
+}
+
+impl GroupChild {
+    /// Spawns `command` (program, arguments, cwd, environment and stdio already set) as the
+    /// leader of a new process group.
+    pub fn spawn(command: &mut Command) -> Result<GroupChild, ProcessError> {
+        let program = command.as_std().get_program().to_string_lossy().into_owned();
+        command.process_group(0).kill_on_drop(true);
+        let child = command.spawn().map_err(|source| ProcessError::Spawn { program, source })?;
+        // A freshly spawned child has not been reaped, so its id is known; it leads its group.
+        let pgid = child.id().and_then(|id| i32::try_from(id).ok()).filter(|id| *id > 0).map(Pid::from_raw);
+        Ok(GroupChild { child, pgid })
+    }
+
+    /// The leader's process id (absent once reaped).
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Takes the child's stdin pipe, if it was piped.
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    /// Takes the child's stdout pipe, if it was piped.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    /// Takes the child's stderr pipe, if it was piped.
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    /// Waits for the leader to exit.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// The leader's status if it has exited, without waiting.
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        self.child.try_wait()
+    }
+
+    /// Ends the whole group (SIGTERM, then SIGKILL after [`TERM_GRACE`]) and reaps the leader.
+    /// Returns the leader's status when it was collected.
+    pub async fn terminate(&mut self) -> Option<ExitStatus> {
+        if let Some(pgid) = self.pgid {
+            terminate_group(pgid, Some(&mut self.child)).await;
+        } else {
+            let _ = self.child.start_kill();
+        }
+        let status = self.child.wait().await.ok();
+        self.pgid = None;
+        status
+    }
+
+    /// After the leader exited on its own: ends whatever it left running in its group.
+    pub async fn reap_leftovers(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            terminate_group(pgid, None).await;
+        }
+    }
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.pgid {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// SIGTERM to the group, then SIGKILL once [`TERM_GRACE`] has passed with members left. The
+/// leader, when given, is reaped along the way (an unreaped leader keeps the group alive).
+async fn terminate_group(pgid: Pid, mut leader: Option<&mut Child>) {
+    if killpg(pgid, Signal::SIGTERM) == Err(Errno::ESRCH) {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + TERM_GRACE;
+    loop {
+        if let Some(child) = leader.as_deref_mut() {
+            let _ = child.try_wait();
+        }
+        if killpg(pgid, None) == Err(Errno::ESRCH) {
+            return;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    let _ = killpg(pgid, Signal::SIGKILL);
+}

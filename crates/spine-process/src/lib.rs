@@ -1,0 +1,22 @@
+//! Child processes for spine's tools and hooks: each in its own process group, with an
+//! optional stdin payload, concurrent capped reads of stdout and stderr, a time limit,
+//! cancellation, and a guard that kills the group when dropped.
+//!
+//! # Layout
+//!
+//! - [`group`]: [`GroupChild`], a child leading its own process group; SIGTERM→SIGKILL of the
+//!   whole group on demand, SIGKILL when dropped.
+//! - [`run`](mod@run): [`run()`](run::run) a command to completion: stdin payload written
+//!   EPIPE-tolerantly in its own task, output read concurrently into capped buffers, time limit
+//!   and cancellation ending the group, leftovers of the group reaped.
+//! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
+//!
+//! This crate knows nothing of spine's engine: it depends on tokio and nix only.
+
+pub mod capture;
+pub mod group;
+pub mod run;
+
+pub use capture::CappedText;
+pub use group::{GroupChild, ProcessError, TERM_GRACE};
+pub use run::{DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, run};
