@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Test services for spine's worker tests: a NATS server with JetStream on 127.0.0.1.
+#
+#   scripts/services.sh start   # install nats-server if missing, start it, wait until it listens
+#   scripts/services.sh stop    # stop it and remove its store
+#   scripts/services.sh status  # exit 0 when it accepts connections
+#
+# The server listens on 127.0.0.1:${SPINE_NATS_PORT:-4222} with a temporary store directory;
+# its pid and store path live under ${SPINE_SERVICES_DIR:-${TMPDIR:-/tmp}/spine-services}.
+# Tests read the URL from SPINE_TEST_NATS_URL (default nats://127.0.0.1:4222) and fail when
+# nothing listens there. `start` is idempotent: a server that already answers is kept.
+set -euo pipefail
+
+PORT="${SPINE_NATS_PORT:-4222}"
+STATE="${SPINE_SERVICES_DIR:-${TMPDIR:-/tmp}/spine-services}"
+PID_FILE="$STATE/nats.pid"
+STORE="$STATE/nats-store"
+LOG="$STATE/nats.log"
+
+listening() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null
+}
+
+install_nats() {
+    if command -v nats-server >/dev/null 2>&1; then
+        return
+    fi
+    if [ "$(id -u)" != "0" ]; then
+        echo "services.sh: nats-server is missing; install it (apt-get install nats-server) or run as root" >&2
+        exit 1
+    fi
+    echo "services.sh: installing nats-server from Debian's packages" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq nats-server >/dev/null
+}
+
+start() {
+    mkdir -p "$STATE"
+    if listening; then
+        echo "services.sh: something already listens on 127.0.0.1:$PORT; using it" >&2
+        return
+    fi
+    install_nats
+    rm -rf "$STORE"
+    mkdir -p "$STORE"
+    # No `cd`, absolute path: `$!` is the server itself.
+    "$(command -v nats-server)" -js -a 127.0.0.1 -p "$PORT" -sd "$STORE" >"$LOG" 2>&1 &
+    echo $! >"$PID_FILE"
+    for _ in $(seq 1 500); do
+        if listening; then
+            echo "services.sh: nats-server (pid $(cat "$PID_FILE")) listens on 127.0.0.1:$PORT" >&2
+            return
+        fi
+        if ! kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
+            echo "services.sh: nats-server exited during start-up:" >&2
+            cat "$LOG" >&2
+            exit 1
+        fi
+        sleep 0.02
+    done
+    echo "services.sh: nats-server did not listen on 127.0.0.1:$PORT within 10 s" >&2
+    exit 1
+}
+
+stop() {
+    if [ -f "$PID_FILE" ]; then
+        local pid
+        pid="$(cat "$PID_FILE")"
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid"
+            for _ in $(seq 1 250); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.02
+            done
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+        rm -f "$PID_FILE"
+    fi
+    rm -rf "$STORE"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) listening ;;
+    *)
+        echo "usage: $0 start|stop|status" >&2
+        exit 2
+        ;;
+esac
