@@ -7,23 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use spine_agent::AgentOptions;
 use spine_core::CancellationToken;
-use spine_core::hooks::HookRegistryBuilder;
-use spine_core::model::ModelClient;
 use spine_core::observer::RunObserver;
-use spine_core::permission::{Approver, DenyApprover, PermissionPolicy, PermissionRule, PermissionRules};
-use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
+use spine_core::permission::{Approver, DenyApprover};
 use spine_core::reports::{ReportCollector, WorkIdentity};
-use spine_core::runner::{Agent, AgentConfig, RunRequest};
+use spine_core::runner::RunRequest;
 use spine_core::session::Transcript;
-use spine_core::skills::{SkillRoot, SkillRootKind};
-use spine_core::stages::review_tool_call::Visibility;
-use spine_core::tokens::WordsEstimator;
 use spine_core::trace::{Trace, TraceSink};
-use spine_core::workspace::Workspace;
-use spine_hooks::settings::RuleEntry;
-use spine_hooks::{HookConfig, Settings};
-use spine_models::spec::ModelSpec;
 use spine_protocol::hook::SessionSource;
 use spine_protocol::permission::PermissionMode;
 use spine_protocol::run::RunSubtype;
@@ -65,47 +56,33 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         return Err(config("no prompt: pass -p PROMPT or pipe the prompt on stdin"));
     }
 
-    let model = build_model(args.model.as_deref(), &settings).await?;
-    let tools = Arc::new(build_tools()?);
-    let visibility = visibility(&args.allowed_tools, &tools)?;
-    let mode = match (&args.permission_mode, settings.permissions.default_mode) {
-        (Some(flag), _) => flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?,
-        (None, Some(mode)) => mode,
-        (None, None) => PermissionMode::Default,
+    let permission_mode = match &args.permission_mode {
+        Some(flag) => Some(flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?),
+        None => None,
     };
-    let rules = PermissionRules {
-        allow: parse_rules(&settings.permissions.allow)?,
-        ask: parse_rules(&settings.permissions.ask)?,
-        deny: parse_rules(&settings.permissions.deny)?,
-    };
-    let hooks = build_hooks(&settings, args.quiet)?;
-    let workspace =
-        Arc::new(Workspace::new(&project).map_err(|e| config(format!("workspace {}: {e}", project.display())))?);
-
-    let mut agent_config = AgentConfig::new(Arc::clone(&workspace));
-    agent_config.max_turns = args.max_turns.or(settings.max_turns).unwrap_or(20);
-    agent_config.max_forced_continuations = settings.max_forced_continuations.unwrap_or(1);
-    agent_config.visibility = visibility;
-    agent_config.turn.model_context.likely_model = Some(model.model().to_owned());
-    agent_config.turn.conversation_id = Some(session_id.clone());
-    agent_config.turn.allowed_tool_names = agent_config.visibility.names().to_vec();
-    agent_config.skill_roots = skill_roots(&settings, &home, &project);
-    agent_config.compaction_threshold = settings.compaction_threshold_tokens;
-    agent_config.compaction_strategy = settings.compaction_strategy.unwrap_or_default();
-    if settings.token_estimator.as_deref() == Some("words") {
-        agent_config.estimator = Some(Arc::new(WordsEstimator));
-    }
-    agent_config.allow_defer = !interactive_prompt;
     let approver: Arc<dyn Approver> =
         if interactive_prompt { Arc::new(TerminalApprover) } else { Arc::new(DenyApprover) };
-    let agent = Agent {
-        model,
-        tools,
-        hooks: Arc::new(hooks),
-        policy: PermissionPolicy::new(rules, mode, project.clone()),
-        approver,
-        config: agent_config,
-    };
+    let assembled = spine_agent::assemble(
+        &settings,
+        AgentOptions {
+            project: project.clone(),
+            spine_home: home.clone(),
+            model: args.model.clone(),
+            permission_mode,
+            max_turns: args.max_turns,
+            allowed_tools: args.allowed_tools.clone(),
+            approver,
+            allow_defer: !interactive_prompt,
+            conversation_id: Some(session_id.clone()),
+        },
+    )
+    .map_err(|e| config(e.to_string()))?;
+    if !args.quiet {
+        for warning in &assembled.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    let agent = assembled.agent;
 
     let trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
         Some(path) => {
@@ -219,82 +196,4 @@ fn read_prompt(flag: Option<String>) -> anyhow::Result<Option<String>> {
     stdin.lock().read_to_string(&mut text).map_err(|e| config(format!("cannot read the prompt from stdin: {e}")))?;
     let text = text.trim_end_matches(['\n', '\r']).to_owned();
     Ok(if text.trim().is_empty() { None } else { Some(text) })
-}
-
-async fn build_model(flag: Option<&str>, settings: &Settings) -> anyhow::Result<Arc<dyn ModelClient>> {
-    let spec: ModelSpec = match (flag, settings.model.as_deref()) {
-        (Some(text), _) | (None, Some(text)) => {
-            text.parse().map_err(|e: spine_models::spec::SpecError| config(format!("--model: {e}")))?
-        }
-        (None, None) => spine_models::default_spec_from_env().ok_or_else(|| {
-            config(
-                "no model configured: pass --model scripted:FILE | openai:MODEL | anthropic:MODEL, \
-                 set `model` in a settings file, or set ANTHROPIC_API_KEY or OPENAI_API_KEY",
-            )
-        })?,
-    };
-    spine_models::client_for(&spec).map_err(|e| config(e.to_string()))
-}
-
-/// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live).
-fn skill_roots(settings: &Settings, home: &Path, project: &Path) -> Vec<SkillRoot> {
-    match &settings.skill_roots {
-        Some(roots) => roots
-            .iter()
-            .map(|r| {
-                let path = Workspace::normalize(&r.path, project);
-                SkillRoot { path, kind: r.kind }
-            })
-            .collect(),
-        None => vec![
-            SkillRoot { path: home.join("skills"), kind: SkillRootKind::System },
-            SkillRoot { path: project.join(".spine").join("skills"), kind: SkillRootKind::Live },
-        ],
-    }
-}
-
-fn build_tools() -> anyhow::Result<ToolRegistry> {
-    let mut builder = ToolRegistryBuilder::new();
-    spine_tools::register_builtins(&mut builder);
-    builder.build().map_err(|e| anyhow::anyhow!("tool registry: {e}"))
-}
-
-fn visibility(names: &[String], tools: &ToolRegistry) -> anyhow::Result<Visibility> {
-    let names: Vec<String> = names.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
-    if names.is_empty() {
-        return Ok(Visibility::All);
-    }
-    for name in &names {
-        if tools.lookup(name).is_none() {
-            let known: Vec<&str> = tools.names().collect();
-            return Err(config(format!("--allowed-tools: unknown tool `{name}` (known: {})", known.join(", "))));
-        }
-    }
-    Ok(Visibility::Only(names))
-}
-
-fn parse_rules(entries: &[RuleEntry]) -> anyhow::Result<Vec<PermissionRule>> {
-    entries
-        .iter()
-        .map(|e| PermissionRule::parse(&e.rule).map_err(|err| config(format!("{}: {}: {}", e.origin, e.path, err))))
-        .collect()
-}
-
-/// The external hooks of the settings. Configuration errors exit 2 naming file and JSON path;
-/// hooks that will not run (events or handler types spine lacks) are warned about on stderr
-/// even without `-v`, so nobody believes an enforcement hook runs when it does not.
-fn build_hooks(settings: &Settings, quiet: bool) -> anyhow::Result<spine_core::hooks::HookRegistry> {
-    let hooks = HookConfig::from_settings(settings).map_err(|e| config(e.to_string()))?;
-    if !quiet {
-        for warning in &hooks.warnings {
-            eprintln!("warning: {warning}");
-        }
-        if let Some(origin) = &hooks.disabled_by {
-            eprintln!("warning: every hook is disabled by `disableAllHooks` in {origin}");
-        }
-    }
-    let mut builder = HookRegistryBuilder::new();
-    spine_hooks::register(&hooks, &mut builder, &spine_hooks::BuildOptions::default())
-        .map_err(|e| config(e.to_string()))?;
-    Ok(builder.build())
 }

@@ -1,0 +1,264 @@
+//! Assembles a ready-to-run [`Agent`] from merged settings and the caller's options — the
+//! model, the tools, the hooks from settings, the permission policy, skills, compaction and
+//! limits — so that `spine run` and the worker's `agent_run` build agents the same way.
+//!
+//! Every configuration problem is found here, before anything runs, and reported as an
+//! [`AssemblyError`] that names the file and field when there is one.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use spine_core::hooks::{HookRegistry, HookRegistryBuilder};
+use spine_core::model::ModelClient;
+use spine_core::permission::{Approver, PermissionPolicy, PermissionRule, PermissionRules};
+use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
+use spine_core::runner::{Agent, AgentConfig};
+use spine_core::skills::{SkillRoot, SkillRootKind};
+use spine_core::stages::review_tool_call::Visibility;
+use spine_core::tokens::WordsEstimator;
+use spine_core::workspace::Workspace;
+use spine_hooks::settings::RuleEntry;
+use spine_hooks::{HookConfig, Settings};
+use spine_models::spec::ModelSpec;
+use spine_protocol::permission::PermissionMode;
+use thiserror::Error;
+
+/// A configuration problem found while assembling an agent.
+#[derive(Debug, Error)]
+pub enum AssemblyError {
+    /// No model was given and none can be chosen from the environment.
+    #[error(
+        "no model configured: pass --model scripted:FILE | openai:MODEL | anthropic:MODEL, \
+         set `model` in a settings file, or set ANTHROPIC_API_KEY or OPENAI_API_KEY"
+    )]
+    NoModel,
+    /// The model spec or its client is invalid.
+    #[error("{0}")]
+    Model(String),
+    /// A permission rule does not parse (names its file and JSON path).
+    #[error("{0}")]
+    Rule(String),
+    /// The hooks of the settings are invalid (names the file and JSON path).
+    #[error("{0}")]
+    Hooks(String),
+    /// The tool registry could not be built.
+    #[error("tool registry: {0}")]
+    Tools(String),
+    /// `allowed tools` names a tool that does not exist.
+    #[error("unknown tool `{name}` in the allowed tools (known: {known})")]
+    UnknownTool {
+        /// The unknown name.
+        name: String,
+        /// The registered names.
+        known: String,
+    },
+    /// The workspace directory is unusable.
+    #[error("workspace {path}: {reason}")]
+    Workspace {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What the caller decides beyond the settings.
+pub struct AgentOptions {
+    /// The project directory: workspace root and working directory.
+    pub project: PathBuf,
+    /// `SPINE_HOME` (user-wide skills live under it).
+    pub spine_home: PathBuf,
+    /// A model spec overriding settings (`--model`).
+    pub model: Option<String>,
+    /// A permission mode overriding settings (`--permission-mode`).
+    pub permission_mode: Option<PermissionMode>,
+    /// A turn limit overriding settings (`--max-turns`).
+    pub max_turns: Option<u32>,
+    /// Tools visible to the model (empty: all).
+    pub allowed_tools: Vec<String>,
+    /// Who answers `ask`.
+    pub approver: Arc<dyn Approver>,
+    /// Whether a PreToolUse `defer` may end the run.
+    pub allow_defer: bool,
+    /// The conversation (for its summary file).
+    pub conversation_id: Option<String>,
+}
+
+/// An assembled agent and what the caller should show the user.
+pub struct Assembled {
+    /// The agent.
+    pub agent: Agent,
+    /// Warnings (hooks spine does not run, disabled hooks…), for stderr.
+    pub warnings: Vec<String>,
+}
+
+/// Builds an agent.
+pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
+    let model = build_model(options.model.as_deref(), settings)?;
+    let tools = Arc::new(build_tools()?);
+    let visibility = visibility(&options.allowed_tools, &tools)?;
+    let mode = options.permission_mode.or(settings.permissions.default_mode).unwrap_or_default();
+    let rules = PermissionRules {
+        allow: parse_rules(&settings.permissions.allow)?,
+        ask: parse_rules(&settings.permissions.ask)?,
+        deny: parse_rules(&settings.permissions.deny)?,
+    };
+    let (hooks, warnings) = build_hooks(settings)?;
+    let workspace = Workspace::new(&options.project)
+        .map_err(|e| AssemblyError::Workspace { path: options.project.clone(), reason: e.to_string() })?;
+    let mut config = AgentConfig::new(Arc::new(workspace));
+    config.max_turns = options.max_turns.or(settings.max_turns).unwrap_or(20);
+    config.max_forced_continuations = settings.max_forced_continuations.unwrap_or(1);
+    config.turn.model_context.likely_model = Some(model.model().to_owned());
+    config.turn.conversation_id = options.conversation_id;
+    config.turn.allowed_tool_names = visibility.names().to_vec();
+    config.visibility = visibility;
+    config.skill_roots = skill_roots(settings, &options.spine_home, &options.project);
+    config.compaction_threshold = settings.compaction_threshold_tokens;
+    config.compaction_strategy = settings.compaction_strategy.unwrap_or_default();
+    if settings.token_estimator.as_deref() == Some("words") {
+        config.estimator = Some(Arc::new(WordsEstimator));
+    }
+    config.allow_defer = options.allow_defer;
+    let agent = Agent {
+        model,
+        tools,
+        hooks: Arc::new(hooks),
+        policy: PermissionPolicy::new(rules, mode, options.project),
+        approver: options.approver,
+        config,
+    };
+    Ok(Assembled { agent, warnings })
+}
+
+/// The model: `--model`, else settings `model`, else the provider whose API key is set.
+pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn ModelClient>, AssemblyError> {
+    let spec: ModelSpec = match (flag, settings.model.as_deref()) {
+        (Some(text), _) | (None, Some(text)) => {
+            text.parse().map_err(|e| AssemblyError::Model(format!("--model: {e}")))?
+        }
+        (None, None) => spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?,
+    };
+    spine_models::client_for(&spec).map_err(|e| AssemblyError::Model(e.to_string()))
+}
+
+/// The built-in tools.
+pub fn build_tools() -> Result<ToolRegistry, AssemblyError> {
+    let mut builder = ToolRegistryBuilder::new();
+    spine_tools::register_builtins(&mut builder);
+    builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))
+}
+
+/// The visible tools; every name must be registered.
+pub fn visibility(names: &[String], tools: &ToolRegistry) -> Result<Visibility, AssemblyError> {
+    let names: Vec<String> = names.iter().map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect();
+    if names.is_empty() {
+        return Ok(Visibility::All);
+    }
+    if let Some(name) = names.iter().find(|n| tools.lookup(n).is_none()) {
+        let known: Vec<&str> = tools.names().collect();
+        return Err(AssemblyError::UnknownTool { name: name.clone(), known: known.join(", ") });
+    }
+    Ok(Visibility::Only(names))
+}
+
+fn parse_rules(entries: &[RuleEntry]) -> Result<Vec<PermissionRule>, AssemblyError> {
+    entries
+        .iter()
+        .map(|e| {
+            PermissionRule::parse(&e.rule)
+                .map_err(|err| AssemblyError::Rule(format!("{}: {}: {err}", e.origin, e.path)))
+        })
+        .collect()
+}
+
+/// The hooks of the settings, and the warnings about what will not run.
+pub fn build_hooks(settings: &Settings) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
+    let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
+    let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
+    if let Some(origin) = &hooks.disabled_by {
+        warnings.push(format!("every hook is disabled by `disableAllHooks` in {origin}"));
+    }
+    let mut builder = HookRegistryBuilder::new();
+    spine_hooks::register(&hooks, &mut builder, &spine_hooks::BuildOptions::default())
+        .map_err(|e| AssemblyError::Hooks(e.to_string()))?;
+    Ok((builder.build(), warnings))
+}
+
+/// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live).
+pub fn skill_roots(settings: &Settings, spine_home: &Path, project: &Path) -> Vec<SkillRoot> {
+    match &settings.skill_roots {
+        Some(roots) => {
+            roots.iter().map(|r| SkillRoot { path: Workspace::normalize(&r.path, project), kind: r.kind }).collect()
+        }
+        None => vec![
+            SkillRoot { path: spine_home.join("skills"), kind: SkillRootKind::System },
+            SkillRoot { path: project.join(".spine").join("skills"), kind: SkillRootKind::Live },
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spine_core::permission::DenyApprover;
+
+    fn options(dir: &Path) -> AgentOptions {
+        AgentOptions {
+            project: dir.to_path_buf(),
+            spine_home: dir.join("home"),
+            model: None,
+            permission_mode: None,
+            max_turns: None,
+            allowed_tools: vec![],
+            approver: Arc::new(DenyApprover),
+            allow_defer: true,
+            conversation_id: None,
+        }
+    }
+
+    fn settings(json: &str) -> Settings {
+        let layer = spine_hooks::settings::SettingsLayer {
+            origin: spine_hooks::Origin::Cli { index: 1, path: None },
+            value: serde_json::from_str(json).expect("json"),
+        };
+        Settings::from_layers(vec![layer]).expect("settings")
+    }
+
+    #[test]
+    fn settings_decide_model_limits_and_mode_unless_options_override() {
+        let dir = tempfile::tempdir().expect("dir");
+        let script = dir.path().join("s.json");
+        std::fs::write(&script, r#"{"turns": [{"text": "x"}]}"#).expect("w");
+        let s = settings(&format!(
+            r#"{{"model": "scripted:{}", "maxTurns": 7, "permissions": {{"defaultMode": "plan"}}}}"#,
+            script.display()
+        ));
+        let a = assemble(&s, options(dir.path())).expect("assembled");
+        assert_eq!(a.agent.config.max_turns, 7);
+        assert_eq!(a.agent.policy.mode(), PermissionMode::Plan);
+        assert_eq!(a.agent.model.model(), "scripted");
+        let mut o = options(dir.path());
+        o.max_turns = Some(2);
+        o.permission_mode = Some(PermissionMode::BypassPermissions);
+        let a = assemble(&s, o).expect("assembled");
+        assert_eq!((a.agent.config.max_turns, a.agent.policy.mode()), (2, PermissionMode::BypassPermissions));
+    }
+
+    #[test]
+    fn bad_rules_unknown_tools_and_missing_models_are_errors_naming_what_is_wrong() {
+        let dir = tempfile::tempdir().expect("dir");
+        let s = settings(r#"{"model": "scripted:/nope.json"}"#);
+        assert!(matches!(assemble(&s, options(dir.path())), Err(AssemblyError::Model(m)) if m.contains("/nope.json")));
+        let script = dir.path().join("s.json");
+        std::fs::write(&script, r#"{"turns": [{"text": "x"}]}"#).expect("w");
+        let s =
+            settings(&format!(r#"{{"model": "scripted:{}", "permissions": {{"ask": ["Bash(x"]}}}}"#, script.display()));
+        let err = assemble(&s, options(dir.path())).err().expect("rule error");
+        assert!(err.to_string().contains("permissions.ask[0]"), "{err}");
+        let s = settings(&format!(r#"{{"model": "scripted:{}"}}"#, script.display()));
+        let mut o = options(dir.path());
+        o.allowed_tools = vec!["Nope".into()];
+        assert!(matches!(assemble(&s, o), Err(AssemblyError::UnknownTool { name, .. }) if name == "Nope"));
+    }
+}
