@@ -135,7 +135,7 @@ fn line(e: &TraceEntry) -> String {
 
 fn short(v: &serde_json::Value) -> String {
     let s = match v {
-        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::String(s) => s.replace('\n', "\\n"),
         other => other.to_string(),
     };
     if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s }
