@@ -136,6 +136,10 @@ pub struct Settings {
     pub token_estimator: Option<String>,
     /// `skills.roots`, by precedence (the whole list of the highest source that sets it).
     pub skill_roots: Option<Vec<SkillRootSetting>>,
+    /// `web.search_url`: a SearXNG-compatible JSON search endpoint, by precedence.
+    pub web_search_url: Option<String>,
+    /// `mcpServers`, merged by server name (a later source replaces a server of the same name).
+    pub mcp_servers: Map<String, Value>,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
 }
@@ -216,6 +220,24 @@ impl Settings {
                     "maxTurns" | "max_turns" => s.max_turns = Some(expect_u32(origin, key, value)?),
                     "context" => merge_context(&mut s, origin, value)?,
                     "skills" => merge_skills(&mut s, origin, value)?,
+                    "web" => {
+                        for (k, v) in expect_object(origin, "web", value)? {
+                            match k.as_str() {
+                                "search_url" => {
+                                    s.web_search_url = Some(expect_str(origin, "web.search_url", v)?.to_owned())
+                                }
+                                other => {
+                                    return Err(SettingsError::at(origin, format!("web.{other}"), "unknown field"));
+                                }
+                            }
+                        }
+                    }
+                    "mcpServers" => {
+                        for (name, server) in expect_object(origin, "mcpServers", value)? {
+                            expect_object(origin, &format!("mcpServers.{name}"), server)?;
+                            s.mcp_servers.insert(name.clone(), server.clone());
+                        }
+                    }
                     k if KNOWN_KEYS.contains(&k) => {}
                     other => s.notes.push(format!("{origin}: ignoring `{other}` (not used by spine)")),
                 }
@@ -443,6 +465,24 @@ mod tests {
         assert_eq!(s.permissions.allow.iter().map(|r| r.rule.as_str()).collect::<Vec<_>>(), ["Read", "Bash(git *)"]);
         assert_eq!(s.permissions.deny[0].rule, "Bash(rm *)");
         assert_eq!(s.permissions.default_mode, Some(PermissionMode::Plan));
+    }
+
+    #[test]
+    fn mcp_servers_merge_by_name_and_web_search_url_takes_precedence() {
+        let s = Settings::from_layers(vec![
+            layer(Origin::User("/h/settings.json".into()), json!({"mcpServers": {"fs": {"command": "a"}, "git": {"command": "g"}}, "web": {"search_url": "http://one"}})),
+            layer(Origin::Cli { index: 1, path: None }, json!({"mcpServers": {"fs": {"command": "b"}}, "web": {"search_url": "http://two"}})),
+        ])
+        .expect("valid");
+        assert_eq!(s.mcp_servers["fs"]["command"], "b");
+        assert_eq!(s.mcp_servers["git"]["command"], "g");
+        assert_eq!(s.web_search_url.as_deref(), Some("http://two"));
+        let err = Settings::from_layers(vec![layer(
+            Origin::Cli { index: 1, path: None },
+            json!({"mcpServers": {"fs": "x"}}),
+        )])
+        .expect_err("bad");
+        assert_eq!(err.path, "mcpServers.fs");
     }
 
     #[test]
