@@ -24,6 +24,12 @@ pub enum Command {
     /// Show a run's trace.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Run items from a mailbox through the pipeline and publish their reports.
+    Worker(WorkerArgs),
+    /// Put an item in a mailbox; prints its item id.
+    Submit(SubmitArgs),
+    /// Print a mailbox's reports as JSONL.
+    Reports(ReportsArgs),
 }
 
 /// Output formats of `spine run`.
@@ -127,4 +133,59 @@ pub enum TraceCommand {
         /// The trace file.
         file: PathBuf,
     },
+}
+
+/// `spine worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The mailbox: sqlite:PATH or nats://HOST:PORT (options: ?lease_ms=N&max_deliver=N&prefix=P).
+    #[arg(long, env = "SPINE_MAILBOX", default_value = "sqlite:./spine.db", value_name = "URL")]
+    pub mailbox: String,
+    /// Items run at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Process what is queued, then exit when the mailbox is drained.
+    #[arg(long)]
+    pub once: bool,
+    /// The workspace root of assignments (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// A settings file or inline JSON, applied after the settings files (repeatable).
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// Milliseconds in-flight items may take to finish after SIGTERM/Ctrl-C before they are
+    /// canceled and handed back to the mailbox.
+    #[arg(long = "grace-ms", default_value_t = 10_000)]
+    pub grace_ms: u64,
+    /// A stderr line at start and at the end.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// `spine submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The mailbox: sqlite:PATH or nats://HOST:PORT.
+    #[arg(long, env = "SPINE_MAILBOX", default_value = "sqlite:./spine.db", value_name = "URL")]
+    pub mailbox: String,
+    /// Enqueue the item even when it does not decode (the worker reports why).
+    #[arg(long = "no-validate")]
+    pub no_validate: bool,
+    /// The item file (JSON; `-` reads stdin).
+    #[arg(value_name = "ITEM.json")]
+    pub item: PathBuf,
+}
+
+/// `spine reports`.
+#[derive(Debug, Args)]
+pub struct ReportsArgs {
+    /// The mailbox: sqlite:PATH or nats://HOST:PORT.
+    #[arg(long, env = "SPINE_MAILBOX", default_value = "sqlite:./spine.db", value_name = "URL")]
+    pub mailbox: String,
+    /// Only this item's reports.
+    #[arg(long, value_name = "ID")]
+    pub item: Option<String>,
+    /// Keep streaming new reports.
+    #[arg(long)]
+    pub follow: bool,
 }

@@ -36,6 +36,9 @@ fn main() -> ExitCode {
             Command::Run(args) => commands::run::run(args).await,
             Command::Hooks(cmd) => commands::hooks::hooks(cmd).await,
             Command::Trace(cmd) => commands::trace::trace(cmd),
+            Command::Worker(args) => commands::worker::worker(args).await,
+            Command::Submit(args) => commands::submit::submit(args).await,
+            Command::Reports(args) => commands::reports::reports(args).await,
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

@@ -89,9 +89,10 @@ impl ReportCollector {
             state.sequence += 1;
             let report = Report {
                 protocol_message_id: format!(
-                    "spine-{}-{}-{}",
+                    "spine-{}-{}-a{}-{}",
                     body.method_id(),
                     self.identity.mailbox_item_id,
+                    self.identity.attempt_no,
                     state.sequence
                 ),
                 mailbox_item_id: self.identity.mailbox_item_id.clone(),

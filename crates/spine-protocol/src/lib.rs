@@ -25,4 +25,5 @@ pub use message::{AssistantMessage, ContextMessage, Message, ToolResultMessage};
 pub use pairing::{PairingError, validate_pairing};
 pub use permission::{PermissionBehavior, PermissionMode, PermissionSuggestion};
 pub use tool::{ErrorCode, ToolArguments, ToolCall, ToolError, ToolSpec};
+pub mod assignment;
 pub mod report;

@@ -69,7 +69,10 @@ pub enum ReportBody {
         close_request_id: String,
         /// What was closed.
         resource_id: String,
-        /// `graceful` (it was running and stopped) or `not_found` (nothing was running).
+        /// `graceful` (it was running and stopped, or was already canceled), `not_found`
+        /// (nothing was running: it had finished), `canceled_before_start` (it had not started;
+        /// it ends canceled when delivered) or `timeout` (signalled, but it had not ended
+        /// within the close wait).
         close_outcome_kind: String,
     },
     /// The answer to an `agent_program_request`.

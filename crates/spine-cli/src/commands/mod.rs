@@ -3,5 +3,8 @@
 
 pub mod context;
 pub mod hooks;
+pub mod reports;
 pub mod run;
+pub mod submit;
 pub mod trace;
+pub mod worker;

@@ -47,7 +47,10 @@ fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(130));
-    assert!(!std::path::Path::new(&format!("/proc/{sleep_pid}")).exists() || is_zombie(sleep_pid), "the sleep child was killed");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{sleep_pid}")).exists() || is_zombie(sleep_pid),
+        "the sleep child was killed"
+    );
 
     let session = std::fs::read_dir(s.home().join("sessions"))
         .expect("sessions")
@@ -62,10 +65,13 @@ fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
         .filter_map(|v| serde_json::from_value(v["message"].clone()).ok())
         .collect();
     spine_protocol::pairing::validate_pairing(&messages).expect("the transcript stays paired");
-    let results: Vec<&str> = messages.iter().filter_map(|m| match m {
-        Message::Tool(t) => Some(t.content.as_str()),
-        _ => None,
-    }).collect();
+    let results: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(t) => Some(t.content.as_str()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(results.len(), 2);
     assert!(results.iter().all(|r| r.starts_with("Error [canceled]")), "{results:?}");
 }

@@ -3,7 +3,8 @@
 mod support;
 
 mod cancel;
-mod providers;
 mod hooks;
+mod providers;
 mod run;
 mod trace;
+mod worker;

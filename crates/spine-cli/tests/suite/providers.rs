@@ -33,7 +33,8 @@ struct Server {
 impl Server {
     fn start(replies: Vec<String>) -> Server {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("rt");
-        let shared = Arc::new(Shared { replies: Mutex::new(replies.into_iter().rev().collect()), requests: Mutex::default() });
+        let shared =
+            Arc::new(Shared { replies: Mutex::new(replies.into_iter().rev().collect()), requests: Mutex::default() });
         let app = Router::new()
             .route("/v1/chat/completions", post(handle))
             .route("/v1/messages", post(handle))
@@ -65,7 +66,10 @@ async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Str
             .header("content-type", "text/event-stream")
             .body(Body::from(sse))
             .unwrap_or_default(),
-        None => Response::builder().status(StatusCode::INTERNAL_SERVER_ERROR).body(Body::from("script exhausted")).unwrap_or_default(),
+        None => Response::builder()
+            .status(StatusCode::INTERNAL_SERVER_ERROR)
+            .body(Body::from("script exhausted"))
+            .unwrap_or_default(),
     }
 }
 
@@ -136,7 +140,12 @@ fn openai_run_with_a_blocking_hook_sends_hook_blocked_as_the_tool_result() {
     assert_eq!(bodies[0]["model"], "gpt-4.1-mini");
     assert_eq!(bodies[0]["stream"], true);
     assert_eq!(bodies[0]["messages"][0]["role"], "system");
-    let tool_names: Vec<&str> = bodies[0]["tools"].as_array().expect("tools").iter().map(|t| t["function"]["name"].as_str().unwrap_or("")).collect();
+    let tool_names: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap_or(""))
+        .collect();
     assert!(tool_names.contains(&"Bash") && tool_names.contains(&"calculator"), "{tool_names:?}");
     let messages = bodies[1]["messages"].as_array().expect("messages");
     let tool_msgs: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
@@ -147,7 +156,10 @@ fn openai_run_with_a_blocking_hook_sends_hook_blocked_as_the_tool_result() {
     assert_eq!(tool_msgs[1]["content"], "The calculator returned 4.");
     let assistant = messages.iter().find(|m| m["role"] == "assistant").expect("assistant turn");
     assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], "{\"command\":\"rm -rf build\"}");
-    assert_eq!(server.headers()[0].get("authorization").and_then(|v| v.to_str().ok()), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        server.headers()[0].get("authorization").and_then(|v| v.to_str().ok()),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     assert_key_nowhere(&s, &trace, &stdout(&out), &stderr(&out));
 }
 

@@ -1,0 +1,79 @@
+//! `spine worker`: lease items from a mailbox, run them through the pipeline, publish reports.
+//! Resolves the mailbox URL, the workspace (`--cwd`), and the settings before anything runs
+//! (exit 2 on a bad one); stops gracefully on SIGTERM or Ctrl-C (a second signal exits 130).
+//! Worker warnings go to stderr (`SPINE_LOG` sets the filter, default `warn`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use spine_worker::shutdown::{self, ShutdownTrigger};
+use spine_worker::{Environment, MailboxUrl, Worker, WorkerConfig};
+
+use super::context;
+use crate::cli::WorkerArgs;
+use crate::error::{config, exit};
+
+/// Runs `spine worker`.
+pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SPINE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
+    let url: MailboxUrl = args.mailbox.parse().map_err(|e: spine_worker::url::UrlError| config(e.to_string()))?;
+    if args.concurrency == 0 {
+        return Err(config("--concurrency must be at least 1"));
+    }
+    let home = context::spine_home()?;
+    let project = context::project_dir(args.cwd.as_ref())?;
+    let settings = context::settings(&home, &project, &args.settings)?;
+    let env = Environment::new(&project, Some(&home), settings).map_err(|e| config(e.to_string()))?;
+    for warning in &env.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let mailbox = url.open().await.map_err(|e| anyhow::anyhow!("cannot open the mailbox: {e}"))?;
+    let mut worker_config = WorkerConfig::new(url.lease());
+    worker_config.concurrency = args.concurrency;
+    worker_config.once = args.once;
+    worker_config.grace = Duration::from_millis(args.grace_ms);
+    if args.verbose {
+        eprintln!(
+            "spine worker {}: {} (concurrency {}, workspace {})",
+            worker_config.worker_id,
+            mailbox.describe(),
+            args.concurrency,
+            project.display()
+        );
+    }
+    let (trigger, listener) = shutdown::channel();
+    tokio::spawn(stop_on_signals(trigger));
+    let summary = Worker::new(mailbox, Arc::new(env), worker_config).run(listener).await?;
+    if args.verbose {
+        eprintln!(
+            "spine worker: {} deliveries handled, {} canceled at shutdown",
+            summary.deliveries, summary.canceled_at_shutdown
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// The first SIGTERM or Ctrl-C stops leasing; the second exits at once.
+async fn stop_on_signals(trigger: ShutdownTrigger) {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("warning: cannot watch SIGTERM: {e}");
+            return;
+        }
+    };
+    for round in 0..2 {
+        tokio::select! {
+            _ = term.recv() => {}
+            r = tokio::signal::ctrl_c() => if r.is_err() { return },
+        }
+        if round == 0 {
+            eprintln!("spine worker: shutting down (in-flight items get a grace period; signal again to exit now)");
+            trigger.fire();
+        } else {
+            std::process::exit(i32::from(exit::CANCELED));
+        }
+    }
+}

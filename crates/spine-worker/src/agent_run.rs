@@ -1,0 +1,177 @@
+//! The `agent_run` flow: a whole [`Agent::run`] for one assignment, reporting through the
+//! delivery's collector (`execution_started` … `execution_complete|fail|canceled`, tool
+//! progress included), canceled through the delivery's token.
+//!
+//! Agents come from an [`AgentFactory`]. [`SettingsAgents`] assembles them with
+//! [`spine_agent::assemble`] — the same assembly as `spine run`: the model (the task's
+//! `model`, else the settings' `model`, else the provider whose API key is set), the built-in
+//! tools, the hooks and permission rules of the settings — with a [`DenyApprover`] (nobody
+//! answers `ask` on a worker), then applies the payload: visible tools, `prepare_turn` inputs
+//! (profile, subagent, model hints, context imports), budget hints and the worker's skill
+//! roots.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use spine_agent::{AgentOptions, assemble};
+use spine_core::observer::NullObserver;
+use spine_core::permission::DenyApprover;
+use spine_core::runner::{Agent, RunRequest};
+use spine_core::session::Transcript;
+use spine_core::skills::SkillRoot;
+use spine_core::stages::handle_error::{ExecutionError, handle_error};
+use spine_core::stages::prepare_turn::{TurnSettings, normalize_transcript};
+use spine_core::stages::review_tool_call::Visibility;
+use spine_core::workspace::Workspace;
+use spine_hooks::Settings;
+use spine_protocol::assignment::RequestPayload;
+use spine_protocol::hook::SessionSource;
+use thiserror::Error;
+
+use crate::flows::{ItemContext, turn_settings, visibility_of};
+
+/// An agent could not be built for an assignment (a configuration problem: the report is a
+/// `validation_error`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct AgentBuildError(pub String);
+
+/// What an assignment asks of its agent.
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    /// The model spec of the task, if any.
+    pub model: Option<String>,
+    /// The task's turn limit, if any.
+    pub max_turns: Option<u32>,
+    /// `prepare_turn` inputs from the payload.
+    pub turn: TurnSettings,
+    /// The tools visible to the model.
+    pub visibility: Visibility,
+    /// The payload's budget hints.
+    pub budget_hints: Option<Value>,
+}
+
+/// Builds the agent of an `agent_run` assignment.
+pub trait AgentFactory: Send + Sync {
+    /// An agent for one assignment.
+    fn build(&self, spec: AgentSpec) -> Result<Agent, AgentBuildError>;
+}
+
+/// Agents assembled from the worker's settings (see the module documentation).
+pub struct SettingsAgents {
+    settings: Settings,
+    workspace: Arc<Workspace>,
+    spine_home: PathBuf,
+    skill_roots: Vec<SkillRoot>,
+}
+
+impl SettingsAgents {
+    /// Checks the hooks of the settings once (their warnings are returned for stderr).
+    pub fn new(
+        settings: Settings,
+        workspace: Arc<Workspace>,
+        spine_home: PathBuf,
+        skill_roots: Vec<SkillRoot>,
+    ) -> Result<(Self, Vec<String>), AgentBuildError> {
+        let (_, warnings) = spine_agent::build_hooks(&settings).map_err(|e| AgentBuildError(e.to_string()))?;
+        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots }, warnings))
+    }
+
+    /// A relative script path is relative to the workspace, not to the worker's directory.
+    fn model(&self, task_model: Option<&str>) -> Option<String> {
+        let text = task_model?;
+        match text.strip_prefix("scripted:") {
+            Some(path) if Path::new(path).is_relative() => {
+                Some(format!("scripted:{}", self.workspace.root().join(path).display()))
+            }
+            Some(_) | None => Some(text.to_owned()),
+        }
+    }
+}
+
+impl AgentFactory for SettingsAgents {
+    fn build(&self, spec: AgentSpec) -> Result<Agent, AgentBuildError> {
+        let options = AgentOptions {
+            project: self.workspace.root().to_path_buf(),
+            spine_home: self.spine_home.clone(),
+            model: self.model(spec.model.as_deref()),
+            permission_mode: None,
+            max_turns: spec.max_turns,
+            allowed_tools: Vec::new(),
+            approver: Arc::new(DenyApprover),
+            allow_defer: true,
+            conversation_id: spec.turn.conversation_id.clone(),
+        };
+        let mut agent = assemble(&self.settings, options).map_err(|e| AgentBuildError(e.to_string()))?.agent;
+        let config = &mut agent.config;
+        let model_hint = config.turn.model_context.likely_model.take();
+        config.turn = spec.turn;
+        if config.turn.model_context.likely_model().is_none() {
+            config.turn.model_context.likely_model = model_hint;
+        }
+        config.visibility = spec.visibility;
+        config.budget_hints = spec.budget_hints;
+        config.skill_roots = self.skill_roots.clone();
+        Ok(agent)
+    }
+}
+
+/// Runs an `agent_run` assignment to its terminal report.
+pub async fn run(
+    ctx: &ItemContext,
+    payload: &RequestPayload,
+    prompt: &str,
+    model: Option<&str>,
+    max_turns: Option<u32>,
+) {
+    let collector = ctx.collector();
+    let spec = AgentSpec {
+        model: model.map(str::to_owned),
+        max_turns,
+        turn: turn_settings(payload),
+        visibility: visibility_of(payload),
+        budget_hints: payload.budget_hints.as_ref().and_then(|h| serde_json::to_value(h).ok()),
+    };
+    let values: Vec<Value> =
+        payload.context_messages.iter().map(|m| serde_json::json!({"role": m.role, "content": m.content})).collect();
+    let history = normalize_transcript(&values).map_err(ExecutionError::Validation);
+    let built = ctx.env.agents.build(spec).map_err(|e| ExecutionError::Validation(e.to_string()));
+    let (agent, history) = match built.and_then(|agent| history.map(|h| (agent, h))) {
+        Ok(ready) => ready,
+        Err(error) => {
+            collector.started();
+            let id = &ctx.identity;
+            collector.fail(handle_error(&error, &id.logical_work_id, id.attempt_no, &ctx.trace));
+            return;
+        }
+    };
+    let session_id = session_id(&ctx.identity.mailbox_item_id, ctx.identity.attempt_no);
+    let transcript = Transcript::discard(transcript_path(ctx.env.workspace.root(), &session_id));
+    agent
+        .run(RunRequest {
+            prompt: Some(prompt.to_owned()),
+            session_id,
+            transcript,
+            history,
+            deferred: None,
+            source: SessionSource::Startup,
+            cancel: ctx.cancellation.token.clone(),
+            observer: Arc::new(NullObserver),
+            trace: ctx.trace.clone(),
+            env_file: None,
+            progress: None,
+            reports: Some(collector),
+        })
+        .await;
+}
+
+fn session_id(item_id: &str, attempt: u32) -> String {
+    let safe: String =
+        item_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    format!("{safe}-a{attempt}")
+}
+
+fn transcript_path(root: &Path, session_id: &str) -> PathBuf {
+    root.join(".spine").join("sessions").join(format!("{session_id}.jsonl"))
+}

@@ -1,0 +1,152 @@
+//! What every item of a worker shares: the workspace, the frozen tool registry, skill roots,
+//! compaction settings, and the agent factory of `agent_run`.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
+use spine_core::skills::{SkillRoot, SkillRootKind};
+use spine_core::stages::compact_context::CompactStrategy;
+use spine_core::tokens::TokenEstimator;
+use spine_core::workspace::Workspace;
+use spine_hooks::Settings;
+use thiserror::Error;
+
+use crate::agent_run::{AgentBuildError, AgentFactory, SettingsAgents};
+
+/// The environment could not be built.
+#[derive(Debug, Error)]
+pub enum EnvironmentError {
+    /// The workspace root is unusable.
+    #[error("workspace {path}: {reason}")]
+    Workspace {
+        /// The root.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The tool registry did not build.
+    #[error("tool registry: {0}")]
+    Tools(String),
+    /// The settings are invalid for agents (hooks).
+    #[error(transparent)]
+    Agents(#[from] AgentBuildError),
+}
+
+/// Shared by every item of a worker.
+pub struct Environment {
+    /// The workspace root of assignments (`spine worker --cwd`).
+    pub workspace: Arc<Workspace>,
+    /// The built-in tools.
+    pub tools: Arc<ToolRegistry>,
+    /// Skill roots (settings' `skills.roots`, else `$SPINE_HOME/skills` and `.spine/skills`).
+    pub skill_roots: Vec<SkillRoot>,
+    /// `context.compaction_threshold_tokens`.
+    pub compaction_threshold: Option<u64>,
+    /// `context.compaction_strategy`.
+    pub compaction_strategy: CompactStrategy,
+    /// `context.token_estimator: words` (else BPE of the likely model).
+    pub words_estimator: bool,
+    /// Builds `agent_run` agents.
+    pub agents: Arc<dyn AgentFactory>,
+    /// Warnings about the settings (hooks spine does not run…), for stderr.
+    pub warnings: Vec<String>,
+    /// Token counts of long texts seen recently (the system prompt repeats across items).
+    pub token_counts: TokenCounts,
+}
+
+/// Remembered token counts of long texts, by estimator, length and hash (bounded: cleared
+/// when full).
+#[derive(Default)]
+pub struct TokenCounts(Mutex<HashMap<(&'static str, usize, u64), u64>>);
+
+impl TokenCounts {
+    /// Texts shorter than this are counted directly.
+    const MIN_LEN: usize = 512;
+    /// Entries kept before the map is cleared.
+    const CAPACITY: usize = 1024;
+
+    /// An estimator that counts through this cache.
+    pub fn around<'a>(&'a self, inner: &'a dyn TokenEstimator) -> CachedEstimator<'a> {
+        CachedEstimator { inner, counts: self }
+    }
+}
+
+/// A [`TokenEstimator`] that remembers the counts of long texts.
+pub struct CachedEstimator<'a> {
+    inner: &'a dyn TokenEstimator,
+    counts: &'a TokenCounts,
+}
+
+impl TokenEstimator for CachedEstimator<'_> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn count_text(&self, text: &str) -> u64 {
+        if text.len() < TokenCounts::MIN_LEN {
+            return self.inner.count_text(text);
+        }
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let key = (self.inner.name(), text.len(), hasher.finish());
+        if let Some(n) = self.counts.0.lock().ok().and_then(|m| m.get(&key).copied()) {
+            return n;
+        }
+        let n = self.inner.count_text(text);
+        if let Ok(mut map) = self.counts.0.lock() {
+            if map.len() >= TokenCounts::CAPACITY {
+                map.clear();
+            }
+            map.insert(key, n);
+        }
+        n
+    }
+}
+
+impl Environment {
+    /// The environment of a workspace with the given settings; `spine_home` holds the system
+    /// skills.
+    pub fn new(workspace_root: &Path, spine_home: Option<&Path>, settings: Settings) -> Result<Self, EnvironmentError> {
+        let workspace =
+            Arc::new(Workspace::new(workspace_root).map_err(|e| EnvironmentError::Workspace {
+                path: workspace_root.to_path_buf(),
+                reason: e.to_string(),
+            })?);
+        let mut builder = ToolRegistryBuilder::new();
+        spine_tools::register_builtins(&mut builder);
+        let tools = Arc::new(builder.build().map_err(|e| EnvironmentError::Tools(e.to_string()))?);
+        let root = workspace.root().to_path_buf();
+        let skill_roots = match &settings.skill_roots {
+            Some(roots) => {
+                roots.iter().map(|r| SkillRoot { path: Workspace::normalize(&r.path, &root), kind: r.kind }).collect()
+            }
+            None => {
+                let mut roots = Vec::new();
+                if let Some(home) = spine_home {
+                    roots.push(SkillRoot { path: home.join("skills"), kind: SkillRootKind::System });
+                }
+                roots.push(SkillRoot { path: root.join(".spine").join("skills"), kind: SkillRootKind::Live });
+                roots
+            }
+        };
+        let compaction_threshold = settings.compaction_threshold_tokens;
+        let compaction_strategy = settings.compaction_strategy.unwrap_or_default();
+        let words_estimator = settings.token_estimator.as_deref() == Some("words");
+        let home = spine_home.map_or_else(|| root.join(".spine").join("home"), Path::to_path_buf);
+        let (agents, warnings) = SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone())?;
+        Ok(Environment {
+            workspace,
+            tools,
+            skill_roots,
+            compaction_threshold,
+            compaction_strategy,
+            words_estimator,
+            agents: Arc::new(agents),
+            warnings,
+            token_counts: TokenCounts::default(),
+        })
+    }
+}

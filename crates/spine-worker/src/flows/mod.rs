@@ -1,0 +1,324 @@
+//! What the worker does with one claimed item, by kind (PIPELINE.md §2). Every path ends with
+//! exactly one terminal report.
+//!
+//! | item | flow |
+//! | --- | --- |
+//! | `execution_assignment` | [`assignment`]: `prepare_turn` → `compact_context` → the mode's flow; `agent_run` in [`crate::agent_run`] |
+//! | `agent_program_request` | [`program`]: `prepare_round` or `execute_program_tool` |
+//! | `resource_close_request` | [`close`] |
+//! | undecodable | [`reject`]: `validation_error` or `unsupported_request_kind` |
+//! | past its last delivery | [`exhausted`]: a failure report, then the dead-letter place |
+//!
+//! The stages are spine-core's; this module only feeds them payload data and turns their
+//! results into reports.
+
+pub mod assignment;
+pub mod close;
+pub mod program;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use spine_core::reports::{ReportCollector, WorkIdentity};
+use spine_core::skills::SkillCatalog;
+use spine_core::stages::compact_context::{
+    compact_context, compaction_threshold, record_not_compacted, should_compact,
+};
+use spine_core::stages::handle_error::ExecutionError;
+use spine_core::stages::prepare_turn::{
+    ModelContext, TurnInputs, TurnSettings, normalize_transcript, operator_snapshot, prepare_turn,
+};
+use spine_core::stages::review_tool_call::Visibility;
+use spine_core::tokens::{TokenEstimator, WordsEstimator, estimator_for};
+use spine_core::trace::Trace;
+use spine_protocol::assignment::{ItemRequest, MailboxItem, RequestPayload};
+use spine_protocol::message::Message;
+use spine_protocol::report::{FailureKind, FailurePayload, ReportBody};
+
+use crate::decode::{Identity, Rejection};
+use crate::env::Environment;
+use crate::mailbox::Mailbox;
+use crate::running::{Cancellation, RunningItems};
+use crate::sink::MailboxSink;
+
+/// Everything a flow needs about its delivery.
+pub struct ItemContext {
+    /// Shared by every item.
+    pub env: Arc<Environment>,
+    /// The mailbox (close requests use it).
+    pub mailbox: Arc<dyn Mailbox>,
+    /// The items running here (close requests cancel them directly when they can).
+    pub running: Arc<RunningItems>,
+    /// Where reports go.
+    pub sink: Arc<MailboxSink>,
+    /// Who the reports are about.
+    pub identity: WorkIdentity,
+    /// Cancels this item.
+    pub cancellation: Cancellation,
+    /// The item's stage trace.
+    pub trace: Trace,
+    /// How long a close request waits for its target to end.
+    pub close_wait: Duration,
+}
+
+impl ItemContext {
+    /// A report collector for this delivery.
+    pub fn collector(&self) -> Arc<ReportCollector> {
+        Arc::new(ReportCollector::new(self.identity.clone(), Arc::clone(&self.sink) as _))
+    }
+
+    /// Whether the item was canceled.
+    pub fn canceled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+}
+
+/// Runs a decoded item.
+pub async fn run(ctx: &ItemContext, item: MailboxItem) {
+    match item.request {
+        ItemRequest::Execution { payload, task } => assignment::run(ctx, &payload, task).await,
+        ItemRequest::PrepareRound { payload } => program::prepare_round(ctx, &payload).await,
+        ItemRequest::ExecuteProgramTool { payload, call } => program::execute_program_tool(ctx, &payload, call).await,
+        ItemRequest::Close(close) => close::run(ctx, &item.item_id, &close).await,
+    }
+}
+
+/// Reports why an item is not run: `execution_fail` (or `agent_program_failed` for program
+/// requests) with `validation_error` or `unsupported_request_kind`.
+pub fn reject(ctx: &ItemContext, identity: &Identity, rejection: &Rejection) {
+    let (kind, code) = match rejection {
+        Rejection::Invalid(_) => (FailureKind::ValidationError, "validation_error"),
+        Rejection::Unsupported(_) => (FailureKind::UnsupportedRequestKind, "unsupported_request_kind"),
+    };
+    let summary = rejection.to_string();
+    ctx.trace.stage("handle_error", None, Instant::now(), spine_core::fields! { "error" => summary });
+    match &identity.program_request {
+        Some(request_kind) => ctx.sink.emit(ReportBody::AgentProgramFailed {
+            request_kind: request_kind.clone(),
+            error_payload: error_payload("semantic", code, &summary, false),
+        }),
+        None => ctx.collector().fail(FailurePayload {
+            failure_kind: kind,
+            retryable: false,
+            logical_work_id: ctx.identity.logical_work_id.clone(),
+            attempt_no: ctx.identity.attempt_no,
+            last_error_summary: summary,
+        }),
+    }
+}
+
+/// Reports an item whose deliveries ran out (its workers died or gave it up every time).
+pub fn exhausted(ctx: &ItemContext, identity: &Identity, deliveries: u32) {
+    let summary = format!(
+        "gave up after {deliveries} deliveries without a result (workers crashed or timed out); \
+         the item was moved to the dead-letter place"
+    );
+    match &identity.program_request {
+        Some(request_kind) => ctx.sink.emit(ReportBody::AgentProgramFailed {
+            request_kind: request_kind.clone(),
+            error_payload: error_payload("runtime", "runtime_error", &summary, false),
+        }),
+        None => ctx.collector().fail(FailurePayload {
+            failure_kind: FailureKind::RuntimeError,
+            retryable: false,
+            logical_work_id: ctx.identity.logical_work_id.clone(),
+            attempt_no: ctx.identity.attempt_no,
+            last_error_summary: summary,
+        }),
+    }
+}
+
+/// An agent-program error payload: `{classification, code, message, retryable}`.
+pub fn error_payload(classification: &str, code: &str, message: &str, retryable: bool) -> Value {
+    json!({"classification": classification, "code": code, "message": message, "retryable": retryable})
+}
+
+/// `prepare_turn` inputs from a payload.
+pub fn turn_settings(payload: &RequestPayload) -> TurnSettings {
+    TurnSettings {
+        agent_prompt: None,
+        profile: payload.agent_context.profile.clone(),
+        is_subagent: payload.agent_context.is_subagent,
+        model_context: ModelContext {
+            likely_model: payload.model_context.likely_model.clone(),
+            model_ref: payload.model_context.model_ref.clone(),
+            api_model: payload.model_context.api_model.clone(),
+            provider_model_ref: payload.provider_execution.model_ref.clone(),
+        },
+        allowed_tool_names: payload.allowed_tools().map(<[String]>::to_vec).unwrap_or_default(),
+        conversation_id: Some(payload.task.conversation_id.clone()),
+        context_imports: payload.context_imports.clone(),
+    }
+}
+
+/// The tools a payload may use.
+pub fn visibility_of(payload: &RequestPayload) -> Visibility {
+    match payload.allowed_tools() {
+        Some(names) => Visibility::Only(names.to_vec()),
+        None => Visibility::All,
+    }
+}
+
+/// The messages of the next model request: `prepare_turn`, then `compact_context`.
+pub struct Round {
+    /// System message, then the (compacted) transcript.
+    pub messages: Vec<Message>,
+    /// The resolved likely model.
+    pub likely_model: Option<String>,
+}
+
+/// Runs `prepare_turn` and `compact_context` for a payload.
+pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Result<Round, ExecutionError> {
+    let env = &ctx.env;
+    let settings = turn_settings(payload);
+    let values: Vec<Value> =
+        payload.context_messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect();
+    let transcript = normalize_transcript(&values).map_err(ExecutionError::Validation)?;
+    let (skills, issues) = SkillCatalog::scan(&env.skill_roots);
+    for issue in issues {
+        ctx.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
+    }
+    let operator = settings.profile == "main" && !settings.is_subagent;
+    let state = operator.then(|| operator_snapshot(&env.workspace, Map::new()));
+    let estimator: Arc<dyn TokenEstimator> = if env.words_estimator {
+        Arc::new(WordsEstimator)
+    } else {
+        estimator_for(settings.model_context.likely_model())
+    };
+    let cached = env.token_counts.around(estimator.as_ref());
+    let inputs = TurnInputs {
+        settings: &settings,
+        workspace: &env.workspace,
+        skills: &skills,
+        operator_state: state.as_ref(),
+        estimator: &cached,
+    };
+    let prepared = prepare_turn(&inputs, &transcript, None, &ctx.trace);
+    if ctx.canceled() {
+        return Err(ExecutionError::Canceled(ctx.cancellation.summary()));
+    }
+    let hints = payload.budget_hints.as_ref().and_then(|h| serde_json::to_value(h).ok());
+    let threshold = compaction_threshold(hints.as_ref(), env.compaction_threshold, None);
+    let likely = prepared.likely_model.as_deref();
+    let messages = if should_compact(prepared.estimated_token_count, threshold, prepared.messages.len()) {
+        compact_context(&prepared.messages, likely, env.compaction_strategy, None, &ctx.cancellation.token, &ctx.trace)
+            .await
+            .messages
+    } else {
+        record_not_compacted(prepared.messages.len(), likely, &ctx.trace);
+        prepared.messages
+    };
+    Ok(Round { messages, likely_model: prepared.likely_model })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode;
+    use crate::mailbox::Claim;
+    use crate::mailbox::sqlite::SqliteMailbox;
+    use crate::sink::Publisher;
+
+    async fn trace_of(item: Value) -> (Trace, Vec<&'static str>) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mailbox: Arc<dyn Mailbox> =
+            Arc::new(SqliteMailbox::open(&dir.path().join("m.db"), Default::default()).expect("mailbox"));
+        let env = Arc::new(Environment::new(dir.path(), None, Default::default()).expect("env"));
+        let decoded = decode(item.to_string().as_bytes(), "sqlite-1");
+        let mut claim = Claim {
+            item_id: decoded.identity.item_id.clone(),
+            attempt_no: 1,
+            delivery_id: "sqlite-1".into(),
+            worker_id: "w".into(),
+            version: 0,
+        };
+        mailbox.begin(&mut claim).await.expect("claim");
+        let identity = WorkIdentity {
+            mailbox_item_id: claim.item_id.clone(),
+            logical_work_id: "work".into(),
+            attempt_no: 1,
+            ..Default::default()
+        };
+        let cancellation = Cancellation::default();
+        let publisher = Publisher::start(Arc::clone(&mailbox), claim, identity.clone(), cancellation.clone());
+        let ctx = ItemContext {
+            env,
+            mailbox,
+            running: Arc::new(RunningItems::default()),
+            sink: Arc::clone(publisher.sink()),
+            identity,
+            cancellation,
+            trace: Trace::default(),
+            close_wait: Duration::from_secs(1),
+        };
+        run(&ctx, decoded.item.expect("decodes")).await;
+        let trace = ctx.trace.clone();
+        drop(ctx);
+        let published = publisher.finish().await;
+        assert!(published.errors.is_empty(), "{:?}", published.errors);
+        let terminal = published.terminal.map(|r| r.body.method_id()).into_iter().collect();
+        (trace, terminal)
+    }
+
+    fn item(task_payload: Value, allowed: &[&str]) -> Value {
+        json!({
+            "item_id": "i", "protocol_message_id": "m", "logical_work_id": "work",
+            "payload": {
+                "protocol_version": "spine-assignment/1",
+                "task": {"conversation_id": "c", "turn_id": "t"},
+                "task_payload": task_payload,
+                "context_messages": [{"role": "user", "content": "hi"}],
+                "allowed_tool_names": allowed,
+                "budget_hints": {"advisory_hints": {"recommended_compaction_threshold": 900000}}
+            }
+        })
+    }
+
+    #[tokio::test]
+    async fn the_deterministic_flow_traces_the_seed_stages_in_order() {
+        let calc = json!({"mode": "deterministic_tool_call", "tool_call": {"tool_name": "calculator", "arguments": {"expression": "2 + 2"}}});
+        let (trace, terminal) = trace_of(item(calc, &["calculator"])).await;
+        assert_eq!(
+            trace.stage_names(),
+            ["prepare_turn", "compact_context", "review_tool_call", "project_tool_result", "finalize_output"]
+        );
+        assert_eq!(terminal, ["execution_complete"]);
+    }
+
+    #[tokio::test]
+    async fn a_masked_tool_stops_at_review_and_handle_error() {
+        let calc = json!({"mode": "deterministic_tool_call", "tool_call": {"tool_name": "calculator", "arguments": {"expression": "2 + 2"}}});
+        let (trace, terminal) = trace_of(item(calc, &["Read"])).await;
+        assert_eq!(trace.stage_names(), ["prepare_turn", "compact_context", "review_tool_call", "handle_error"]);
+        assert_eq!(terminal, ["execution_fail"]);
+    }
+
+    #[tokio::test]
+    async fn skill_flows_trace_prepare_compact_and_skills() {
+        let (trace, terminal) = trace_of(item(json!({"mode": "skills_catalog_list"}), &[])).await;
+        assert_eq!(trace.stage_names(), ["prepare_turn", "compact_context", "skills"]);
+        assert_eq!(terminal, ["execution_complete"]);
+    }
+
+    #[tokio::test]
+    async fn a_context_over_the_threshold_is_compacted_before_the_tool_runs() {
+        let mut v = item(json!({"mode": "skills_catalog_list"}), &[]);
+        v["payload"]["budget_hints"] = json!({"advisory_compaction_threshold_tokens": 8});
+        v["payload"]["context_messages"] =
+            json!((0..12).map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("message {i} with some words")})).collect::<Vec<_>>());
+        let (trace, _) = trace_of(v).await;
+        assert_eq!(trace.stage_names(), ["prepare_turn", "compact_context", "skills"]);
+        let compaction = trace
+            .entries()
+            .into_iter()
+            .find_map(|e| match e.record {
+                spine_protocol::trace::TraceRecord::Stage(s) if s.hook == "compact_context" => Some(s.fields),
+                _ => None,
+            })
+            .expect("compact_context entry");
+        assert_eq!(compaction["compacted"], json!(true));
+        assert_eq!(compaction["before_message_count"], json!(13));
+        assert_eq!(compaction["after_message_count"], json!(4));
+    }
+}

@@ -1,0 +1,145 @@
+//! The items this worker runs right now, with what cancels them: a close request (from any
+//! worker, through the mailbox's cancellation signals) or shutdown.
+//!
+//! Registration returns a guard that unregisters on drop. Canceling records the reason first
+//! (the flow words its `execution_canceled` report with it; on shutdown the sink drops that
+//! report since the item is redelivered), then fires the item's [`CancellationToken`] — which
+//! the tools honour (Bash kills its process group).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio_util::sync::CancellationToken;
+
+/// Why an item was canceled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancelReason {
+    /// A `resource_close_request` (its item id).
+    CloseRequest(String),
+    /// The worker is shutting down; the item will be redelivered.
+    Shutdown,
+}
+
+impl CancelReason {
+    /// The summary of the canceled report.
+    pub fn summary(&self) -> String {
+        match self {
+            CancelReason::CloseRequest(id) => format!("execution canceled by close request {id}"),
+            CancelReason::Shutdown => "execution canceled: the worker shut down; the item will be redelivered".into(),
+        }
+    }
+}
+
+/// The shared cancellation state of one running item.
+#[derive(Clone, Default)]
+pub struct Cancellation {
+    /// Fired on cancellation.
+    pub token: CancellationToken,
+    reason: Arc<Mutex<Option<CancelReason>>>,
+}
+
+impl Cancellation {
+    /// Why it was canceled (`None` while it was not).
+    pub fn reason(&self) -> Option<CancelReason> {
+        lock(&self.reason).clone()
+    }
+
+    /// The summary for the canceled report.
+    pub fn summary(&self) -> String {
+        self.reason().map_or_else(|| "execution canceled".to_owned(), |r| r.summary())
+    }
+
+    /// Whether it was canceled.
+    pub fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    fn cancel(&self, reason: CancelReason) {
+        {
+            let mut slot = lock(&self.reason);
+            if slot.is_none() {
+                *slot = Some(reason);
+            }
+        }
+        self.token.cancel();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+struct Entry {
+    id: u64,
+    cancellation: Cancellation,
+}
+
+/// The registry of running items.
+#[derive(Default)]
+pub struct RunningItems {
+    map: Mutex<HashMap<String, Vec<Entry>>>,
+    next: AtomicU64,
+}
+
+/// Unregisters an item when dropped.
+pub struct RunningGuard {
+    items: Arc<RunningItems>,
+    item_id: String,
+    id: u64,
+}
+
+impl RunningItems {
+    /// Registers a running item.
+    pub fn register(self: &Arc<Self>, item_id: &str, cancellation: Cancellation) -> RunningGuard {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.map).entry(item_id.to_owned()).or_default().push(Entry { id, cancellation });
+        RunningGuard { items: Arc::clone(self), item_id: item_id.to_owned(), id }
+    }
+
+    /// Cancels an item; `false` when it does not run here.
+    pub fn cancel(&self, item_id: &str, reason: CancelReason) -> bool {
+        let map = lock(&self.map);
+        let Some(entries) = map.get(item_id) else { return false };
+        for e in entries {
+            e.cancellation.cancel(reason.clone());
+        }
+        !entries.is_empty()
+    }
+
+    /// Cancels everything for shutdown.
+    pub fn cancel_all_for_shutdown(&self) -> usize {
+        let map = lock(&self.map);
+        let mut n = 0;
+        for e in map.values().flatten() {
+            e.cancellation.cancel(CancelReason::Shutdown);
+            n += 1;
+        }
+        n
+    }
+
+    /// How many items run.
+    pub fn len(&self) -> usize {
+        lock(&self.map).values().map(Vec::len).sum()
+    }
+
+    /// Whether nothing runs.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        let mut map = lock(&self.items.map);
+        if let Some(entries) = map.get_mut(&self.item_id) {
+            entries.retain(|e| e.id != self.id);
+            if entries.is_empty() {
+                map.remove(&self.item_id);
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Reports of one delivery on their way to the mailbox.
+//!
+//! [`MailboxSink`] is the [`ReportSink`] the pipeline writes to (synchronously, from any
+//! task); a [`Publisher`] task sends the reports to the mailbox in order. The first terminal
+//! report goes through [`Mailbox::finish`], which stores it in the idempotency store and
+//! publishes it only while the claim holds — so a worker that lost its claim cannot add a
+//! second terminal report. Later terminal reports are dropped.
+//!
+//! When the item was canceled for shutdown (it will be redelivered), the sink drops
+//! `execution_canceled`: the redelivery reports the item, not the worker that gave it up.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use spine_core::reports::{ReportSink, WorkIdentity};
+use spine_protocol::report::{Report, ReportBody};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::mailbox::{Claim, Mailbox, MailboxError, PendingPublish};
+use crate::running::{CancelReason, Cancellation};
+
+enum Msg {
+    /// A new report.
+    Report(Report),
+    /// A stored terminal report, sent again (duplicate delivery).
+    Republish(Report),
+    /// No more reports.
+    Close,
+}
+
+/// The sink of one delivery's reports.
+pub struct MailboxSink {
+    tx: mpsc::UnboundedSender<Msg>,
+    cancellation: Cancellation,
+    identity: WorkIdentity,
+    sequence: AtomicU64,
+}
+
+/// What happened to a delivery's reports.
+#[derive(Debug, Default)]
+pub struct Published {
+    /// The terminal report that was stored and published (or re-published).
+    pub terminal: Option<Report>,
+    /// A terminal report was produced but another delivery owns the item now.
+    pub lost_claim: bool,
+    /// Reports published.
+    pub count: usize,
+    /// Failures (the delivery is redelivered so that the stored terminal is re-published).
+    pub errors: Vec<MailboxError>,
+}
+
+/// The publishing task of one delivery.
+pub struct Publisher {
+    sink: Arc<MailboxSink>,
+    task: JoinHandle<Published>,
+}
+
+impl Publisher {
+    /// Starts publishing for a claimed delivery.
+    pub fn start(
+        mailbox: Arc<dyn Mailbox>,
+        claim: Claim,
+        identity: WorkIdentity,
+        cancellation: Cancellation,
+    ) -> Publisher {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let sink = Arc::new(MailboxSink { tx, cancellation, identity, sequence: AtomicU64::new(0) });
+        let task = tokio::spawn(publish_loop(mailbox, claim, rx));
+        Publisher { sink, task }
+    }
+
+    /// The sink.
+    pub fn sink(&self) -> &Arc<MailboxSink> {
+        &self.sink
+    }
+
+    /// Closes the sink and waits until every report is durable.
+    pub async fn finish(self) -> Published {
+        let _ = self.sink.tx.send(Msg::Close);
+        match self.task.await {
+            Ok(p) => p,
+            Err(e) => Published {
+                errors: vec![MailboxError::Corrupt(format!("report publisher failed: {e}"))],
+                ..Published::default()
+            },
+        }
+    }
+}
+
+impl MailboxSink {
+    /// The identity of the reports.
+    pub fn identity(&self) -> &WorkIdentity {
+        &self.identity
+    }
+
+    /// Sends a stored terminal report again.
+    pub fn republish(&self, report: Report) {
+        let _ = self.tx.send(Msg::Republish(report));
+    }
+
+    /// Publishes a report the collector does not build (agent-program answers, close reports),
+    /// with this delivery's identity.
+    pub fn emit(&self, body: ReportBody) {
+        let n = self.sequence.fetch_add(1, Ordering::Relaxed) + 1;
+        let report = Report {
+            protocol_message_id: format!(
+                "spine-{}-{}-a{}-{n}",
+                body.method_id(),
+                self.identity.mailbox_item_id,
+                self.identity.attempt_no
+            ),
+            mailbox_item_id: self.identity.mailbox_item_id.clone(),
+            logical_work_id: self.identity.logical_work_id.clone(),
+            attempt_no: self.identity.attempt_no,
+            body,
+        };
+        self.publish(&report);
+    }
+}
+
+impl ReportSink for MailboxSink {
+    fn publish(&self, report: &Report) {
+        if matches!(report.body, ReportBody::ExecutionCanceled { .. })
+            && self.cancellation.reason() == Some(CancelReason::Shutdown)
+        {
+            return;
+        }
+        let _ = self.tx.send(Msg::Report(report.clone()));
+    }
+}
+
+async fn publish_loop(mailbox: Arc<dyn Mailbox>, claim: Claim, mut rx: mpsc::UnboundedReceiver<Msg>) -> Published {
+    let mut out = Published::default();
+    let mut pending: Vec<PendingPublish> = Vec::new();
+    let mut terminal_seen = false;
+    while let Some(msg) = rx.recv().await {
+        let report = match msg {
+            Msg::Close => break,
+            Msg::Republish(report) => {
+                terminal_seen = true;
+                out.terminal = Some(report.clone());
+                report
+            }
+            Msg::Report(report) => {
+                if report.body.is_terminal() {
+                    if terminal_seen {
+                        continue;
+                    }
+                    terminal_seen = true;
+                    match mailbox.finish(&claim, &report).await {
+                        Ok(Some(p)) => {
+                            out.terminal = Some(report);
+                            out.count += 1;
+                            pending.push(p);
+                        }
+                        Ok(None) => out.lost_claim = true,
+                        Err(e) => out.errors.push(e),
+                    }
+                    continue;
+                }
+                report
+            }
+        };
+        match mailbox.publish(&report).await {
+            Ok(p) => {
+                out.count += 1;
+                pending.push(p);
+            }
+            Err(e) => out.errors.push(e),
+        }
+    }
+    for p in pending {
+        if let Err(e) = p.await {
+            out.errors.push(e);
+        }
+    }
+    out
+}

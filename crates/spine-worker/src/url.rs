@@ -1,0 +1,182 @@
+//! Mailbox URLs: `sqlite:PATH` and `nats://HOST:PORT`, each with optional query options.
+//!
+//! | option | backends | meaning | default |
+//! | --- | --- | --- | --- |
+//! | `lease_ms` (`ack_wait_ms`) | both | how long a delivery may stay unacknowledged (and without keep-alive) before it is redelivered | 30000 |
+//! | `max_deliver` | both | deliveries before an item is dead-lettered | 5 |
+//! | `prefix` | nats | prefix of subjects, streams and the consumer | `spine` |
+//!
+//! Example: `sqlite:./spine.db?lease_ms=2000`, `nats://127.0.0.1:4222?prefix=ci&max_deliver=3`.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::mailbox::sqlite::{SqliteMailbox, SqliteOptions};
+use crate::mailbox::{Mailbox, MailboxError};
+
+/// A mailbox URL that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid mailbox URL `{url}`: {reason}")]
+pub struct UrlError {
+    /// The URL.
+    pub url: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A parsed mailbox URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MailboxUrl {
+    /// `sqlite:PATH`.
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// Options.
+        options: SqliteOptions,
+    },
+    /// `nats://HOST:PORT`.
+    #[cfg(feature = "nats")]
+    Nats {
+        /// The server URL, without the query.
+        url: String,
+        /// Options.
+        options: crate::mailbox::nats::NatsOptions,
+    },
+}
+
+impl MailboxUrl {
+    /// Opens the mailbox (creating the file, or the streams, when missing).
+    pub async fn open(&self) -> Result<Arc<dyn Mailbox>, MailboxError> {
+        match self {
+            MailboxUrl::Sqlite { path, options } => {
+                let (path, options) = (path.clone(), *options);
+                let opened =
+                    tokio::task::spawn_blocking(move || SqliteMailbox::open(&path, options)).await.map_err(|e| {
+                        MailboxError::Sqlite { path: String::new(), message: format!("open task failed: {e}") }
+                    })??;
+                Ok(Arc::new(opened))
+            }
+            #[cfg(feature = "nats")]
+            MailboxUrl::Nats { url, options } => {
+                Ok(Arc::new(crate::mailbox::nats::NatsMailbox::connect(url, options.clone()).await?))
+            }
+        }
+    }
+
+    /// The lease time (SQLite lease, JetStream ack wait).
+    pub fn lease(&self) -> Duration {
+        match self {
+            MailboxUrl::Sqlite { options, .. } => options.lease,
+            #[cfg(feature = "nats")]
+            MailboxUrl::Nats { options, .. } => options.ack_wait,
+        }
+    }
+}
+
+impl FromStr for MailboxUrl {
+    type Err = UrlError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let fail = |reason: String| UrlError { url: text.to_owned(), reason };
+        let (base, query) = match text.split_once('?') {
+            Some((b, q)) => (b, q),
+            None => (text, ""),
+        };
+        let mut lease = None;
+        let mut max_deliver = None;
+        let mut prefix = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').ok_or_else(|| fail(format!("option `{pair}` has no value")))?;
+            match key {
+                "lease_ms" | "ack_wait_ms" => {
+                    let ms: u64 = value.parse().map_err(|_| fail(format!("{key} must be a number, got `{value}`")))?;
+                    if ms == 0 {
+                        return Err(fail(format!("{key} must be positive")));
+                    }
+                    lease = Some(Duration::from_millis(ms));
+                }
+                "max_deliver" => {
+                    let n: u32 =
+                        value.parse().map_err(|_| fail(format!("max_deliver must be a number, got `{value}`")))?;
+                    if n == 0 {
+                        return Err(fail("max_deliver must be at least 1".into()));
+                    }
+                    max_deliver = Some(n);
+                }
+                "prefix" => prefix = Some(value.to_owned()),
+                other => {
+                    return Err(fail(format!("unknown option `{other}` (lease_ms, max_deliver, prefix)")));
+                }
+            }
+        }
+        if let Some(path) = base.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err(fail("no database path (sqlite:./spine.db)".into()));
+            }
+            if prefix.is_some() {
+                return Err(fail("`prefix` applies to nats:// mailboxes only".into()));
+            }
+            let defaults = SqliteOptions::default();
+            return Ok(MailboxUrl::Sqlite {
+                path: PathBuf::from(path),
+                options: SqliteOptions {
+                    lease: lease.unwrap_or(defaults.lease),
+                    max_deliver: max_deliver.unwrap_or(defaults.max_deliver),
+                },
+            });
+        }
+        if base.starts_with("nats://") {
+            #[cfg(feature = "nats")]
+            {
+                let defaults = crate::mailbox::nats::NatsOptions::default();
+                return Ok(MailboxUrl::Nats {
+                    url: base.to_owned(),
+                    options: crate::mailbox::nats::NatsOptions {
+                        prefix: prefix.unwrap_or(defaults.prefix),
+                        ack_wait: lease.unwrap_or(defaults.ack_wait),
+                        max_deliver: max_deliver.unwrap_or(defaults.max_deliver),
+                    },
+                });
+            }
+            #[cfg(not(feature = "nats"))]
+            return Err(fail("this build has no NATS support (cargo feature `nats`)".into()));
+        }
+        Err(fail("expected sqlite:PATH or nats://HOST:PORT".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_take_a_path_and_options() {
+        let url: MailboxUrl = "sqlite:./spine.db?lease_ms=500&max_deliver=3".parse().expect("parses");
+        assert_eq!(
+            url,
+            MailboxUrl::Sqlite {
+                path: "./spine.db".into(),
+                options: SqliteOptions { lease: Duration::from_millis(500), max_deliver: 3 }
+            }
+        );
+        assert!("sqlite:".parse::<MailboxUrl>().is_err());
+        assert!("sqlite:x.db?bogus=1".parse::<MailboxUrl>().is_err());
+        assert!("redis://x".parse::<MailboxUrl>().is_err());
+    }
+
+    #[cfg(feature = "nats")]
+    #[test]
+    fn nats_urls_keep_the_server_and_read_the_prefix() {
+        let url: MailboxUrl = "nats://127.0.0.1:4222?prefix=t1&ack_wait_ms=700".parse().expect("parses");
+        let MailboxUrl::Nats { url, options } = url else { panic!("nats") };
+        assert_eq!(url, "nats://127.0.0.1:4222");
+        assert_eq!(options.prefix, "t1");
+        assert_eq!(options.ack_wait, Duration::from_millis(700));
+        assert_eq!(options.max_deliver, 5);
+    }
+}

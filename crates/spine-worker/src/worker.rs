@@ -1,0 +1,365 @@
+//! The worker loop: lease items while a concurrency slot is free, run each in its own task,
+//! settle its delivery, stop gracefully.
+//!
+//! Parts (mini-redis style): a [`Semaphore`] bounds the items in flight; a [`Shutdown`] stops
+//! leasing; a cancellation listener turns the mailbox's cancel signals into token
+//! cancellations; per delivery, a keep-alive task extends the lease every
+//! [`WorkerConfig::keep_alive`] while the item runs.
+//!
+//! One delivery, start to end:
+//!
+//! 1. decode the identity (the item id, else the delivery id) and compute the attempt:
+//!    the envelope's `attempt_no` + deliveries − 1;
+//! 2. register as running, then claim the execution ([`Mailbox::begin`]):
+//!    `Done` → re-publish the stored terminal report (a duplicate delivery never runs twice);
+//!    `Busy` → nack with a delay; `CancelRequested` → report `execution_canceled`;
+//!    `Run` → dead-letter it if its deliveries ran out, else reject it (malformed,
+//!    unsupported) or run its flow;
+//! 3. settle: a stored (or re-published) terminal report → ack (dead-letter when exhausted);
+//!    none (canceled for shutdown) or a mailbox failure → nack, so it is redelivered.
+//!
+//! Shutdown: stop leasing, let in-flight items finish within [`WorkerConfig::grace`], then
+//! cancel the rest (they report nothing terminal and are nacked for redelivery).
+//! `--once` ([`WorkerConfig::once`]): stop when nothing is in flight here and the mailbox is
+//! drained (nothing queued or leased anywhere).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use spine_core::reports::WorkIdentity;
+use spine_core::trace::Trace;
+use thiserror::Error;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::decode::decode;
+use crate::env::Environment;
+use crate::flows::{self, ItemContext};
+use crate::mailbox::{Begin, Claim, Delivery, Lease, LeaseStatus, Mailbox, MailboxError};
+use crate::running::{CancelReason, Cancellation, RunningItems};
+use crate::shutdown::Shutdown;
+use crate::sink::{Published, Publisher};
+
+/// The worker could not start.
+#[derive(Debug, Error)]
+pub enum WorkerError {
+    /// The mailbox failed at start-up.
+    #[error(transparent)]
+    Mailbox(#[from] MailboxError),
+}
+
+/// Limits and timings of a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Items in flight at once.
+    pub concurrency: usize,
+    /// Stop when the mailbox is drained.
+    pub once: bool,
+    /// How long in-flight items may finish after a shutdown before they are canceled.
+    pub grace: Duration,
+    /// How long one lease call waits for an item.
+    pub poll: Duration,
+    /// How often a running item's lease is extended (a third of the lease time).
+    pub keep_alive: Duration,
+    /// Redelivery delay for an item another delivery is running.
+    pub busy_retry: Duration,
+    /// How long a close request waits for its target to end.
+    pub close_wait: Duration,
+    /// This worker's id (in execution claims).
+    pub worker_id: String,
+}
+
+impl WorkerConfig {
+    /// Defaults for a mailbox whose leases last `lease`.
+    pub fn new(lease: Duration) -> Self {
+        WorkerConfig {
+            concurrency: 4,
+            once: false,
+            grace: Duration::from_secs(10),
+            poll: Duration::from_millis(250),
+            keep_alive: (lease / 3).max(Duration::from_millis(50)),
+            busy_retry: lease.min(Duration::from_secs(5)),
+            close_wait: Duration::from_secs(10),
+            worker_id: format!("worker-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()),
+        }
+    }
+}
+
+/// What a worker did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerSummary {
+    /// Deliveries handled (settled or abandoned).
+    pub deliveries: u64,
+    /// In-flight items canceled at shutdown.
+    pub canceled_at_shutdown: usize,
+}
+
+/// A worker over one mailbox.
+pub struct Worker {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    mailbox: Arc<dyn Mailbox>,
+    env: Arc<Environment>,
+    config: WorkerConfig,
+    running: Arc<RunningItems>,
+    deliveries: AtomicU64,
+}
+
+impl Worker {
+    /// A worker.
+    pub fn new(mailbox: Arc<dyn Mailbox>, env: Arc<Environment>, config: WorkerConfig) -> Self {
+        Worker {
+            shared: Arc::new(Shared {
+                mailbox,
+                env,
+                config,
+                running: Arc::new(RunningItems::default()),
+                deliveries: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Runs until `shutdown` fires (or, with `once`, until the mailbox is drained).
+    pub async fn run(self, mut shutdown: Shutdown) -> Result<WorkerSummary, WorkerError> {
+        let shared = self.shared;
+        let mut signals = shared.mailbox.cancel_signals().await?;
+        let running = Arc::clone(&shared.running);
+        let listener = tokio::spawn(async move {
+            while let Some(signal) = signals.next().await {
+                running.cancel(&signal.item_id, CancelReason::CloseRequest(signal.requested_by));
+            }
+        });
+        let concurrency = shared.config.concurrency.max(1);
+        let semaphore = Arc::new(Semaphore::new(concurrency));
+        let mut tasks: JoinSet<()> = JoinSet::new();
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            while tasks.try_join_next().is_some() {}
+            let permit = tokio::select! {
+                biased;
+                () = shutdown.fired() => break,
+                permit = Arc::clone(&semaphore).acquire_owned() => match permit {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+            };
+            let want = 1 + semaphore.available_permits();
+            let leased = tokio::select! {
+                biased;
+                () = shutdown.fired() => break,
+                r = shared.mailbox.lease(want, shared.config.poll) => r,
+            };
+            let deliveries = match leased {
+                Ok(d) => {
+                    backoff = Duration::from_millis(50);
+                    d
+                }
+                Err(e) => {
+                    tracing::warn!("lease from {}: {e}", shared.mailbox.describe());
+                    drop(permit);
+                    tokio::select! {
+                        () = shutdown.fired() => break,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                    continue;
+                }
+            };
+            if deliveries.is_empty() {
+                drop(permit);
+                while tasks.try_join_next().is_some() {}
+                if shared.config.once && tasks.is_empty() {
+                    match shared.mailbox.drained().await {
+                        Ok(true) => break,
+                        Ok(false) => {}
+                        Err(e) => tracing::warn!("drained check: {e}"),
+                    }
+                }
+                continue;
+            }
+            let mut permit = Some(permit);
+            for delivery in deliveries {
+                let slot = match permit.take() {
+                    Some(p) => Some(p),
+                    None => Arc::clone(&semaphore).try_acquire_owned().ok(),
+                };
+                let Some(slot) = slot else {
+                    // More than asked for: give it back at once.
+                    if let Err(e) = delivery.lease.nack(None).await {
+                        tracing::warn!("nack {}: {e}", delivery.delivery_id);
+                    }
+                    continue;
+                };
+                let shared = Arc::clone(&shared);
+                tasks.spawn(async move { process(&shared, delivery, slot).await });
+            }
+        }
+        shared.mailbox.release().await;
+        let canceled = drain(&shared, &mut tasks).await;
+        listener.abort();
+        Ok(WorkerSummary { deliveries: shared.deliveries.load(Ordering::Relaxed), canceled_at_shutdown: canceled })
+    }
+}
+
+/// Lets in-flight items finish within the grace period, then cancels the rest.
+async fn drain(shared: &Shared, tasks: &mut JoinSet<()>) -> usize {
+    let graceful =
+        tokio::time::timeout(shared.config.grace, async { while tasks.join_next().await.is_some() {} }).await;
+    if graceful.is_ok() {
+        return 0;
+    }
+    let canceled = shared.running.cancel_all_for_shutdown();
+    tracing::info!("shutdown: canceled {canceled} in-flight item(s); they will be redelivered");
+    let stopped = tokio::time::timeout(shared.config.grace.max(Duration::from_secs(1)), async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if stopped.is_err() {
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+    canceled
+}
+
+/// What the delivery's flow decided about settlement.
+enum Settle {
+    /// Ack (or dead-letter) when a terminal report is stored.
+    Normal,
+    /// Dead-letter after reporting.
+    DeadLetter(String),
+    /// Nack after this delay.
+    Retry(Option<Duration>),
+}
+
+async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphorePermit) {
+    shared.deliveries.fetch_add(1, Ordering::Relaxed);
+    let Delivery { delivery_id, delivery_count, max_deliver, body, lease } = delivery;
+    let lease: Arc<dyn Lease> = Arc::from(lease);
+    let decoded = decode(&body, &delivery_id);
+    drop(body);
+    let id = decoded.identity.clone();
+    let attempt_no = id.attempt_no.saturating_add(delivery_count.saturating_sub(1));
+    let cancellation = Cancellation::default();
+    let _running = shared.running.register(&id.item_id, cancellation.clone());
+    let keep_alive = KeepAlive::start(Arc::clone(&lease), shared.config.keep_alive, delivery_id.clone());
+    let mut claim = Claim {
+        item_id: id.item_id.clone(),
+        attempt_no,
+        delivery_id: delivery_id.clone(),
+        worker_id: shared.config.worker_id.clone(),
+        version: 0,
+    };
+    let begin = match shared.mailbox.begin(&mut claim).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!("claim of {} ({delivery_id}): {e}", id.item_id);
+            drop(keep_alive);
+            settle_retry(&*lease, Some(shared.config.busy_retry), &delivery_id).await;
+            return;
+        }
+    };
+    if begin == Begin::Busy {
+        drop(keep_alive);
+        settle_retry(&*lease, Some(shared.config.busy_retry), &delivery_id).await;
+        return;
+    }
+    // `begin` may raise the attempt past a previous run of the same delivery.
+    let identity = WorkIdentity {
+        mailbox_item_id: id.item_id.clone(),
+        logical_work_id: id.logical_work_id.clone(),
+        attempt_no: claim.attempt_no,
+        conversation_id: id.conversation_id.clone(),
+        turn_id: id.turn_id.clone(),
+    };
+    let publisher = Publisher::start(Arc::clone(&shared.mailbox), claim, identity.clone(), cancellation.clone());
+    let ctx = ItemContext {
+        env: Arc::clone(&shared.env),
+        mailbox: Arc::clone(&shared.mailbox),
+        running: Arc::clone(&shared.running),
+        sink: Arc::clone(publisher.sink()),
+        identity,
+        cancellation,
+        trace: Trace::default(),
+        close_wait: shared.config.close_wait,
+    };
+    let settle = match begin {
+        Begin::Done(report) => {
+            ctx.sink.republish(*report);
+            Settle::Normal
+        }
+        Begin::CancelRequested => {
+            ctx.collector().canceled("execution canceled by a close request before it started");
+            Settle::Normal
+        }
+        Begin::Busy => Settle::Retry(Some(shared.config.busy_retry)),
+        Begin::Run if delivery_count > max_deliver => {
+            flows::exhausted(&ctx, &id, max_deliver);
+            Settle::DeadLetter(format!("{max_deliver} deliveries without a result"))
+        }
+        Begin::Run => {
+            match decoded.item {
+                Ok(item) => flows::run(&ctx, item).await,
+                Err(rejection) => flows::reject(&ctx, &id, &rejection),
+            }
+            Settle::Normal
+        }
+    };
+    drop(ctx);
+    let published = publisher.finish().await;
+    drop(keep_alive);
+    settle_delivery(&*lease, &delivery_id, settle, &published).await;
+}
+
+async fn settle_delivery(lease: &dyn Lease, delivery_id: &str, settle: Settle, published: &Published) {
+    for e in &published.errors {
+        tracing::warn!("reports of {delivery_id}: {e}");
+    }
+    let done = published.terminal.is_some() || published.lost_claim;
+    let result = match settle {
+        Settle::Retry(delay) => lease.nack(delay).await,
+        _ if !published.errors.is_empty() => lease.nack(Some(Duration::from_secs(1))).await,
+        _ if !done => lease.nack(None).await,
+        Settle::DeadLetter(reason) => lease.dead_letter(&reason).await,
+        Settle::Normal => lease.ack().await,
+    };
+    if let Err(e) = result {
+        tracing::warn!("settle {delivery_id}: {e}");
+    }
+}
+
+async fn settle_retry(lease: &dyn Lease, delay: Option<Duration>, delivery_id: &str) {
+    if let Err(e) = lease.nack(delay).await {
+        tracing::warn!("nack {delivery_id}: {e}");
+    }
+}
+
+/// Extends a lease periodically until dropped.
+struct KeepAlive(tokio::task::JoinHandle<()>);
+
+impl KeepAlive {
+    fn start(lease: Arc<dyn Lease>, every: Duration, delivery_id: String) -> KeepAlive {
+        KeepAlive(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                match lease.keep_alive().await {
+                    Ok(LeaseStatus::Held) => {}
+                    Ok(LeaseStatus::Lost) => {
+                        tracing::warn!("lease of {delivery_id} was lost (it expired and was redelivered)");
+                        return;
+                    }
+                    Err(e) => tracing::warn!("keep-alive of {delivery_id}: {e}"),
+                }
+            }
+        }))
+    }
+}
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,12 @@
+//! spine-worker against real backends: a SQLite file and a NATS JetStream server
+//! (`SPINE_TEST_NATS_URL`, default `nats://127.0.0.1:4222`; start one with
+//! `scripts/services.sh start`). Every behaviour runs against both backends: each test module
+//! holds one shared body and a `sqlite` and a `nats` test calling it. A missing NATS server
+//! fails the `nats` tests; it never skips them.
+
+mod support;
+
+mod bulk;
+mod delivery;
+mod flows;
+mod schemas;
