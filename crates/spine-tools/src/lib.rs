@@ -16,6 +16,14 @@
 //!   (line cuts; capped head+tail text comes from `spine-process`, as do process groups, time
 //!   limits and cancellation), `env_file` (the run's `export NAME=value` file).
 //! - [`builtin_tools`] / [`register_builtins`]: the set, in a fixed order.
+//! - Tool families, each a module with its executors and projectors: [`command_runs`]
+//!   (`exec_command`, `write_stdin`, `command_run_*`), [`processes`] (`process_*`), [`memory`]
+//!   (`memory_*`), [`web`] (`WebFetch`, `WebSearch`) and [`mcp`] (`mcp__<server>__<tool>`).
+//!   Their shared parts: `live` (a child process that outlives one call: process group,
+//!   pipes or pty, output rings, supervisor) and `ring` (the bounded output ring).
+//! - [`families`]: [`register_families`] adds the families with their per-run registries and
+//!   returns the [`FamilyHandles`] (operator state, shutdown); MCP tools come from
+//!   [`mcp::connect_mcp_servers`] and are added with [`mcp::McpTools::register`].
 
 use std::sync::Arc;
 
@@ -25,19 +33,28 @@ use spine_core::tool::Tool;
 mod args;
 pub mod bash;
 pub mod calculator;
+pub mod command_runs;
 pub mod edit;
 mod env_file;
+pub mod families;
 pub mod glob;
 pub mod grep;
+mod live;
+pub mod mcp;
+pub mod memory;
 mod output;
 mod paths;
+pub mod processes;
 pub mod read;
+mod ring;
 mod walk;
+pub mod web;
 pub mod write;
 
 pub use bash::BashTool;
 pub use calculator::CalculatorTool;
 pub use edit::EditTool;
+pub use families::{FamilyConfig, FamilyHandles, register_families};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
 pub use read::ReadTool;

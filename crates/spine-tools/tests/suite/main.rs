@@ -4,9 +4,18 @@
 
 mod support;
 
+mod agent;
+mod direct;
+
 mod bash;
 mod boundary;
 mod calculator;
+mod command_runs;
+mod families;
 mod files;
+mod mcp;
+mod memory;
+mod processes;
 mod registry;
 mod search;
+mod web;

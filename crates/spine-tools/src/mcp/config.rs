@@ -1,0 +1,266 @@
+//! MCP server configuration in Claude Code's shape: the value of `mcpServers`.
+//!
+//! ```json
+//! {"fs":   {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."], "env": {"K": "v"}},
+//!  "docs": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}
+//! ```
+//!
+//! - An entry with `command` (or `"type": "stdio"`) is a stdio server: `args` and `env` are
+//!   optional. An entry with `url` (or `"type": "http"`) is a streamable-HTTP server with
+//!   optional `headers`. `"type": "sse"` (the legacy transport) and other types are issues.
+//! - `${VAR}` and `${VAR:-default}` are expanded in `command`, `args`, `env` values, `url` and
+//!   header values, from the process environment, as Claude Code does; a variable that is
+//!   unset and has no default makes that server an issue.
+//! - Problems are [`McpIssue`]s of kind [`McpIssueKind::Config`]: the server is skipped, the
+//!   others go on.
+//! - [`load_mcp_json`] reads `<project>/.mcp.json` (`{"mcpServers": {...}}`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use super::{McpIssue, McpIssueKind};
+
+/// The file [`load_mcp_json`] reads, relative to the project directory.
+pub const MCP_JSON: &str = ".mcp.json";
+
+/// How to reach one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerTransport {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment variables.
+        env: BTreeMap<String, String>,
+    },
+    /// A streamable-HTTP endpoint.
+    Http {
+        /// The endpoint URL.
+        url: String,
+        /// Extra request headers.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// The name (the `<server>` of `mcp__<server>__<tool>`).
+    pub name: String,
+    /// How to reach it.
+    pub transport: ServerTransport,
+}
+
+/// `.mcp.json` could not be used.
+#[derive(Debug, Error)]
+pub enum McpConfigError {
+    /// The file exists but cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("{path} is not valid JSON: {source}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The JSON is not `{"mcpServers": {...}}`.
+    #[error("{path}: expected {{\"mcpServers\": {{...}}}}, {why}")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// Reads `<project_dir>/.mcp.json` and returns its `mcpServers` value; `Ok(None)` when the file
+/// does not exist.
+pub fn load_mcp_json(project_dir: &Path) -> Result<Option<Value>, McpConfigError> {
+    let path = project_dir.join(MCP_JSON);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(McpConfigError::Read { path, source }),
+    };
+    let value: Value =
+        serde_json::from_str(&text).map_err(|source| McpConfigError::Parse { path: path.clone(), source })?;
+    let Value::Object(mut top) = value else {
+        return Err(McpConfigError::Shape { path, why: "the file is not a JSON object".to_owned() });
+    };
+    match top.remove("mcpServers") {
+        None => Ok(Some(Value::Object(Map::new()))),
+        Some(servers @ Value::Object(_)) => Ok(Some(servers)),
+        Some(_) => Err(McpConfigError::Shape { path, why: "`mcpServers` is not an object".to_owned() }),
+    }
+}
+
+/// Parses the `mcpServers` value (a whole `{"mcpServers": {...}}` document is accepted too).
+/// Servers come back in configuration order; broken entries become issues.
+pub fn parse_servers(config: &Value) -> (Vec<ServerConfig>, Vec<McpIssue>) {
+    let mut servers = Vec::new();
+    let mut issues = Vec::new();
+    let map = match config {
+        Value::Null => return (servers, issues),
+        Value::Object(m) => match m.get("mcpServers") {
+            Some(Value::Object(inner)) if m.len() == 1 => inner,
+            _ => m,
+        },
+        _ => {
+            issues.push(issue("mcpServers", "the MCP configuration is not a JSON object of servers"));
+            return (servers, issues);
+        }
+    };
+    for (name, entry) in map {
+        match parse_server(name, entry) {
+            Ok(server) => servers.push(server),
+            Err(message) => issues.push(issue(name, &message)),
+        }
+    }
+    (servers, issues)
+}
+
+fn issue(server: &str, message: &str) -> McpIssue {
+    McpIssue { server: server.to_owned(), tool: None, kind: McpIssueKind::Config, message: message.to_owned() }
+}
+
+fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
+    let Value::Object(e) = entry else {
+        return Err("the server entry is not a JSON object".to_owned());
+    };
+    if name.trim().is_empty() {
+        return Err("the server name is empty".to_owned());
+    }
+    let kind = match e.get("type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(t.as_str()),
+        Some(_) => return Err("`type` is not a string".to_owned()),
+    };
+    let stdio = match kind {
+        Some("stdio") => true,
+        Some("http" | "streamable-http" | "streamableHttp") => false,
+        Some("sse") => {
+            return Err(
+                "the legacy SSE transport is not supported; use a streamable-HTTP endpoint (\"type\": \"http\")"
+                    .to_owned(),
+            );
+        }
+        Some(other) => return Err(format!("unknown transport type {other:?} (stdio or http)")),
+        None if e.contains_key("command") => true,
+        None if e.contains_key("url") => false,
+        None => return Err("the entry has neither `command` (stdio) nor `url` (http)".to_owned()),
+    };
+    let transport = if stdio {
+        let command = match e.get("command") {
+            Some(Value::String(c)) if !c.trim().is_empty() => expand(c)?,
+            _ => return Err("a stdio server needs a non-empty `command`".to_owned()),
+        };
+        let args = match e.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(list)) => list
+                .iter()
+                .map(|a| a.as_str().ok_or_else(|| "`args` holds a non-string".to_owned()).and_then(expand))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err("`args` is not a list of strings".to_owned()),
+        };
+        ServerTransport::Stdio { command, args, env: string_map(e.get("env"), "env")? }
+    } else {
+        let url = match e.get("url") {
+            Some(Value::String(u)) if !u.trim().is_empty() => expand(u)?,
+            _ => return Err("an http server needs a non-empty `url`".to_owned()),
+        };
+        ServerTransport::Http { url, headers: string_map(e.get("headers"), "headers")? }
+    };
+    Ok(ServerConfig { name: name.to_owned(), transport })
+}
+
+fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), expand(s)?)),
+                _ => Err(format!("`{field}.{k}` is not a string")),
+            })
+            .collect(),
+        Some(_) => Err(format!("`{field}` is not an object of strings")),
+    }
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` from the environment.
+pub(crate) fn expand(text: &str) -> Result<String, String> {
+    expand_with(text, &|name| std::env::var(name).ok())
+}
+
+fn expand_with(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let body = &after[..end];
+        let (name, default) = match body.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (body, None),
+        };
+        match (lookup(name), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => return Err(format!("environment variable {name} is not set (used as ${{{name}}})")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn variables_expand_with_defaults_and_unset_ones_are_errors() {
+        let lookup = |n: &str| (n == "HOME_DIR").then(|| "/h".to_owned());
+        assert_eq!(expand_with("${HOME_DIR}/x ${NOPE:-d}", &lookup), Ok("/h/x d".to_owned()));
+        assert!(expand_with("${NOPE}", &lookup).is_err());
+        assert_eq!(expand_with("no vars $HOME", &lookup), Ok("no vars $HOME".to_owned()));
+    }
+
+    #[test]
+    fn entries_choose_their_transport_and_bad_ones_become_issues() {
+        let (servers, issues) = parse_servers(&json!({
+            "a": {"command": "node", "args": ["x.js"], "env": {"K": "v"}},
+            "b": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"X": "y"}},
+            "c": {"type": "sse", "url": "http://h/sse"},
+            "d": {"args": []},
+            "e": "nope"
+        }));
+        assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
+        assert!(matches!(&servers[0].transport, ServerTransport::Stdio { command, .. } if command == "node"));
+        assert_eq!(issues.iter().map(|i| i.server.as_str()).collect::<Vec<_>>(), vec!["c", "d", "e"]);
+    }
+
+    #[test]
+    fn a_whole_mcp_json_document_is_accepted() {
+        let (servers, issues) = parse_servers(&json!({"mcpServers": {"a": {"command": "x"}}}));
+        assert_eq!(servers.len(), 1);
+        assert!(issues.is_empty());
+    }
+}

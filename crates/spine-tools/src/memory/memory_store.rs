@@ -1,0 +1,77 @@
+//! `memory_store {key, value}` (effect: write).
+//!
+//! Writes `value` to `.spine/memory/<key>.md`, replacing what was there (atomically). The
+//! response is `{key, path, bytes, created, root}`; `root: true` for the root memory file that
+//! every prompt includes.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
+
+use super::{check_size, key_path, key_schema, relative, write_atomic};
+use crate::args;
+
+/// The `memory_store` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemoryStoreTool;
+
+#[async_trait]
+impl Tool for MemoryStoreTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "memory_store".to_owned(),
+            description: "Stores a Markdown note under a key in the workspace memory (.spine/memory/<key>.md), \
+                          replacing the previous value. The key `root` is included in every prompt."
+                .to_owned(),
+            input_schema: key_schema(
+                json!({"value": {"type": "string", "description": "The note (Markdown)."}}),
+                &["key", "value"],
+            ),
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Write
+    }
+
+    async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let key = args::string(args, "key")?;
+        let value = args::string(args, "value")?;
+        let path = key_path(ctx, key)?;
+        check_size("value", value)?;
+        let created = match tokio::fs::metadata(&path).await {
+            Ok(meta) if meta.is_dir() => {
+                return Err(ToolError::new(
+                    ErrorCode::ValidationError,
+                    format!("{} is a directory", relative(ctx, &path)),
+                ));
+            }
+            Ok(_) => false,
+            Err(_) => true,
+        };
+        write_atomic(&path, value).await?;
+        Ok(json!({
+            "key": key,
+            "path": relative(ctx, &path),
+            "bytes": value.len(),
+            "created": created,
+            "root": key == "root",
+        }))
+    }
+
+    fn project(&self, response: &Value) -> Projection {
+        let key = response.get("key").and_then(Value::as_str).unwrap_or("?");
+        let bytes = response.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+        let root = response.get("root").and_then(Value::as_bool).unwrap_or(false);
+        let mut content = format!("Stored memory `{key}` ({bytes} bytes).");
+        if root {
+            content.push_str(" It is the root memory, included in every prompt.");
+        }
+        Projection::plain(content)
+            .with("key", key)
+            .with("bytes", bytes)
+            .with("path", response.get("path").cloned().unwrap_or(Value::Null))
+            .with("created", response.get("created").cloned().unwrap_or(Value::Null))
+    }
+}

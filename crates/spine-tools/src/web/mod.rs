@@ -1,0 +1,188 @@
+//! Web: `WebFetch {url, prompt?}` and `WebSearch {query, allowed_domains?, blocked_domains?}`
+//! (Claude Code's names and input shapes; effect network).
+//!
+//! Rules shared by both:
+//! - HTTP with reqwest on rustls with the **ring** provider (installed once, process-wide; never
+//!   aws-lc), built lazily on first use: a client that cannot be built is a `runtime_error` of
+//!   the call, not of registration.
+//! - Only `http` and `https` URLs; anything else is a `validation_error`.
+//! - Redirects: at most [`WebOptions::max_redirects`] (default 5); more is a `runtime_error`.
+//! - Time: one limit per request, body included ([`WebOptions::timeout`], default 30 s); past
+//!   it the call fails with `timeout`.
+//! - Size: the body is read up to [`WebOptions::max_bytes`] (default 10 MiB) and then **cut**,
+//!   not refused: the model gets the first 10 MiB (converted, then capped to
+//!   [`WebOptions::text_chars`] characters) and `truncated: true`. A 50 MB page therefore costs
+//!   10 MiB of download and memory, no more, and still answers.
+//! - Text: HTML becomes readable, Markdown-like text with `html2text` (`#` headings,
+//!   `**bold**`, `*` lists, links as numbered footnotes; scripts and styles dropped); `text/*`,
+//!   JSON, XML and JavaScript pass through; other types (images, PDFs, archives) are reported
+//!   by type and size without content. Bodies are decoded as UTF-8 (invalid bytes become
+//!   U+FFFD): other charsets are rare on today's web and not converted.
+//!
+//! See [`fetch`] and [`search`] for each tool's response and projection.
+
+pub mod fetch;
+pub mod search;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use spine_core::tool::Tool;
+use spine_protocol::tool::{ErrorCode, ToolError};
+
+pub use fetch::WebFetchTool;
+pub use search::WebSearchTool;
+
+/// Limits of the web tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebOptions {
+    /// Body bytes read at most (default 10 MiB); the rest is cut.
+    pub max_bytes: usize,
+    /// Characters of text given to the model at most (default 100 000).
+    pub text_chars: usize,
+    /// Time limit of one request, body included (default 30 s).
+    pub timeout: Duration,
+    /// Redirects followed at most (default 5).
+    pub max_redirects: usize,
+    /// The `User-Agent` header.
+    pub user_agent: String,
+}
+
+impl Default for WebOptions {
+    fn default() -> Self {
+        WebOptions {
+            max_bytes: 10 * 1024 * 1024,
+            text_chars: 100_000,
+            timeout: Duration::from_secs(30),
+            max_redirects: 5,
+            user_agent: format!("spine/{} (+WebFetch)", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// `WebFetch` and `WebSearch`; `search_url` is the SearXNG-compatible endpoint of WebSearch
+/// (settings `web.search_url`), `None` when not configured.
+pub fn web_tools(search_url: Option<String>, options: WebOptions) -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(WebFetchTool::new(options.clone())), Arc::new(WebSearchTool::new(search_url, options))]
+}
+
+/// Installs rustls' ring provider as the process default, once. Safe to call any number of
+/// times, and harmless when the program installed a provider itself.
+pub fn install_crypto_provider() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// A lazily built HTTP client.
+#[derive(Debug)]
+pub(crate) struct LazyClient {
+    options: WebOptions,
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl LazyClient {
+    pub(crate) fn new(options: WebOptions) -> Self {
+        LazyClient { options, client: OnceLock::new() }
+    }
+
+    pub(crate) fn options(&self) -> &WebOptions {
+        &self.options
+    }
+
+    /// The client, built on first use.
+    pub(crate) fn get(&self) -> Result<&reqwest::Client, ToolError> {
+        let built = self.client.get_or_init(|| {
+            install_crypto_provider();
+            reqwest::Client::builder()
+                .user_agent(self.options.user_agent.clone())
+                .timeout(self.options.timeout)
+                .connect_timeout(self.options.timeout.min(Duration::from_secs(10)))
+                .redirect(reqwest::redirect::Policy::limited(self.options.max_redirects))
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        built
+            .as_ref()
+            .map_err(|e| ToolError::new(ErrorCode::RuntimeError, format!("cannot build the HTTP client: {e}")))
+    }
+}
+
+/// Parses a URL and accepts only `http` and `https`.
+pub(crate) fn http_url(text: &str) -> Result<reqwest::Url, ToolError> {
+    let url = reqwest::Url::parse(text.trim())
+        .map_err(|e| ToolError::new(ErrorCode::ValidationError, format!("{text:?} is not a valid URL: {e}")))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(ToolError::new(
+            ErrorCode::ValidationError,
+            format!("only http and https URLs can be fetched; {text:?} is a {other} URL"),
+        )),
+    }
+}
+
+/// Maps a transport error to a tool error: time-outs are `timeout`, too many redirects and
+/// everything else `runtime_error`.
+pub(crate) fn request_error(url: &reqwest::Url, e: &reqwest::Error, options: &WebOptions) -> ToolError {
+    if e.is_timeout() {
+        ToolError::new(ErrorCode::Timeout, format!("GET {url} timed out after {} s", options.timeout.as_secs_f32()))
+    } else if e.is_redirect() {
+        ToolError::new(
+            ErrorCode::RuntimeError,
+            format!("GET {url} was redirected more than {} times", options.max_redirects),
+        )
+    } else {
+        ToolError::new(ErrorCode::RuntimeError, format!("GET {url} failed: {}", error_chain(e)))
+    }
+}
+
+/// An error and its sources, joined with `: `.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Reads a response body up to `max` bytes; returns the bytes and whether it was cut.
+pub(crate) async fn read_capped(
+    url: &reqwest::Url,
+    mut response: reqwest::Response,
+    max: usize,
+    options: &WebOptions,
+) -> Result<(Vec<u8>, bool), ToolError> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = max - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    return Ok((body, true));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok((body, false)),
+            Err(e) => return Err(request_error(url, &e, options)),
+        }
+    }
+}
+
+/// Cuts text to `max` characters; returns whether it was cut.
+pub(crate) fn cap_chars(text: &mut String, max: usize) -> bool {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => {
+            text.truncate(cut);
+            true
+        }
+        None => false,
+    }
+}

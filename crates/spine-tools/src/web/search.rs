@@ -1,0 +1,193 @@
+//! `WebSearch {query, allowed_domains?, blocked_domains?}` (effect: network).
+//!
+//! Queries a SearXNG-compatible JSON endpoint — the tool's `search_url` (settings
+//! `web.search_url`) — with `GET <search_url>?q=<query>&format=json` and reads
+//! `results: [{title, url, content}]`. Results outside `allowed_domains` or inside
+//! `blocked_domains` (a domain matches itself and its subdomains) are dropped; at most
+//! [`MAX_RESULTS`] are kept, in the engine's order. The response is
+//! `{query, results: [{title, url, snippet}]}`.
+//!
+//! Without a configured endpoint every call is a `validation_error` saying how to configure
+//! one. A non-2xx answer or a body that is not the expected JSON is a `runtime_error`.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
+
+use super::{LazyClient, WebOptions, http_url, read_capped, request_error};
+use crate::args;
+
+/// Results kept at most.
+pub const MAX_RESULTS: usize = 10;
+/// Characters of a result's snippet.
+const SNIPPET_CHARS: usize = 300;
+
+/// The `WebSearch` tool.
+#[derive(Debug)]
+pub struct WebSearchTool {
+    search_url: Option<String>,
+    client: LazyClient,
+}
+
+impl WebSearchTool {
+    /// The tool against a SearXNG-compatible endpoint (`None`: not configured).
+    pub fn new(search_url: Option<String>, options: WebOptions) -> Self {
+        WebSearchTool { search_url: search_url.filter(|u| !u.trim().is_empty()), client: LazyClient::new(options) }
+    }
+}
+
+fn domains(args: &Map<String, Value>, key: &str) -> Vec<String> {
+    args.get(key)
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(|d| d.trim().trim_start_matches("*.").trim_start_matches('.').to_ascii_lowercase())
+                .filter(|d| !d.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn host_matches(host: &str, domain: &str) -> bool {
+    host == domain || host.strip_suffix(domain).is_some_and(|rest| rest.ends_with('.'))
+}
+
+#[async_trait]
+impl Tool for WebSearchTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "WebSearch".to_owned(),
+            description: format!(
+                "Searches the web and returns up to {MAX_RESULTS} results (title, URL, snippet). \
+                 allowed_domains / blocked_domains filter the results by site."
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "description": "The search query."},
+                    "allowed_domains": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Only results from these domains."
+                    },
+                    "blocked_domains": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Never results from these domains."
+                    }
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::Network
+    }
+
+    async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let query = args::string(args, "query")?;
+        let Some(endpoint) = &self.search_url else {
+            return Err(ToolError::new(
+                ErrorCode::ValidationError,
+                "WebSearch is not configured: set `web.search_url` in settings to a SearXNG-compatible \
+                 JSON endpoint (e.g. http://127.0.0.1:8888/search)",
+            ));
+        };
+        let mut url = http_url(endpoint)?;
+        url.query_pairs_mut().append_pair("q", query).append_pair("format", "json");
+        let allowed = domains(args, "allowed_domains");
+        let blocked = domains(args, "blocked_domains");
+        let client = self.client.get()?;
+        let options = self.client.options();
+        let fetched = async {
+            let response = client
+                .get(url.clone())
+                .header(reqwest::header::ACCEPT, "application/json")
+                .send()
+                .await
+                .map_err(|e| request_error(&url, &e, options))?;
+            let status = response.status();
+            let (body, _) = read_capped(&url, response, options.max_bytes, options).await?;
+            Ok::<_, ToolError>((status, body))
+        };
+        let (status, body) = tokio::select! {
+            r = fetched => r?,
+            () = ctx.cancel.cancelled() => {
+                return Err(ToolError::new(ErrorCode::Canceled, "the run was canceled during the search"));
+            }
+        };
+        if !status.is_success() {
+            return Err(ToolError::new(ErrorCode::RuntimeError, format!("the search endpoint answered HTTP {status}")));
+        }
+        let parsed: Value = serde_json::from_slice(&body).map_err(|e| {
+            ToolError::new(ErrorCode::RuntimeError, format!("the search endpoint did not answer JSON: {e}"))
+        })?;
+        let Some(raw) = parsed.get("results").and_then(Value::as_array) else {
+            return Err(ToolError::new(ErrorCode::RuntimeError, "the search endpoint's answer has no `results` list"));
+        };
+        let mut results = Vec::new();
+        for r in raw {
+            let Some(link) = r.get("url").and_then(Value::as_str) else { continue };
+            let host = reqwest::Url::parse(link)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+                .unwrap_or_default();
+            if !allowed.is_empty() && !allowed.iter().any(|d| host_matches(&host, d)) {
+                continue;
+            }
+            if blocked.iter().any(|d| host_matches(&host, d)) {
+                continue;
+            }
+            let mut snippet = r.get("content").and_then(Value::as_str).unwrap_or("").trim().to_owned();
+            super::cap_chars(&mut snippet, SNIPPET_CHARS);
+            results.push(json!({
+                "title": r.get("title").and_then(Value::as_str).unwrap_or("").trim(),
+                "url": link,
+                "snippet": snippet,
+            }));
+            if results.len() == MAX_RESULTS {
+                break;
+            }
+        }
+        Ok(json!({"query": query, "results": results}))
+    }
+
+    fn project(&self, response: &Value) -> Projection {
+        let query = response.get("query").and_then(Value::as_str).unwrap_or("");
+        let results = response.get("results").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut lines = vec![if results.is_empty() {
+            format!("No web results for {query:?}.")
+        } else {
+            format!("Web results for {query:?}:")
+        }];
+        for (i, r) in results.iter().enumerate() {
+            lines.push(format!(
+                "{}. {}\n   {}",
+                i + 1,
+                r["title"].as_str().unwrap_or(""),
+                r["url"].as_str().unwrap_or("")
+            ));
+            if let Some(s) = r["snippet"].as_str().filter(|s| !s.is_empty()) {
+                lines.push(format!("   {s}"));
+            }
+        }
+        let urls: Vec<Value> = results.iter().filter_map(|r| r.get("url").cloned()).collect();
+        Projection::plain(lines.join("\n")).with("result_count", results.len()).with("urls", urls)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_domain_matches_itself_and_its_subdomains_only() {
+        assert!(host_matches("docs.rs", "docs.rs"));
+        assert!(host_matches("www.docs.rs", "docs.rs"));
+        assert!(!host_matches("notdocs.rs", "docs.rs"));
+    }
+}

@@ -1,0 +1,203 @@
+//! The runner harness (the pattern of spine-core's test support): a scripted model that
+//! answers from a list and records every request, and an agent built around the tools under
+//! test, so calls go review → PreToolUse → permission → execute → project → PostToolUse.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use spine_core::CancellationToken;
+use spine_core::hooks::HookRegistryBuilder;
+use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::observer::NullObserver;
+use spine_core::permission::{Approval, ApprovalRequest, Approver, PermissionPolicy, PermissionRules};
+use spine_core::registry::ToolRegistryBuilder;
+use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
+use spine_core::session::Transcript;
+use spine_core::stages::prepare_turn::OperatorStateSource;
+use spine_core::trace::Trace;
+use spine_core::workspace::Workspace;
+use spine_protocol::hook::SessionSource;
+use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::pairing::validate_pairing;
+use spine_protocol::permission::PermissionMode;
+use spine_protocol::tool::{ToolArguments, ToolCall};
+use spine_protocol::trace::TraceRecord;
+
+use crate::support::Recorder;
+
+/// A model that answers from a list and records every request.
+pub struct Script {
+    replies: Mutex<VecDeque<AssistantMessage>>,
+    pub requests: Mutex<Vec<Vec<Message>>>,
+}
+
+impl Script {
+    pub fn new(replies: Vec<AssistantMessage>) -> Arc<Self> {
+        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default() })
+    }
+
+    pub fn requests(&self) -> Vec<Vec<Message>> {
+        self.requests.lock().expect("requests").clone()
+    }
+}
+
+#[async_trait]
+impl ModelClient for Script {
+    fn model(&self) -> &str {
+        "script"
+    }
+
+    async fn complete(
+        &self,
+        request: ModelRequest<'_>,
+        _s: &dyn StreamSink,
+        _c: &CancellationToken,
+    ) -> Result<ModelReply, ModelError> {
+        validate_pairing(request.messages).expect("every request the runner sends is paired");
+        self.requests.lock().expect("requests").push(request.messages.to_vec());
+        match self.replies.lock().expect("replies").pop_front() {
+            Some(message) => {
+                let finish = if message.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
+                Ok(ModelReply { message, finish_reason: finish, usage: None })
+            }
+            None => Err(ModelError::new(ModelErrorKind::Exhausted, "script exhausted")),
+        }
+    }
+}
+
+/// A final answer.
+pub fn text(t: &str) -> AssistantMessage {
+    AssistantMessage { content: Some(t.to_owned()), tool_calls: vec![] }
+}
+
+/// One model turn with these tool calls `(id, name, arguments)`.
+pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
+    AssistantMessage {
+        content: None,
+        tool_calls: list
+            .iter()
+            .map(|(id, name, args)| ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: ToolArguments::Json(args.clone()),
+            })
+            .collect(),
+    }
+}
+
+/// An approver that allows everything (the permission stage still runs).
+pub struct AllowAll;
+
+#[async_trait]
+impl Approver for AllowAll {
+    async fn approve(&self, _request: &ApprovalRequest<'_>) -> Approval {
+        Approval::Allow
+    }
+}
+
+/// An agent around the tools under test.
+pub struct AgentHarness {
+    pub tools: ToolRegistryBuilder,
+    pub hooks: HookRegistryBuilder,
+    pub dir: tempfile::TempDir,
+    pub operator_state: Option<Arc<dyn OperatorStateSource>>,
+    pub cancel: CancellationToken,
+}
+
+/// What a run produced.
+pub struct AgentRun {
+    pub outcome: RunOutcome,
+    pub script: Arc<Script>,
+    pub progress: Arc<Recorder>,
+    /// The workspace, kept until the run is dropped.
+    pub dir: tempfile::TempDir,
+}
+
+impl AgentHarness {
+    pub fn new() -> Self {
+        AgentHarness {
+            tools: ToolRegistryBuilder::new(),
+            hooks: HookRegistryBuilder::new(),
+            dir: tempfile::tempdir().expect("tempdir"),
+            operator_state: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().expect("root")
+    }
+
+    /// Runs one prompt; the agent (and so the tool registry) is dropped before this returns.
+    pub async fn run(self, prompt: &str, replies: Vec<AssistantMessage>) -> AgentRun {
+        let script = Script::new(replies);
+        let progress = Arc::new(Recorder::default());
+        let workspace = Arc::new(Workspace::new(self.dir.path()).expect("workspace"));
+        let mut config = AgentConfig::new(Arc::clone(&workspace));
+        config.operator_state = self.operator_state;
+        let agent = Agent {
+            model: Arc::clone(&script) as Arc<dyn ModelClient>,
+            tools: Arc::new(self.tools.build().expect("tools")),
+            hooks: Arc::new(self.hooks.build()),
+            policy: PermissionPolicy::new(
+                PermissionRules::default(),
+                PermissionMode::Default,
+                workspace.root().to_path_buf(),
+            ),
+            approver: Arc::new(AllowAll),
+            config,
+        };
+        let transcript = Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");
+        let outcome = agent
+            .run(RunRequest {
+                prompt: Some(prompt.to_owned()),
+                session_id: "s1".into(),
+                transcript,
+                history: vec![],
+                deferred: None,
+                source: SessionSource::Startup,
+                cancel: self.cancel.clone(),
+                observer: Arc::new(NullObserver),
+                trace: Trace::default(),
+                env_file: None,
+                progress: Some(Arc::clone(&progress) as Arc<dyn spine_core::tool::ProgressSink>),
+                reports: None,
+            })
+            .await;
+        validate_pairing(&outcome.messages).expect("the final conversation is paired");
+        drop(agent);
+        AgentRun { outcome, script, progress, dir: self.dir }
+    }
+}
+
+/// The tool results of a conversation, in order.
+pub fn results(messages: &[Message]) -> Vec<ToolResultMessage> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The metadata of `project_tool_result` for one call, from the trace.
+pub fn projected_metadata(outcome: &RunOutcome, call_id: &str) -> serde_json::Map<String, Value> {
+    outcome
+        .trace
+        .entries()
+        .into_iter()
+        .find_map(|e| match e.record {
+            TraceRecord::Stage(s) if s.hook == "project_tool_result" && s.tool_use_id.as_deref() == Some(call_id) => {
+                s.fields.get("metadata").and_then(Value::as_object).cloned()
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
