@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde_json::{Map, Value};
 use spine_core::hooks::{HookRegistry, HookRegistryBuilder};
 use spine_core::model::ModelClient;
 use spine_core::permission::{Approver, PermissionPolicy, PermissionRule, PermissionRules};
@@ -16,11 +17,14 @@ use spine_core::runner::{Agent, AgentConfig};
 use spine_core::skills::{SkillRoot, SkillRootKind};
 use spine_core::stages::review_tool_call::Visibility;
 use spine_core::tokens::WordsEstimator;
+use spine_core::tool::Tool;
 use spine_core::workspace::Workspace;
 use spine_hooks::settings::RuleEntry;
 use spine_hooks::{HookConfig, Settings};
 use spine_models::spec::ModelSpec;
 use spine_protocol::permission::PermissionMode;
+use spine_tools::mcp::{McpOptions, McpTools};
+use spine_tools::{FamilyConfig, FamilyHandles};
 use thiserror::Error;
 
 /// A configuration problem found while assembling an agent.
@@ -52,6 +56,9 @@ pub enum AssemblyError {
         /// The registered names.
         known: String,
     },
+    /// `.mcp.json` could not be read.
+    #[error("{0}")]
+    Mcp(String),
     /// The workspace directory is unusable.
     #[error("workspace {path}: {reason}")]
     Workspace {
@@ -82,6 +89,8 @@ pub struct AgentOptions {
     pub allow_defer: bool,
     /// The conversation (for its summary file).
     pub conversation_id: Option<String>,
+    /// Tools from elsewhere (MCP servers connected with [`connect_mcp`]).
+    pub extra_tools: Vec<Arc<dyn Tool>>,
 }
 
 /// An assembled agent and what the caller should show the user.
@@ -90,12 +99,17 @@ pub struct Assembled {
     pub agent: Agent,
     /// Warnings (hooks spine does not run, disabled hooks…), for stderr.
     pub warnings: Vec<String>,
+    /// The registries of the tool families (command runs, processes); everything they started
+    /// is killed when the last handle goes, or by [`FamilyHandles::shutdown`] at the end of the
+    /// run.
+    pub families: FamilyHandles,
 }
 
 /// Builds an agent.
 pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
     let model = build_model(options.model.as_deref(), settings)?;
-    let tools = Arc::new(build_tools()?);
+    let (tools, families) = build_tools(settings, &options.extra_tools)?;
+    let tools = Arc::new(tools);
     let visibility = visibility(&options.allowed_tools, &tools)?;
     let mode = options.permission_mode.or(settings.permissions.default_mode).unwrap_or_default();
     let rules = PermissionRules {
@@ -120,6 +134,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         config.estimator = Some(Arc::new(WordsEstimator));
     }
     config.allow_defer = options.allow_defer;
+    config.operator_state = Some(families.operator_state());
     let agent = Agent {
         model,
         tools,
@@ -128,7 +143,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         approver: options.approver,
         config,
     };
-    Ok(Assembled { agent, warnings })
+    Ok(Assembled { agent, warnings, families })
 }
 
 /// The model: `--model`, else settings `model`, else the provider whose API key is set.
@@ -142,11 +157,42 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
     spine_models::client_for(&spec).map_err(|e| AssemblyError::Model(e.to_string()))
 }
 
-/// The built-in tools.
-pub fn build_tools() -> Result<ToolRegistry, AssemblyError> {
+/// The tools of a run: the built-ins, the tool families (command runs, processes, memory, web
+/// with settings `web.search_url`), then `extra` (MCP tools).
+pub fn build_tools(
+    settings: &Settings,
+    extra: &[Arc<dyn Tool>],
+) -> Result<(ToolRegistry, FamilyHandles), AssemblyError> {
     let mut builder = ToolRegistryBuilder::new();
     spine_tools::register_builtins(&mut builder);
-    builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))
+    let families = spine_tools::register_families(
+        &mut builder,
+        FamilyConfig { search_url: settings.web_search_url.clone(), ..FamilyConfig::default() },
+    );
+    for tool in extra {
+        builder.register_arc(Arc::clone(tool));
+    }
+    let registry = builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))?;
+    Ok((registry, families))
+}
+
+/// Connects the MCP servers of a project: `.mcp.json` in the project directory, then the
+/// settings' `mcpServers` (a server of the same name replaces the file's). Servers that fail
+/// are reported as warnings and their tools are absent; the run goes on. Keep the returned
+/// handle for the whole run and call `shutdown` at its end.
+pub async fn connect_mcp(settings: &Settings, project: &Path) -> Result<(McpTools, Vec<String>), AssemblyError> {
+    let mut servers = match spine_tools::mcp::load_mcp_json(project) {
+        Ok(Some(Value::Object(map))) => map,
+        Ok(_) => Map::new(),
+        Err(e) => return Err(AssemblyError::Mcp(e.to_string())),
+    };
+    servers.extend(settings.mcp_servers.clone());
+    if servers.is_empty() {
+        return Ok((McpTools::empty(), Vec::new()));
+    }
+    let (tools, issues) =
+        spine_tools::mcp::connect_mcp_servers(&Value::Object(servers), &McpOptions::new(project)).await;
+    Ok((tools, issues.iter().map(|i| format!("MCP: {i}")).collect()))
 }
 
 /// The visible tools; every name must be registered.
@@ -214,6 +260,7 @@ mod tests {
             approver: Arc::new(DenyApprover),
             allow_defer: true,
             conversation_id: None,
+            extra_tools: vec![],
         }
     }
 

@@ -125,7 +125,7 @@ fn fresh(base: &str, tag: &str) -> Result<MailboxUrl, Error> {
 
 async fn throughput(base: &str, items: usize, concurrency: usize) -> Result<(), Error> {
     let workdir = tempfile::tempdir()?;
-    let env = Arc::new(Environment::new(workdir.path(), None, Default::default())?);
+    let env = Arc::new(Environment::new(workdir.path(), None, Default::default(), Vec::new())?);
 
     // Throughput: submit as fast as possible while the workers run.
     let url = fresh(base, "e2e")?;
@@ -275,7 +275,7 @@ async fn memory(inflight: usize) -> Result<(), Error> {
     std::fs::write(&script, json!({"turns": [{"text": "done", "delay_ms": 3000}]}).to_string())?;
     let quick = dir.path().join("quick.json");
     std::fs::write(&quick, json!({"turns": [{"text": "done"}]}).to_string())?;
-    let env = Arc::new(Environment::new(dir.path(), None, Default::default())?);
+    let env = Arc::new(Environment::new(dir.path(), None, Default::default(), Vec::new())?);
     let url: MailboxUrl = format!("sqlite:{}", dir.path().join("mem.db").display()).parse()?;
     let submitter = url.open().await?;
     let mut reports = ReportStream::open(submitter.as_ref(), &ReportQuery { item_id: None, follow: true }).await?;

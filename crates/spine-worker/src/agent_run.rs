@@ -23,6 +23,7 @@ use spine_core::skills::SkillRoot;
 use spine_core::stages::handle_error::{ExecutionError, handle_error};
 use spine_core::stages::prepare_turn::{TurnSettings, normalize_transcript};
 use spine_core::stages::review_tool_call::Visibility;
+use spine_core::tool::Tool;
 use spine_core::workspace::Workspace;
 use spine_hooks::Settings;
 use spine_protocol::assignment::RequestPayload;
@@ -64,6 +65,7 @@ pub struct SettingsAgents {
     workspace: Arc<Workspace>,
     spine_home: PathBuf,
     skill_roots: Vec<SkillRoot>,
+    extra_tools: Vec<Arc<dyn Tool>>,
 }
 
 impl SettingsAgents {
@@ -73,9 +75,10 @@ impl SettingsAgents {
         workspace: Arc<Workspace>,
         spine_home: PathBuf,
         skill_roots: Vec<SkillRoot>,
+        extra_tools: Vec<Arc<dyn Tool>>,
     ) -> Result<(Self, Vec<String>), AgentBuildError> {
         let (_, warnings) = spine_agent::build_hooks(&settings).map_err(|e| AgentBuildError(e.to_string()))?;
-        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots }, warnings))
+        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, extra_tools }, warnings))
     }
 
     /// A relative script path is relative to the workspace, not to the worker's directory.
@@ -102,6 +105,7 @@ impl AgentFactory for SettingsAgents {
             approver: Arc::new(DenyApprover),
             allow_defer: true,
             conversation_id: spec.turn.conversation_id.clone(),
+            extra_tools: self.extra_tools.clone(),
         };
         let mut agent = assemble(&self.settings, options).map_err(|e| AgentBuildError(e.to_string()))?.agent;
         let config = &mut agent.config;

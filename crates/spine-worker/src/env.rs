@@ -6,12 +6,14 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
-use spine_core::skills::{SkillRoot, SkillRootKind};
+use spine_core::registry::ToolRegistry;
+use spine_core::skills::SkillRoot;
 use spine_core::stages::compact_context::CompactStrategy;
 use spine_core::tokens::TokenEstimator;
+use spine_core::tool::Tool;
 use spine_core::workspace::Workspace;
 use spine_hooks::Settings;
+use spine_tools::FamilyHandles;
 use thiserror::Error;
 
 use crate::agent_run::{AgentBuildError, AgentFactory, SettingsAgents};
@@ -39,8 +41,10 @@ pub enum EnvironmentError {
 pub struct Environment {
     /// The workspace root of assignments (`spine worker --cwd`).
     pub workspace: Arc<Workspace>,
-    /// The built-in tools.
+    /// The tools of deterministic assignments: built-ins, families, MCP tools.
     pub tools: Arc<ToolRegistry>,
+    /// The worker's command runs and processes (shared by its assignments; killed with it).
+    pub families: FamilyHandles,
     /// Skill roots (settings' `skills.roots`, else `$SPINE_HOME/skills` and `.spine/skills`).
     pub skill_roots: Vec<SkillRoot>,
     /// `context.compaction_threshold_tokens`.
@@ -109,34 +113,30 @@ impl TokenEstimator for CachedEstimator<'_> {
 impl Environment {
     /// The environment of a workspace with the given settings; `spine_home` holds the system
     /// skills.
-    pub fn new(workspace_root: &Path, spine_home: Option<&Path>, settings: Settings) -> Result<Self, EnvironmentError> {
+    pub fn new(
+        workspace_root: &Path,
+        spine_home: Option<&Path>,
+        settings: Settings,
+        extra_tools: Vec<Arc<dyn Tool>>,
+    ) -> Result<Self, EnvironmentError> {
         let workspace =
             Arc::new(Workspace::new(workspace_root).map_err(|e| EnvironmentError::Workspace {
                 path: workspace_root.to_path_buf(),
                 reason: e.to_string(),
             })?);
-        let mut builder = ToolRegistryBuilder::new();
-        spine_tools::register_builtins(&mut builder);
-        let tools = Arc::new(builder.build().map_err(|e| EnvironmentError::Tools(e.to_string()))?);
+        // One set of family registries per worker: command runs and processes started by one
+        // assignment can be read, waited on or stopped by a later one.
+        let (registry, families) =
+            spine_agent::build_tools(&settings, &extra_tools).map_err(|e| EnvironmentError::Tools(e.to_string()))?;
+        let tools = Arc::new(registry);
         let root = workspace.root().to_path_buf();
-        let skill_roots = match &settings.skill_roots {
-            Some(roots) => {
-                roots.iter().map(|r| SkillRoot { path: Workspace::normalize(&r.path, &root), kind: r.kind }).collect()
-            }
-            None => {
-                let mut roots = Vec::new();
-                if let Some(home) = spine_home {
-                    roots.push(SkillRoot { path: home.join("skills"), kind: SkillRootKind::System });
-                }
-                roots.push(SkillRoot { path: root.join(".spine").join("skills"), kind: SkillRootKind::Live });
-                roots
-            }
-        };
+        let home = spine_home.map_or_else(|| root.join(".spine").join("home"), Path::to_path_buf);
+        let skill_roots = spine_agent::skill_roots(&settings, &home, &root);
         let compaction_threshold = settings.compaction_threshold_tokens;
         let compaction_strategy = settings.compaction_strategy.unwrap_or_default();
         let words_estimator = settings.token_estimator.as_deref() == Some("words");
-        let home = spine_home.map_or_else(|| root.join(".spine").join("home"), Path::to_path_buf);
-        let (agents, warnings) = SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone())?;
+        let (agents, warnings) =
+            SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone(), extra_tools)?;
         Ok(Environment {
             workspace,
             tools,
@@ -145,6 +145,7 @@ impl Environment {
             compaction_strategy,
             words_estimator,
             agents: Arc::new(agents),
+            families,
             warnings,
             token_counts: TokenCounts::default(),
         })

@@ -62,6 +62,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     };
     let approver: Arc<dyn Approver> =
         if interactive_prompt { Arc::new(TerminalApprover) } else { Arc::new(DenyApprover) };
+    let (mcp, mcp_warnings) = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
     let assembled = spine_agent::assemble(
         &settings,
         AgentOptions {
@@ -74,15 +75,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             approver,
             allow_defer: !interactive_prompt,
             conversation_id: Some(session_id.clone()),
+            extra_tools: mcp.tools(),
         },
     )
     .map_err(|e| config(e.to_string()))?;
     if !args.quiet {
-        for warning in &assembled.warnings {
+        for warning in mcp_warnings.iter().chain(&assembled.warnings) {
             eprintln!("warning: {warning}");
         }
     }
-    let agent = assembled.agent;
+    let (agent, families) = (assembled.agent, assembled.families);
 
     let trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
         Some(path) => {
@@ -146,6 +148,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         })
         .await;
 
+    // Nothing the run started outlives it: command runs, background processes, MCP servers.
+    drop(agent);
+    families.shutdown().await;
+    mcp.shutdown().await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match args.output_format {
         OutputFormat::Text => match outcome.subtype {

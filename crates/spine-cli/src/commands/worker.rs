@@ -25,7 +25,12 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
     let settings = context::settings(&home, &project, &args.settings)?;
-    let env = Environment::new(&project, Some(&home), settings).map_err(|e| config(e.to_string()))?;
+    // MCP servers are connected once per worker and shared by its assignments.
+    let (mcp, mcp_warnings) = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
+    for warning in &mcp_warnings {
+        eprintln!("warning: {warning}");
+    }
+    let env = Environment::new(&project, Some(&home), settings, mcp.tools()).map_err(|e| config(e.to_string()))?;
     for warning in &env.warnings {
         eprintln!("warning: {warning}");
     }
@@ -45,7 +50,10 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     }
     let (trigger, listener) = shutdown::channel();
     tokio::spawn(stop_on_signals(trigger));
-    let summary = Worker::new(mailbox, Arc::new(env), worker_config).run(listener).await?;
+    let env = Arc::new(env);
+    let summary = Worker::new(mailbox, Arc::clone(&env), worker_config).run(listener).await?;
+    env.families.shutdown().await;
+    mcp.shutdown().await;
     if args.verbose {
         eprintln!(
             "spine worker: {} deliveries handled, {} canceled at shutdown",

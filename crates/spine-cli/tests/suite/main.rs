@@ -6,5 +6,6 @@ mod cancel;
 mod hooks;
 mod providers;
 mod run;
+mod tools;
 mod trace;
 mod worker;

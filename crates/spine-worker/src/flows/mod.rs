@@ -224,7 +224,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let mailbox: Arc<dyn Mailbox> =
             Arc::new(SqliteMailbox::open(&dir.path().join("m.db"), Default::default()).expect("mailbox"));
-        let env = Arc::new(Environment::new(dir.path(), None, Default::default()).expect("env"));
+        let env = Arc::new(Environment::new(dir.path(), None, Default::default(), Vec::new()).expect("env"));
         let decoded = decode(item.to_string().as_bytes(), "sqlite-1");
         let mut claim = Claim {
             item_id: decoded.identity.item_id.clone(),

@@ -84,7 +84,7 @@ impl Harness {
     }
 
     pub fn env(&self) -> Arc<Environment> {
-        Arc::new(Environment::new(&self.workspace(), None, Default::default()).expect("environment"))
+        Arc::new(Environment::new(&self.workspace(), None, Default::default(), Vec::new()).expect("environment"))
     }
 
     pub fn config(&self, concurrency: usize, once: bool) -> WorkerConfig {
