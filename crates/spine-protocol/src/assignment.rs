@@ -572,6 +572,20 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// The example item of PIPELINE.md §3 (`examples/items/calculator.json`): a deterministic
+/// `calculator` call on `2 + 2`, with `item_id` set and `protocol_message_id` and
+/// `logical_work_id` derived from it. Handy for `spine submit` experiments and tests.
+pub fn example_item(item_id: &str) -> Value {
+    let mut item: Value =
+        serde_json::from_str(include_str!("../../../examples/items/calculator.json")).unwrap_or(Value::Null);
+    if let Some(map) = item.as_object_mut() {
+        map.insert("item_id".into(), Value::String(item_id.to_owned()));
+        map.insert("protocol_message_id".into(), Value::String(format!("kernel-msg-{item_id}")));
+        map.insert("logical_work_id".into(), Value::String(format!("work-{item_id}")));
+    }
+    item
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -617,25 +631,8 @@ mod tests {
 
     #[test]
     fn the_pipeline_example_item_round_trips_through_the_typed_payload() {
-        let item = serde_json::json!({
-            "item_id": "item-0001",
-            "item_type": "execution_assignment",
-            "protocol_message_id": "kernel-msg-0001",
-            "logical_work_id": "work-0001",
-            "attempt_no": 1,
-            "payload": {
-                "protocol_version": "spine-assignment/1",
-                "request_kind": "execution_assignment",
-                "task": {"conversation_id": "conv-1", "turn_id": "turn-1", "kind": "turn_step"},
-                "task_payload": {"mode": "deterministic_tool_call",
-                                 "tool_call": {"tool_name": "calculator", "arguments": {"expression": "2 + 2"}}},
-                "context_messages": [{"role": "user", "content": "add two and two"}],
-                "allowed_tool_names": ["calculator"],
-                "budget_hints": {"advisory_hints": {"recommended_compaction_threshold": 900000}},
-                "model_context": {"likely_model": "gpt-4.1-mini"},
-                "agent_context": {"profile": "main", "is_subagent": false}
-            }
-        });
+        let item = example_item("item-0001");
+        assert_eq!(item["protocol_message_id"], "kernel-msg-item-0001");
         let envelope: ItemEnvelope = serde_json::from_value(item).expect("envelope");
         let payload: RequestPayload = serde_json::from_value(envelope.payload).expect("payload");
         assert_eq!(payload.protocol_version, PROTOCOL_VERSION);

@@ -27,25 +27,7 @@ use tokio::task::JoinHandle;
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn example(item_id: &str) -> Value {
-    json!({
-        "item_id": item_id,
-        "item_type": "execution_assignment",
-        "protocol_message_id": format!("kernel-{item_id}"),
-        "logical_work_id": format!("work-{item_id}"),
-        "attempt_no": 1,
-        "payload": {
-            "protocol_version": "spine-assignment/1",
-            "request_kind": "execution_assignment",
-            "task": {"conversation_id": "conv-1", "turn_id": "turn-1", "kind": "turn_step"},
-            "task_payload": {"mode": "deterministic_tool_call",
-                             "tool_call": {"tool_name": "calculator", "arguments": {"expression": "2 + 2"}}},
-            "context_messages": [{"role": "user", "content": "add two and two"}],
-            "allowed_tool_names": ["calculator"],
-            "budget_hints": {"advisory_hints": {"recommended_compaction_threshold": 900000}},
-            "model_context": {"likely_model": "gpt-4.1-mini"},
-            "agent_context": {"profile": "main", "is_subagent": false}
-        }
-    })
+    spine_protocol::assignment::example_item(item_id)
 }
 
 struct Workers {

@@ -266,22 +266,7 @@ mod tests {
     use serde_json::json;
 
     fn example() -> Value {
-        json!({
-            "item_id": "item-0001",
-            "item_type": "execution_assignment",
-            "protocol_message_id": "kernel-msg-0001",
-            "logical_work_id": "work-0001",
-            "attempt_no": 1,
-            "payload": {
-                "protocol_version": "spine-assignment/1",
-                "request_kind": "execution_assignment",
-                "task": {"conversation_id": "conv-1", "turn_id": "turn-1", "kind": "turn_step"},
-                "task_payload": {"mode": "deterministic_tool_call",
-                                 "tool_call": {"tool_name": "calculator", "arguments": {"expression": "2 + 2"}}},
-                "context_messages": [{"role": "user", "content": "add two and two"}],
-                "allowed_tool_names": ["calculator"]
-            }
-        })
+        spine_protocol::assignment::example_item("item-0001")
     }
 
     fn run(v: &Value) -> Decoded {

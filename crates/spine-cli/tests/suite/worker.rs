@@ -55,25 +55,7 @@ fn mailbox_url(sandbox: &Sandbox, backend: Backend, options: &str) -> String {
 }
 
 fn example(item_id: &str) -> Value {
-    json!({
-        "item_id": item_id,
-        "item_type": "execution_assignment",
-        "protocol_message_id": "kernel-msg-0001",
-        "logical_work_id": "work-0001",
-        "attempt_no": 1,
-        "payload": {
-            "protocol_version": "spine-assignment/1",
-            "request_kind": "execution_assignment",
-            "task": {"conversation_id": "conv-1", "turn_id": "turn-1", "kind": "turn_step"},
-            "task_payload": {"mode": "deterministic_tool_call",
-                             "tool_call": {"tool_name": "calculator", "arguments": {"expression": "2 + 2"}}},
-            "context_messages": [{"role": "user", "content": "add two and two"}],
-            "allowed_tool_names": ["calculator"],
-            "budget_hints": {"advisory_hints": {"recommended_compaction_threshold": 900000}},
-            "model_context": {"likely_model": "gpt-4.1-mini"},
-            "agent_context": {"profile": "main", "is_subagent": false}
-        }
-    })
+    spine_protocol::assignment::example_item(item_id)
 }
 
 fn submit(sandbox: &Sandbox, url: &str, item: &Value) -> String {

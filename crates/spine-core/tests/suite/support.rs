@@ -2,7 +2,6 @@
 
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::CancellationToken;
 use spine_core::hooks::HookRegistryBuilder;
-use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::ModelClient;
 use spine_core::observer::NullObserver;
 use spine_core::permission::{
     Approval, ApprovalRequest, Approver, DenyApprover, PermissionPolicy, PermissionRule, PermissionRules,
@@ -22,10 +21,11 @@ use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::trace::Trace;
 use spine_core::workspace::Workspace;
 use spine_protocol::hook::SessionSource;
-use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::message::{AssistantMessage, Message};
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
-use spine_protocol::tool::{Effect, ErrorCode, ToolArguments, ToolCall, ToolError, ToolSpec};
+use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError, ToolSpec};
+pub use spine_testkit::{Script, calls, raw_call, results, roles, text};
 
 /// Shared log of what ran, in order.
 #[derive(Clone, Default)]
@@ -37,76 +37,6 @@ impl Log {
     }
     pub fn take(&self) -> Vec<String> {
         self.0.lock().expect("log").clone()
-    }
-}
-
-/// A model that answers from a list and records every request.
-pub struct Script {
-    replies: Mutex<VecDeque<AssistantMessage>>,
-    pub requests: Mutex<Vec<Vec<Message>>>,
-    delay: Option<Duration>,
-}
-
-impl Script {
-    pub fn new(replies: Vec<AssistantMessage>) -> Arc<Self> {
-        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default(), delay: None })
-    }
-    pub fn with_delay(replies: Vec<AssistantMessage>, delay: Duration) -> Arc<Self> {
-        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default(), delay: Some(delay) })
-    }
-    pub fn requests(&self) -> Vec<Vec<Message>> {
-        self.requests.lock().expect("requests").clone()
-    }
-}
-
-#[async_trait]
-impl ModelClient for Script {
-    fn model(&self) -> &str {
-        "script"
-    }
-    async fn complete(
-        &self,
-        request: ModelRequest<'_>,
-        _s: &dyn StreamSink,
-        _c: &CancellationToken,
-    ) -> Result<ModelReply, ModelError> {
-        validate_pairing(request.messages).expect("every request the runner sends is paired");
-        self.requests.lock().expect("requests").push(request.messages.to_vec());
-        if let Some(d) = self.delay {
-            tokio::time::sleep(d).await;
-        }
-        match self.replies.lock().expect("replies").pop_front() {
-            Some(message) => {
-                let finish = if message.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
-                Ok(ModelReply { message, finish_reason: finish, usage: None })
-            }
-            None => Err(ModelError::new(ModelErrorKind::Exhausted, "script exhausted")),
-        }
-    }
-}
-
-pub fn text(t: &str) -> AssistantMessage {
-    AssistantMessage { content: Some(t.to_owned()), tool_calls: vec![] }
-}
-
-pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
-    AssistantMessage {
-        content: None,
-        tool_calls: list
-            .iter()
-            .map(|(id, name, args)| ToolCall {
-                id: (*id).into(),
-                name: (*name).into(),
-                arguments: ToolArguments::Json(args.clone()),
-            })
-            .collect(),
-    }
-}
-
-pub fn raw_call(id: &str, name: &str, raw: &str) -> AssistantMessage {
-    AssistantMessage {
-        content: None,
-        tool_calls: vec![ToolCall { id: id.into(), name: name.into(), arguments: ToolArguments::Raw(raw.into()) }],
     }
 }
 
@@ -301,26 +231,4 @@ impl Harness {
         }
         (outcome, self.log)
     }
-}
-
-/// The tool results of a conversation, in order.
-pub fn results(messages: &[Message]) -> Vec<ToolResultMessage> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The roles (context messages as `context:<Event>`) of a conversation.
-pub fn roles(messages: &[Message]) -> Vec<String> {
-    messages
-        .iter()
-        .map(|m| match m {
-            Message::Context(c) => format!("context:{}", c.event),
-            other => other.role().to_owned(),
-        })
-        .collect()
 }

@@ -4,16 +4,15 @@
 
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::CancellationToken;
 use spine_core::hooks::HookRegistryBuilder;
-use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::ModelClient;
 use spine_core::observer::NullObserver;
 use spine_core::permission::{DenyApprover, PermissionPolicy, PermissionRule, PermissionRules};
 use spine_core::registry::ToolRegistryBuilder;
@@ -28,64 +27,9 @@ use spine_protocol::hook::SessionSource;
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
-use spine_protocol::tool::{Effect, ToolArguments, ToolCall, ToolError, ToolSpec};
+use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 use spine_protocol::trace::TraceRecord;
-
-/// A model that answers from a list and records every request.
-pub struct Script {
-    replies: Mutex<VecDeque<AssistantMessage>>,
-    pub requests: Mutex<Vec<Vec<Message>>>,
-}
-
-impl Script {
-    pub fn new(replies: Vec<AssistantMessage>) -> Arc<Self> {
-        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default() })
-    }
-    pub fn requests(&self) -> Vec<Vec<Message>> {
-        self.requests.lock().expect("requests").clone()
-    }
-}
-
-#[async_trait]
-impl ModelClient for Script {
-    fn model(&self) -> &str {
-        "script"
-    }
-    async fn complete(
-        &self,
-        request: ModelRequest<'_>,
-        _s: &dyn StreamSink,
-        _c: &CancellationToken,
-    ) -> Result<ModelReply, ModelError> {
-        validate_pairing(request.messages).expect("every request the runner sends is paired");
-        self.requests.lock().expect("requests").push(request.messages.to_vec());
-        match self.replies.lock().expect("replies").pop_front() {
-            Some(message) => {
-                let finish = if message.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
-                Ok(ModelReply { message, finish_reason: finish, usage: None })
-            }
-            None => Err(ModelError::new(ModelErrorKind::Exhausted, "script exhausted")),
-        }
-    }
-}
-
-pub fn text(t: &str) -> AssistantMessage {
-    AssistantMessage { content: Some(t.to_owned()), tool_calls: vec![] }
-}
-
-pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
-    AssistantMessage {
-        content: None,
-        tool_calls: list
-            .iter()
-            .map(|(id, name, args)| ToolCall {
-                id: (*id).into(),
-                name: (*name).into(),
-                arguments: ToolArguments::Json(args.clone()),
-            })
-            .collect(),
-    }
-}
+pub use spine_testkit::{Script, calls, results, roles, text};
 
 pub fn bash(id: &str, command: &str) -> AssistantMessage {
     calls(&[(id, "Bash", json!({"command": command}))])
@@ -240,14 +184,7 @@ impl Ran {
 
     /// Roles, with context messages as `context:<Event>`.
     pub fn roles(&self) -> Vec<String> {
-        self.outcome
-            .messages
-            .iter()
-            .map(|m| match m {
-                Message::Context(c) => format!("context:{}", c.event),
-                other => other.role().to_owned(),
-            })
-            .collect()
+        roles(&self.outcome.messages)
     }
 
     pub fn warnings(&self) -> Vec<String> {
@@ -261,16 +198,6 @@ impl Ran {
             })
             .collect()
     }
-}
-
-pub fn results(messages: &[Message]) -> Vec<ToolResultMessage> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Runs an agent over the project with the built-in tools (plus `mcp__memory__store`).

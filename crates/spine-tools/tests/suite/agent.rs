@@ -4,15 +4,14 @@
 
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
 use spine_core::CancellationToken;
 use spine_core::hooks::HookRegistryBuilder;
-use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::ModelClient;
 use spine_core::observer::NullObserver;
 use spine_core::permission::{Approval, ApprovalRequest, Approver, PermissionPolicy, PermissionRules};
 use spine_core::registry::ToolRegistryBuilder;
@@ -22,73 +21,13 @@ use spine_core::stages::prepare_turn::OperatorStateSource;
 use spine_core::trace::Trace;
 use spine_core::workspace::Workspace;
 use spine_protocol::hook::SessionSource;
-use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::message::AssistantMessage;
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
-use spine_protocol::tool::{ToolArguments, ToolCall};
 use spine_protocol::trace::TraceRecord;
+pub use spine_testkit::{Script, calls, results, text};
 
 use crate::support::Recorder;
-
-/// A model that answers from a list and records every request.
-pub struct Script {
-    replies: Mutex<VecDeque<AssistantMessage>>,
-    pub requests: Mutex<Vec<Vec<Message>>>,
-}
-
-impl Script {
-    pub fn new(replies: Vec<AssistantMessage>) -> Arc<Self> {
-        Arc::new(Script { replies: Mutex::new(replies.into()), requests: Mutex::default() })
-    }
-
-    pub fn requests(&self) -> Vec<Vec<Message>> {
-        self.requests.lock().expect("requests").clone()
-    }
-}
-
-#[async_trait]
-impl ModelClient for Script {
-    fn model(&self) -> &str {
-        "script"
-    }
-
-    async fn complete(
-        &self,
-        request: ModelRequest<'_>,
-        _s: &dyn StreamSink,
-        _c: &CancellationToken,
-    ) -> Result<ModelReply, ModelError> {
-        validate_pairing(request.messages).expect("every request the runner sends is paired");
-        self.requests.lock().expect("requests").push(request.messages.to_vec());
-        match self.replies.lock().expect("replies").pop_front() {
-            Some(message) => {
-                let finish = if message.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
-                Ok(ModelReply { message, finish_reason: finish, usage: None })
-            }
-            None => Err(ModelError::new(ModelErrorKind::Exhausted, "script exhausted")),
-        }
-    }
-}
-
-/// A final answer.
-pub fn text(t: &str) -> AssistantMessage {
-    AssistantMessage { content: Some(t.to_owned()), tool_calls: vec![] }
-}
-
-/// One model turn with these tool calls `(id, name, arguments)`.
-pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
-    AssistantMessage {
-        content: None,
-        tool_calls: list
-            .iter()
-            .map(|(id, name, args)| ToolCall {
-                id: (*id).into(),
-                name: (*name).into(),
-                arguments: ToolArguments::Json(args.clone()),
-            })
-            .collect(),
-    }
-}
 
 /// An approver that allows everything (the permission stage still runs).
 pub struct AllowAll;
@@ -174,17 +113,6 @@ impl AgentHarness {
         drop(agent);
         AgentRun { outcome, script, progress, dir: self.dir }
     }
-}
-
-/// The tool results of a conversation, in order.
-pub fn results(messages: &[Message]) -> Vec<ToolResultMessage> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The metadata of `project_tool_result` for one call, from the trace.
