@@ -388,3 +388,33 @@ mod tests {
         assert!(join_url("not a url", "/x").is_err());
     }
 }
+
+/// The environment variables of one provider.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvNames {
+    /// The base-URL variable (`OPENAI_BASE_URL`).
+    pub base_url: &'static str,
+    /// The key variable (`OPENAI_API_KEY`).
+    pub api_key: &'static str,
+    /// The public endpoint, used when the base URL is unset.
+    pub default_base_url: &'static str,
+}
+
+/// Reads a provider's base URL and key through `var` (an empty variable counts as unset). The
+/// key is required only for the public endpoint; local servers need none.
+pub fn endpoint_from_vars(
+    names: EnvNames,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<(String, Option<Secret>), ClientError> {
+    let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
+    let base_url = var(names.base_url).unwrap_or_else(|| names.default_base_url.to_owned());
+    let api_key = var(names.api_key).map(|k| Secret::new(k.trim()));
+    if api_key.is_none() && base_url.trim_end_matches('/') == names.default_base_url {
+        return Err(ClientError::MissingApiKey {
+            var: names.api_key,
+            base_var: names.base_url,
+            endpoint: names.default_base_url.to_owned(),
+        });
+    }
+    Ok((base_url, api_key))
+}

@@ -159,6 +159,29 @@ fn parse_seconds(value: &str) -> Option<Duration> {
     if n.is_finite() && n >= 0.0 { Duration::try_from_secs_f64(n).ok() } else { None }
 }
 
+/// Sends one provider request: encodes `body` once, runs `attempt` with it under the retry
+/// policy, and returns `Canceled` as soon as `cancel` fires (dropping the in-flight attempt).
+pub async fn send_request<T, F, Fut>(
+    policy: &RetryPolicy,
+    body: &impl serde::Serialize,
+    cancel: &spine_core::CancellationToken,
+    attempt: F,
+) -> Result<T, ModelError>
+where
+    F: Fn(bytes::Bytes) -> Fut,
+    Fut: Future<Output = Result<T, AttemptError>>,
+{
+    let body = serde_json::to_vec(body)
+        .map(bytes::Bytes::from)
+        .map_err(|e| ModelError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}")))?;
+    let work = with_retries(policy, |_| attempt(body.clone()));
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
+        result = work => result,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

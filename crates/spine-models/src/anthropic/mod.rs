@@ -16,11 +16,11 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use spine_core::CancellationToken;
-use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink};
 
 use crate::error::ClientError;
-use crate::http::{Endpoint, Timeouts};
-use crate::retry::{AttemptError, RetryPolicy, with_retries};
+use crate::http::{Endpoint, EnvNames, Timeouts, endpoint_from_vars};
+use crate::retry::{AttemptError, RetryPolicy, send_request};
 use crate::secret::Secret;
 
 /// The public endpoint, used when `ANTHROPIC_BASE_URL` is unset.
@@ -84,17 +84,14 @@ impl AnthropicConfig {
     /// As [`from_env`](Self::from_env), reading variables through `var`. An empty variable
     /// counts as unset. The key is required only for the public endpoint.
     pub fn from_vars(model: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self, ClientError> {
-        let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
-        let base_url = var("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let names = EnvNames {
+            base_url: "ANTHROPIC_BASE_URL",
+            api_key: "ANTHROPIC_API_KEY",
+            default_base_url: DEFAULT_BASE_URL,
+        };
+        let (base_url, api_key) = endpoint_from_vars(names, var)?;
         let mut config = AnthropicConfig::new(model, base_url);
-        config.api_key = var("ANTHROPIC_API_KEY").map(|k| Secret::new(k.trim()));
-        if config.api_key.is_none() && config.base_url.trim_end_matches('/') == DEFAULT_BASE_URL {
-            return Err(ClientError::MissingApiKey {
-                var: "ANTHROPIC_API_KEY",
-                base_var: "ANTHROPIC_BASE_URL",
-                endpoint: DEFAULT_BASE_URL.to_owned(),
-            });
-        }
+        config.api_key = api_key;
         Ok(config)
     }
 }
@@ -157,10 +154,6 @@ impl ModelClient for AnthropicClient {
         stream: &dyn StreamSink,
         cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError> {
-        let wire = wire::request(&self.config.model, self.config.max_tokens, request);
-        let body = serde_json::to_vec(&wire)
-            .map_err(|e| ModelError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}")))?;
-        let body = Bytes::from(body);
         tracing::debug!(
             endpoint = self.endpoint.shown(),
             model = %self.config.model,
@@ -168,11 +161,7 @@ impl ModelClient for AnthropicClient {
             tools = request.tools.len(),
             "messages request"
         );
-        let work = with_retries(&self.config.retry, |_| self.attempt(body.clone(), stream));
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
-            result = work => result,
-        }
+        let wire = wire::request(&self.config.model, self.config.max_tokens, request);
+        send_request(&self.config.retry, &wire, cancel, |body| self.attempt(body, stream)).await
     }
 }

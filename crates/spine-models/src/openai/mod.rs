@@ -17,11 +17,11 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 use spine_core::CancellationToken;
-use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink};
 
 use crate::error::ClientError;
-use crate::http::{Endpoint, MAX_REPLY_BODY, Timeouts};
-use crate::retry::{AttemptError, RetryPolicy, with_retries};
+use crate::http::{Endpoint, EnvNames, MAX_REPLY_BODY, Timeouts, endpoint_from_vars};
+use crate::retry::{AttemptError, RetryPolicy, send_request};
 use crate::secret::Secret;
 
 /// The public endpoint, used when `OPENAI_BASE_URL` is unset.
@@ -93,17 +93,11 @@ impl OpenAiConfig {
     /// As [`from_env`](Self::from_env), reading variables through `var`. An empty variable
     /// counts as unset. The key is required only for the public endpoint.
     pub fn from_vars(model: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self, ClientError> {
-        let var = |name: &str| var(name).filter(|v| !v.trim().is_empty());
-        let base_url = var("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let names =
+            EnvNames { base_url: "OPENAI_BASE_URL", api_key: "OPENAI_API_KEY", default_base_url: DEFAULT_BASE_URL };
+        let (base_url, api_key) = endpoint_from_vars(names, var)?;
         let mut config = OpenAiConfig::new(model, base_url);
-        config.api_key = var("OPENAI_API_KEY").map(|k| Secret::new(k.trim()));
-        if config.api_key.is_none() && config.base_url.trim_end_matches('/') == DEFAULT_BASE_URL {
-            return Err(ClientError::MissingApiKey {
-                var: "OPENAI_API_KEY",
-                base_var: "OPENAI_BASE_URL",
-                endpoint: DEFAULT_BASE_URL.to_owned(),
-            });
-        }
+        config.api_key = api_key;
         Ok(config)
     }
 }
@@ -178,9 +172,6 @@ impl ModelClient for OpenAiClient {
         stream: &dyn StreamSink,
         cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError> {
-        let body = serde_json::to_vec(&wire::request(&self.config.model, request, self.config.mode))
-            .map_err(|e| ModelError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}")))?;
-        let body = Bytes::from(body);
         tracing::debug!(
             endpoint = self.endpoint.shown(),
             model = %self.config.model,
@@ -188,11 +179,7 @@ impl ModelClient for OpenAiClient {
             tools = request.tools.len(),
             "chat completions request"
         );
-        let work = with_retries(&self.config.retry, |_| self.attempt(body.clone(), stream));
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
-            result = work => result,
-        }
+        let wire = wire::request(&self.config.model, request, self.config.mode);
+        send_request(&self.config.retry, &wire, cancel, |body| self.attempt(body, stream)).await
     }
 }
