@@ -28,14 +28,31 @@ pub trait Tool: Send + Sync + 'static {
     /// What the tool does to the world.
     fn effect(&self) -> Effect;
 
-    /// Normalises arguments before hooks see them. File tools make their path arguments
+    /// The argument holding the one path this tool touches (`file_path`, `path`), if any.
+    /// File tools declare it; the default [`normalize`](Tool::normalize) and
+    /// [`workspace_paths`](Tool::workspace_paths) use it.
+    fn path_argument(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Normalises arguments before hooks see them. By default the path argument is made
     /// absolute and lexically normal, so hooks see exactly the path that will be touched.
-    fn normalize(&self, _args: &mut Map<String, Value>, _cwd: &Path) {}
+    fn normalize(&self, args: &mut Map<String, Value>, cwd: &Path) {
+        if let Some(key) = self.path_argument()
+            && let Some(Value::String(path)) = args.get_mut(key)
+        {
+            *path = Workspace::normalize(path, cwd).to_string_lossy().into_owned();
+        }
+    }
 
     /// The paths this call will touch, which must lie inside the workspace (checked by the
-    /// permission stage as a hard deny). Tools that are not confined return nothing.
-    fn workspace_paths(&self, _args: &Map<String, Value>) -> Vec<String> {
-        Vec::new()
+    /// permission stage as a hard deny). By default the path argument, when present; tools
+    /// that are not confined return nothing.
+    fn workspace_paths(&self, args: &Map<String, Value>) -> Vec<String> {
+        match self.path_argument().and_then(|key| args.get(key)) {
+            Some(Value::String(path)) => vec![path.clone()],
+            _ => Vec::new(),
+        }
     }
 
     /// Runs the tool.

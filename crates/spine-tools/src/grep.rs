@@ -141,12 +141,8 @@ impl Tool for GrepTool {
         Effect::Read
     }
 
-    fn normalize(&self, args: &mut Map<String, Value>, cwd: &std::path::Path) {
-        paths::normalize_arg(args, "path", cwd);
-    }
-
-    fn workspace_paths(&self, args: &Map<String, Value>) -> Vec<String> {
-        paths::path_arg(args, "path")
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("path")
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {

@@ -1,8 +1,7 @@
-//! Path arguments of the file tools and the workspace boundary.
+//! The workspace boundary at execution. (File tools declare their path argument through
+//! `Tool::path_argument`; spine-core normalises it before hooks run and checks it at the
+//! permission stage.)
 //!
-//! - [`normalize_arg`]: before hooks run, a path argument is made absolute and lexically
-//!   normal (`Workspace::normalize`), so hooks see exactly the path that will be touched.
-//! - [`path_arg`]: the path a call will touch, for the permission stage's boundary check.
 //! - [`confine`]: at execution the path is resolved again (symlinks followed) and refused with
 //!   `permission_denied` when it lies outside the workspace: defense in depth, the permission
 //!   stage has already denied such calls. A path that cannot be resolved (a symlink loop) is
@@ -10,26 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
 use spine_core::tool::ToolContext;
-use spine_core::workspace::{BoundaryError, Workspace};
+use spine_core::workspace::BoundaryError;
 use spine_protocol::tool::{ErrorCode, ToolError};
-
-/// Rewrites the string argument `key` (when present) into an absolute, normal path.
-pub(crate) fn normalize_arg(args: &mut Map<String, Value>, key: &str, cwd: &Path) {
-    if let Some(Value::String(path)) = args.get_mut(key) {
-        let normal = Workspace::normalize(path, cwd);
-        *path = normal.to_string_lossy().into_owned();
-    }
-}
-
-/// The string argument `key` as a one-element list, or nothing when absent.
-pub(crate) fn path_arg(args: &Map<String, Value>, key: &str) -> Vec<String> {
-    match args.get(key) {
-        Some(Value::String(path)) => vec![path.clone()],
-        _ => Vec::new(),
-    }
-}
 
 /// Resolves `path` for access and checks it lies inside the workspace.
 pub(crate) fn confine(ctx: &ToolContext, path: &str) -> Result<PathBuf, ToolError> {

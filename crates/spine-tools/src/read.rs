@@ -62,12 +62,8 @@ impl Tool for ReadTool {
         Effect::Read
     }
 
-    fn normalize(&self, args: &mut Map<String, Value>, cwd: &std::path::Path) {
-        paths::normalize_arg(args, "file_path", cwd);
-    }
-
-    fn workspace_paths(&self, args: &Map<String, Value>) -> Vec<String> {
-        paths::path_arg(args, "file_path")
+    fn path_argument(&self) -> Option<&'static str> {
+        Some("file_path")
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
