@@ -29,7 +29,7 @@ fn state_of(run: &RunEntry, snap: &Snapshot) -> Map<String, Value> {
     m.insert("pty".into(), json!(run.live.is_pty()));
     m.insert("pid".into(), json!(run.live.pid()));
     m.insert("started_at".into(), json!(run.started_at));
-    m.insert("status".into(), json!(status(snap.exit)));
+    m.insert("status".into(), json!(Exit::status_word(snap.exit)));
     m.insert("exit_status".into(), json!(snap.exit.and_then(|e| e.code)));
     m.insert("signal".into(), json!(snap.exit.and_then(|e| e.signal)));
     m.insert("session_closed".into(), json!(snap.exit.is_some()));
@@ -50,20 +50,11 @@ pub(crate) fn summary(run: &RunEntry) -> Value {
         "command": run.command,
         "pty": run.live.is_pty(),
         "started_at": run.started_at,
-        "status": status(exit),
+        "status": Exit::status_word(exit),
         "exit_status": exit.and_then(|e| e.code),
         "stdout_bytes": stdout_bytes,
         "stderr_bytes": stderr_bytes,
     })
-}
-
-fn status(exit: Option<Exit>) -> &'static str {
-    match exit {
-        None => "running",
-        Some(Exit { terminated: true, .. }) => "terminated",
-        Some(Exit { code: Some(_), .. }) => "exited",
-        Some(Exit { code: None, .. }) => "killed",
-    }
 }
 
 /// "Command exited with status 0 after streaming output." and the like, for a run that ended.

@@ -110,6 +110,16 @@ pub(crate) struct Exit {
 }
 
 impl Exit {
+    /// The state word of a run or process with this exit (`running` while there is none).
+    pub(crate) fn status_word(exit: Option<Exit>) -> &'static str {
+        match exit {
+            None => "running",
+            Some(Exit { terminated: true, .. }) => "terminated",
+            Some(Exit { code: Some(_), .. }) => "exited",
+            Some(Exit { code: None, .. }) => "killed",
+        }
+    }
+
     fn from_status(status: Option<ExitStatus>, terminated: bool) -> Self {
         use std::os::unix::process::ExitStatusExt;
         Exit { code: status.and_then(|s| s.code()), signal: status.and_then(|s| s.signal()), terminated }

@@ -22,7 +22,7 @@ pub(crate) fn state(entry: &ProcessEntry, tail_bytes: usize) -> Map<String, Valu
     m.insert("port".into(), json!(entry.port));
     m.insert("pid".into(), json!(entry.live.pid()));
     m.insert("started_at".into(), json!(entry.started_at));
-    m.insert("status".into(), json!(status(snap.exit)));
+    m.insert("status".into(), json!(Exit::status_word(snap.exit)));
     m.insert("exit_status".into(), json!(snap.exit.and_then(|e| e.code)));
     m.insert("signal".into(), json!(snap.exit.and_then(|e| e.signal)));
     m.insert("stdout_tail".into(), json!(snap.stdout.text));
@@ -44,20 +44,11 @@ pub(crate) fn summary(entry: &ProcessEntry) -> Value {
         "port": entry.port,
         "pid": entry.live.pid(),
         "started_at": entry.started_at,
-        "status": status(exit),
+        "status": Exit::status_word(exit),
         "exit_status": exit.and_then(|e| e.code),
         "stdout_bytes": stdout_bytes,
         "stderr_bytes": stderr_bytes,
     })
-}
-
-fn status(exit: Option<Exit>) -> &'static str {
-    match exit {
-        None => "running",
-        Some(Exit { terminated: true, .. }) => "terminated",
-        Some(Exit { code: Some(_), .. }) => "exited",
-        Some(Exit { code: None, .. }) => "killed",
-    }
 }
 
 /// "exited with status 1" / "was killed by signal 9" for a response that ended.
