@@ -128,3 +128,42 @@ pub fn roles(messages: &[Message]) -> Vec<String> {
         })
         .collect()
 }
+
+/// Process liveness, for tests that check nothing outlives what started it.
+pub mod procs {
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// Whether a process is gone (or only a zombie waiting to be reaped).
+    pub fn dead(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            // The state follows the parenthesised command name.
+            Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        }
+    }
+
+    /// Polls [`dead`] for up to three seconds.
+    pub async fn eventually_dead(pid: u32) -> bool {
+        for _ in 0..300 {
+            if dead(pid) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        dead(pid)
+    }
+
+    /// Reads a pid written by a test command, waiting up to three seconds for the file.
+    pub async fn read_pid(path: &Path) -> Option<u32> {
+        for _ in 0..300 {
+            if let Ok(text) = std::fs::read_to_string(path)
+                && let Ok(pid) = text.trim().parse()
+            {
+                return Some(pid);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        None
+    }
+}

@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
@@ -30,6 +29,8 @@ use spine_protocol::permission::PermissionMode;
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 use spine_protocol::trace::TraceRecord;
 pub use spine_testkit::{Script, calls, results, roles, text};
+
+pub use spine_testkit::procs::eventually_dead;
 
 pub fn bash(id: &str, command: &str) -> AssistantMessage {
     calls(&[(id, "Bash", json!({"command": command}))])
@@ -245,25 +246,6 @@ pub async fn run(project: &Project, setup: Setup, replies: Vec<AssistantMessage>
         .await;
     validate_pairing(&outcome.messages).expect("the final conversation is paired");
     Ran { outcome, script }
-}
-
-/// Whether a process is gone (or a zombie).
-pub fn dead(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])).unwrap_or(false),
-    }
-}
-
-/// Polls `dead(pid)` for up to three seconds.
-pub async fn eventually_dead(pid: u32) -> bool {
-    for _ in 0..300 {
-        if dead(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    dead(pid)
 }
 
 /// Reads a file the hooks wrote, as JSON lines.

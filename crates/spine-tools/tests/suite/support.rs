@@ -11,6 +11,13 @@ use spine_core::tool::{OutputStream, ProgressSink, Projection, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_protocol::tool::{ToolArguments, ToolCall, ToolError};
 
+pub use spine_testkit::procs::{dead, eventually_dead};
+
+/// Reads a pid written by a test command (panics when none appears: the test failed).
+pub async fn read_pid(path: &Path) -> u32 {
+    spine_testkit::procs::read_pid(path).await.unwrap_or_else(|| panic!("no pid in {}", path.display()))
+}
+
 /// A temporary workspace with a context rooted at it.
 pub struct Fixture {
     _dir: tempfile::TempDir,
@@ -86,37 +93,4 @@ impl ProgressSink for Recorder {
     fn output(&self, call_id: &str, tool_name: &str, stream: OutputStream, text: &str) {
         self.chunks.lock().expect("lock").push((call_id.to_owned(), tool_name.to_owned(), stream, text.to_owned()));
     }
-}
-
-/// Whether a process is gone (or only a zombie waiting to be reaped).
-pub fn dead(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        // The state follows the parenthesised command name.
-        Ok(stat) => stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])).unwrap_or(false),
-    }
-}
-
-/// Polls `dead(pid)` for up to two seconds.
-pub async fn eventually_dead(pid: u32) -> bool {
-    for _ in 0..200 {
-        if dead(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    dead(pid)
-}
-
-/// Reads a pid written by a test command, waiting for the file to appear.
-pub async fn read_pid(path: &Path) -> u32 {
-    for _ in 0..300 {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no pid in {}", path.display());
 }
