@@ -2,7 +2,7 @@
 # Start-up time and peak memory of the spine binary (release build), measured here and now.
 #   spine --version start-up        (target <= 5 ms)
 #   peak RSS of a 20-call scripted `spine run`   (target <= 20 MB)
-# Baselines measured in the same run: `true` for start-up, `/bin/true` RSS for memory.
+# Baselines measured in the same run: `/bin/true` for start-up, `/bin/true` RSS for memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p spine-cli
@@ -19,12 +19,12 @@ ms_per_run() { # command... ; prints mean milliseconds over N runs
 }
 
 if command -v hyperfine >/dev/null 2>&1; then
-  hyperfine -N -w 20 -m 200 "$bin --version" "true" --export-json "$work/h.json" >/dev/null
+  hyperfine -N -w 20 -m 200 "$bin --version" "/bin/true" --export-json "$work/h.json" >/dev/null
   spine_ms=$(python3 -c "import json;r=json.load(open('$work/h.json'))['results'];print(f\"{r[0]['mean']*1000:.3f}\")")
   true_ms=$(python3 -c "import json;r=json.load(open('$work/h.json'))['results'];print(f\"{r[1]['mean']*1000:.3f}\")")
 else
   spine_ms=$(ms_per_run "$bin" --version)
-  true_ms=$(ms_per_run true)
+  true_ms=$(ms_per_run /bin/true)
 fi
 echo "startup: spine --version ${spine_ms} ms (bare process spawn: ${true_ms} ms)"
 
@@ -36,7 +36,7 @@ turns.append({"text": "done"})
 json.dump({"turns": turns}, open(sys.argv[1], "w"))
 PY
 mkdir -p "$work/project"
-SPINE_HOME="$work/home" /usr/bin/time -v "$bin" run --cwd "$work/project" --model "scripted:$work/script.json" -p "go" \
+SPINE_HOME="$work/home" /usr/bin/time -v "$bin" run --cwd "$work/project" --model "scripted:$work/script.json" -p "go" --max-turns 30 \
   >/dev/null 2>"$work/time.txt"
 rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /,"",$2); print $2}' "$work/time.txt")
 /usr/bin/time -v /bin/true 2>"$work/true.txt"
