@@ -89,8 +89,27 @@ pub struct AgentOptions {
     pub allow_defer: bool,
     /// The conversation (for its summary file).
     pub conversation_id: Option<String>,
-    /// Tools from elsewhere (MCP servers connected with [`connect_mcp`]).
-    pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// The tools: a set built once and shared (a worker's), or `Fresh` with extra tools (MCP
+    /// servers connected with [`connect_mcp`]) to build a set for this agent alone.
+    pub tools: Tools,
+}
+
+/// Where an agent's tools come from.
+pub enum Tools {
+    /// Build a set for this agent: built-ins, families, then these extra tools.
+    Fresh(Vec<Arc<dyn Tool>>),
+    /// Use a set built earlier (its command runs and processes are shared with its other users).
+    Shared(ToolSet),
+}
+
+/// A frozen tool registry and the registries of its families.
+#[derive(Clone)]
+pub struct ToolSet {
+    /// The tools.
+    pub registry: Arc<ToolRegistry>,
+    /// The command runs and processes behind the family tools; everything they started is
+    /// killed when the last handle goes, or by [`FamilyHandles::shutdown`].
+    pub families: FamilyHandles,
 }
 
 /// An assembled agent and what the caller should show the user.
@@ -99,18 +118,18 @@ pub struct Assembled {
     pub agent: Agent,
     /// Warnings (hooks spine does not run, disabled hooks…), for stderr.
     pub warnings: Vec<String>,
-    /// The registries of the tool families (command runs, processes); everything they started
-    /// is killed when the last handle goes, or by [`FamilyHandles::shutdown`] at the end of the
-    /// run.
-    pub families: FamilyHandles,
+    /// The agent's tools (shut the families down at the end of the run).
+    pub tools: ToolSet,
 }
 
 /// Builds an agent.
 pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
     let model = build_model(options.model.as_deref(), settings)?;
-    let (tools, families) = build_tools(settings, &options.extra_tools)?;
-    let tools = Arc::new(tools);
-    let visibility = visibility(&options.allowed_tools, &tools)?;
+    let tool_set = match options.tools {
+        Tools::Fresh(extra) => build_tools(settings, &extra)?,
+        Tools::Shared(set) => set,
+    };
+    let visibility = visibility(&options.allowed_tools, &tool_set.registry)?;
     let mode = options.permission_mode.or(settings.permissions.default_mode).unwrap_or_default();
     let rules = PermissionRules {
         allow: parse_rules(&settings.permissions.allow)?,
@@ -134,16 +153,16 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         config.estimator = Some(Arc::new(WordsEstimator));
     }
     config.allow_defer = options.allow_defer;
-    config.operator_state = Some(families.operator_state());
+    config.operator_state = Some(tool_set.families.operator_state());
     let agent = Agent {
         model,
-        tools,
+        tools: Arc::clone(&tool_set.registry),
         hooks: Arc::new(hooks),
         policy: PermissionPolicy::new(rules, mode, options.project),
         approver: options.approver,
         config,
     };
-    Ok(Assembled { agent, warnings, families })
+    Ok(Assembled { agent, warnings, tools: tool_set })
 }
 
 /// The model: `--model`, else settings `model`, else the provider whose API key is set.
@@ -159,10 +178,7 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
 
 /// The tools of a run: the built-ins, the tool families (command runs, processes, memory, web
 /// with settings `web.search_url`), then `extra` (MCP tools).
-pub fn build_tools(
-    settings: &Settings,
-    extra: &[Arc<dyn Tool>],
-) -> Result<(ToolRegistry, FamilyHandles), AssemblyError> {
+pub fn build_tools(settings: &Settings, extra: &[Arc<dyn Tool>]) -> Result<ToolSet, AssemblyError> {
     let mut builder = ToolRegistryBuilder::new();
     spine_tools::register_builtins(&mut builder);
     let families = spine_tools::register_families(
@@ -172,8 +188,8 @@ pub fn build_tools(
     for tool in extra {
         builder.register_arc(Arc::clone(tool));
     }
-    let registry = builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))?;
-    Ok((registry, families))
+    let registry = Arc::new(builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))?);
+    Ok(ToolSet { registry, families })
 }
 
 /// Connects the MCP servers of a project: `.mcp.json` in the project directory, then the
@@ -260,7 +276,7 @@ mod tests {
             approver: Arc::new(DenyApprover),
             allow_defer: true,
             conversation_id: None,
-            extra_tools: vec![],
+            tools: Tools::Fresh(vec![]),
         }
     }
 

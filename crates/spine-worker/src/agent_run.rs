@@ -4,8 +4,10 @@
 //!
 //! Agents come from an [`AgentFactory`]. [`SettingsAgents`] assembles them with
 //! [`spine_agent::assemble`] — the same assembly as `spine run`: the model (the task's
-//! `model`, else the settings' `model`, else the provider whose API key is set), the built-in
-//! tools, the hooks and permission rules of the settings — with a [`DenyApprover`] (nobody
+//! `model`, else the settings' `model`, else the provider whose API key is set), the worker's
+//! shared tool set (built-ins, families and MCP tools, built once: command runs and processes
+//! are shared with the worker's other assignments), the hooks and permission rules of the
+//! settings — with a [`DenyApprover`] (nobody
 //! answers `ask` on a worker), then applies the payload: visible tools, `prepare_turn` inputs
 //! (profile, subagent, model hints, context imports), budget hints and the worker's skill
 //! roots.
@@ -14,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use spine_agent::{AgentOptions, assemble};
+use spine_agent::{AgentOptions, ToolSet, Tools, assemble};
 use spine_core::observer::NullObserver;
 use spine_core::permission::DenyApprover;
 use spine_core::runner::{Agent, RunRequest};
@@ -23,7 +25,6 @@ use spine_core::skills::SkillRoot;
 use spine_core::stages::handle_error::{ExecutionError, handle_error};
 use spine_core::stages::prepare_turn::{TurnSettings, normalize_transcript};
 use spine_core::stages::review_tool_call::Visibility;
-use spine_core::tool::Tool;
 use spine_core::workspace::Workspace;
 use spine_hooks::Settings;
 use spine_protocol::assignment::RequestPayload;
@@ -65,7 +66,7 @@ pub struct SettingsAgents {
     workspace: Arc<Workspace>,
     spine_home: PathBuf,
     skill_roots: Vec<SkillRoot>,
-    extra_tools: Vec<Arc<dyn Tool>>,
+    tools: ToolSet,
 }
 
 impl SettingsAgents {
@@ -75,10 +76,10 @@ impl SettingsAgents {
         workspace: Arc<Workspace>,
         spine_home: PathBuf,
         skill_roots: Vec<SkillRoot>,
-        extra_tools: Vec<Arc<dyn Tool>>,
+        tools: ToolSet,
     ) -> Result<(Self, Vec<String>), AgentBuildError> {
         let (_, warnings) = spine_agent::build_hooks(&settings).map_err(|e| AgentBuildError(e.to_string()))?;
-        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, extra_tools }, warnings))
+        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, tools }, warnings))
     }
 
     /// A relative script path is relative to the workspace, not to the worker's directory.
@@ -105,7 +106,7 @@ impl AgentFactory for SettingsAgents {
             approver: Arc::new(DenyApprover),
             allow_defer: true,
             conversation_id: spec.turn.conversation_id.clone(),
-            extra_tools: self.extra_tools.clone(),
+            tools: Tools::Shared(self.tools.clone()),
         };
         let mut agent = assemble(&self.settings, options).map_err(|e| AgentBuildError(e.to_string()))?.agent;
         let config = &mut agent.config;

@@ -126,9 +126,9 @@ impl Environment {
             })?);
         // One set of family registries per worker: command runs and processes started by one
         // assignment can be read, waited on or stopped by a later one.
-        let (registry, families) =
+        let tool_set =
             spine_agent::build_tools(&settings, &extra_tools).map_err(|e| EnvironmentError::Tools(e.to_string()))?;
-        let tools = Arc::new(registry);
+        let (tools, families) = (Arc::clone(&tool_set.registry), tool_set.families.clone());
         let root = workspace.root().to_path_buf();
         let home = spine_home.map_or_else(|| root.join(".spine").join("home"), Path::to_path_buf);
         let skill_roots = spine_agent::skill_roots(&settings, &home, &root);
@@ -136,7 +136,7 @@ impl Environment {
         let compaction_strategy = settings.compaction_strategy.unwrap_or_default();
         let words_estimator = settings.token_estimator.as_deref() == Some("words");
         let (agents, warnings) =
-            SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone(), extra_tools)?;
+            SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone(), tool_set)?;
         Ok(Environment {
             workspace,
             tools,

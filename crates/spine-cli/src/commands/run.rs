@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use spine_agent::AgentOptions;
+use spine_agent::{AgentOptions, Tools};
 use spine_core::CancellationToken;
 use spine_core::observer::RunObserver;
 use spine_core::permission::{Approver, DenyApprover};
@@ -75,7 +75,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             approver,
             allow_defer: !interactive_prompt,
             conversation_id: Some(session_id.clone()),
-            extra_tools: mcp.tools(),
+            tools: Tools::Fresh(mcp.tools()),
         },
     )
     .map_err(|e| config(e.to_string()))?;
@@ -84,7 +84,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             eprintln!("warning: {warning}");
         }
     }
-    let (agent, families) = (assembled.agent, assembled.families);
+    let (agent, families) = (assembled.agent, assembled.tools.families);
 
     let trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
         Some(path) => {
