@@ -15,7 +15,7 @@
 //! - [`wire`]: the wire format: the event JSON a hook reads ([`wire::input`]), the JSON answer
 //!   ([`wire::answer`]), one [`wire::WireEvent`] implementation per event ([`wire::events`]),
 //!   and what exit statuses, HTTP responses and answer lines mean ([`wire::decide`]).
-//! - [`command`], [`http`], [`persistent`]: the three kinds of external hooks; [`env`]: what
+//! - [`command`], [`http`], [`persistent`]: the three kinds of external hooks; [`env`](mod@env): what
 //!   their processes see.
 //! - [`build`]: configuration → registry groups.
 //! - [`check`]: `spine hooks check` (missing programs and scripts, header variables).

@@ -1,6 +1,6 @@
 //! HTTP plumbing shared by the providers.
 //!
-//! An [`Endpoint`] is one POST URL with one `reqwest` client carrying the provider's fixed
+//! An `Endpoint` is one POST URL with one `reqwest` client carrying the provider's fixed
 //! headers (the key marked sensitive). It owns the three timeouts of [`Timeouts`]:
 //!
 //! - **connect** (reqwest's connect timeout),

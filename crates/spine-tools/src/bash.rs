@@ -2,9 +2,9 @@
 //!
 //! Runs `bash -c COMMAND` (`sh -c` when `/bin/bash` is missing) in the call's working
 //! directory, in its own process group, with the run's environment file applied
-//! ([`crate::env_file`]). Output is streamed to the progress sink and kept capped: at most
+//! (`env_file`). Output is streamed to the progress sink and kept capped: at most
 //! [`OUTPUT_CAP`] characters of stdout and stderr together, each stream keeping its head and
-//! tail around a `[output truncated: N characters omitted]` marker ([`crate::output`]).
+//! tail around a `[output truncated: N characters omitted]` marker (`output`).
 //!
 //! `timeout` is in milliseconds (default [`DEFAULT_TIMEOUT_MS`], at most [`MAX_TIMEOUT_MS`]).
 //! `run_in_background: true` is refused (`validation_error`) until background processes exist.

@@ -1,7 +1,7 @@
 //! `Glob {pattern, path?}` (effect: read): files whose path matches a glob pattern.
 //!
 //! The search root is `path` (normalised, inside the workspace) or the working directory.
-//! The walk and the pattern rules are [`crate::walk`]'s (gitignore-aware, hidden files
+//! The walk and the pattern rules are `walk`'s (gitignore-aware, hidden files
 //! skipped; a pattern without `/` matches names at any depth). An absolute pattern under the
 //! root is taken relative to it. Results are sorted newest modification first and capped at
 //! [`MAX_FILES`]. Response: `{"filenames": [absolute paths], "numFiles", "truncated"}`.

@@ -4,7 +4,7 @@
 //! - Pattern: the `regex` crate's syntax (`-i`: case-insensitive). An invalid pattern is a
 //!   `validation_error`.
 //! - Files: `path` (a directory or one file, inside the workspace; default the working
-//!   directory), walked as [`crate::walk`] does (gitignore-aware, hidden files skipped),
+//!   directory), walked as `walk` does (gitignore-aware, hidden files skipped),
 //!   filtered by `glob` (same rules as Glob). Binary files (holding a NUL byte) are skipped.
 //! - `output_mode`:
 //!   - `files_with_matches` (default): matching files, newest modification first;

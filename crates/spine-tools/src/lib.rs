@@ -9,7 +9,7 @@
 //!
 //! # Layout
 //!
-//! - One module per tool: [`read`], [`write`], [`edit`], [`glob`], [`grep`], [`bash`],
+//! - One module per tool: [`read`], [`write`](mod@write), [`edit`], [`glob`], [`grep`], [`bash`],
 //!   [`calculator`].
 //! - Shared parts: `args` (typed argument access), `paths` (normalisation and the workspace
 //!   boundary), `walk` (the gitignore-aware walk and glob rules of Glob and Grep), `output`

@@ -8,7 +8,7 @@
 //!
 //! # Layout
 //!
-//! - [`mailbox`]: the [`Mailbox`](mailbox::Mailbox) contract (queue, leases, reports,
+//! - [`mailbox`]: the [`Mailbox`] contract (queue, leases, reports,
 //!   idempotency store, cancellation) and its backends: [`mailbox::sqlite`] and, with the
 //!   `nats` feature (on by default), `mailbox::nats` (JetStream).
 //! - [`url`]: `sqlite:PATH` / `nats://HOST:PORT` URLs with their options.
@@ -16,7 +16,7 @@
 //!   `unsupported_request_kind`), always with an identity to report under.
 //! - [`flows`]: one module per item kind; [`agent_run`]: the `agent_run` mode and the
 //!   [`AgentFactory`](agent_run::AgentFactory) seam.
-//! - [`env`]: what every item shares (workspace, tools, skills, settings).
+//! - [`env`](mod@env): what every item shares (workspace, tools, skills, settings).
 //! - [`sink`]: reports on their way to the mailbox (terminal ones stored first).
 //! - [`running`]: items in flight and what cancels them; [`shutdown`]: the stop signal.
 //! - [`worker`]: the loop (semaphore, lease, keep-alive, settle, graceful shutdown).

@@ -2,7 +2,7 @@
 //! SessionEnd once each, `max_turns`, forced continuations, cancellation, the transcript and
 //! the trace.
 //!
-//! The path of one tool call lives in [`call`]; this module holds the loop around it. Every
+//! The path of one tool call lives in `call` (`runner/call.rs`); this module holds the loop around it. Every
 //! exit path leaves the conversation paired: every tool call the model made has exactly one
 //! result, checked before every model request.
 

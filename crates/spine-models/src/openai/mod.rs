@@ -6,7 +6,7 @@
 //! [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
 //! [`crate::http`], then [`stream::read_stream`] (or [`stream::read_whole`]) for the reply.
 //! Cancellation drops the in-flight request at once and returns
-//! [`ModelErrorKind::Canceled`].
+//! [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
 
 pub mod stream;
 mod wire;
