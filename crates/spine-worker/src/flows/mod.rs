@@ -19,7 +19,7 @@ pub mod program;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use spine_core::reports::{ReportCollector, WorkIdentity};
 use spine_core::skills::SkillCatalog;
 use spine_core::stages::compact_context::{
@@ -27,7 +27,7 @@ use spine_core::stages::compact_context::{
 };
 use spine_core::stages::handle_error::ExecutionError;
 use spine_core::stages::prepare_turn::{
-    ModelContext, TurnInputs, TurnSettings, normalize_transcript, operator_snapshot, prepare_turn,
+    ModelContext, OperatorStateSource, TurnInputs, TurnSettings, normalize_transcript, operator_snapshot, prepare_turn,
 };
 use spine_core::stages::review_tool_call::Visibility;
 use spine_core::tokens::{TokenEstimator, WordsEstimator, estimator_for};
@@ -180,7 +180,8 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
         ctx.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
     }
     let operator = settings.profile == "main" && !settings.is_subagent;
-    let state = operator.then(|| operator_snapshot(&env.workspace, Map::new()));
+    // The worker's command runs and processes belong in the snapshot (shared by its items).
+    let state = operator.then(|| operator_snapshot(&env.workspace, env.families.sections()));
     let estimator: Arc<dyn TokenEstimator> = if env.words_estimator {
         Arc::new(WordsEstimator)
     } else {
