@@ -281,3 +281,41 @@ fn version_and_help_exit_0() {
     assert!(stdout(&out).starts_with("spine "));
     assert_eq!(s.spine().args(["run", "--help"]).output().expect("runs").status.code(), Some(0));
 }
+
+#[test]
+fn a_deferred_call_ends_the_run_and_resume_fires_pre_tool_use_for_it_again() {
+    let s = Sandbox::new();
+    // The hook defers until a file named `approved` exists, then allows.
+    let hook = s.write(
+        "hooks/gate.sh",
+        "#!/bin/sh\ncat >/dev/null\nif [ -f approved ]; then d=allow; else d=defer; fi\n\
+         printf '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"%s\"}}' $d\n",
+    );
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("sh {}", hook.display())}]}]}})
+    .to_string();
+    let first = s
+        .script(json!([{"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "echo deferred-ran"}}]}]));
+    let out = s.run(&first, &["--settings", &settings, "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["subtype"], "deferred");
+    assert_eq!(v["deferred_tool_use"]["id"], "c1");
+    let id = v["session_id"].as_str().expect("session").to_owned();
+
+    s.write("approved", "");
+    let second = s.script(json!([{"text": "finished"}]));
+    let out = s
+        .spine()
+        .args(["run", "--resume", &id, "--model", &format!("scripted:{}", second.display())])
+        .args(["--settings", &settings, "--output-format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["subtype"], "success");
+    let tool =
+        v["messages"].as_array().expect("messages").iter().find(|m| m["role"] == "tool").expect("tool result").clone();
+    assert_eq!(tool["tool_call_id"], "c1");
+    assert!(tool["content"].as_str().expect("content").contains("deferred-ran"), "{tool}");
+}
