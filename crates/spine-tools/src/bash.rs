@@ -7,7 +7,7 @@
 //! tail around a `[output truncated: N characters omitted]` marker (`output`).
 //!
 //! `timeout` is in milliseconds (default [`DEFAULT_TIMEOUT_MS`], at most [`MAX_TIMEOUT_MS`]).
-//! `run_in_background: true` is refused (`validation_error`) until background processes exist.
+//! `run_in_background: true` is refused (`validation_error`) with a pointer to `exec_command` and `process_exec`.
 //!
 //! The response is Claude Code's `{stdout, stderr, interrupted, exit_code}` (`exit_code` is
 //! null when the shell died of a signal). Exit 0 is a success; any other ending is a
@@ -68,7 +68,7 @@ impl Tool for BashTool {
                     },
                     "run_in_background": {
                         "type": "boolean",
-                        "description": "Not supported yet; must be false or absent."
+                        "description": "Not supported: use exec_command or process_exec; must be false or absent."
                     }
                 },
                 "required": ["command"],
@@ -87,7 +87,7 @@ impl Tool for BashTool {
         if args::opt_bool(args, "run_in_background")? == Some(true) {
             return Err(ToolError::new(
                 ErrorCode::ValidationError,
-                "run_in_background is not supported yet; run the command in the foreground",
+                "run_in_background is not supported by Bash; use exec_command (returns a command_run_id) or process_exec for a long-lived service",
             ));
         }
         if ctx.cancel.is_cancelled() {

@@ -197,10 +197,11 @@ async fn bash_streams_output_before_the_command_ends() {
 }
 
 #[tokio::test]
-async fn bash_run_in_background_is_refused_for_now() {
+async fn bash_run_in_background_is_refused_with_a_pointer_to_exec_command() {
     let f = Fixture::new();
     let e = f.call("Bash", json!({"command": "true", "run_in_background": true})).await.expect_err("refused");
     assert_eq!(e.code, ErrorCode::ValidationError);
+    assert!(e.message.contains("exec_command") && e.message.contains("process_exec"), "{}", e.message);
     f.call("Bash", json!({"command": "true", "run_in_background": false})).await.expect("foreground is fine");
 }
 
