@@ -20,6 +20,7 @@ pub mod error;
 pub mod factory;
 pub mod http;
 pub mod openai;
+mod reply;
 pub mod retry;
 pub mod scripted;
 pub mod secret;

@@ -23,8 +23,7 @@
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::{Map, Value};
-use spine_core::model::{FinishReason, ModelErrorKind, ModelReply, StreamSink};
-use spine_protocol::message::AssistantMessage;
+use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolArguments, ToolCall};
 
@@ -202,21 +201,13 @@ impl Assembler {
                 tool_calls.push(ToolCall { id, name, arguments });
             }
         }
-        let finish_reason = match self.stop_reason.as_deref() {
-            None | Some("end_turn" | "stop_sequence" | "tool_use") => {
-                if tool_calls.is_empty() {
-                    FinishReason::Stop
-                } else {
-                    FinishReason::ToolCalls
-                }
-            }
-            Some(other) => FinishReason::Other(other.to_owned()),
-        };
-        Ok(ModelReply {
-            message: AssistantMessage { content: (!self.text.is_empty()).then_some(self.text), tool_calls },
-            finish_reason,
+        Ok(crate::reply::assemble(
+            self.text,
+            tool_calls,
+            self.stop_reason.as_deref(),
+            &["end_turn", "stop_sequence", "tool_use"],
             usage,
-        })
+        ))
     }
 }
 

@@ -25,8 +25,7 @@
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
-use spine_core::model::{FinishReason, ModelErrorKind, ModelReply, StreamSink};
-use spine_protocol::message::AssistantMessage;
+use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolArguments, ToolCall};
 
@@ -282,21 +281,13 @@ impl Assembler {
             };
             tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
         }
-        let finish_reason = match self.finish.as_deref() {
-            None | Some("stop" | "tool_calls" | "function_call") => {
-                if tool_calls.is_empty() {
-                    FinishReason::Stop
-                } else {
-                    FinishReason::ToolCalls
-                }
-            }
-            Some(other) => FinishReason::Other(other.to_owned()),
-        };
-        Ok(ModelReply {
-            message: AssistantMessage { content: (!self.text.is_empty()).then_some(self.text), tool_calls },
-            finish_reason,
-            usage: self.usage,
-        })
+        Ok(crate::reply::assemble(
+            self.text,
+            tool_calls,
+            self.finish.as_deref(),
+            &["stop", "tool_calls", "function_call"],
+            self.usage,
+        ))
     }
 }
 
@@ -331,7 +322,7 @@ fn server_error(error: &WireError) -> AttemptError {
 mod tests {
     use super::*;
     use futures_util::stream;
-    use spine_core::model::NoStream;
+    use spine_core::model::{FinishReason, NoStream};
 
     async fn read(chunks: &[&str]) -> Result<ModelReply, AttemptError> {
         let body =

@@ -11,7 +11,7 @@ use serde_json::Value;
 use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
 use spine_core::tool::{Projection, ToolContext};
 use spine_core::workspace::Workspace;
-use spine_protocol::tool::{ToolArguments, ToolCall, ToolError};
+use spine_protocol::tool::ToolError;
 use spine_tools::{FamilyConfig, FamilyHandles, register_families};
 
 /// A workspace, the family tools and their registries.
@@ -49,17 +49,12 @@ impl Direct {
 
     /// Same, with another context.
     pub async fn call_with(&self, tool: &str, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let call = ToolCall { id: ctx.call_id.clone(), name: tool.to_owned(), arguments: ToolArguments::Json(args) };
-        let prepared = self.registry.prepare(&call, &ctx.cwd)?;
-        let mut ctx = ctx.clone();
-        ctx.tool_name = tool.to_owned();
-        self.registry.tool(prepared.handle).execute(&prepared.args, &ctx).await
+        spine_testkit::direct::call(&self.registry, tool, args, ctx).await
     }
 
     /// The projection of a response by the named tool.
     pub fn project(&self, tool: &str, response: &Value) -> Projection {
-        let handle = self.registry.lookup(tool).expect("tool");
-        self.registry.tool(handle).project(response)
+        spine_testkit::direct::project(&self.registry, tool, response).expect("tool")
     }
 }
 
