@@ -125,6 +125,20 @@ pub struct Assembled {
 /// Builds an agent.
 pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
     let model = build_model(options.model.as_deref(), settings)?;
+    assemble_with(settings, options, model)
+}
+
+/// Builds an agent with no model, for single tool calls (`Agent::run_tool_call`): the same
+/// tools, hooks, rules and mode as [`assemble`]; `options.model` is ignored.
+pub fn assemble_for_calls(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
+    assemble_with(settings, options, Arc::new(spine_core::model::NoModel))
+}
+
+fn assemble_with(
+    settings: &Settings,
+    options: AgentOptions,
+    model: Arc<dyn ModelClient>,
+) -> Result<Assembled, AssemblyError> {
     let tool_set = match options.tools {
         Tools::Fresh(extra) => build_tools(settings, &extra)?,
         Tools::Shared(set) => set,

@@ -132,3 +132,24 @@ pub trait ModelClient: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<ModelReply, ModelError>;
 }
+
+/// The model of an agent that only runs single tool calls (`Agent::run_tool_call`, the
+/// worker's deterministic items): it has no model, and a request fails with a `Config` error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoModel;
+
+#[async_trait]
+impl ModelClient for NoModel {
+    fn model(&self) -> &str {
+        "none"
+    }
+
+    async fn complete(
+        &self,
+        _request: ModelRequest<'_>,
+        _stream: &dyn StreamSink,
+        _cancel: &CancellationToken,
+    ) -> Result<ModelReply, ModelError> {
+        Err(ModelError::new(ModelErrorKind::Config, "this agent runs single tool calls and has no model"))
+    }
+}

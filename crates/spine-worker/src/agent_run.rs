@@ -67,6 +67,7 @@ pub struct SettingsAgents {
     spine_home: PathBuf,
     skill_roots: Vec<SkillRoot>,
     tools: ToolSet,
+    calls: Arc<Agent>,
 }
 
 impl SettingsAgents {
@@ -79,7 +80,27 @@ impl SettingsAgents {
         tools: ToolSet,
     ) -> Result<(Self, Vec<String>), AgentBuildError> {
         let (_, warnings) = spine_agent::build_hooks(&settings).map_err(|e| AgentBuildError(e.to_string()))?;
-        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, tools }, warnings))
+        let options = AgentOptions {
+            project: workspace.root().to_path_buf(),
+            spine_home: spine_home.clone(),
+            model: None,
+            permission_mode: None,
+            max_turns: None,
+            allowed_tools: Vec::new(),
+            approver: Arc::new(DenyApprover),
+            allow_defer: false,
+            conversation_id: None,
+            tools: Tools::Shared(tools.clone()),
+        };
+        let calls = spine_agent::assemble_for_calls(&settings, options).map_err(|e| AgentBuildError(e.to_string()))?;
+        let calls = Arc::new(calls.agent);
+        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, tools, calls }, warnings))
+    }
+
+    /// The agent that runs the worker's single tool calls (deterministic assignments and
+    /// `execute_program_tool`): the settings' hooks and rules, no model, nobody to answer `ask`.
+    pub fn call_agent(&self) -> Arc<Agent> {
+        Arc::clone(&self.calls)
     }
 
     /// A relative script path is relative to the workspace, not to the worker's directory.

@@ -55,6 +55,8 @@ pub struct Environment {
     pub words_estimator: bool,
     /// Builds `agent_run` agents.
     pub agents: Arc<dyn AgentFactory>,
+    /// Runs single tool calls through the pipeline (hooks, rules, no approver).
+    pub calls: Arc<spine_core::runner::Agent>,
     /// Warnings about the settings (hooks spine does not run…), for stderr.
     pub warnings: Vec<String>,
     /// Token counts of long texts seen recently (the system prompt repeats across items).
@@ -137,7 +139,9 @@ impl Environment {
         let words_estimator = settings.token_estimator.as_deref() == Some("words");
         let (agents, warnings) =
             SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone(), tool_set)?;
+        let calls = agents.call_agent();
         Ok(Environment {
+            calls,
             workspace,
             tools,
             skill_roots,

@@ -186,8 +186,8 @@ fn reports_follow_streams_reports_as_they_are_published(backend: Backend) {
 fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backend: Backend) {
     let sandbox = Sandbox::new();
     let url = mailbox_url(&sandbox, backend, "lease_ms=1000");
-    let marker = sandbox.dir.path().join("first-attempt");
-    let pid_file = sandbox.dir.path().join("orphan.pid");
+    let marker = sandbox.project().join("first-attempt");
+    let pid_file = sandbox.project().join("orphan.pid");
     let command = format!(
         "if [ -f {m} ]; then echo second attempt; else echo $$ > {p}; touch {m}; sleep 30; fi",
         m = marker.display(),
@@ -198,7 +198,9 @@ fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backen
     item["payload"]["allowed_tool_names"] = json!(["Bash"]);
     submit(&sandbox, &url, &item);
 
-    let mut first = spawn_worker(&sandbox, &url, &[]);
+    // A worker has nobody to answer `ask`: its settings must allow the Bash call.
+    let allow_bash = r#"{"permissions": {"allow": ["Bash"]}}"#;
+    let mut first = spawn_worker(&sandbox, &url, &["--settings", allow_bash]);
     wait_for(&marker, Duration::from_secs(30));
     first.kill().expect("SIGKILL the worker");
     let _ = first.wait();
@@ -207,8 +209,11 @@ fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backen
         let _ = Command::new("kill").args(["-9", "--", &format!("-{pgid}")]).status();
     }
 
-    let second =
-        sandbox.spine().args(["worker", "--mailbox", &url, "--once"]).timeout(Duration::from_secs(60)).output();
+    let second = sandbox
+        .spine()
+        .args(["worker", "--mailbox", &url, "--once", "--settings", allow_bash])
+        .timeout(Duration::from_secs(60))
+        .output();
     let second = second.expect("second worker");
     assert!(second.status.success(), "{}", stderr(&second));
     let lines = reports(&sandbox, &url, "crash-1");

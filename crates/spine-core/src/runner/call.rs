@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
@@ -38,6 +38,11 @@ pub(super) struct CallOutcome {
     pub contexts: Vec<Message>,
     /// Set when this call ends the round.
     pub end: Option<RoundEnd>,
+    /// The error the call was answered with, when it did not succeed.
+    pub error: Option<ToolError>,
+    /// The tool's response (after PostToolUse replacements) and its projection metadata,
+    /// when the tool ran and succeeded.
+    pub executed: Option<(Value, Map<String, Value>)>,
 }
 
 /// The permission stage's answer.
@@ -62,7 +67,7 @@ impl Run<'_> {
         };
 
         // 2. review_tool_call: visible to this run?
-        let visibility = &self.agent.config.visibility;
+        let visibility = &self.visibility;
         if let Err(e) = review_tool_call(&tools, visibility, &prepared.name, Some(&call.id), &self.trace) {
             return self.refuse(record, call, e.to_tool_error(), "not_allowed", contexts);
         }
@@ -98,7 +103,13 @@ impl Run<'_> {
             }
             Authorized::Defer => {
                 record.emit(&self.trace, "deferred", None);
-                return CallOutcome { result: None, contexts, end: Some(RoundEnd::Deferred(call.clone())) };
+                return CallOutcome {
+                    result: None,
+                    contexts,
+                    end: Some(RoundEnd::Deferred(call.clone())),
+                    error: None,
+                    executed: None,
+                };
             }
             Authorized::Halt(stop_reason) => {
                 let error = ToolError::new(
@@ -226,14 +237,17 @@ impl Run<'_> {
                     error_code,
                 );
                 if let Some(reports) = &self.reports {
-                    let done = crate::tool::Projection { content: content.clone(), metadata: projection_metadata };
+                    let done =
+                        crate::tool::Projection { content: content.clone(), metadata: projection_metadata.clone() };
                     reports.tool_completed(&call.id, &call.name, &done);
                 }
                 let end =
                     post.halt.map(|h| RoundEnd::Prevented { output: content.clone(), stop_reason: h.stop_reason });
+                let error = error_code.map(|code| ToolError::new(code, content.clone()));
+                let executed = error.is_none().then_some((post.response, projection_metadata));
                 let result =
                     ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code };
-                CallOutcome { result: Some(result), contexts, end }
+                CallOutcome { result: Some(result), contexts, end, error, executed }
             }
         }
     }
@@ -251,7 +265,13 @@ impl Run<'_> {
         if let Some(reports) = &self.reports {
             reports.tool_failed(&call.id, &call.name, &arguments_value(call), &error);
         }
-        CallOutcome { result: Some(error_result(call, &error)), contexts, end: None }
+        CallOutcome {
+            result: Some(error_result(call, &error)),
+            contexts,
+            end: None,
+            error: Some(error),
+            executed: None,
+        }
     }
 
     async fn authorize(
@@ -265,7 +285,7 @@ impl Run<'_> {
     ) -> Authorized {
         let tools = std::sync::Arc::clone(&self.agent.tools);
         let mut decision = self.policy_decision(call, &args, suggestion, suggested_by);
-        if decision.behavior == PermissionBehavior::Defer && !(self.agent.config.allow_defer && batch == 1) {
+        if decision.behavior == PermissionBehavior::Defer && !(self.allow_defer && batch == 1) {
             decision = PermissionDecision::new(
                 PermissionBehavior::Ask,
                 decision.source,

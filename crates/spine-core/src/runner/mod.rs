@@ -7,6 +7,9 @@
 //! result, checked before every model request.
 
 mod call;
+mod single;
+
+pub use single::{SingleCall, SingleCallOutcome};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -251,31 +254,24 @@ impl Agent {
             request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
         }
         let estimator = self.config.estimator.clone().unwrap_or_else(|| estimator_for(Some(self.model.model())));
-        let progress = request.progress.clone().or_else(|| request.reports.clone().map(|r| r as Arc<dyn ProgressSink>));
-        let mut run = Run {
-            agent: self,
-            hooks,
-            hook_ctx: HookContext {
+        let mut run = Run::new(
+            self,
+            RunParts {
+                hooks,
                 session,
-                event: spine_protocol::hook::HookEventName::SessionStart,
-                prompt_id: None,
-                cancel: request.cancel.clone(),
+                transcript: request.history,
+                writer: request.transcript,
+                trace: request.trace,
+                observer: request.observer,
+                cancel: request.cancel,
+                progress: request.progress,
+                reports: request.reports,
+                visibility: self.config.visibility.clone(),
             },
-            transcript: request.history,
-            writer: request.transcript,
-            trace: request.trace,
-            observer: request.observer,
-            cancel: request.cancel,
-            specs,
-            num_turns: 0,
-            usage: Usage::default(),
-            progress,
-            reports: request.reports,
-            last_prepared: Vec::new(),
-            skills,
-            estimator,
-            token_cache: TokenCache::new(),
-        };
+        );
+        run.specs = specs;
+        run.skills = skills;
+        run.estimator = estimator;
         if let Some(r) = &run.reports {
             r.started();
         }
@@ -303,6 +299,58 @@ struct Run<'a> {
     skills: SkillCatalog,
     estimator: Arc<dyn TokenEstimator>,
     token_cache: TokenCache,
+    /// The tools this run may call (the agent's, or narrower for one call).
+    visibility: Visibility,
+    /// Whether a PreToolUse `defer` may end this run (else it is asked).
+    allow_defer: bool,
+}
+
+/// What a [`Run`] is made of, besides its agent.
+struct RunParts {
+    hooks: HookRuntime,
+    session: Arc<SessionInfo>,
+    transcript: Vec<Message>,
+    writer: Transcript,
+    trace: Trace,
+    observer: Arc<dyn RunObserver>,
+    cancel: CancellationToken,
+    progress: Option<Arc<dyn ProgressSink>>,
+    reports: Option<Arc<ReportCollector>>,
+    visibility: Visibility,
+}
+
+impl<'a> Run<'a> {
+    /// A run with no model turns yet; streamed tool output goes to `progress`, else to the
+    /// report collector.
+    fn new(agent: &'a Agent, parts: RunParts) -> Self {
+        let progress = parts.progress.or_else(|| parts.reports.clone().map(|r| r as Arc<dyn ProgressSink>));
+        Run {
+            agent,
+            hooks: parts.hooks,
+            hook_ctx: HookContext {
+                session: parts.session,
+                event: spine_protocol::hook::HookEventName::SessionStart,
+                prompt_id: None,
+                cancel: parts.cancel.clone(),
+            },
+            transcript: parts.transcript,
+            writer: parts.writer,
+            trace: parts.trace,
+            observer: parts.observer,
+            cancel: parts.cancel,
+            specs: Vec::new(),
+            num_turns: 0,
+            usage: Usage::default(),
+            progress,
+            reports: parts.reports,
+            last_prepared: Vec::new(),
+            skills: SkillCatalog::default(),
+            estimator: Arc::new(crate::tokens::WordsEstimator),
+            token_cache: TokenCache::new(),
+            visibility: parts.visibility,
+            allow_defer: agent.config.allow_defer,
+        }
+    }
 }
 
 impl Run<'_> {

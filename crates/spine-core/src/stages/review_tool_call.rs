@@ -31,6 +31,17 @@ impl Visibility {
         }
     }
 
+    /// The tools both allow: `other` can only narrow `self`, never widen it.
+    pub fn narrowed(&self, other: &Visibility) -> Visibility {
+        match (self, other) {
+            (Visibility::All, narrower) => narrower.clone(),
+            (Visibility::Only(names), Visibility::All) => Visibility::Only(names.clone()),
+            (Visibility::Only(names), Visibility::Only(_)) => {
+                Visibility::Only(names.iter().filter(|n| other.allows(n)).cloned().collect())
+            }
+        }
+    }
+
     /// The allowed names as a list (empty for all).
     pub fn names(&self) -> &[String] {
         match self {

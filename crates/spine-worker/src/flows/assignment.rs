@@ -1,10 +1,14 @@
 //! `execution_assignment` (seed A.7): `execution_started`, `prepare_turn` →
 //! `compact_context`, then by `task_payload.mode`:
 //!
-//! - `deterministic_tool_call`: `review_tool_call` → `tool_reviewed` progress → the tool runs
-//!   with the collector as its progress sink (`tool_output` chunks) → `project_tool_result` →
-//!   `finalize_output` → `execution_complete {output, tool_invocations}`. Trace:
-//!   `prepare_turn, compact_context, review_tool_call, project_tool_result, finalize_output`.
+//! - `deterministic_tool_call`: the call takes the whole tool-call pipeline of a run
+//!   ([`spine_core::runner::Agent::run_tool_call`]): `review_tool_call` → PreToolUse → the
+//!   permission policy of the worker's settings (nobody answers `ask`, so it is a refusal) →
+//!   `tool_reviewed` progress → the tool runs with the collector as its progress sink
+//!   (`tool_output` chunks) → `project_tool_result` → PostToolUse → `finalize_output` →
+//!   `execution_complete {output, tool_invocations}`. Trace: `prepare_turn, compact_context,
+//!   review_tool_call, execute, project_tool_result, finalize_output`, plus hook entries and
+//!   the call's decision record.
 //! - `skills_catalog_list`, `skills_load`, `skills_read_file`: a `skills` trace entry and
 //!   `execution_complete {output}` (the catalog and the loaded skill as JSON text, the file's
 //!   text). Trace: `prepare_turn, compact_context, skills`.
@@ -12,26 +16,23 @@
 //!
 //! Failures go through `handle_error` into `execution_fail`; a canceled item ends with
 //! `execution_canceled`. Cancellation is checked between stages; a running tool gets the token
-//! (and [`TOOL_CANCEL_GRACE`] to stop before it is abandoned).
+//! (and the runner's grace period to stop before it is abandoned).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
+use spine_core::observer::NullObserver;
 use spine_core::reports::ReportCollector;
+use spine_core::runner::{SingleCall, SingleCallOutcome};
 use spine_core::skills::{SkillCatalog, SkillError};
 use spine_core::stages::finalize_output::finalize_output;
 use spine_core::stages::handle_error::{ExecutionError, handle_error};
-use spine_core::stages::project_tool_result::project_tool_result;
-use spine_core::stages::review_tool_call::review_tool_call;
-use spine_core::tool::{ProgressSink, ToolContext};
+use spine_core::tool::ProgressSink;
 use spine_protocol::assignment::{ProgramToolCall, RequestPayload, TaskPayload};
-use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall, ToolError};
+use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall};
 
 use super::{ItemContext, prepare_round, visibility_of};
-
-/// How long a canceled tool may take to stop on its own before it is abandoned.
-pub const TOOL_CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// Runs an assignment to its terminal report.
 pub async fn run(ctx: &ItemContext, payload: &RequestPayload, task: TaskPayload) {
@@ -84,65 +85,53 @@ async fn tool_flow(
     payload: &RequestPayload,
     call: ProgramToolCall,
 ) -> Result<(), ExecutionError> {
-    let env = &ctx.env;
     let call_id = call_id_of(&call);
-    let name = call.tool_name.clone();
-    let visibility = visibility_of(payload);
-    if let Err(e) = review_tool_call(&env.tools, &visibility, &name, Some(&call_id), &ctx.trace) {
-        collector.tool_failed(&call_id, &name, &call.arguments, &e.to_tool_error());
-        return Err(ExecutionError::Review(e));
-    }
-    if ctx.canceled() {
-        return Err(ExecutionError::Canceled(ctx.cancellation.summary()));
-    }
-    let model_call =
-        ToolCall { id: call_id.clone(), name: name.clone(), arguments: ToolArguments::Json(call.arguments.clone()) };
-    let prepared = match env.tools.prepare(&model_call, env.workspace.root()) {
-        Ok(p) => p,
-        Err(e) => {
-            collector.tool_failed(&call_id, &name, &call.arguments, &e);
-            return Err(ExecutionError::Tool(e));
-        }
-    };
-    let arguments = Value::Object((*prepared.args).clone());
-    collector.tool_reviewed(&call_id, &name, &arguments);
-    let tool = Arc::clone(env.tools.tool(prepared.handle));
-    let mut tool_ctx = ToolContext::new(Arc::clone(&env.workspace), &call_id, &name);
-    tool_ctx.cancel = ctx.cancellation.token.clone();
-    tool_ctx.progress = Some(Arc::clone(collector) as Arc<dyn ProgressSink>);
-    let result = execute(ctx, tool.execute(&prepared.args, &tool_ctx)).await;
-    match result {
-        Ok(response) => {
-            let projection = project_tool_result(tool.as_ref(), &response, &call_id, &ctx.trace);
-            collector.tool_completed(&call_id, &name, &projection);
+    let outcome = run_call(ctx, payload, &call, &call_id, Some(Arc::clone(collector)), None).await;
+    match outcome.error {
+        None => {
             let task = &payload.task;
-            let output = finalize_output(&projection.content, &task.conversation_id, &task.turn_id, &ctx.trace);
+            let output = finalize_output(&outcome.result.content, &task.conversation_id, &task.turn_id, &ctx.trace);
             collector.complete(&output.output);
             Ok(())
         }
-        Err(e) if ctx.canceled() => {
+        Some(e) if ctx.canceled() || e.code == ErrorCode::Canceled => {
             Err(ExecutionError::Canceled(format!("{}: {}", ctx.cancellation.summary(), e.message)))
         }
-        Err(e) => {
-            collector.tool_failed(&call_id, &name, &arguments, &e);
-            Err(ExecutionError::Tool(e))
-        }
+        Some(e) => Err(ExecutionError::Tool(e)),
     }
 }
 
-/// Awaits a tool; once the item is canceled, gives it [`TOOL_CANCEL_GRACE`] to stop.
-pub async fn execute(
+/// Runs a payload's tool call through the pipeline: review, PreToolUse, the permission policy
+/// (nobody answers `ask`: it is a refusal), the tool, PostToolUse. `allowed_tool_names` only
+/// narrows what the worker's settings allow.
+pub async fn run_call(
     ctx: &ItemContext,
-    run: impl std::future::Future<Output = Result<Value, ToolError>>,
-) -> Result<Value, ToolError> {
-    tokio::pin!(run);
-    tokio::select! {
-        r = &mut run => r,
-        () = ctx.cancellation.token.cancelled() => match tokio::time::timeout(TOOL_CANCEL_GRACE, &mut run).await {
-            Ok(r) => r,
-            Err(_) => Err(ToolError::new(ErrorCode::Canceled, "the tool did not stop after cancellation; abandoned")),
-        },
-    }
+    payload: &RequestPayload,
+    call: &ProgramToolCall,
+    call_id: &str,
+    reports: Option<Arc<ReportCollector>>,
+    progress: Option<Arc<dyn ProgressSink>>,
+) -> SingleCallOutcome {
+    let session_id = format!("{}-a{}", ctx.identity.logical_work_id, ctx.identity.attempt_no);
+    let transcript_path = ctx.env.workspace.root().join(".spine").join("sessions").join("worker-calls.jsonl");
+    ctx.env
+        .calls
+        .run_tool_call(SingleCall {
+            call: ToolCall {
+                id: call_id.to_owned(),
+                name: call.tool_name.clone(),
+                arguments: ToolArguments::Json(call.arguments.clone()),
+            },
+            session_id,
+            transcript_path,
+            visibility: Some(visibility_of(payload)),
+            cancel: ctx.cancellation.token.clone(),
+            observer: Arc::new(NullObserver),
+            trace: ctx.trace.clone(),
+            progress,
+            reports,
+        })
+        .await
 }
 
 fn skill_flow(ctx: &ItemContext, task: &TaskPayload) -> Result<String, ExecutionError> {

@@ -282,7 +282,14 @@ mod tests {
         let (trace, terminal) = trace_of(item(calc, &["calculator"])).await;
         assert_eq!(
             trace.stage_names(),
-            ["prepare_turn", "compact_context", "review_tool_call", "project_tool_result", "finalize_output"]
+            [
+                "prepare_turn",
+                "compact_context",
+                "review_tool_call",
+                "execute",
+                "project_tool_result",
+                "finalize_output"
+            ]
         );
         assert_eq!(terminal, ["execution_complete"]);
     }

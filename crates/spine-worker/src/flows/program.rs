@@ -3,7 +3,8 @@
 //! - `prepare_round`: `prepare_turn` → `compact_context`; `agent_program_completed` with
 //!   [`PrepareRoundResponse`] `{status, messages, visible_tool_names, likely_model,
 //!   summary_artifacts, trace}`.
-//! - `execute_program_tool`: review, prepare and run one tool call (its output chunks are
+//! - `execute_program_tool`: one tool call through the whole tool-call pipeline (review,
+//!   PreToolUse, the permission policy, the tool, PostToolUse; its output chunks are
 //!   collected, not reported as progress); `agent_program_completed` with
 //!   [`ExecuteProgramToolResponse`] `{status: ok, program_tool_call, result, output_chunks}`,
 //!   or `agent_program_failed` whose `error_payload` is the tool error payload
@@ -12,18 +13,17 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use spine_core::stages::review_tool_call::review_tool_call;
-use spine_core::tool::{OutputStream, ProgressSink, ToolContext};
+use spine_core::tool::{OutputStream, ProgressSink};
 use spine_protocol::assignment::{
     ExecuteProgramToolResponse, PrepareRoundResponse, ProgramToolCall, ProgramToolResult, RequestKind, RequestPayload,
     ResponseStatus, RoundMessage,
 };
 use spine_protocol::report::{FailureKind, OutputChunk, ReportBody, ToolErrorPayload};
-use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall, ToolError};
+use spine_protocol::tool::{ErrorCode, ToolError};
 use spine_protocol::trace::TraceRecord;
 
-use super::assignment::{call_id_of, execute};
-use super::{ItemContext, error_payload, prepare_round as prepare, visibility_of};
+use super::assignment::{call_id_of, run_call};
+use super::{ItemContext, error_payload, prepare_round as prepare};
 
 /// Answers `prepare_round`.
 pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) {
@@ -126,25 +126,18 @@ async fn run_tool(
     call_id: &str,
     chunks: &Arc<Chunks>,
 ) -> Result<ProgramToolResult, ToolError> {
-    let env = &ctx.env;
-    review_tool_call(&env.tools, &visibility_of(payload), &call.tool_name, Some(call_id), &ctx.trace)
-        .map_err(|e| e.to_tool_error())?;
-    let model_call = ToolCall {
-        id: call_id.to_owned(),
-        name: call.tool_name.clone(),
-        arguments: ToolArguments::Json(call.arguments.clone()),
-    };
-    let prepared = env.tools.prepare(&model_call, env.workspace.root())?;
-    let tool = Arc::clone(env.tools.tool(prepared.handle));
-    let mut tool_ctx = ToolContext::new(Arc::clone(&env.workspace), call_id, &call.tool_name);
-    tool_ctx.cancel = ctx.cancellation.token.clone();
-    tool_ctx.progress = Some(Arc::clone(chunks) as Arc<dyn ProgressSink>);
-    let response = execute(ctx, tool.execute(&prepared.args, &tool_ctx)).await.map_err(|e| {
-        if ctx.canceled() { ToolError::new(ErrorCode::Canceled, ctx.cancellation.summary()) } else { e }
-    })?;
-    let projection =
-        spine_core::stages::project_tool_result::project_tool_result(tool.as_ref(), &response, call_id, &ctx.trace);
-    Ok(ProgramToolResult { content: projection.content, metadata: projection.metadata, response })
+    let progress = Some(Arc::clone(chunks) as Arc<dyn ProgressSink>);
+    let outcome = run_call(ctx, payload, call, call_id, None, progress).await;
+    match (outcome.error, outcome.executed) {
+        (Some(e), _) if ctx.canceled() => {
+            Err(ToolError::new(ErrorCode::Canceled, format!("{}: {}", ctx.cancellation.summary(), e.message)))
+        }
+        (Some(e), _) => Err(e),
+        (None, Some((response, metadata))) => {
+            Ok(ProgramToolResult { content: outcome.result.content, metadata, response })
+        }
+        (None, None) => Err(ToolError::new(ErrorCode::RuntimeError, "internal: the call succeeded without a response")),
+    }
 }
 
 fn emit_completed(ctx: &ItemContext, request_kind: String, response: &impl serde::Serialize) {

@@ -16,7 +16,7 @@ both_backends!(
 
 async fn a_duplicate_delivery_republishes_the_terminal_report_and_runs_the_work_once(backend: Backend) {
     let h = Harness::new(backend).await;
-    let counter = h.dir.path().join("runs.txt");
+    let counter = h.workspace().join("runs.txt");
     let item = bash("dup", &format!("echo ran >> {}", counter.display()));
     h.submit(&item).await;
     h.submit(&item).await;
@@ -71,7 +71,7 @@ async fn an_item_past_its_last_delivery_is_dead_lettered_and_reported(backend: B
 
 async fn shutdown_cancels_in_flight_items_silently_and_they_are_redelivered(backend: Backend) {
     let h = Harness::new(backend).await;
-    let marker = h.dir.path().join("first-run");
+    let marker = h.workspace().join("first-run");
     let command = format!("if [ -f {m} ]; then echo second run; else touch {m}; sleep 30; fi", m = marker.display());
     h.submit(&bash("handed-back", &command)).await;
     let mut config = h.config(1, false);

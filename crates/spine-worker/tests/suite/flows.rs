@@ -215,7 +215,7 @@ async fn unknown_kinds_get_unsupported_request_kind(backend: Backend) {
 
 async fn a_close_request_cancels_a_running_bash_assignment_and_its_process_group(backend: Backend) {
     let h = Harness::new(backend).await;
-    let pid_file = h.dir.path().join("sleep.pid");
+    let pid_file = h.workspace().join("sleep.pid");
     h.submit(&bash("long", &format!("sleep 30 & echo $! > {}; wait", pid_file.display()))).await;
     let worker = h.start(h.config(2, false)).await;
     wait_for_file(&pid_file, Duration::from_secs(20)).await;

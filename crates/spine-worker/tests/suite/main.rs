@@ -9,4 +9,5 @@ mod support;
 mod bulk;
 mod delivery;
 mod flows;
+mod pipeline;
 mod schemas;

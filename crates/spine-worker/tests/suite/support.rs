@@ -52,7 +52,13 @@ pub struct Harness {
     pub dir: tempfile::TempDir,
     pub url: String,
     pub mailbox: Arc<dyn Mailbox>,
+    /// The workers' settings (a `--settings` JSON text). The default lets the tests' Bash
+    /// items run: a worker has nobody to answer `ask`.
+    pub settings: String,
 }
+
+/// Settings under which a worker runs every tool the workspace boundary permits.
+pub const BYPASS: &str = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
 
 impl Harness {
     /// A fresh mailbox with a 1.5 s lease.
@@ -71,7 +77,7 @@ impl Harness {
             }
         };
         let mailbox = open(&url).await;
-        Harness { backend, dir, url, mailbox }
+        Harness { backend, dir, url, mailbox, settings: BYPASS.to_owned() }
     }
 
     /// Another connection to the same mailbox (what another worker process would have).
@@ -84,7 +90,10 @@ impl Harness {
     }
 
     pub fn env(&self) -> Arc<Environment> {
-        Arc::new(Environment::new(&self.workspace(), None, Default::default(), Vec::new()).expect("environment"))
+        let home = self.dir.path().join("home");
+        let settings = spine_hooks::Settings::discover(&home, &self.workspace(), std::slice::from_ref(&self.settings))
+            .expect("settings");
+        Arc::new(Environment::new(&self.workspace(), Some(&home), settings, Vec::new()).expect("environment"))
     }
 
     pub fn config(&self, concurrency: usize, once: bool) -> WorkerConfig {
