@@ -199,7 +199,7 @@ fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backen
     submit(&sandbox, &url, &item);
 
     // A worker has nobody to answer `ask`: its settings must allow the Bash call.
-    let allow_bash = r#"{"permissions": {"allow": ["Bash"]}}"#;
+    let allow_bash = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
     let mut first = spawn_worker(&sandbox, &url, &["--settings", allow_bash]);
     wait_for(&marker, Duration::from_secs(30));
     first.kill().expect("SIGKILL the worker");
