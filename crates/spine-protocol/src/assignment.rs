@@ -99,10 +99,34 @@ impl RequestKind {
     }
 }
 
+/// The longest item id accepted.
+pub const ITEM_ID_MAX_LEN: usize = 256;
+
+/// Checks an item id: 1 to [`ITEM_ID_MAX_LEN`] visible ASCII characters (`!` to `~`), so no
+/// spaces, newlines or control characters. Every mailbox accepts exactly these ids, and a
+/// worker refuses others with a `validation_error` report.
+pub fn check_item_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if id.len() > ITEM_ID_MAX_LEN {
+        return Err(format!("is {} bytes long; at most {ITEM_ID_MAX_LEN} are allowed", id.len()));
+    }
+    match id.bytes().position(|b| !(0x21..=0x7e).contains(&b)) {
+        Some(at) => Err(format!(
+            "may hold visible ASCII characters only (`!` to `~`): byte {at} is {:?}",
+            id[at..].chars().next().unwrap_or(' ')
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The envelope of every item, with the payload kept raw (the first decoding step).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ItemEnvelope {
-    /// The item's id (the idempotency key together with `attempt_no`).
+    /// The item's id (the idempotency key together with `attempt_no`): 1 to 256 visible ASCII
+    /// characters.
+    #[schemars(length(min = 1, max = 256), regex(pattern = r"^[!-~]+$"))]
     pub item_id: String,
     /// The kind of item; missing means `execution_assignment`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -627,6 +651,18 @@ mod tests {
              `SPINE_UPDATE_SCHEMAS=1 cargo test -p spine-protocol schemas` and commit the result.",
             drift.join("; ")
         );
+    }
+
+    #[test]
+    fn item_ids_are_one_to_256_visible_ascii_characters() {
+        assert!(check_item_id("item-0001").is_ok());
+        assert!(check_item_id("a/b:c@d.e+f=g~").is_ok());
+        assert!(check_item_id(&"x".repeat(ITEM_ID_MAX_LEN)).is_ok());
+        assert!(check_item_id(&"x".repeat(ITEM_ID_MAX_LEN + 1)).is_err());
+        assert!(check_item_id("").is_err());
+        for bad in ["a b", "a\nb", "tab\there", "caf\u{e9}", "nul\u{0}"] {
+            assert!(check_item_id(bad).is_err(), "{bad:?} is refused");
+        }
     }
 
     #[test]

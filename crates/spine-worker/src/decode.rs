@@ -15,7 +15,7 @@ use serde_json::Value;
 use spine_core::stages::prepare_turn::normalize_transcript;
 use spine_protocol::assignment::{
     ClosePayload, ItemEnvelope, ItemRequest, ItemType, MailboxItem, PROTOCOL_VERSION, RequestKind, RequestPayload,
-    TaskPayload,
+    TaskPayload, check_item_id,
 };
 
 /// Who a delivery's reports are about.
@@ -158,6 +158,7 @@ fn decode_value(value: Value) -> Result<MailboxItem, Rejection> {
             return Err(Rejection::Invalid(format!("{field}: must not be empty")));
         }
     }
+    check_item_id(&envelope.item_id).map_err(|e| Rejection::Invalid(format!("item_id: {e}")))?;
     if !envelope.payload.is_object() {
         return Err(Rejection::Invalid("payload: must be an object".into()));
     }

@@ -6,6 +6,7 @@
 
 use std::io::Read;
 
+use spine_protocol::assignment::check_item_id;
 use spine_worker::MailboxUrl;
 use spine_worker::decode::decode;
 
@@ -24,6 +25,12 @@ pub async fn submit(args: SubmitArgs) -> anyhow::Result<u8> {
         std::fs::read(&args.item).map_err(|e| config(format!("{name}: {e}")))?
     };
     let decoded = decode(&body, "");
+    // Even an unvalidated item must carry an id every mailbox can hold.
+    if !decoded.identity.item_id.is_empty()
+        && let Err(e) = check_item_id(&decoded.identity.item_id)
+    {
+        return Err(config(format!("{name}: item_id: {e}")));
+    }
     if let Err(rejection) = &decoded.item
         && !args.no_validate
     {

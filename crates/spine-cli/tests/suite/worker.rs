@@ -38,6 +38,7 @@ both_backends!(
     submit_then_worker_once_then_reports_prints_the_example_reports,
     reports_follow_streams_reports_as_they_are_published,
     a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2,
+    submit_refuses_an_over_long_or_multi_line_item_id_even_unvalidated,
 );
 
 fn mailbox_url(sandbox: &Sandbox, backend: Backend, options: &str) -> String {
@@ -225,4 +226,23 @@ fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backen
     let first_attempt: Vec<&str> =
         lines.iter().filter(|r| r["attempt_no"] == 1).filter_map(|r| r["method_id"].as_str()).collect();
     assert_eq!(first_attempt, ["execution_started", "execution_progress"], "what the killed worker got out");
+}
+
+fn submit_refuses_an_over_long_or_multi_line_item_id_even_unvalidated(backend: Backend) {
+    let sandbox = Sandbox::new();
+    let url = mailbox_url(&sandbox, backend, "lease_ms=5000");
+    for (name, id) in [("long", "x".repeat(10_000)), ("newline", "a\nb".to_owned())] {
+        let path = sandbox.dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, example(&id).to_string()).expect("write");
+        for extra in [&[][..], &["--no-validate"][..]] {
+            let out = sandbox.spine().arg("submit").args(extra).args(["--mailbox", &url]).arg(&path).output();
+            let out = out.expect("submit");
+            assert_eq!(out.status.code(), Some(2), "{name} {extra:?}: {}", stderr(&out));
+            assert!(stderr(&out).contains("item_id"), "{name}: {}", stderr(&out));
+        }
+    }
+    let out = sandbox.spine().args(["worker", "--mailbox", &url, "--once"]).output().expect("spine worker");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all = sandbox.spine().args(["reports", "--mailbox", &url]).output().expect("reports");
+    assert!(String::from_utf8_lossy(&all.stdout).trim().is_empty(), "nothing was queued");
 }

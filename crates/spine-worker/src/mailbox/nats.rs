@@ -35,6 +35,7 @@ use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
 use futures_util::{FutureExt, TryFutureExt};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use spine_protocol::report::Report;
 use tokio::sync::Mutex;
 
@@ -96,7 +97,12 @@ impl Names {
     }
 }
 
-/// One subject token for an item id.
+/// Escaped tokens longer than this are replaced by a digest, so that every subject stays far
+/// below the server's control-line limit (4 KiB by default, which drops the connection).
+const MAX_SUBJECT_TOKEN: usize = 96;
+
+/// One subject token for an item id: safe bytes kept, others escaped as `=XX`; a token that
+/// would be longer than [`MAX_SUBJECT_TOKEN`] is `~` and the id's SHA-256 in hex.
 pub fn subject_token(id: &str) -> String {
     if id.is_empty() {
         return "=".to_owned();
@@ -108,6 +114,14 @@ pub fn subject_token(id: &str) -> String {
         } else {
             out.push_str(&format!("={b:02X}"));
         }
+    }
+    if out.len() > MAX_SUBJECT_TOKEN {
+        // `~` is escaped above, so a digest token never equals an escaped one.
+        let digest = Sha256::digest(id.as_bytes());
+        return digest.iter().fold(String::from("~"), |mut acc, b| {
+            acc.push_str(&format!("{b:02x}"));
+            acc
+        });
     }
     out
 }
@@ -664,5 +678,17 @@ mod tests {
         assert_eq!(subject_token("a.b c*>"), "a=2Eb=20c=2A=3E");
         assert_eq!(subject_token("x=y"), "x=3Dy");
         assert_eq!(subject_token(""), "=");
+    }
+
+    #[test]
+    fn long_ids_become_a_digest_token_of_bounded_length() {
+        let long = "x".repeat(10_000);
+        let token = subject_token(&long);
+        assert!(token.starts_with('~') && token.len() == 65, "{token}");
+        assert_ne!(token, subject_token(&"x".repeat(10_001)), "different ids, different tokens");
+        let newlines = "a\n".repeat(40);
+        assert!(subject_token(&newlines).len() <= 65);
+        assert!(!subject_token(&newlines).contains('\n'));
+        assert_eq!(subject_token(&"y".repeat(MAX_SUBJECT_TOKEN)), "y".repeat(MAX_SUBJECT_TOKEN));
     }
 }

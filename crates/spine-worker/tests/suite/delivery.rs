@@ -12,6 +12,7 @@ both_backends!(
     an_item_past_its_last_delivery_is_dead_lettered_and_reported,
     shutdown_cancels_in_flight_items_silently_and_they_are_redelivered,
     a_close_request_before_the_item_starts_cancels_it_on_delivery,
+    malformed_item_ids_get_one_report_each_and_never_cost_their_neighbours,
 );
 
 async fn a_duplicate_delivery_republishes_the_terminal_report_and_runs_the_work_once(backend: Backend) {
@@ -111,4 +112,39 @@ async fn a_close_request_before_the_item_starts_cancels_it_on_delivery(backend: 
     h.run_once(1).await;
     let target = h.reports(Some("later")).await;
     assert_eq!(methods(&target), ["execution_canceled"]);
+}
+
+async fn malformed_item_ids_get_one_report_each_and_never_cost_their_neighbours(backend: Backend) {
+    let h = Harness::new(backend).await;
+    let long = "L".repeat(10_000);
+    let newlines = "bad\nid\nwith\nnewlines";
+    let neighbours: Vec<String> = (0..10).map(|i| format!("neighbour-{i}")).collect();
+    // Straight into the mailbox, as a writer that skips `spine submit`'s checks would.
+    for (i, id) in neighbours.iter().enumerate() {
+        h.submit(&example(id)).await;
+        if i == 3 {
+            h.submit(&example(&long)).await;
+        }
+        if i == 6 {
+            h.submit(&example(newlines)).await;
+        }
+    }
+    h.run_once(4).await;
+
+    for id in &neighbours {
+        let reports = h.reports(Some(id)).await;
+        let terminals: Vec<_> = reports.iter().filter(|r| r.body.is_terminal()).collect();
+        assert_eq!(terminals.len(), 1, "{id}: {:?}", methods(&reports));
+        assert_eq!(terminals[0].body.method_id(), "execution_complete", "{id}");
+    }
+    for id in [long.as_str(), newlines] {
+        let reports = h.reports(Some(id)).await;
+        assert_eq!(methods(&reports), ["execution_fail"], "{}…", &id[..12.min(id.len())]);
+        let payload = &json_of(&reports[0])["terminal_payload"];
+        assert_eq!(payload["failure_kind"], "validation_error");
+        assert!(payload["last_error_summary"].as_str().is_some_and(|s| s.contains("item_id")), "{payload}");
+        assert_eq!(reports[0].mailbox_item_id, id, "reported under the item's own id");
+    }
+    let all = h.reports(None).await;
+    assert_eq!(all.iter().filter(|r| r.body.is_terminal()).count(), 12, "one terminal report per item");
 }
