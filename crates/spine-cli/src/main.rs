@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod error;
+mod out;
 mod render;
 
 use std::process::ExitCode;

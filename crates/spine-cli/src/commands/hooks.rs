@@ -20,6 +20,7 @@ use spine_protocol::permission::PermissionMode;
 use super::context;
 use crate::cli::{HooksArgs, HooksCommand, HooksTestArgs, OutputFormat};
 use crate::error::{config, exit};
+use crate::out;
 
 /// Runs `spine hooks`.
 pub async fn hooks(cmd: HooksCommand) -> anyhow::Result<u8> {
@@ -79,7 +80,7 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
         .collect();
     if args.output_format != OutputFormat::Text {
         let out = json!({"hooks": rows, "disabled_by": hooks.disabled_by, "skipped": warnings(&hooks)});
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(exit::OK);
     }
     for w in &hooks.warnings {
@@ -89,7 +90,7 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
         eprintln!("note: every hook is disabled by `disableAllHooks` in {by}");
     }
     if rows.is_empty() {
-        println!("no hooks configured");
+        let _ = out::line("no hooks configured");
         return Ok(exit::OK);
     }
     let table: Vec<[String; 6]> = rows
@@ -115,7 +116,7 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
             [s("event"), s("matcher"), s("type"), target, options.join(" "), format!("{} {}", s("source"), s("path"))]
         })
         .collect();
-    print!("{}", render_table(&["EVENT", "MATCHER", "TYPE", "COMMAND/URL", "OPTIONS", "SOURCE"], &table));
+    let _ = out::text(render_table(&["EVENT", "MATCHER", "TYPE", "COMMAND/URL", "OPTIONS", "SOURCE"], &table));
     Ok(exit::OK)
 }
 
@@ -189,16 +190,15 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
             "warnings": warnings,
             "findings": list,
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        for f in &findings {
-            println!("{f}");
-        }
+        let mut text: String = findings.iter().map(|f| format!("{f}\n")).collect();
         let verdict = if errors == 0 { "ok" } else { "FAILED" };
-        println!(
+        text.push_str(&format!(
             "{verdict}: {handlers} hook(s) on {events} event(s) from {sources} settings source(s); \
              {errors} error(s), {warnings} warning(s)"
-        );
+        ));
+        let _ = out::line(text);
     }
     Ok(if errors == 0 { exit::OK } else { exit::CONFIG })
 }
@@ -238,9 +238,9 @@ async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
     let _ = std::fs::remove_dir_all(&env_dir);
     let report = report?;
     if args.common.output_format != OutputFormat::Text {
-        println!("{}", serde_json::to_string_pretty(&report_json(&report, &env_lines)).unwrap_or_default());
+        let _ = out::line(serde_json::to_string_pretty(&report_json(&report, &env_lines)).unwrap_or_default());
     } else {
-        print!("{}", report_text(&report, &env_lines));
+        let _ = out::text(report_text(&report, &env_lines));
     }
     Ok(exit::OK)
 }

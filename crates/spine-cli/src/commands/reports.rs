@@ -2,12 +2,11 @@
 //! one item's (`--item ID`); `--follow` keeps streaming new ones until interrupted. A closed
 //! stdout (`| head`) ends it quietly.
 
-use std::io::Write;
-
 use spine_worker::{MailboxUrl, ReportQuery, ReportStream};
 
 use crate::cli::ReportsArgs;
 use crate::error::{config, exit};
+use crate::out;
 
 /// Runs `spine reports`.
 pub async fn reports(args: ReportsArgs) -> anyhow::Result<u8> {
@@ -15,12 +14,9 @@ pub async fn reports(args: ReportsArgs) -> anyhow::Result<u8> {
     let mailbox = url.open().await.map_err(|e| anyhow::anyhow!("cannot open the mailbox: {e}"))?;
     let query = ReportQuery { item_id: args.item, follow: args.follow };
     let mut stream = ReportStream::open(mailbox.as_ref(), &query).await.map_err(|e| anyhow::anyhow!("reports: {e}"))?;
-    let stdout = std::io::stdout();
     while let Some(next) = stream.next().await {
         let report = next.map_err(|e| anyhow::anyhow!("reports: {e}"))?;
-        let line = serde_json::to_string(&report)?;
-        let mut out = stdout.lock();
-        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+        if out::line(serde_json::to_string(&report)?) == out::Stdout::Closed {
             break;
         }
     }

@@ -22,6 +22,7 @@ use spine_protocol::run::RunSubtype;
 use super::context;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::error::{config, exit};
+use crate::out;
 use crate::render::Fanout;
 use crate::render::approver::TerminalApprover;
 use crate::render::result::result_json;
@@ -155,7 +156,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match args.output_format {
         OutputFormat::Text => match outcome.subtype {
-            RunSubtype::Success => println!("{}", outcome.result),
+            RunSubtype::Success => {
+                let _ = out::line(&outcome.result);
+            }
             RunSubtype::Deferred => eprintln!("{}", outcome.result),
             RunSubtype::ErrorMaxTurns
             | RunSubtype::ErrorDuringExecution
@@ -164,7 +167,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
                 eprintln!("error ({}): {}", subtype_name(outcome.subtype), outcome.result);
             }
         },
-        OutputFormat::Json => println!("{}", result_json(&outcome, duration_ms)),
+        OutputFormat::Json => {
+            let _ = out::line(result_json(&outcome, duration_ms));
+        }
         OutputFormat::StreamJson => emit(&result_json(&outcome, duration_ms)),
     }
     if let Some(reason) = &outcome.stop_reason

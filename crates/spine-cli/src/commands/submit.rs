@@ -12,6 +12,7 @@ use spine_worker::decode::decode;
 
 use crate::cli::SubmitArgs;
 use crate::error::{config, exit};
+use crate::out;
 
 /// Runs `spine submit`.
 pub async fn submit(args: SubmitArgs) -> anyhow::Result<u8> {
@@ -39,6 +40,6 @@ pub async fn submit(args: SubmitArgs) -> anyhow::Result<u8> {
     let mailbox = url.open().await.map_err(|e| anyhow::anyhow!("cannot open the mailbox: {e}"))?;
     let delivery_id = mailbox.submit(&body).await.map_err(|e| anyhow::anyhow!("submit: {e}"))?;
     let item_id = decoded.identity.item_id;
-    println!("{}", if item_id.is_empty() { delivery_id } else { item_id });
+    let _ = out::line(if item_id.is_empty() { delivery_id } else { item_id });
     Ok(exit::OK)
 }

@@ -8,6 +8,7 @@ use spine_protocol::trace::{TraceEntry, TraceRecord};
 
 use crate::cli::TraceCommand;
 use crate::error::{config, exit};
+use crate::out;
 
 /// Runs `spine trace`.
 pub fn trace(cmd: TraceCommand) -> anyhow::Result<u8> {
@@ -20,7 +21,7 @@ pub fn trace(cmd: TraceCommand) -> anyhow::Result<u8> {
                     .map_err(|e| config(format!("{}:{}: not a trace entry: {e}", file.display(), n + 1)))?;
                 entries.push(entry);
             }
-            print!("{}", render(&entries));
+            let _ = out::text(render(&entries));
             Ok(exit::OK)
         }
     }

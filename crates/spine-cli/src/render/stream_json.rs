@@ -3,8 +3,6 @@
 //! `model_request`, `message`, `tool_result`, `system_message`, `warning`, `report` (the
 //! execution reports of PIPELINE.md), `result`.
 
-use std::io::Write;
-
 use serde_json::{Value, json};
 use spine_core::observer::{RunEvent, RunObserver};
 
@@ -27,9 +25,7 @@ pub struct StreamJsonObserver;
 
 /// Writes one JSON line to stdout.
 pub fn emit(value: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
-    let _ = out.flush();
+    let _ = crate::out::line(value);
 }
 
 impl RunObserver for StreamJsonObserver {
