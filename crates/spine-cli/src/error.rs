@@ -1,5 +1,6 @@
 //! The binary's error classes and their exit codes: 1 the run failed, 2 bad usage or bad
-//! configuration (the message names the file and field), 130 canceled by Ctrl-C.
+//! configuration (the message names the file and field), 130/143/129 canceled by SIGINT
+//! (Ctrl-C), SIGTERM or SIGHUP (128 + the signal's number).
 
 use std::fmt;
 
@@ -28,6 +29,6 @@ pub mod exit {
     pub const FAILED: u8 = 1;
     /// Bad usage or bad configuration.
     pub const CONFIG: u8 = 2;
-    /// Canceled by Ctrl-C.
+    /// Canceled by Ctrl-C (SIGTERM and SIGHUP give 143 and 129, see `signals`).
     pub const CANCELED: u8 = 130;
 }

@@ -1,13 +1,14 @@
 //! The `spine` binary: parses arguments, runs the command, maps the outcome to an exit status.
 //!
 //! Exit status: 0 success; 1 the run failed (error, max turns, blocked); 2 bad usage or bad
-//! configuration; 130 canceled by Ctrl-C.
+//! configuration; 130, 143 or 129 canceled by SIGINT (Ctrl-C), SIGTERM or SIGHUP.
 
 mod cli;
 mod commands;
 mod error;
 mod out;
 mod render;
+mod signals;
 
 use std::process::ExitCode;
 

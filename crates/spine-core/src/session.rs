@@ -9,8 +9,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use spine_protocol::message::Message;
+use spine_protocol::pairing::answer_unanswered;
 use spine_protocol::run::RunSubtype;
-use spine_protocol::tool::ToolCall;
+use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,6 +114,10 @@ impl Transcript {
                 TranscriptRecord::Session { .. } => {}
             }
         }
+        // A run killed mid-round left calls unanswered: answer them so the history is valid.
+        let keep: Vec<&str> = loaded.deferred.iter().map(|c| c.id.as_str()).collect();
+        let canceled = ToolError::new(ErrorCode::Canceled, "the run ended before this call was answered");
+        loaded.repaired = answer_unanswered(&mut loaded.messages, &canceled, &keep);
         Ok(loaded)
     }
 }
@@ -124,4 +129,6 @@ pub struct LoadedSession {
     pub messages: Vec<Message>,
     /// The call a deferral left pending.
     pub deferred: Option<ToolCall>,
+    /// Calls the transcript left unanswered, now answered `Error [canceled]`.
+    pub repaired: Vec<String>,
 }

@@ -10,11 +10,13 @@
 //!   EPIPE-tolerantly in its own task, output read concurrently into capped buffers, time limit
 //!   and cancellation ending the group, leftovers of the group reaped.
 //! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
+//! - [`orphans`]: the child subreaper, and killing descendants that left their group.
 //!
 //! This crate knows nothing of spine's engine: it depends on tokio and nix only.
 
 pub mod capture;
 pub mod group;
+pub mod orphans;
 pub mod run;
 
 pub use capture::CappedText;

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 
 use thiserror::Error;
 
-use crate::message::Message;
+use crate::message::{Message, ToolResultMessage};
+use crate::tool::ToolError;
 
 /// A broken pairing, with the index of the offending message.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -101,12 +102,55 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
     Ok(())
 }
 
+/// Answers every tool call that has no result with `error`, in place: the answers go right
+/// after the call's last result (or its assistant message), before whatever interrupted the
+/// round. Calls named in `keep_pending` are left alone (a deferred call awaits `--resume`).
+/// Returns the ids answered. Used when a transcript ends mid-round (the process was killed).
+pub fn answer_unanswered(messages: &mut Vec<Message>, error: &ToolError, keep_pending: &[&str]) -> Vec<String> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut answered = Vec::new();
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let flush = |out: &mut Vec<Message>, pending: &mut Vec<(String, String)>, answered: &mut Vec<String>| {
+        for (id, name) in pending.drain(..) {
+            if keep_pending.contains(&id.as_str()) {
+                continue;
+            }
+            out.push(Message::Tool(ToolResultMessage {
+                tool_call_id: id.clone(),
+                name,
+                content: error.render(),
+                error_code: Some(error.code),
+            }));
+            answered.push(id);
+        }
+    };
+    for message in messages.drain(..) {
+        match &message {
+            Message::Tool(result) => {
+                if let Some(at) = pending.iter().position(|(id, _)| *id == result.tool_call_id) {
+                    pending.remove(at);
+                }
+            }
+            other => {
+                flush(&mut out, &mut pending, &mut answered);
+                if let Message::Assistant(a) = other {
+                    pending = a.tool_calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect();
+                }
+            }
+        }
+        out.push(message);
+    }
+    flush(&mut out, &mut pending, &mut answered);
+    *messages = out;
+    answered
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hook::HookEventName;
-    use crate::message::{AssistantMessage, ToolResultMessage};
-    use crate::tool::{ToolArguments, ToolCall};
+    use crate::message::AssistantMessage;
+    use crate::tool::{ErrorCode, ToolArguments, ToolCall};
     use serde_json::json;
 
     fn call(id: &str) -> ToolCall {
@@ -163,5 +207,26 @@ mod tests {
         let h = vec![asst(&["a"]), result("a"), result("a")];
         assert!(matches!(validate_pairing(&h), Err(PairingError::OrphanResult { index: 2, .. })));
         assert!(matches!(validate_pairing(&[asst(&["a", "a"])]), Err(PairingError::DuplicateCallId { .. })));
+    }
+
+    #[test]
+    fn unanswered_calls_are_answered_in_place_and_the_history_becomes_valid() {
+        let mut h = vec![Message::user("go"), asst(&["a", "b"]), result("a"), Message::user("next"), asst(&["c"])];
+        let canceled = ToolError::new(ErrorCode::Canceled, "the run ended before the call was answered");
+        let answered = answer_unanswered(&mut h, &canceled, &[]);
+        assert_eq!(answered, ["b", "c"]);
+        assert_eq!(validate_pairing(&h), Ok(()));
+        let Message::Tool(b) = &h[3] else { panic!("b's answer follows a's result: {h:?}") };
+        assert_eq!((b.tool_call_id.as_str(), b.error_code), ("b", Some(ErrorCode::Canceled)));
+        assert!(b.content.starts_with("Error [canceled]"));
+    }
+
+    #[test]
+    fn a_deferred_call_is_kept_pending_and_complete_histories_are_unchanged() {
+        let mut h = vec![Message::user("go"), asst(&["a"]), result("a"), asst(&["d"])];
+        let before = h.clone();
+        let canceled = ToolError::new(ErrorCode::Canceled, "x");
+        assert!(answer_unanswered(&mut h, &canceled, &["d"]).is_empty());
+        assert_eq!(h, before);
     }
 }

@@ -33,6 +33,12 @@ use crate::render::trace_file::TraceFile;
 /// Runs `spine run`.
 pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
+    // Descendants that leave their process group are re-parented to spine, and killed at the end.
+    if let Err(e) = spine_process::orphans::become_subreaper() {
+        eprintln!(
+            "warning: cannot become the child subreaper ({e}); processes that leave their group may outlive the run"
+        );
+    }
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
     let settings = context::settings(&home, &project, &args.settings)?;
@@ -49,6 +55,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             let path = transcript_path(&home, id);
             let loaded =
                 Transcript::load(&path).map_err(|e| config(format!("--resume {id}: {}: {e}", path.display())))?;
+            if !loaded.repaired.is_empty() && !args.quiet {
+                eprintln!(
+                    "note: session {id} ended with {} unanswered tool call(s) ({}); they are answered Error [canceled]",
+                    loaded.repaired.len(),
+                    loaded.repaired.join(", ")
+                );
+            }
             (id.clone(), loaded.messages, loaded.deferred, SessionSource::Resume)
         }
         None => (uuid::Uuid::new_v4().to_string(), Vec::new(), None, SessionSource::Startup),
@@ -117,19 +130,25 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         Arc::new(ReportCollector::new(identity, Arc::new(StreamJsonReports)))
     });
     let cancel = CancellationToken::new();
-    let interrupted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        let interrupted = Arc::clone(&interrupted);
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
-                cancel.cancel();
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(i32::from(exit::CANCELED));
+    // SIGINT, SIGTERM and SIGHUP cancel the run (the running tool's group is killed, pending
+    // calls are answered `Error [canceled]`, the transcript and the result are written); a
+    // second signal exits at once. The exit status is 128 + the first signal's number.
+    let interrupted = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    match crate::signals::Cancellers::install() {
+        Ok(mut signals) => {
+            let cancel = cancel.clone();
+            let interrupted = Arc::clone(&interrupted);
+            tokio::spawn(async move {
+                if let Some(code) = signals.next().await {
+                    interrupted.store(code, std::sync::atomic::Ordering::SeqCst);
+                    cancel.cancel();
+                    if let Some(again) = signals.next().await {
+                        std::process::exit(i32::from(again));
+                    }
                 }
-            }
-        });
+            });
+        }
+        Err(e) => eprintln!("warning: cannot watch signals: {e}"),
     }
 
     let outcome = agent
@@ -153,6 +172,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     drop(agent);
     families.shutdown().await;
     mcp.shutdown().await;
+    spine_process::orphans::kill_orphans().await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match args.output_format {
         OutputFormat::Text => match outcome.subtype {
@@ -180,7 +200,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     }
     Ok(match outcome.subtype {
         RunSubtype::Success | RunSubtype::Deferred => exit::OK,
-        RunSubtype::Canceled if interrupted.load(std::sync::atomic::Ordering::SeqCst) => exit::CANCELED,
+        RunSubtype::Canceled if interrupted.load(std::sync::atomic::Ordering::SeqCst) != 0 => {
+            interrupted.load(std::sync::atomic::Ordering::SeqCst)
+        }
         RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked | RunSubtype::Canceled => {
             exit::FAILED
         }

@@ -23,6 +23,11 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
         return Err(config("--concurrency must be at least 1"));
     }
     let home = context::spine_home()?;
+    if let Err(e) = spine_process::orphans::become_subreaper() {
+        eprintln!(
+            "warning: cannot become the child subreaper ({e}); processes that leave their group may outlive items"
+        );
+    }
     let project = context::project_dir(args.cwd.as_ref())?;
     let settings = context::settings(&home, &project, &args.settings)?;
     // MCP servers are connected once per worker and shared by its assignments.
@@ -54,6 +59,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     let summary = Worker::new(mailbox, Arc::clone(&env), worker_config).run(listener).await?;
     env.families.shutdown().await;
     mcp.shutdown().await;
+    spine_process::orphans::kill_orphans().await;
     if args.verbose {
         eprintln!(
             "spine worker: {} deliveries handled, {} canceled at shutdown",

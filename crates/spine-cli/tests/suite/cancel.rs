@@ -1,5 +1,6 @@
-//! Ctrl-C: the running tool's process group is killed, every pending call is answered
-//! `Error [canceled]`, the transcript stays paired, and spine exits 130.
+//! Ctrl-C, SIGTERM and SIGHUP: the running tool's process group is killed, every pending call is
+//! answered `Error [canceled]`, the transcript stays paired, and spine exits 128 + the signal
+//! (130, 143, 129). A transcript a killed run left unanswered is repaired by `--resume`.
 
 use std::time::{Duration, Instant};
 
@@ -8,10 +9,26 @@ use spine_protocol::message::Message;
 
 use crate::support::*;
 
+use nix::sys::signal::Signal;
+
 #[test]
 fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
-    let s = Sandbox::new();
-    let pidfile = s.dir.path().join("sleep.pid");
+    cancels_the_running_tool_and_answers_pending_calls(Signal::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_kills_the_running_tool_answers_pending_calls_and_exits_143() {
+    cancels_the_running_tool_and_answers_pending_calls(Signal::SIGTERM, 143);
+}
+
+#[test]
+fn sighup_kills_the_running_tool_answers_pending_calls_and_exits_129() {
+    cancels_the_running_tool_and_answers_pending_calls(Signal::SIGHUP, 129);
+}
+
+/// Starts a run whose Bash call sleeps; returns spine, the sleep's pid and the sandbox.
+fn run_with_a_sleeping_tool(s: &Sandbox) -> (std::process::Child, i32) {
+    let pidfile = s.project().join("sleep.pid");
     let script = s.script(json!([
         {"tool_calls": [
             {"id": "c1", "name": "Bash", "arguments": {"command": format!("sleep 30 & echo $! > {}; wait", pidfile.display())}},
@@ -19,11 +36,11 @@ fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
         ]},
         {"text": "never"}
     ]));
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("spine"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("spine"))
         .current_dir(s.project())
         .env("SPINE_HOME", s.home())
         .args(["run", "-p", "go", "--model", &format!("scripted:{}", script.display())])
-        .args(["--settings", r#"{"permissions": {"allow": ["Bash"]}}"#])
+        .args(["--permission-mode", "bypassPermissions"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -36,34 +53,29 @@ fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
         assert!(Instant::now() < deadline, "the Bash tool never started");
         std::thread::sleep(Duration::from_millis(20));
     };
+    (child, sleep_pid)
+}
+
+fn cancels_the_running_tool_and_answers_pending_calls(signal: Signal, code: i32) {
+    let s = Sandbox::new();
+    let (mut child, sleep_pid) = run_with_a_sleeping_tool(&s);
     let spine = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
-    nix::sys::signal::kill(spine, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    nix::sys::signal::kill(spine, signal).expect("signal");
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "spine did not stop after Ctrl-C");
+        assert!(started.elapsed() < Duration::from_secs(10), "spine did not stop after {signal}");
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(code), "{signal}");
     assert!(
         !std::path::Path::new(&format!("/proc/{sleep_pid}")).exists() || is_zombie(sleep_pid),
         "the sleep child was killed"
     );
 
-    let session = std::fs::read_dir(s.home().join("sessions"))
-        .expect("sessions")
-        .filter_map(Result::ok)
-        .find(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-        .expect("a transcript");
-    let messages: Vec<Message> = std::fs::read_to_string(session.path())
-        .expect("read")
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "message")
-        .filter_map(|v| serde_json::from_value(v["message"].clone()).ok())
-        .collect();
+    let messages = transcript_messages(&s);
     spine_protocol::pairing::validate_pairing(&messages).expect("the transcript stays paired");
     let results: Vec<&str> = messages
         .iter()
@@ -76,6 +88,67 @@ fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
     assert!(results.iter().all(|r| r.starts_with("Error [canceled]")), "{results:?}");
 }
 
+fn session_file(s: &Sandbox) -> std::path::PathBuf {
+    std::fs::read_dir(s.home().join("sessions"))
+        .expect("sessions")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a transcript")
+}
+
+fn transcript_messages(s: &Sandbox) -> Vec<Message> {
+    std::fs::read_to_string(session_file(s))
+        .expect("read")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "message")
+        .filter_map(|v| serde_json::from_value(v["message"].clone()).ok())
+        .collect()
+}
+
+#[test]
+fn resume_answers_the_calls_a_killed_run_left_unanswered_and_goes_on() {
+    let s = Sandbox::new();
+    let (mut child, sleep_pid) = run_with_a_sleeping_tool(&s);
+    child.kill().expect("SIGKILL spine");
+    let _ = child.wait();
+    // SIGKILL leaves no chance to clean up: end the orphaned tool here.
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(sleep_pid), Signal::SIGKILL);
+    let unanswered = transcript_messages(&s);
+    assert!(spine_protocol::pairing::validate_pairing(&unanswered).is_err(), "the killed run left calls open");
+
+    let session_id = session_file(&s).file_stem().expect("stem").to_string_lossy().into_owned();
+    let script = s.script(json!([{"text": "picked up where we left off"}]));
+    let out = s
+        .spine()
+        .args(["run", "-p", "go on", "--resume", &session_id, "--model", &format!("scripted:{}", script.display())])
+        .output()
+        .expect("resume");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "picked up where we left off");
+    assert!(stderr(&out).contains("2 unanswered tool call(s) (c1, c2)"), "{}", stderr(&out));
+}
+
 fn is_zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
+}
+
+#[test]
+fn a_setsid_grandchild_that_left_the_tool_group_is_killed_when_the_run_ends() {
+    let s = Sandbox::new();
+    let pidfile = s.project().join("escaped.pid");
+    let command = format!("setsid sleep 300 > /dev/null 2>&1 & echo $! > {}", pidfile.display());
+    let script = s.script(json!([
+        {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": command}}]},
+        {"text": "done"}
+    ]));
+    let out = s.run(&script, &["--permission-mode", "bypassPermissions"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pid: i32 = std::fs::read_to_string(&pidfile).expect("pid").trim().parse().expect("pid number");
+    let gone = !std::path::Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid);
+    if !gone {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    assert!(gone, "the setsid sleep {pid} outlived the run");
 }
