@@ -388,6 +388,9 @@ impl Run<'_> {
                 SessionStartInput { source, model: Some(self.agent.model.model().to_owned()) },
             )
             .await;
+        if self.cancel.is_cancelled() {
+            return End::canceled();
+        }
         if let Some(failure) = start.failure {
             return End::failed(ExecutionError::Hook(failure));
         }
@@ -399,6 +402,10 @@ impl Run<'_> {
         if let Some(prompt) = prompt {
             self.hook_ctx.prompt_id = Some(Arc::from(uuid::Uuid::new_v4().to_string()));
             let submitted = self.hooks.user_prompt_submit(&self.hook_ctx, &prompt).await;
+            // Cancellation wins over whatever a hook interrupted by it answered.
+            if self.cancel.is_cancelled() {
+                return End::canceled();
+            }
             if let Some(halt) = submitted.halt {
                 return End::halted(halt.stop_reason);
             }
@@ -434,7 +441,7 @@ impl Run<'_> {
         let mut forced_in_a_row = 0u32;
         loop {
             if self.cancel.is_cancelled() {
-                return End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled);
+                return End::canceled();
             }
             if self.num_turns >= self.agent.config.max_turns {
                 let text = format!("reached max_turns ({}) before a final answer", self.agent.config.max_turns);
@@ -458,6 +465,9 @@ impl Run<'_> {
             }
             let text = self.last_text();
             let stop = self.hooks.stop(&self.hook_ctx, stop_hook_active, &text).await;
+            if self.cancel.is_cancelled() {
+                return End::canceled();
+            }
             if let Some(halt) = stop.halt {
                 self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
                 let mut end = End::success(text);

@@ -1,6 +1,11 @@
-//! Cancellation mid-tool: the running tool is stopped, every pending call is answered.
+//! Cancellation wins: mid-tool, the running tool is stopped and every pending call is answered;
+//! during a hook (Stop, UserPromptSubmit), the run ends canceled whatever the hook answered.
 
 use serde_json::json;
+use spine_core::hooks::{HookContext, hook_fn};
+use spine_protocol::hook::{
+    HookOutput, PromptAction, Stop, StopAction, StopInput, UserPromptSubmit, UserPromptSubmitInput,
+};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::ErrorCode;
 
@@ -39,4 +44,34 @@ async fn cancellation_mid_tool_kills_it_and_answers_every_pending_call() {
     assert_eq!(r.len(), 3);
     assert!(r.iter().all(|t| t.error_code == Some(ErrorCode::Canceled)), "{r:?}");
     assert_eq!(script.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn cancellation_during_a_stop_hook_ends_the_run_canceled_not_successful() {
+    let mut h = Harness::new();
+    h.hooks.on::<Stop>(
+        "slow-verifier",
+        hook_fn(|c: &HookContext, _i: &StopInput| {
+            // Ctrl-C arrives while the Stop hook runs; the hook still answers "allow".
+            c.cancel.cancel();
+            Ok(HookOutput::new(StopAction::default()))
+        }),
+    );
+    let (outcome, _script, _log) = h.run("go", vec![text("done")]).await;
+    assert_eq!(outcome.subtype, RunSubtype::Canceled);
+}
+
+#[tokio::test]
+async fn cancellation_during_a_user_prompt_submit_hook_ends_the_run_before_any_model_request() {
+    let mut h = Harness::new();
+    h.hooks.on::<UserPromptSubmit>(
+        "slow-gate",
+        hook_fn(|c: &HookContext, _i: &UserPromptSubmitInput| {
+            c.cancel.cancel();
+            Ok(HookOutput::new(PromptAction::default()))
+        }),
+    );
+    let (outcome, script, _log) = h.run("go", vec![text("never")]).await;
+    assert_eq!(outcome.subtype, RunSubtype::Canceled);
+    assert!(script.requests().is_empty(), "no model request after the cancellation");
 }
