@@ -18,8 +18,8 @@
 //!   before the request, names by the client's DNS resolver, which drops non-public addresses
 //!   (race-free against DNS rebinding). Proxies from the environment are then not used: the
 //!   client must connect to the addresses it checked.
-//! - Time: one limit per request, body included ([`WebOptions::timeout`], default 30 s); past
-//!   it the call fails with `timeout`.
+//! - Time: one limit per request, body included ([`WebOptions::timeout`], default 30 s; each
+//!   redirect hop is its own request); past it the call fails with `timeout`.
 //! - Size: the body is read up to [`WebOptions::max_bytes`] (default 10 MiB) and then **cut**,
 //!   not refused: the model gets the first 10 MiB (converted, then capped to
 //!   [`WebOptions::text_chars`] characters) and `truncated: true`. A 50 MB page therefore costs
