@@ -323,6 +323,15 @@ mod tests {
     }
 
     #[test]
+    fn private_networks_are_refused_unless_settings_allow_them() {
+        assert_eq!(web_options(&settings("{}")).private_networks, PrivateNetworks::Refuse);
+        let on = settings(r#"{"web": {"allow_private_networks": true}}"#);
+        assert_eq!(web_options(&on).private_networks, PrivateNetworks::Allow);
+        let off = settings(r#"{"web": {"allow_private_networks": false}}"#);
+        assert_eq!(web_options(&off).private_networks, PrivateNetworks::Refuse);
+    }
+
+    #[test]
     fn bad_rules_unknown_tools_and_missing_models_are_errors_naming_what_is_wrong() {
         let dir = tempfile::tempdir().expect("dir");
         let s = settings(r#"{"model": "scripted:/nope.json"}"#);
