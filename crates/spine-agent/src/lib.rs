@@ -24,6 +24,7 @@ use spine_hooks::{HookConfig, Settings};
 use spine_models::spec::ModelSpec;
 use spine_protocol::permission::PermissionMode;
 use spine_tools::mcp::{McpOptions, McpTools};
+use spine_tools::web::{PrivateNetworks, WebOptions};
 use spine_tools::{FamilyConfig, FamilyHandles};
 use thiserror::Error;
 
@@ -191,19 +192,32 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
 }
 
 /// The tools of a run: the built-ins, the tool families (command runs, processes, memory, web
-/// with settings `web.search_url`), then `extra` (MCP tools).
+/// with settings `web.search_url` and `web.allow_private_networks`), then `extra` (MCP tools).
 pub fn build_tools(settings: &Settings, extra: &[Arc<dyn Tool>]) -> Result<ToolSet, AssemblyError> {
     let mut builder = ToolRegistryBuilder::new();
     spine_tools::register_builtins(&mut builder);
     let families = spine_tools::register_families(
         &mut builder,
-        FamilyConfig { search_url: settings.web_search_url.clone(), ..FamilyConfig::default() },
+        FamilyConfig {
+            search_url: settings.web_search_url.clone(),
+            web: web_options(settings),
+            ..FamilyConfig::default()
+        },
     );
     for tool in extra {
         builder.register_arc(Arc::clone(tool));
     }
     let registry = Arc::new(builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))?);
     Ok(ToolSet { registry, families })
+}
+
+/// The web tools' options from settings: `web.allow_private_networks` (default: refused).
+pub fn web_options(settings: &Settings) -> WebOptions {
+    let private_networks = match settings.web_allow_private_networks {
+        Some(true) => PrivateNetworks::Allow,
+        Some(false) | None => PrivateNetworks::Refuse,
+    };
+    WebOptions { private_networks, ..WebOptions::default() }
 }
 
 /// Connects the MCP servers of a project: `.mcp.json` in the project directory, then the
@@ -320,6 +334,15 @@ mod tests {
         o.permission_mode = Some(PermissionMode::BypassPermissions);
         let a = assemble(&s, o).expect("assembled");
         assert_eq!((a.agent.config.max_turns, a.agent.policy.mode()), (2, PermissionMode::BypassPermissions));
+    }
+
+    #[test]
+    fn private_networks_are_refused_unless_settings_allow_them() {
+        assert_eq!(web_options(&settings("{}")).private_networks, PrivateNetworks::Refuse);
+        let on = settings(r#"{"web": {"allow_private_networks": true}}"#);
+        assert_eq!(web_options(&on).private_networks, PrivateNetworks::Allow);
+        let off = settings(r#"{"web": {"allow_private_networks": false}}"#);
+        assert_eq!(web_options(&off).private_networks, PrivateNetworks::Refuse);
     }
 
     #[test]

@@ -115,6 +115,14 @@ pub trait ProgressSink: Send + Sync {
     fn output(&self, call_id: &str, tool_name: &str, stream: OutputStream, text: &str);
 }
 
+/// Decides the URLs a network tool reaches on its own, beyond the one it was called with (the
+/// hops of a redirect): `Ok` to follow, `Err(reason)` to refuse. The runner puts one backed by
+/// the run's permission policy in the context ([`crate::permission::PolicyUrlGate`]).
+pub trait UrlGate: Send + Sync {
+    /// Whether the tool may fetch `url`.
+    fn check(&self, url: &url::Url) -> Result<(), String>;
+}
+
 /// What a running tool may use.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -133,6 +141,9 @@ pub struct ToolContext {
     pub env_file: Option<PathBuf>,
     /// Where streamed output goes.
     pub progress: Option<Arc<dyn ProgressSink>>,
+    /// Decides redirect hops of network tools; `None` outside a run with a policy (direct
+    /// calls), where only the tool's own checks apply.
+    pub url_gate: Option<Arc<dyn UrlGate>>,
 }
 
 impl ToolContext {
@@ -147,6 +158,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             env_file: None,
             progress: None,
+            url_gate: None,
         }
     }
 

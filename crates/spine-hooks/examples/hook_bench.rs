@@ -4,7 +4,7 @@
 //!    against spawning the same command bare with `tokio::process` and writing the same input;
 //! 2. ten hooks sleeping 50 ms on one event (one concurrent matcher group): wall time against
 //!    the sum of their durations, and the same ten as a `sequential` chain;
-//! 3. the round trip of a persistent hook (a bash and a python line-echo), in µs.
+//! 3. the round trip of a persistent hook (a bash and a python line-echo of `spine_seq`), in µs.
 //!
 //! Every number comes from the same run; the bare and hooked spawns are interleaved so that
 //! machine noise hits both alike.
@@ -199,12 +199,19 @@ async fn main() -> Result<(), String> {
     overhead(&dir).await?;
     println!("2. ten hooks sleeping 50 ms on one event (Stop), mean of 10 events");
     parallel(&dir).await?;
-    println!("3. persistent hook round trip (1 KB event line in, `{{}}` out), 5000 events");
-    persistent(&dir, "bash", r#"while IFS= read -r line; do echo '{}'; done"#).await?;
+    println!("3. persistent hook round trip (1 KB event line in, `{{\"spine_seq\": N}}` out), 5000 events");
+    // spine appends `"spine_seq":N` as the last field of the event line.
+    persistent(
+        &dir,
+        "bash",
+        r#"while IFS= read -r line; do s=${line##*\"spine_seq\":}; echo "{\"spine_seq\":${s%\}}}"; done"#,
+    )
+    .await?;
     persistent(
         &dir,
         "python",
-        "/usr/bin/python3 -c 'import sys\nfor line in sys.stdin:\n    sys.stdout.write(\"{}\\n\"); sys.stdout.flush()'",
+        "/usr/bin/python3 -c 'import json, sys\nfor line in sys.stdin:\n    \
+         sys.stdout.write(json.dumps({\"spine_seq\": json.loads(line)[\"spine_seq\"]}) + \"\\n\"); sys.stdout.flush()'",
     )
     .await?;
     let _ = std::fs::remove_dir_all(&dir);

@@ -58,10 +58,10 @@ impl std::fmt::Display for Finding {
 }
 
 /// Interpreters whose first non-option argument is a script file.
-const INTERPRETERS: &[&str] =
+pub(crate) const INTERPRETERS: &[&str] =
     &["python", "python3", "node", "bash", "sh", "dash", "zsh", "ruby", "perl", "php", "bun", "deno"];
 /// Options after which an interpreter runs inline code or a module, not a file.
-const INLINE: &[&str] = &["-c", "-m", "-e", "-E", "--eval", "-p", "--print", "-r", "eval"];
+pub(crate) const INLINE: &[&str] = &["-c", "-m", "-e", "-E", "--eval", "-p", "--print", "-r", "eval"];
 /// Shell builtins and keywords that need no program on PATH.
 const BUILTINS: &[&str] = &[
     ":", ".", "source", "true", "false", "echo", "printf", "exit", "cd", "test", "[", "exec", "eval", "set", "export",
@@ -183,7 +183,7 @@ fn check_program(program: &Program, project_dir: &Path) -> Vec<(Severity, String
 }
 
 /// `3`, `3.11`, `.11`: a version suffix of an interpreter name.
-fn is_version(s: &str) -> bool {
+pub(crate) fn is_version(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == '.')
 }
 

@@ -10,7 +10,9 @@
 //!   [`STDERR_CAP`] characters of stderr (head and tail).
 //! - The time limit kills the whole group: [`HookError::timeout`]. A canceled run kills it too.
 //! - A program that cannot start is a launch error ([`HookError::launch`]), distinct from any
-//!   decision; what the exit status and output mean is [`crate::wire::decide::from_exit`].
+//!   decision: a program or script path that does not exist ([`crate::launch::missing_script`],
+//!   checked before spawning), or a spawn that fails. What the exit status and output mean is
+//!   [`crate::wire::decide::from_exit`] (exit 2 is a block, whatever stderr says).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,6 +24,7 @@ use spine_protocol::hook::{HookEventName, HookOutput};
 
 use crate::config::Program;
 use crate::env;
+use crate::launch;
 use crate::record::{HookMeta, Raw};
 use crate::wire::decide::{self, Exit};
 use crate::wire::{WireEvent, input};
@@ -49,6 +52,11 @@ impl CommandHook {
 impl<E: WireEvent> Hook<E> for CommandHook {
     async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError> {
         let started = Instant::now();
+        if let Some(missing) = launch::missing_script(&self.program, &ctx.session) {
+            let result = Err(HookError::launch(missing));
+            self.meta.report::<E>(|| Raw::None, &result, started.elapsed());
+            return result;
+        }
         let payload = input::encode::<E>(ctx, input);
         let command = env::command(&self.program, &ctx.session, E::NAME == HookEventName::SessionStart);
         let limits = Limits { timeout: self.timeout, stdout_cap: STDOUT_CAP, stderr_cap: STDERR_CAP };

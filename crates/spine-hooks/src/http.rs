@@ -6,6 +6,8 @@
 //! - 2xx + a JSON object body: parsed like a command's stdout; 2xx + empty body: no opinion;
 //!   any other status, a 2xx body that is not a JSON object, a body over [`BODY_CAP`] bytes, a
 //!   connection error: a failure ([`HookError::failed`]) — status codes never block.
+//! - Redirects are never followed: a 3xx answer is a failure naming its `Location`, so the
+//!   event and the configured (often secret) headers go to the configured URL and nowhere else.
 //! - The time limit covers the whole exchange: [`HookError::timeout`]. A canceled run aborts it.
 //! - TLS uses rustls with the ring provider, installed once ([`install_crypto_provider`]).
 
@@ -30,10 +32,10 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// A client for HTTP hooks.
+/// A client for HTTP hooks: it never follows a redirect.
 pub fn client() -> Result<reqwest::Client, reqwest::Error> {
     install_crypto_provider();
-    reqwest::Client::builder().build()
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()
 }
 
 /// An HTTP hook.
@@ -59,6 +61,16 @@ impl HttpHook {
         let mut response =
             request.send().await.map_err(|e| HookError::failed(format!("POST {} failed: {e}", self.config.url)))?;
         let status = response.status().as_u16();
+        if response.status().is_redirection() {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned())
+                .unwrap_or_else(|| "(no Location)".to_owned());
+            return Err(HookError::failed(format!(
+                "HTTP {status} redirect to {location} not followed: HTTP hooks never follow redirects"
+            )));
+        }
         let mut body = Vec::new();
         while let Some(chunk) =
             response.chunk().await.map_err(|e| HookError::failed(format!("reading the response failed: {e}")))?

@@ -17,6 +17,7 @@
 //!   and what exit statuses, HTTP responses and answer lines mean ([`wire::decide`]).
 //! - [`command`], [`http`], [`persistent`]: the three kinds of external hooks; [`env`](mod@env): what
 //!   their processes see.
+//! - [`launch`]: whether a hook's program or script exists, checked before spawning.
 //! - [`build`]: configuration → registry groups.
 //! - [`check`]: `spine hooks check` (missing programs and scripts, header variables).
 //! - [`fire`]: `spine hooks test` (fire one event against the configured hooks, no model).
@@ -29,6 +30,7 @@ pub mod config;
 pub mod env;
 pub mod fire;
 pub mod http;
+pub mod launch;
 pub mod persistent;
 pub mod record;
 pub mod settings;

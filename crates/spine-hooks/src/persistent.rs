@@ -5,13 +5,22 @@
 //!   (cwd and environment as for command hooks, with the env file variables, since it may
 //!   serve SessionStart). One process serves every event and handler declaring the same
 //!   command (they share the dedup key).
-//! - Per event: the event JSON (nothing added) and `\n` on stdin, then one line read from
-//!   stdout: the same JSON answer a command hook prints (`{}` = no opinion). There are no exit
-//!   codes: a block is `decision`/`permissionDecision`. Requests are serialised.
-//! - A line that is not a JSON answer is a failure (the process keeps running). A line over
-//!   [`LINE_CAP`] bytes is a failure and the process is killed (the stream is out of step).
+//! - Per event: the event JSON plus a sequence number [`SEQ_FIELD`] (`"spine_seq": N`, counted
+//!   per process object from 1, never reused across restarts) and `\n` on stdin, then one line
+//!   read from stdout: the same JSON answer a command hook prints, echoing the same
+//!   `"spine_seq": N` (`{"spine_seq": N}` = no opinion). The field is removed before the answer
+//!   is read. There are no exit codes: a block is `decision`/`permissionDecision`. Requests are
+//!   serialised.
+//! - Correlation: the first line read after an event was sent must be a JSON object carrying
+//!   that event's `spine_seq`. A line that is not a JSON object, lacks the field or carries
+//!   another number (a surplus line of an earlier event, a debug print) fails **that** event and
+//!   the process is killed; the next event starts a fresh one (not counted as a death, like a
+//!   time-out), so a stray line can never shift an answer onto another event. A line over
+//!   [`LINE_CAP`] bytes is a failure and the process is killed.
 //! - The time limit covers one exchange; on time-out the group is killed and the next event
 //!   starts a fresh process (time-outs are the runtime's doing and do not count as crashes).
+//! - A program or script path that does not exist is a launch error, found before spawning
+//!   ([`crate::launch`]).
 //! - A process that dies (exits, or closes its stdout) fails the event in progress, if any; it
 //!   is restarted **once**. After its second death it counts as failed for the rest of the run
 //!   (each event fails at once, without a new process).
@@ -34,10 +43,13 @@ use tokio_util::sync::CancellationToken;
 use crate::command::STDERR_CAP;
 use crate::config::Program;
 use crate::env;
+use crate::launch;
 use crate::record::{HookMeta, Raw};
 use crate::wire::decide::{self, excerpt};
 use crate::wire::{WireEvent, input};
 
+/// The field carrying the sequence number of an event line and of its answer.
+pub const SEQ_FIELD: &str = "spine_seq";
 /// Bytes of one answer line read at most.
 pub const LINE_CAP: usize = 1 << 20;
 /// Deaths after which the process is not restarted again.
@@ -57,6 +69,8 @@ struct State {
     deaths: u32,
     starts: u32,
     gave_up: Option<String>,
+    /// The sequence number of the last event sent.
+    seq: u64,
 }
 
 struct Live {
@@ -90,11 +104,12 @@ impl PersistentProcess {
         self.state.lock().await.starts
     }
 
-    /// Sends one event line and reads one answer line.
+    /// Sends one event (its JSON object, without newline) with the next sequence number and
+    /// reads its answer line; returns the answer with [`SEQ_FIELD`] removed.
     pub async fn exchange(
         &self,
         session: &SessionInfo,
-        line: &[u8],
+        event: &[u8],
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<String, HookError> {
@@ -116,12 +131,24 @@ impl PersistentProcess {
             state.live = Some(self.start(session)?);
             state.starts += 1;
         }
+        state.seq += 1;
+        let seq = state.seq;
+        let line = sequenced(event, seq)?;
         let Some(live) = state.live.as_mut() else {
             return Err(HookError::failed("persistent hook is not running"));
         };
         let outcome = tokio::select! {
-            r = tokio::time::timeout(timeout, talk(live, line)) => match r {
-                Ok(Ok(LineRead::Line(answer))) => Ok(answer),
+            r = tokio::time::timeout(timeout, talk(live, &line)) => match r {
+                Ok(Ok(LineRead::Line(answer))) => match in_step(&answer, seq) {
+                    Ok(answer) => Ok(answer),
+                    Err(why) => {
+                        live.child.terminate().await;
+                        Err(Failure::Killed(HookError::failed(format!(
+                            "answer out of step: {why}; process killed (restarted on the next event){}",
+                            excerpt(&answer)
+                        ))))
+                    }
+                },
                 Ok(Ok(LineRead::Eof)) | Ok(Err(_)) => {
                     let status = match tokio::time::timeout(EXIT_GRACE, live.child.wait()).await {
                         Ok(status) => status.ok(),
@@ -167,6 +194,9 @@ impl PersistentProcess {
     }
 
     fn start(&self, session: &SessionInfo) -> Result<Live, HookError> {
+        if let Some(missing) = launch::missing_script(&self.program, session) {
+            return Err(HookError::launch(missing));
+        }
         let mut command = env::command(&self.program, session, true);
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = GroupChild::spawn(&mut command).map_err(|e| HookError::launch(e.to_string()))?;
@@ -192,6 +222,31 @@ impl State {
             return HookError { detail: format!("{}; {why}", error.detail), ..error };
         }
         HookError { detail: format!("{}; it will be restarted once", error.detail), ..error }
+    }
+}
+
+/// The event line: the event object with `"spine_seq": seq` added, and `\n`.
+fn sequenced(event: &[u8], seq: u64) -> Result<Vec<u8>, HookError> {
+    let mut object: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(event).map_err(|e| HookError::failed(format!("event is not a JSON object: {e}")))?;
+    object.insert(SEQ_FIELD.to_owned(), seq.into());
+    let mut line =
+        serde_json::to_vec(&object).map_err(|e| HookError::failed(format!("event cannot be encoded: {e}")))?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The answer without its sequence number, when the line answers event `seq`; else why not.
+fn in_step(line: &str, seq: u64) -> Result<String, String> {
+    let Ok(serde_json::Value::Object(mut answer)) = serde_json::from_str::<serde_json::Value>(line) else {
+        return Err(format!("expected a JSON object with \"{SEQ_FIELD}\": {seq}, got a line that is not one"));
+    };
+    match answer.remove(SEQ_FIELD) {
+        Some(serde_json::Value::Number(n)) if n.as_u64() == Some(seq) => {
+            serde_json::to_string(&answer).map_err(|e| e.to_string())
+        }
+        Some(other) => Err(format!("expected \"{SEQ_FIELD}\": {seq}, got {other}")),
+        None => Err(format!("expected \"{SEQ_FIELD}\": {seq}, the answer has none")),
     }
 }
 
@@ -266,9 +321,8 @@ impl PersistentHook {
 impl<E: WireEvent> Hook<E> for PersistentHook {
     async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError> {
         let started = Instant::now();
-        let mut line = input::encode::<E>(ctx, input);
-        line.push(b'\n');
-        let (raw, result) = match self.process.exchange(&ctx.session, &line, self.timeout, &ctx.cancel).await {
+        let event = input::encode::<E>(ctx, input);
+        let (raw, result) = match self.process.exchange(&ctx.session, &event, self.timeout, &ctx.cancel).await {
             Ok(answer) => {
                 let result = decide::from_line::<E>(&answer);
                 (Raw::Line { line: answer }, result)

@@ -138,6 +138,9 @@ pub struct Settings {
     pub skill_roots: Option<Vec<SkillRootSetting>>,
     /// `web.search_url`: a SearXNG-compatible JSON search endpoint, by precedence.
     pub web_search_url: Option<String>,
+    /// `web.allow_private_networks`, by precedence: whether WebFetch and WebSearch may reach
+    /// loopback, private and link-local addresses (unset: no).
+    pub web_allow_private_networks: Option<bool>,
     /// `mcpServers`, merged by server name (a later source replaces a server of the same name).
     pub mcp_servers: Map<String, Value>,
     /// Notes about ignored keys (shown with `-v`).
@@ -225,6 +228,15 @@ impl Settings {
                             match k.as_str() {
                                 "search_url" => {
                                     s.web_search_url = Some(expect_str(origin, "web.search_url", v)?.to_owned())
+                                }
+                                "allow_private_networks" => {
+                                    s.web_allow_private_networks = Some(v.as_bool().ok_or_else(|| {
+                                        SettingsError::at(
+                                            origin,
+                                            "web.allow_private_networks",
+                                            format!("expected true or false, found {v}"),
+                                        )
+                                    })?)
                                 }
                                 other => {
                                     return Err(SettingsError::at(origin, format!("web.{other}"), "unknown field"));
@@ -483,6 +495,24 @@ mod tests {
         )])
         .expect_err("bad");
         assert_eq!(err.path, "mcpServers.fs");
+    }
+
+    #[test]
+    fn web_allow_private_networks_is_a_boolean_by_precedence_and_unset_by_default() {
+        let unset = Settings::from_layers(vec![layer(Origin::Cli { index: 1, path: None }, json!({}))]).expect("ok");
+        assert_eq!(unset.web_allow_private_networks, None);
+        let s = Settings::from_layers(vec![
+            layer(Origin::User("/h/settings.json".into()), json!({"web": {"allow_private_networks": true}})),
+            layer(Origin::Cli { index: 1, path: None }, json!({"web": {"allow_private_networks": false}})),
+        ])
+        .expect("valid");
+        assert_eq!(s.web_allow_private_networks, Some(false));
+        let err = Settings::from_layers(vec![layer(
+            Origin::Cli { index: 1, path: None },
+            json!({"web": {"allow_private_networks": "yes"}}),
+        )])
+        .expect_err("not a boolean");
+        assert_eq!(err.path, "web.allow_private_networks");
     }
 
     #[test]

@@ -9,4 +9,5 @@ mod providers;
 mod run;
 mod tools;
 mod trace;
+mod web;
 mod worker;

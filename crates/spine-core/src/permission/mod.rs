@@ -8,7 +8,9 @@
 pub mod approver;
 pub mod policy;
 pub mod rule;
+pub mod web;
 
 pub use approver::{Approval, ApprovalRequest, Approver, DenyApprover};
 pub use policy::{CallFacts, PermissionPolicy, PermissionRules};
 pub use rule::{PermissionRule, RuleError, RuleUse};
+pub use web::{PolicyUrlGate, url_in_domain};

@@ -8,7 +8,8 @@
 //! - `Read(src/**)`, `Edit(*.ts)`: a gitignore-style glob over the file path. Relative
 //!   patterns are anchored at the project root (`*.ts` without a slash matches at any depth),
 //!   `//abs` is an absolute path, `~/x` is under the home directory.
-//! - `WebFetch(domain:example.com)`: the URL's host.
+//! - `WebFetch(domain:example.com)`: the URL's host, as `url::Url` parses it (see
+//!   [`super::web::url_in_domain`]; URLs with userinfo never match).
 //!
 //! `Edit` rules also cover `Write` (every tool that edits files) and `Read` rules also cover
 //! `Glob` and `Grep` (every tool that reads files), as in Claude Code.
@@ -131,11 +132,9 @@ impl PermissionRule {
                     glob_for(pattern, project_dir).is_some_and(|g| g.is_match(&path))
                 }
             }
-            Specifier::Domain(domain) => input
-                .get("url")
-                .and_then(Value::as_str)
-                .and_then(url_host)
-                .is_some_and(|host| host == *domain || host.ends_with(&format!(".{domain}"))),
+            Specifier::Domain(domain) => {
+                input.get("url").and_then(Value::as_str).is_some_and(|url| super::web::url_in_domain(url, domain))
+            }
         }
     }
 
@@ -207,14 +206,6 @@ fn path_arg(input: &Map<String, Value>) -> Option<&str> {
 
 fn first_string_arg(input: &Map<String, Value>) -> Option<&str> {
     input.values().find_map(Value::as_str)
-}
-
-fn url_host(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.split(':').next()?;
-    Some(host.to_ascii_lowercase())
 }
 
 /// Splits a shell command on `&&`, `||`, `;`, `|` and newlines outside quotes, and drops

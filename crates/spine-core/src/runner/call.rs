@@ -7,24 +7,25 @@
 //! Every branch returns exactly one result for the call (or, for a deferral, leaves the call
 //! pending and ends the run).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
-use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
+use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::{HookSaid, ToolDecisionRecord, TraceRecord};
 
 use super::{RoundEnd, Run, error_result};
 use crate::fields;
 use crate::hooks::events::{PermissionVerdict, PreToolVerdict};
 use crate::observer::RunEvent;
-use crate::permission::{Approval, ApprovalRequest, CallFacts};
+use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
 use crate::registry::PreparedCall;
 use crate::stages::project_tool_result::project_tool_result;
 use crate::stages::review_tool_call::review_tool_call;
-use crate::tool::{Args, ToolContext};
+use crate::tool::{Args, ToolContext, UrlGate};
 use crate::trace::micros;
 
 /// How long a canceled tool gets to stop (and kill what it started) before it is dropped.
@@ -43,6 +44,15 @@ pub(super) struct CallOutcome {
     /// The tool's response (after PostToolUse replacements) and its projection metadata,
     /// when the tool ran and succeeded.
     pub executed: Option<(Value, Map<String, Value>)>,
+}
+
+/// The redirect gate of a network tool: hops are decided by the run's policy, as calls of the
+/// same tool with that URL and no hook suggestion.
+fn url_gate(policy: &PermissionPolicy, tool_name: &str, effect: Effect) -> Option<Arc<dyn UrlGate>> {
+    match effect {
+        Effect::Network => Some(Arc::new(PolicyUrlGate::new(policy.clone(), tool_name, effect))),
+        Effect::Read | Effect::Write | Effect::Execute => None,
+    }
 }
 
 /// The permission stage's answer.
@@ -141,6 +151,7 @@ impl Run<'_> {
             cancel: self.cancel.clone(),
             env_file: self.hook_ctx.session.env_file.clone(),
             progress: self.progress.clone(),
+            url_gate: url_gate(&self.agent.policy, &call.name, tool.effect()),
         };
         let started = Instant::now();
         let executed = {

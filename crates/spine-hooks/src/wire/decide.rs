@@ -6,10 +6,10 @@
 //! - exit 2: a block on events that can block, stderr the reason; JSON on stdout is still read
 //!   (its context and universal fields kept, its own block or deny kept; unparsable JSON is
 //!   ignored, the block stands). On events that cannot block, a plain failure.
-//! - exit 126/127, or an interpreter that could not open its script (`python3 missing.py`
-//!   exits 2 with "can't open file"; `perl` exits 2 with "Can't open perl script"; `node`
-//!   exits 1 with `MODULE_NOT_FOUND`; `ruby` exits 1 with `LoadError`): a launch error, never a
-//!   decision.
+//! - exit 126/127 (the shell could not find or execute the program): a launch error, never a
+//!   decision. Nothing else is read as a launch error here: a script that does not exist is
+//!   found from the file system before the process is spawned ([`crate::launch`]), never from
+//!   stderr, so a guard whose stderr quotes "can't open file" still blocks with exit 2.
 //! - any other exit: a failure, unless stdout held a valid JSON answer, which then decides.
 //! - stdout over its cap: a failure (the answer cannot be trusted half-read).
 //!
@@ -45,7 +45,7 @@ pub fn from_exit<E: WireEvent>(exit: &Exit<'_>) -> Result<HookOutput<E::Action>,
     let Some(code) = exit.code else {
         return Err(HookError::failed(format!("killed by a signal{}", excerpt(exit.stderr))));
     };
-    if let Some(why) = launch_failure(code, exit.stderr) {
+    if let Some(why) = launch_failure(code) {
         return Err(HookError::launch(format!("{why}{}", excerpt(exit.stderr))));
     }
     match code {
@@ -95,19 +95,11 @@ pub fn from_line<E: WireEvent>(line: &str) -> Result<HookOutput<E::Action>, Hook
     parse::<E>(line)
 }
 
-/// Why an exit means the hook never ran, if it does.
-fn launch_failure(code: i32, stderr: &str) -> Option<&'static str> {
+/// Why an exit status means the hook never ran, if it does (the status alone decides).
+fn launch_failure(code: i32) -> Option<&'static str> {
     match code {
         126 => Some("exit status 126 (not executable)"),
         127 => Some("exit status 127 (command not found)"),
-        2 if stderr.contains("can't open file") => Some("the interpreter could not open its script (exit status 2)"),
-        2 if stderr.contains("Can't open perl script") => Some("perl could not open its script (exit status 2)"),
-        1 if stderr.contains("MODULE_NOT_FOUND") && stderr.contains("Cannot find module") => {
-            Some("node could not find its script (exit status 1)")
-        }
-        1 if stderr.contains("(LoadError)") && stderr.contains("No such file or directory") => {
-            Some("ruby could not open its script (exit status 1)")
-        }
         _ => None,
     }
 }

@@ -93,6 +93,41 @@ async fn python_with_a_missing_script_exits_2_yet_is_a_launch_error_not_a_block(
     assert!(ran.warnings().iter().any(|w| w.contains("launch_error")), "{:?}", ran.warnings());
 }
 
+/// A guard that quotes the command it refuses (and so prints "can't open file") still blocks:
+/// exit 2 is a block whatever stderr says.
+#[tokio::test]
+async fn exit_2_blocks_even_when_stderr_says_cant_open_file() {
+    let p = Project::new();
+    let marker = p.path("victim");
+    std::fs::write(&marker, "keep me").expect("victim");
+    let guard = p.script(
+        "guard.py",
+        "import json, sys\nev = json.load(sys.stdin)\nsys.stderr.write('blocked: ' + ev['tool_input']['command'])\nsys.exit(2)\n",
+    );
+    let ran = run(
+        &p,
+        pre(vec![command(&format!("/usr/bin/python3 {guard}"))]),
+        vec![bash("c1", &format!("rm {marker} # can't open file")), text("ok")],
+    )
+    .await;
+    let r = &ran.results()[0];
+    assert_eq!(r.error_code, Some(ErrorCode::HookBlocked), "{}", r.content);
+    assert_eq!(r.content, format!("Error [hook_blocked]: blocked: rm {marker} # can't open file"));
+    assert!(std::path::Path::new(&marker).exists(), "rm did not run");
+}
+
+/// A script path that does not exist is a launch error, found from the path before spawning.
+#[tokio::test]
+async fn a_missing_script_is_a_launch_error_found_from_its_path() {
+    let p = Project::new();
+    let closed = json!({"type": "command", "command": "/usr/bin/python3 /nonexistent/x.py", "onFailure": "closed"});
+    let ran = run(&p, pre(vec![closed]), vec![bash("c1", "echo ran"), text("ok")]).await;
+    assert_eq!(ran.results()[0].content, "Error [hook_launch_error]: PreToolUse hook could not be started");
+    let exec = json!({"type": "command", "args": ["/usr/bin/python3", "/nonexistent/x.py"], "onFailure": "closed"});
+    let ran = run(&p, pre(vec![exec]), vec![bash("c1", "echo ran"), text("ok")]).await;
+    assert_eq!(ran.results()[0].error_code, Some(ErrorCode::HookLaunchError));
+}
+
 #[tokio::test]
 async fn a_time_out_kills_the_hook_and_its_children() {
     let p = Project::new();

@@ -142,3 +142,36 @@ async fn the_event_json_is_posted_and_headers_interpolate_only_allowed_variables
     assert_eq!(body["hook_event_name"], "PreToolUse");
     assert_eq!(body["tool_input"], json!({"command": "echo ran"}));
 }
+
+/// A hook endpoint answers 307 to a second local server: nothing is re-posted there (neither
+/// the event nor the secret header), and the hook fails per its failure policy.
+#[tokio::test]
+async fn a_redirect_is_never_followed_and_fails_the_hook() {
+    let p = Project::new();
+    let (second, seen) = server().await;
+    let target = format!("{second}/record");
+    let redirecting = Router::new().route(
+        "/hook",
+        post(move || {
+            let target = target.clone();
+            async move { (StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, target)], "") }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let first = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, redirecting).await;
+    });
+    let secret = json!({"headers": {"Authorization": "Bearer $HOME"}, "allowedEnvVars": ["HOME"]});
+    let ran =
+        run(&p, pre(http(format!("{first}/hook"), secret.clone())), vec![bash("c1", "echo ran"), text("ok")]).await;
+    assert!(ran.results()[0].content.contains("ran"), "fails open by default");
+    assert!(ran.warnings().iter().any(|w| w.contains("failing open")), "{:?}", ran.warnings());
+    let trace = format!("{:?}", ran.outcome.trace.entries());
+    assert!(trace.contains("HTTP 307 redirect to") && trace.contains("not followed"), "{trace}");
+    let mut closed = secret;
+    closed["onFailure"] = json!("closed");
+    let ran = run(&p, pre(http(format!("{first}/hook"), closed)), vec![bash("c1", "echo ran"), text("ok")]).await;
+    assert_eq!(ran.results()[0].error_code, Some(ErrorCode::HookExecutionError));
+    assert!(seen.lock().expect("seen").is_empty(), "the redirect target received nothing");
+}

@@ -8,13 +8,17 @@ use spine_core::CancellationToken;
 use spine_core::hooks::{HookContext, HookErrorKind, HookRegistryBuilder, SessionInfo};
 use spine_hooks::BuildOptions;
 use spine_protocol::hook::{HookEventName, PreToolUse, PreToolUseAction, PreToolUseInput};
-use spine_protocol::permission::PermissionMode;
+use spine_protocol::permission::{PermissionMode, PermissionSuggestion};
 
 use crate::support::*;
 
 const ECHO_HOOK: &str = r#"
 import json, os, sys, time
 open(sys.argv[1], 'a').write(f"{os.getpid()}\n")
+def answer(ev, obj):
+    obj['spine_seq'] = ev['spine_seq']
+    print(json.dumps(obj), flush=True)
+ALLOW = {'hookSpecificOutput': {'hookEventName': 'PreToolUse', 'permissionDecision': 'allow'}}
 for line in sys.stdin:
     ev = json.loads(line)
     cmd = ev.get('tool_input', {}).get('command', '')
@@ -26,9 +30,23 @@ for line in sys.stdin:
         print('not json', flush=True)
         continue
     if cmd == 'block':
-        print(json.dumps({'decision': 'block', 'reason': 'blocked by ' + str(os.getpid())}), flush=True)
+        answer(ev, {'decision': 'block', 'reason': 'blocked by ' + str(os.getpid())})
         continue
-    print('{}', flush=True)
+    if cmd.startswith('say '):
+        answer(ev, {'decision': 'block', 'reason': cmd})
+        continue
+    if cmd.startswith('twice '):
+        answer(ev, dict(ALLOW))
+        answer(ev, dict(ALLOW))
+        continue
+    if cmd.startswith('chatty '):
+        print('debug: looking at ' + cmd, flush=True)
+        answer(ev, {'decision': 'block', 'reason': cmd})
+        continue
+    if cmd == 'no-seq':
+        print('{}', flush=True)
+        continue
+    answer(ev, {})
 "#;
 
 fn persistent(p: &Project, timeout: f64) -> (Value, String) {
@@ -103,13 +121,46 @@ async fn a_persistent_hook_serves_a_thousand_events_survives_one_crash_and_gives
 }
 
 #[tokio::test]
-async fn a_line_that_is_not_json_fails_the_event_and_the_process_keeps_serving() {
+async fn a_line_that_is_not_json_fails_the_event_and_a_fresh_process_serves_the_next() {
     let p = Project::new();
     let (hook, pids) = persistent(&p, 10.0);
     let direct = Direct::new(&p, hook);
-    assert_eq!(direct.call("garbage").await.expect_err("garbage").kind, HookErrorKind::Failed);
+    let garbage = direct.call("garbage").await.expect_err("garbage");
+    assert_eq!(garbage.kind, HookErrorKind::Failed);
+    assert!(garbage.detail.contains("out of step"), "{}", garbage.detail);
     assert!(matches!(direct.call("block").await, Ok(PreToolUseAction::Block { .. })));
-    assert_eq!(std::fs::read_to_string(&pids).expect("pids").lines().count(), 1);
+    assert_eq!(std::fs::read_to_string(&pids).expect("pids").lines().count(), 2, "restarted once");
+    let no_seq = direct.call("no-seq").await.expect_err("an answer must echo spine_seq");
+    assert!(no_seq.detail.contains("the answer has none"), "{}", no_seq.detail);
+}
+
+fn reason(action: Result<PreToolUseAction, spine_core::hooks::HookError>) -> String {
+    match action {
+        Ok(PreToolUseAction::Block { reason, .. }) => reason,
+        other => panic!("expected a block, got {other:?}"),
+    }
+}
+
+/// One surplus answer line must never shift a decision onto another event: the event whose
+/// exchange reads it fails (and the process is restarted), later events get their own answers.
+#[tokio::test]
+async fn a_surplus_line_fails_only_the_event_that_reads_it_and_never_shifts_an_answer() {
+    let p = Project::new();
+    let (hook, pids) = persistent(&p, 10.0);
+    let direct = Direct::new(&p, hook);
+    let allowed = direct.call("twice one").await.expect("its own answer");
+    assert!(matches!(allowed, PreToolUseAction::Proceed { permission: PermissionSuggestion::Allow { .. }, .. }));
+    // The second `allow` line of event 1 is read by event 2: it fails instead of being allowed.
+    let shifted = direct.call("rm victim").await.expect_err("the surplus allow does not land here");
+    assert_eq!(shifted.kind, HookErrorKind::Failed);
+    assert!(shifted.detail.contains("expected \"spine_seq\": 2, got 1"), "{}", shifted.detail);
+    assert_eq!(reason(direct.call("say three").await), "say three");
+    // A stray line before the answer fails that event only.
+    let chatty = direct.call("chatty four").await.expect_err("stray line first");
+    assert!(chatty.detail.contains("debug: looking at chatty four"), "{}", chatty.detail);
+    assert_eq!(reason(direct.call("say five").await), "say five");
+    assert_eq!(reason(direct.call("say six").await), "say six");
+    assert_eq!(std::fs::read_to_string(&pids).expect("pids").lines().count(), 3, "one restart per stray line");
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! `WebFetch {url, prompt?}` (effect: network).
 //!
-//! GETs the URL (following the module's rules: http/https only, bounded redirects, size and
+//! GETs the URL (following the module's rules: http/https only, no userinfo, no private
+//! networks unless allowed, bounded redirects each checked against the run's policy, size and
 //! time limits) and turns the body into text for the model. The response mirrors Claude
 //! Code's WebFetch fields (`code`, `codeText`, `bytes`, `result`, `durationMs`, `url`) plus
 //! `final_url` (after redirects), `content_type`, `truncated` (body cut at the size limit or
@@ -8,6 +9,10 @@
 //!
 //! `prompt` is not run through a second model as Claude Code does: it is handed back with the
 //! text, so the model calling the tool applies it.
+//!
+//! Refusals are `permission_denied` before the refused URL is requested: a URL with userinfo
+//! (`http://user@host/`), a non-public address (see [`super::address`]), a redirect hop the
+//! context's [`UrlGate`](spine_core::tool::UrlGate) refuses.
 //!
 //! A status of 400 or more is a tool error carrying the response: 404 and 410 are
 //! `not_found`, the others `runtime_error` (the message holds the start of the body).
@@ -19,11 +24,13 @@ use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
-use super::{LazyClient, WebOptions, cap_chars, http_url, read_capped, request_error};
+use super::{LazyClient, WebOptions, cap_chars, get_following, http_url, read_capped, refuse_userinfo};
 use crate::args;
 
 /// Characters of an error page quoted in the error message.
 const ERROR_BODY_CHARS: usize = 2_000;
+/// The `Accept` header of a fetch.
+const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.8";
 /// Wrap width of converted HTML.
 const HTML_WIDTH: usize = 100;
 
@@ -121,28 +128,22 @@ impl Tool for WebFetchTool {
         let raw_url = args::string(args, "url")?;
         let prompt = args::opt_string(args, "prompt")?;
         let url = http_url(raw_url)?;
+        refuse_userinfo(&url)?;
         let client = self.client.get()?;
         let options = self.client.options();
         let started = Instant::now();
-        let request = client
-            .get(url.clone())
-            .header(
-                reqwest::header::ACCEPT,
-                "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.8",
-            )
-            .send();
+        let gate = ctx.url_gate.as_deref();
         let fetched = async {
-            let response = request.await.map_err(|e| request_error(&url, &e, options))?;
+            let (response, final_url) = get_following(client, &url, ACCEPT, options, gate).await?;
             let status = response.status();
-            let final_url = response.url().to_string();
             let content_type = response
                 .headers()
                 .get(reqwest::header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
-            let (body, cut) = read_capped(&url, response, options.max_bytes, options).await?;
-            Ok::<_, ToolError>((status, final_url, content_type, body, cut))
+            let (body, cut) = read_capped(&final_url, response, options.max_bytes, options).await?;
+            Ok::<_, ToolError>((status, final_url.to_string(), content_type, body, cut))
         };
         let (status, final_url, content_type, body, body_cut) = tokio::select! {
             r = fetched => r?,

@@ -6,9 +6,20 @@
 //!   aws-lc), built lazily on first use: a client that cannot be built is a `runtime_error` of
 //!   the call, not of registration.
 //! - Only `http` and `https` URLs; anything else is a `validation_error`.
-//! - Redirects: at most [`WebOptions::max_redirects`] (default 5); more is a `runtime_error`.
-//! - Time: one limit per request, body included ([`WebOptions::timeout`], default 30 s); past
-//!   it the call fails with `timeout`.
+//! - Redirects are followed by hand ([`get_following`]), at most [`WebOptions::max_redirects`]
+//!   (default 5; more is a `runtime_error`). Every hop is checked before it is requested: the
+//!   scheme (http/https), no userinfo (WebFetch also refuses userinfo in the URL it is called
+//!   with, before any connection), the private-network rule below, and — for WebFetch in a
+//!   run — the run's permission policy through the context's [`UrlGate`]. A refused hop is a
+//!   `permission_denied` error naming both URLs; the refused URL is never requested.
+//! - Private networks ([`address`]): unless [`WebOptions::private_networks`] is
+//!   [`PrivateNetworks::Allow`] (settings `web.allow_private_networks: true`), loopback,
+//!   private, link-local and similar addresses are refused as `permission_denied`: IP literals
+//!   before the request, names by the client's DNS resolver, which drops non-public addresses
+//!   (race-free against DNS rebinding). Proxies from the environment are then not used: the
+//!   client must connect to the addresses it checked.
+//! - Time: one limit per request, body included ([`WebOptions::timeout`], default 30 s; each
+//!   redirect hop is its own request); past it the call fails with `timeout`.
 //! - Size: the body is read up to [`WebOptions::max_bytes`] (default 10 MiB) and then **cut**,
 //!   not refused: the model gets the first 10 MiB (converted, then capped to
 //!   [`WebOptions::text_chars`] characters) and `truncated: true`. A 50 MB page therefore costs
@@ -21,15 +32,17 @@
 //!
 //! See [`fetch`] and [`search`] for each tool's response and projection.
 
+pub mod address;
 pub mod fetch;
 pub mod search;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use spine_core::tool::Tool;
+use spine_core::tool::{Tool, UrlGate};
 use spine_protocol::tool::{ErrorCode, ToolError};
 
+pub use address::{PrivateAddress, PrivateNetworks};
 pub use fetch::WebFetchTool;
 pub use search::WebSearchTool;
 
@@ -46,6 +59,9 @@ pub struct WebOptions {
     pub max_redirects: usize,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// Whether loopback, private and link-local addresses may be reached (default: refused;
+    /// settings `web.allow_private_networks`).
+    pub private_networks: PrivateNetworks,
 }
 
 impl Default for WebOptions {
@@ -56,6 +72,7 @@ impl Default for WebOptions {
             timeout: Duration::from_secs(30),
             max_redirects: 5,
             user_agent: format!("spine/{} (+WebFetch)", env!("CARGO_PKG_VERSION")),
+            private_networks: PrivateNetworks::default(),
         }
     }
 }
@@ -95,13 +112,16 @@ impl LazyClient {
     pub(crate) fn get(&self) -> Result<&reqwest::Client, ToolError> {
         let built = self.client.get_or_init(|| {
             install_crypto_provider();
-            reqwest::Client::builder()
+            let builder = reqwest::Client::builder()
                 .user_agent(self.options.user_agent.clone())
                 .timeout(self.options.timeout)
                 .connect_timeout(self.options.timeout.min(Duration::from_secs(10)))
-                .redirect(reqwest::redirect::Policy::limited(self.options.max_redirects))
-                .build()
-                .map_err(|e| e.to_string())
+                .redirect(reqwest::redirect::Policy::none());
+            let builder = match self.options.private_networks {
+                PrivateNetworks::Refuse => builder.no_proxy().dns_resolver(address::PublicResolver),
+                PrivateNetworks::Allow => builder,
+            };
+            builder.build().map_err(|e| e.to_string())
         });
         built
             .as_ref()
@@ -122,19 +142,107 @@ pub(crate) fn http_url(text: &str) -> Result<reqwest::Url, ToolError> {
     }
 }
 
-/// Maps a transport error to a tool error: time-outs are `timeout`, too many redirects and
-/// everything else `runtime_error`.
+/// Refuses a URL with userinfo (`user@`, `user:password@`): WebFetch's URL and every redirect
+/// hop. The host such a URL reaches is easy to misread, and no permission rule matches it.
+pub(crate) fn refuse_userinfo(url: &reqwest::Url) -> Result<(), ToolError> {
+    if spine_core::permission::web::has_userinfo(url) {
+        return Err(ToolError::new(
+            ErrorCode::PermissionDenied,
+            format!("{url} carries a user name or password; URLs with credentials are refused"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a URL the tools are about to request (the first one or a redirect hop): http/https
+/// and no non-public IP literal unless private networks are allowed.
+pub(crate) fn check_target(url: &reqwest::Url, options: &WebOptions) -> Result<(), ToolError> {
+    match url.scheme() {
+        "http" | "https" => {}
+        other => {
+            return Err(ToolError::new(
+                ErrorCode::PermissionDenied,
+                format!("only http and https URLs can be fetched; {url} is a {other} URL"),
+            ));
+        }
+    }
+    address::check_host(url, options.private_networks)
+        .map_err(|e| ToolError::new(ErrorCode::PermissionDenied, format!("GET {url} refused: {e}")))
+}
+
+/// GETs `url`, following redirects by hand: each hop is checked ([`check_target`], then the
+/// gate when there is one) before it is requested. Returns the final response and its URL.
+pub(crate) async fn get_following(
+    client: &reqwest::Client,
+    url: &reqwest::Url,
+    accept: &str,
+    options: &WebOptions,
+    gate: Option<&dyn UrlGate>,
+) -> Result<(reqwest::Response, reqwest::Url), ToolError> {
+    let mut current = url.clone();
+    let mut hops = 0;
+    loop {
+        check_target(&current, options)?;
+        let response = client
+            .get(current.clone())
+            .header(reqwest::header::ACCEPT, accept)
+            .send()
+            .await
+            .map_err(|e| request_error(&current, &e, options))?;
+        let location = response.headers().get(reqwest::header::LOCATION);
+        let (true, Some(location)) = (response.status().is_redirection(), location) else {
+            return Ok((response, current));
+        };
+        let location = location.to_str().map_err(|_| {
+            ToolError::new(ErrorCode::RuntimeError, format!("GET {current} redirected to a Location that is not text"))
+        })?;
+        let next = current.join(location).map_err(|e| {
+            ToolError::new(
+                ErrorCode::RuntimeError,
+                format!("GET {current} redirected to an invalid URL {location:?}: {e}"),
+            )
+        })?;
+        hops += 1;
+        if hops > options.max_redirects {
+            return Err(ToolError::new(
+                ErrorCode::RuntimeError,
+                format!("GET {url} was redirected more than {} times", options.max_redirects),
+            ));
+        }
+        let refused = |why: String| {
+            ToolError::new(ErrorCode::PermissionDenied, format!("redirect from {current} to {next} refused: {why}"))
+        };
+        refuse_userinfo(&next).map_err(|e| refused(e.message))?;
+        check_target(&next, options).map_err(|e| refused(e.message))?;
+        if let Some(gate) = gate {
+            gate.check(&next).map_err(refused)?;
+        }
+        current = next;
+    }
+}
+
+/// Maps a transport error to a tool error: a private address found by the resolver is
+/// `permission_denied`, time-outs are `timeout`, everything else `runtime_error`.
 pub(crate) fn request_error(url: &reqwest::Url, e: &reqwest::Error, options: &WebOptions) -> ToolError {
-    if e.is_timeout() {
+    if let Some(private) = private_address(e) {
+        ToolError::new(ErrorCode::PermissionDenied, format!("GET {url} refused: {private}"))
+    } else if e.is_timeout() {
         ToolError::new(ErrorCode::Timeout, format!("GET {url} timed out after {} s", options.timeout.as_secs_f32()))
-    } else if e.is_redirect() {
-        ToolError::new(
-            ErrorCode::RuntimeError,
-            format!("GET {url} was redirected more than {} times", options.max_redirects),
-        )
     } else {
         ToolError::new(ErrorCode::RuntimeError, format!("GET {url} failed: {}", error_chain(e)))
     }
+}
+
+/// The resolver's refusal, if it is in the error's source chain.
+fn private_address<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a PrivateAddress> {
+    let mut source: Option<&'a (dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(private) = s.downcast_ref::<PrivateAddress>() {
+            return Some(private);
+        }
+        source = s.source();
+    }
+    None
 }
 
 /// An error and its sources, joined with `: `.

@@ -7,6 +7,11 @@
 //! [`MAX_RESULTS`] are kept, in the engine's order. The response is
 //! `{query, results: [{title, url, snippet}]}`.
 //!
+//! The endpoint comes from settings, not from the model: its redirects are followed without the
+//! permission gate, but with the scheme, userinfo and private-network checks of [`super`]. A
+//! search engine on this machine (`http://127.0.0.1:8888/search`) therefore needs
+//! `web.allow_private_networks: true`.
+//!
 //! Without a configured endpoint every call is a `validation_error` saying how to configure
 //! one. A non-2xx answer or a body that is not the expected JSON is a `runtime_error`.
 
@@ -15,7 +20,7 @@ use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
-use super::{LazyClient, WebOptions, http_url, read_capped, request_error};
+use super::{LazyClient, WebOptions, get_following, http_url, read_capped};
 use crate::args;
 
 /// Results kept at most.
@@ -94,7 +99,8 @@ impl Tool for WebSearchTool {
             return Err(ToolError::new(
                 ErrorCode::ValidationError,
                 "WebSearch is not configured: set `web.search_url` in settings to a SearXNG-compatible \
-                 JSON endpoint (e.g. http://127.0.0.1:8888/search)",
+                 JSON endpoint (e.g. http://127.0.0.1:8888/search, which also needs \
+                 `web.allow_private_networks: true`)",
             ));
         };
         let mut url = http_url(endpoint)?;
@@ -104,14 +110,9 @@ impl Tool for WebSearchTool {
         let client = self.client.get()?;
         let options = self.client.options();
         let fetched = async {
-            let response = client
-                .get(url.clone())
-                .header(reqwest::header::ACCEPT, "application/json")
-                .send()
-                .await
-                .map_err(|e| request_error(&url, &e, options))?;
+            let (response, final_url) = get_following(client, &url, "application/json", options, None).await?;
             let status = response.status();
-            let (body, _) = read_capped(&url, response, options.max_bytes, options).await?;
+            let (body, _) = read_capped(&final_url, response, options.max_bytes, options).await?;
             Ok::<_, ToolError>((status, body))
         };
         let (status, body) = tokio::select! {

@@ -46,6 +46,10 @@ pub struct AgentHarness {
     pub dir: tempfile::TempDir,
     pub operator_state: Option<Arc<dyn OperatorStateSource>>,
     pub cancel: CancellationToken,
+    /// The permission rules (default: none).
+    pub rules: PermissionRules,
+    /// Who answers `ask` (default: allow all).
+    pub approver: Arc<dyn Approver>,
 }
 
 /// What a run produced.
@@ -65,6 +69,8 @@ impl AgentHarness {
             dir: tempfile::tempdir().expect("tempdir"),
             operator_state: None,
             cancel: CancellationToken::new(),
+            rules: PermissionRules::default(),
+            approver: Arc::new(AllowAll),
         }
     }
 
@@ -84,12 +90,8 @@ impl AgentHarness {
             model: Arc::clone(&script) as Arc<dyn ModelClient>,
             tools: Arc::new(self.tools.build().expect("tools")),
             hooks: Arc::new(self.hooks.build()),
-            policy: PermissionPolicy::new(
-                PermissionRules::default(),
-                PermissionMode::Default,
-                workspace.root().to_path_buf(),
-            ),
-            approver: Arc::new(AllowAll),
+            policy: PermissionPolicy::new(self.rules, PermissionMode::Default, workspace.root().to_path_buf()),
+            approver: self.approver,
             config,
         };
         let transcript = Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");

@@ -11,6 +11,7 @@ use spine_core::registry::ToolRegistryBuilder;
 use spine_protocol::hook::{HookOutput, PostToolUse, PostToolUseAction, PostToolUseInput};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::Effect;
+use spine_tools::web::{PrivateNetworks, WebOptions};
 use spine_tools::{FamilyConfig, register_builtins, register_families};
 
 use crate::agent::{AgentHarness, calls, results, text};
@@ -88,7 +89,11 @@ async fn every_family_tool_answers_through_the_runner() {
     let mut h = AgentHarness::new();
     register_families(
         &mut h.tools,
-        FamilyConfig { search_url: Some(format!("http://{addr}/search")), ..FamilyConfig::default() },
+        FamilyConfig {
+            search_url: Some(format!("http://{addr}/search")),
+            web: WebOptions { private_networks: PrivateNetworks::Allow, ..WebOptions::default() },
+            ..FamilyConfig::default()
+        },
     );
     let post: Arc<Mutex<Vec<String>>> = Arc::default();
     {

@@ -1,7 +1,11 @@
 //! WebFetch and WebSearch against HTTP servers on 127.0.0.1 (axum): conversion, limits,
-//! redirects, errors, the SearXNG shape, and the runner path with a PreToolUse hook.
+//! redirects, errors, the SearXNG shape, and the runner path with a PreToolUse hook; URL
+//! refusals (userinfo, redirect hops under the policy, private networks) counted on the
+//! server.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -12,11 +16,12 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use serde_json::json;
 use spine_core::hooks::{HookContext, hook_fn};
+use spine_core::permission::{DenyApprover, PermissionRule, PermissionRules};
 use spine_protocol::hook::{HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::ErrorCode;
 use spine_tools::FamilyConfig;
-use spine_tools::web::WebOptions;
+use spine_tools::web::{PrivateNetworks, WebOptions};
 
 use crate::agent::{AgentHarness, calls, projected_metadata, results, text};
 use crate::direct::Direct;
@@ -88,10 +93,20 @@ async fn serve() -> String {
     format!("http://{addr}")
 }
 
+/// The web options of tests against servers on 127.0.0.1: private networks allowed.
+fn loopback_web() -> WebOptions {
+    WebOptions { private_networks: PrivateNetworks::Allow, ..WebOptions::default() }
+}
+
+/// The families with private networks allowed (the test servers listen on 127.0.0.1).
+fn loopback() -> FamilyConfig {
+    FamilyConfig { web: loopback_web(), ..FamilyConfig::default() }
+}
+
 #[tokio::test]
 async fn webfetch_turns_html_into_readable_text_with_metadata() {
     let base = serve().await;
-    let d = Direct::new();
+    let d = Direct::with(loopback());
     let r = d.call("WebFetch", json!({"url": format!("{base}/page"), "prompt": "what version?"})).await.expect("fetch");
     assert_eq!(r["code"], json!(200));
     assert_eq!(r["content_type"], json!("text/html; charset=utf-8"));
@@ -129,7 +144,7 @@ async fn webfetch_turns_html_into_readable_text_with_metadata() {
 #[tokio::test]
 async fn webfetch_passes_text_and_json_through_and_describes_binary_bodies() {
     let base = serve().await;
-    let d = Direct::new();
+    let d = Direct::with(loopback());
     let t = d.call("WebFetch", json!({"url": format!("{base}/text")})).await.expect("text");
     assert_eq!(t["result"], json!("plain text\n"));
     let j = d.call("WebFetch", json!({"url": format!("{base}/json")})).await.expect("json");
@@ -158,7 +173,7 @@ async fn webfetch_refuses_urls_that_are_not_http() {
 #[tokio::test]
 async fn a_50_mb_page_is_cut_at_the_size_limit_with_a_flag() {
     let base = serve().await;
-    let d = Direct::new();
+    let d = Direct::with(loopback());
     let started = Instant::now();
     let r = d.call("WebFetch", json!({"url": format!("{base}/big")})).await.expect("cut, not refused");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
@@ -174,7 +189,7 @@ async fn a_50_mb_page_is_cut_at_the_size_limit_with_a_flag() {
 #[tokio::test]
 async fn redirects_are_followed_up_to_the_limit() {
     let base = serve().await;
-    let d = Direct::new();
+    let d = Direct::with(loopback());
     let r = d.call("WebFetch", json!({"url": format!("{base}/redirect/3")})).await.expect("3 hops");
     assert_eq!(r["final_url"], json!(format!("{base}/text")));
     assert_eq!(r["result"], json!("plain text\n"));
@@ -188,7 +203,7 @@ async fn redirects_are_followed_up_to_the_limit() {
 #[tokio::test]
 async fn http_error_statuses_are_tool_errors_with_the_page() {
     let base = serve().await;
-    let d = Direct::new();
+    let d = Direct::with(loopback());
     let e = d.call("WebFetch", json!({"url": format!("{base}/missing")})).await.expect_err("404");
     assert_eq!(e.code, ErrorCode::NotFound);
     assert_eq!(e.message, format!("GET {base}/missing returned HTTP 404 Not Found\nno such page here"));
@@ -201,7 +216,7 @@ async fn http_error_statuses_are_tool_errors_with_the_page() {
 async fn a_slow_server_hits_the_time_limit() {
     let base = serve().await;
     let config = FamilyConfig {
-        web: WebOptions { timeout: Duration::from_millis(300), ..WebOptions::default() },
+        web: WebOptions { timeout: Duration::from_millis(300), ..loopback_web() },
         ..FamilyConfig::default()
     };
     let d = Direct::with(config);
@@ -222,7 +237,7 @@ async fn websearch_without_an_endpoint_is_a_validation_error() {
 #[tokio::test]
 async fn websearch_queries_the_searxng_endpoint_and_filters_domains() {
     let base = serve().await;
-    let config = FamilyConfig { search_url: Some(format!("{base}/search")), ..FamilyConfig::default() };
+    let config = FamilyConfig { search_url: Some(format!("{base}/search")), ..loopback() };
     let d = Direct::with(config);
     let r = d.call("WebSearch", json!({"query": "tokio & co"})).await.expect("search");
     assert_eq!(
@@ -249,7 +264,7 @@ async fn websearch_queries_the_searxng_endpoint_and_filters_domains() {
 async fn webfetch_goes_through_pre_tool_use_and_projection_in_the_runner() {
     let base = serve().await;
     let mut h = AgentHarness::new();
-    spine_tools::register_families(&mut h.tools, FamilyConfig::default());
+    spine_tools::register_families(&mut h.tools, loopback());
     h.hooks
         .on_matching::<PreToolUse>(
             "WebFetch",
@@ -283,4 +298,148 @@ async fn webfetch_goes_through_pre_tool_use_and_projection_in_the_runner() {
     assert_eq!(projected_metadata(&run.outcome, "c1")["final_url"], json!(format!("{base}/text")));
     assert_eq!(r[1].content, "Error [hook_blocked]: that page is broken");
     assert_eq!(r[2].error_code, Some(ErrorCode::ValidationError));
+}
+
+/// A server on 127.0.0.1 that counts the requests it receives: `/text`, and `/to/{port}`
+/// redirecting to `http://localhost:{port}/text`. Returns its port and the counter.
+async fn counted() -> (u16, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let (text_hits, redirect_hits) = (Arc::clone(&hits), Arc::clone(&hits));
+    let app = Router::new()
+        .route(
+            "/text",
+            get(move || {
+                text_hits.fetch_add(1, Ordering::SeqCst);
+                async { ([(header::CONTENT_TYPE, "text/plain")], "plain text\n") }
+            }),
+        )
+        .route(
+            "/to/{port}",
+            get(move |Path(port): Path<u16>| {
+                redirect_hits.fetch_add(1, Ordering::SeqCst);
+                async move { Redirect::temporary(&format!("http://localhost:{port}/text")) }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (port, hits)
+}
+
+/// A runner with the web families on loopback, these allow rules, and no one to answer `ask`.
+fn gated_harness(allow: &[&str]) -> AgentHarness {
+    let mut h = AgentHarness::new();
+    spine_tools::register_families(&mut h.tools, loopback());
+    h.rules = PermissionRules {
+        allow: allow.iter().map(|r| PermissionRule::parse(r).expect("rule")).collect(),
+        ..PermissionRules::default()
+    };
+    h.approver = Arc::new(DenyApprover);
+    h
+}
+
+#[tokio::test]
+async fn domain_rules_are_not_fooled_by_userinfo_and_no_request_is_made() {
+    let (port, hits) = counted().await;
+    let h = gated_harness(&["WebFetch(domain:allowed.test)"]);
+    let run = h
+        .run(
+            "fetch",
+            vec![
+                calls(&[
+                    ("c1", "WebFetch", json!({"url": format!("http://127.0.0.1:{port}\\@allowed.test/text")})),
+                    ("c2", "WebFetch", json!({"url": format!("http://allowed.test@127.0.0.1:{port}/text")})),
+                ]),
+                text("done"),
+            ],
+        )
+        .await;
+    let r = results(&run.outcome.messages);
+    for result in &r {
+        assert_eq!(result.error_code, Some(ErrorCode::PermissionDenied), "{}", result.content);
+    }
+    // Even with no policy in the way, WebFetch itself refuses a URL with userinfo.
+    let d = Direct::with(loopback());
+    let e = d
+        .call("WebFetch", json!({"url": format!("http://allowed.test@127.0.0.1:{port}/text")}))
+        .await
+        .expect_err("userinfo");
+    assert_eq!(e.code, ErrorCode::PermissionDenied);
+    assert!(e.message.contains("URLs with credentials are refused"), "{}", e.message);
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "no request reached the server");
+}
+
+#[tokio::test]
+async fn a_redirect_to_a_host_the_rules_do_not_allow_is_refused_and_never_requested() {
+    let (first, first_hits) = counted().await;
+    let (second, second_hits) = counted().await;
+    let url = format!("http://127.0.0.1:{first}/to/{second}");
+    let h = gated_harness(&["WebFetch(domain:127.0.0.1)"]);
+    let run = h.run("fetch", vec![calls(&[("c1", "WebFetch", json!({"url": url}))]), text("done")]).await;
+    let r = results(&run.outcome.messages);
+    assert_eq!(r[0].error_code, Some(ErrorCode::PermissionDenied), "{}", r[0].content);
+    assert!(
+        r[0].content.contains(&format!("redirect from {url} to http://localhost:{second}/text refused")),
+        "{}",
+        r[0].content
+    );
+    assert_eq!((first_hits.load(Ordering::SeqCst), second_hits.load(Ordering::SeqCst)), (1, 0));
+
+    let h = gated_harness(&["WebFetch(domain:127.0.0.1)", "WebFetch(domain:localhost)"]);
+    let run = h.run("fetch", vec![calls(&[("c1", "WebFetch", json!({"url": url}))]), text("done")]).await;
+    let r = results(&run.outcome.messages);
+    assert_eq!(
+        r[0].content,
+        format!("Fetched http://localhost:{second}/text (HTTP 200, text/plain, 11 bytes).\n\nplain text")
+    );
+    assert_eq!(second_hits.load(Ordering::SeqCst), 1, "followed when both hosts are allowed");
+}
+
+#[tokio::test]
+async fn private_networks_are_refused_after_dns_unless_allowed() {
+    let (port, hits) = counted().await;
+    let refused = Direct::new();
+    let e = refused.call("WebFetch", json!({"url": format!("http://localhost:{port}/text")})).await.expect_err("name");
+    assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+    assert!(e.message.contains("localhost resolved only to addresses that are not public"), "{}", e.message);
+    assert!(e.message.contains("web.allow_private_networks"), "{}", e.message);
+    let e = refused.call("WebFetch", json!({"url": format!("http://127.0.0.1:{port}/text")})).await.expect_err("ip");
+    assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+    assert!(e.message.contains("127.0.0.1 is not a public address"), "{}", e.message);
+    let e = refused.call("WebFetch", json!({"url": format!("http://[::ffff:127.0.0.1]:{port}/text")})).await;
+    assert_eq!(e.expect_err("mapped").code, ErrorCode::PermissionDenied);
+    let search = Direct::with(FamilyConfig {
+        search_url: Some(format!("http://localhost:{port}/search")),
+        ..FamilyConfig::default()
+    });
+    let e = search.call("WebSearch", json!({"query": "x"})).await.expect_err("search endpoint on loopback");
+    assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing reached the server");
+
+    let allowed = Direct::with(loopback());
+    let r = allowed.call("WebFetch", json!({"url": format!("http://localhost:{port}/text")})).await.expect("allowed");
+    assert_eq!(r["result"], json!("plain text\n"));
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_redirect_hop_into_a_private_network_or_another_scheme_is_refused() {
+    let (port, hits) = counted().await;
+    let app = Router::new()
+        .route("/file", get(|| async { Redirect::temporary("file:///etc/passwd") }))
+        .route("/creds", get(move || async move { Redirect::temporary(&format!("http://u:p@127.0.0.1:{port}/text")) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let d = Direct::with(loopback());
+    let e = d.call("WebFetch", json!({"url": format!("{base}/file")})).await.expect_err("file hop");
+    assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+    assert!(e.message.contains("only http and https URLs can be fetched"), "{}", e.message);
+    let e = d.call("WebFetch", json!({"url": format!("{base}/creds")})).await.expect_err("userinfo hop");
+    assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
 }
