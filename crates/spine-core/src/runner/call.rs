@@ -7,25 +7,28 @@
 //! Every branch returns exactly one result for the call (or, for a deferral, leaves the call
 //! pending and ends the run).
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
-use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
+use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::{HookSaid, ToolDecisionRecord, TraceRecord};
 
 use super::{RoundEnd, Run, error_result};
 use crate::fields;
 use crate::hooks::events::{PermissionVerdict, PreToolVerdict};
 use crate::observer::RunEvent;
+use crate::permission::policy::shell_analysis;
 use crate::permission::{Approval, ApprovalRequest, CallFacts};
 use crate::registry::PreparedCall;
 use crate::stages::project_tool_result::project_tool_result;
 use crate::stages::review_tool_call::review_tool_call;
 use crate::tool::{Args, ToolContext};
 use crate::trace::micros;
+use crate::workspace::Workspace;
 
 /// How long a canceled tool gets to stop (and kill what it started) before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -352,13 +355,28 @@ impl Run<'_> {
     ) -> PermissionDecision {
         let tools = &self.agent.tools;
         let cwd = &self.agent.config.cwd;
-        let boundary = tools
-            .tool(call.handle)
-            .workspace_paths(args)
+        let effect = tools.effect(call.handle);
+        let workspace_paths = tools.tool(call.handle).workspace_paths(args);
+        // The shell command is parsed once per decision; its redirection and `tee` targets are
+        // writes, checked against the boundary like a file tool's path.
+        let shell = shell_analysis(&call.name, args);
+        let mut write_paths: Vec<PathBuf> = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
+        if effect == Effect::Write {
+            write_paths.extend(workspace_paths.iter().map(|p| Workspace::normalize(p, cwd)));
+        }
+        let workspace = &self.agent.config.workspace;
+        let boundary = workspace_paths
             .iter()
-            .find_map(|p| self.agent.config.workspace.resolve(p, cwd).err());
-        let facts =
-            CallFacts { tool_name: &call.name, effect: tools.effect(call.handle), args, boundary: boundary.as_ref() };
+            .find_map(|p| workspace.resolve(p, cwd).err())
+            .or_else(|| write_paths.iter().find_map(|p| workspace.resolve(&p.to_string_lossy(), cwd).err()));
+        let facts = CallFacts {
+            tool_name: &call.name,
+            effect,
+            args,
+            boundary: boundary.as_ref(),
+            write_paths: &write_paths,
+            shell: shell.as_ref(),
+        };
         self.agent.policy.decide(facts, suggestion, suggested_by)
     }
 }
