@@ -11,7 +11,9 @@ use crate::support::*;
 #[test]
 fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
     let s = Sandbox::new();
-    let pidfile = s.dir.path().join("sleep.pid");
+    // Inside the workspace (a redirection outside it is denied) and covered by an Edit rule
+    // (an allowed command's writes need one).
+    let pidfile = s.project().join("sleep.pid");
     let script = s.script(json!([
         {"tool_calls": [
             {"id": "c1", "name": "Bash", "arguments": {"command": format!("sleep 30 & echo $! > {}; wait", pidfile.display())}},
@@ -23,7 +25,7 @@ fn ctrl_c_kills_the_running_tool_answers_pending_calls_and_exits_130() {
         .current_dir(s.project())
         .env("SPINE_HOME", s.home())
         .args(["run", "-p", "go", "--model", &format!("scripted:{}", script.display())])
-        .args(["--settings", r#"{"permissions": {"allow": ["Bash"]}}"#])
+        .args(["--settings", r#"{"permissions": {"allow": ["Bash", "Edit(sleep.pid)"]}}"#])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

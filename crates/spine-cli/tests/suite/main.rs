@@ -6,6 +6,7 @@ mod cancel;
 mod hooks;
 mod providers;
 mod run;
+mod shell_rules;
 mod tools;
 mod trace;
 mod worker;

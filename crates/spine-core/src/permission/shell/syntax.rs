@@ -18,7 +18,7 @@ pub(super) fn walk(node: Node<'_>, src: &str, depth: usize, out: &mut ShellAnaly
     match node.kind() {
         "command" => command(node, src, depth, Stdin::Inherited, out),
         "redirected_statement" => redirected(node, src, depth, out),
-        "declaration_command" | "unset_command" => builtin_declaration(node, src, out),
+        "declaration_command" | "unset_command" => builtin_declaration(node, src, depth, out),
         "file_redirect" => {
             file_redirect(node, src, out);
             children(node, src, depth, out);
@@ -79,7 +79,7 @@ fn command(node: Node<'_>, src: &str, depth: usize, stdin: Stdin, out: &mut Shel
 
 /// `export`, `declare`, `local`, `readonly`, `typeset`, `unset`: recorded as commands (the
 /// keyword and its words); values are walked for substitutions.
-fn builtin_declaration(node: Node<'_>, src: &str, out: &mut ShellAnalysis) {
+fn builtin_declaration(node: Node<'_>, src: &str, depth: usize, out: &mut ShellAnalysis) {
     let keyword = node.child(0).map_or("", |k| k.kind()).to_owned();
     let mut argv = vec![keyword];
     let mut cursor = node.walk();
@@ -87,7 +87,7 @@ fn builtin_declaration(node: Node<'_>, src: &str, out: &mut ShellAnalysis) {
         argv.push(word(child, src).value);
     }
     out.commands.push(SimpleCommand { argv });
-    children(node, src, 0, out);
+    children(node, src, depth, out);
 }
 
 /// Records the target of an output redirection.

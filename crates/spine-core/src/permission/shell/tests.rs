@@ -88,6 +88,7 @@ fn wrappers_list_the_wrapped_command_too() {
         "sudo rm x",
         "sudo -u root -E rm x",
         "setsid rm x",
+        "busybox rm x",
         "env nice timeout 5 rm x",
     ] {
         assert!(has(command, "rm x"), "{command}: {:?}", argvs(command));
