@@ -1,5 +1,6 @@
 //! Bash rule evaluation on a parse of the command: one `PermissionPolicy::decide` for a 1 KB
-//! compound command (parse once, then every deny, ask and allow rule), and the parse alone.
+//! compound command (parse once, then every deny, ask and allow rule), the analysis alone, and
+//! a tree-sitter parse with a parser created per call (what the thread-local parser saves).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -86,6 +87,18 @@ fn bench(c: &mut Criterion) {
         })
     });
     c.bench_function("bash_parse_1k_compound", |b| b.iter(|| black_box(analyze(black_box(&command)))));
+    c.bench_function("tree_sitter_new_parser_and_parse_1k", |b| {
+        b.iter(|| {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("grammar");
+            black_box(parser.parse(black_box(&command), None))
+        })
+    });
+    c.bench_function("tree_sitter_parse_1k_reused_parser", |b| {
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("grammar");
+        b.iter(|| black_box(parser.parse(black_box(&command), None)))
+    });
 }
 
 criterion_group!(benches, bench);

@@ -105,7 +105,10 @@ impl PermissionRule {
     }
 
     /// Whether the rule matches a call of `tool_name` with `input` (the arguments as hooks
-    /// see them), with relative path patterns anchored at `project_dir`.
+    /// see them), with relative path patterns anchored at `project_dir`. A `command` argument
+    /// is parsed here (hook `if` conditions); the policy parses once per call and uses
+    /// [`restricts_shell`](Self::restricts_shell) and
+    /// [`covers_shell_command`](Self::covers_shell_command) instead.
     pub fn matches(&self, tool_name: &str, input: &Map<String, Value>, project_dir: &Path, usage: RuleUse) -> bool {
         if !self.tool_matches(tool_name) {
             return false;
@@ -135,13 +138,7 @@ impl PermissionRule {
                 let Some(path) = path_arg(input) else {
                     return false;
                 };
-                let path = Workspace::normalize(path, project_dir);
-                let cached = compiled.get_or_init(|| (project_dir.to_path_buf(), glob_for(pattern, project_dir)));
-                if cached.0 == project_dir {
-                    cached.1.as_ref().is_some_and(|g| g.is_match(&path))
-                } else {
-                    glob_for(pattern, project_dir).is_some_and(|g| g.is_match(&path))
-                }
+                glob_matches(pattern, compiled, &Workspace::normalize(path, project_dir), project_dir)
             }
             Specifier::Domain(domain) => input
                 .get("url")
@@ -212,14 +209,7 @@ impl PermissionRule {
         }
         match &self.specifier {
             None => true,
-            Some(Specifier::Path { pattern, compiled }) => {
-                let cached = compiled.get_or_init(|| (project_dir.to_path_buf(), glob_for(pattern, project_dir)));
-                if cached.0 == project_dir {
-                    cached.1.as_ref().is_some_and(|g| g.is_match(path))
-                } else {
-                    glob_for(pattern, project_dir).is_some_and(|g| g.is_match(path))
-                }
-            }
+            Some(Specifier::Path { pattern, compiled }) => glob_matches(pattern, compiled, path, project_dir),
             Some(Specifier::Wildcard(_) | Specifier::Domain(_)) => false,
         }
     }
@@ -256,6 +246,21 @@ fn wildcard_regex(pattern: &str, command: bool) -> Result<Regex, String> {
     }
     re.push('$');
     Regex::new(&re).map_err(|e| e.to_string())
+}
+
+/// Matches a path glob, compiled once for the first project root seen.
+fn glob_matches(
+    pattern: &str,
+    compiled: &OnceLock<(PathBuf, Option<GlobMatcher>)>,
+    path: &Path,
+    project_dir: &Path,
+) -> bool {
+    let cached = compiled.get_or_init(|| (project_dir.to_path_buf(), glob_for(pattern, project_dir)));
+    if cached.0 == project_dir {
+        cached.1.as_ref().is_some_and(|g| g.is_match(path))
+    } else {
+        glob_for(pattern, project_dir).is_some_and(|g| g.is_match(path))
+    }
 }
 
 fn glob_for(pattern: &str, project_dir: &Path) -> Option<GlobMatcher> {
@@ -341,6 +346,33 @@ mod tests {
         assert!(m("Bash(rm *)", "Bash", input, RuleUse::Restrict));
         assert!(m("Bash(rm *)", "Bash", json!({"command": "echo 'a;b' | rm x"}), RuleUse::Restrict));
         assert!(!m("Bash(rm *)", "Bash", json!({"command": "echo 'a;rm b'"}), RuleUse::Restrict));
+    }
+
+    #[test]
+    fn bash_rules_govern_exec_command_and_process_exec() {
+        for tool in ["exec_command", "process_exec"] {
+            assert!(m("Bash(rm *)", tool, json!({"command": "env rm x"}), RuleUse::Restrict), "{tool}");
+            assert!(m("Bash", tool, json!({"command": "ls"}), RuleUse::Allow), "{tool}");
+        }
+        assert!(!m("Bash(rm *)", "Write", json!({"command": "rm x"}), RuleUse::Restrict));
+    }
+
+    #[test]
+    fn deny_matches_the_program_basename_and_allow_only_the_program_as_written() {
+        assert!(m("Bash(rm *)", "Bash", json!({"command": "/bin/rm x"}), RuleUse::Restrict));
+        assert!(m("Bash(/bin/rm *)", "Bash", json!({"command": "/bin/rm x"}), RuleUse::Restrict));
+        assert!(!m("Bash(git status)", "Bash", json!({"command": "./git status"}), RuleUse::Allow));
+        assert!(m("Bash(rm *)", "Bash", json!({"command": "rm \"a\nb\""}), RuleUse::Restrict));
+    }
+
+    #[test]
+    fn edit_rules_match_write_targets() {
+        let root = Path::new(ROOT);
+        assert!(rule("Edit(logs/**)").matches_write(Path::new("/proj/logs/a"), root));
+        assert!(!rule("Edit(logs/**)").matches_write(Path::new("/proj/src/a"), root));
+        assert!(rule("Edit").matches_write(Path::new("/anything"), root));
+        assert!(!rule("Read(logs/**)").matches_write(Path::new("/proj/logs/a"), root));
+        assert!(!rule("Bash(echo *)").matches_write(Path::new("/proj/logs/a"), root));
     }
 
     #[test]

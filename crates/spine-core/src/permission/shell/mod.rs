@@ -7,7 +7,7 @@
 //!   `&&`, `||`, `;`, `|`, `&` and newlines; inside `$(…)`, backticks, `<(…)`/`>(…)`,
 //!   subshells, groups, `if`/`while`/`until`/`for`/`case` bodies and function bodies; through
 //!   wrappers that run their arguments (`env`, `command`, `builtin`, `exec`, `nohup`, `nice`,
-//!   `time`, `timeout`, `stdbuf`, `setsid`, `busybox`, `sudo`, `doas`, `xargs`, `find -exec`…) — the
+//!   `time`, `timeout`, `stdbuf`, `setsid`, `busybox`, `coproc`, `sudo`, `doas`, `xargs`, `find -exec`…) — the
 //!   wrapper and the wrapped command are both listed; into `sh`/`bash`/`zsh`/`dash`/`ksh -c
 //!   STRING` and `trap STRING`, recursively up to [`MAX_DEPTH`]. `find -delete` is listed as
 //!   `rm` on find's start paths. Leading `NAME=value` assignments are dropped.

@@ -16,7 +16,7 @@ fn opaque(command: &str) -> bool {
 
 #[test]
 fn list_and_pipe_operators_and_background_split_commands() {
-    assert_eq!(argvs("a 1 && b 2 || c; d | e & f\ng"), ["a 1", "b 2", "c", "d", "e", "f", "g"]);
+    assert_eq!(argvs("a 1 && b 2 || c; d | e & f\ng |& h"), ["a 1", "b 2", "c", "d", "e", "f", "g", "h"]);
     assert!(!opaque("a && b"));
 }
 
@@ -52,6 +52,9 @@ fn substitutions_and_compound_statements_are_searched() {
         "echo $((1 + $(rm x)))",
         "cat <<EOF\n$(rm x)\nEOF",
         "[[ -n $(rm x) ]]",
+        "select v in a; do rm x; done",
+        "((n++)) && rm x",
+        "echo ${v:-$(rm x)}",
     ] {
         assert!(has(command, "rm x"), "{command}: {:?}", argvs(command));
     }
@@ -89,6 +92,7 @@ fn wrappers_list_the_wrapped_command_too() {
         "sudo -u root -E rm x",
         "setsid rm x",
         "busybox rm x",
+        "coproc rm x",
         "env nice timeout 5 rm x",
     ] {
         assert!(has(command, "rm x"), "{command}: {:?}", argvs(command));

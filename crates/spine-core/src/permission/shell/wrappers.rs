@@ -1,6 +1,6 @@
 //! What a simple command runs besides itself: wrappers that run their operands as a command
 //! (`env`, `command`, `builtin`, `exec`, `nohup`, `nice`, `time`, `timeout`, `stdbuf`,
-//! `setsid`, `busybox`, `sudo`, `doas`, `xargs`, `find -exec`), shells given a `-c` string, `trap`
+//! `setsid`, `busybox`, `coproc`, `sudo`, `doas`, `xargs`, `find -exec`), shells given a `-c` string, `trap`
 //! actions, `tee` and `find -fprint` targets, `find -delete` (listed as `rm` on the start
 //! paths), and what cannot be seen through (`eval`, `source`, scripts on stdin, computed
 //! names).
@@ -79,7 +79,7 @@ pub(super) fn simple(words: &[Word], depth: usize, stdin: Stdin, out: &mut Shell
         "trap" => trap(args, depth, out),
         "tee" => tee(args, out),
         "find" => find(args, depth, out),
-        "builtin" | "nohup" | "setsid" | "busybox" => inner(first_operand(program, args, &NO_OPTIONS), out),
+        "builtin" | "nohup" | "setsid" | "busybox" | "coproc" => inner(first_operand(program, args, &NO_OPTIONS), out),
         "command" => {
             if args.iter().take_while(|a| a.value.starts_with('-')).any(|a| a.value.contains(['v', 'V'])) {
                 return; // `command -v NAME` only looks NAME up.
