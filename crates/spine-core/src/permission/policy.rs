@@ -40,7 +40,7 @@ use spine_protocol::tool::Effect;
 
 use super::rule::{PermissionRule, RuleUse};
 use super::shell::{self, ShellAnalysis};
-use crate::workspace::BoundaryError;
+use crate::workspace::{BoundaryError, Workspace};
 
 /// The configured rules.
 #[derive(Debug, Clone, Default)]
@@ -66,7 +66,8 @@ pub struct CallFacts<'a> {
     /// [`write_paths`](CallFacts::write_paths)).
     pub boundary: Option<&'a BoundaryError>,
     /// Normalized absolute paths the call writes: for shell tools the redirection and `tee`
-    /// targets (against the run's cwd), for file-editing tools the file path.
+    /// targets (against the run's cwd), for file-editing tools the file path; each followed by
+    /// its symlink-resolved form when that differs (see [`resolve_write_paths`]).
     pub write_paths: &'a [PathBuf],
     /// The analysis of a shell tool's `command`, when the caller computed it (the policy
     /// computes it itself otherwise).
@@ -92,6 +93,33 @@ fn push_unique<'r>(used: &mut Vec<&'r PermissionRule>, rule: &'r PermissionRule)
     if !used.iter().any(|u| std::ptr::eq(*u, rule)) {
         used.push(rule);
     }
+}
+
+/// The write paths of a call as the policy sees them, and the first boundary violation among
+/// them. `targets` are absolute and lexically normal (against the run's cwd); each is resolved
+/// through existing symlinks, and the resolved form is added when it differs, so a rule about
+/// `secrets/**` also sees a write through a link into `secrets/`.
+pub fn resolve_write_paths(
+    workspace: &Workspace,
+    cwd: &Path,
+    targets: Vec<PathBuf>,
+) -> (Vec<PathBuf>, Option<BoundaryError>) {
+    let mut paths = Vec::with_capacity(targets.len());
+    let mut violation = None;
+    for target in targets {
+        match workspace.resolve(&target.to_string_lossy(), cwd) {
+            Ok(resolved) if resolved != target => {
+                paths.push(target);
+                paths.push(resolved);
+            }
+            Ok(_) => paths.push(target),
+            Err(e) => {
+                violation.get_or_insert(e);
+                paths.push(target);
+            }
+        }
+    }
+    (paths, violation)
 }
 
 /// A shell call as the rules see it.

@@ -21,7 +21,7 @@ use super::{RoundEnd, Run, error_result};
 use crate::fields;
 use crate::hooks::events::{PermissionVerdict, PreToolVerdict};
 use crate::observer::RunEvent;
-use crate::permission::policy::shell_analysis;
+use crate::permission::policy::{resolve_write_paths, shell_analysis};
 use crate::permission::{Approval, ApprovalRequest, CallFacts};
 use crate::registry::PreparedCall;
 use crate::stages::project_tool_result::project_tool_result;
@@ -360,15 +360,13 @@ impl Run<'_> {
         // The shell command is parsed once per decision; its redirection and `tee` targets are
         // writes, checked against the boundary like a file tool's path.
         let shell = shell_analysis(&call.name, args);
-        let mut write_paths: Vec<PathBuf> = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
+        let mut targets: Vec<PathBuf> = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
         if effect == Effect::Write {
-            write_paths.extend(workspace_paths.iter().map(|p| Workspace::normalize(p, cwd)));
+            targets.extend(workspace_paths.iter().map(|p| Workspace::normalize(p, cwd)));
         }
         let workspace = &self.agent.config.workspace;
-        let boundary = workspace_paths
-            .iter()
-            .find_map(|p| workspace.resolve(p, cwd).err())
-            .or_else(|| write_paths.iter().find_map(|p| workspace.resolve(&p.to_string_lossy(), cwd).err()));
+        let (write_paths, write_violation) = resolve_write_paths(workspace, cwd, targets);
+        let boundary = workspace_paths.iter().find_map(|p| workspace.resolve(p, cwd).err()).or(write_violation);
         let facts = CallFacts {
             tool_name: &call.name,
             effect,

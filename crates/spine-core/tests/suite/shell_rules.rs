@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use serde_json::{Map, json};
-use spine_core::permission::policy::shell_analysis;
+use spine_core::permission::policy::{resolve_write_paths, shell_analysis};
 use spine_core::permission::{CallFacts, PermissionPolicy, PermissionRule, PermissionRules};
 use spine_core::workspace::Workspace;
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionMode, PermissionSuggestion};
@@ -231,6 +231,8 @@ const TABLE: &[(Set, &str, &str, PermissionBehavior)] = &[
     (A, B, "echo PWNED > ../outside.txt", Deny),
     (A, B, "echo x > secrets/key", Deny),
     (A, B, "echo x | tee secrets/key", Deny),
+    (A, B, "echo x > inner/key", Deny),
+    (A, B, "echo x > logs/../secrets/key", Deny),
     (A, P, "echo hi > ../../x", Deny),
     // acceptEdits lets allowed commands write inside the workspace.
     (E, B, "echo x > out.txt", Allow),
@@ -276,8 +278,8 @@ fn decide(policy: &PermissionPolicy, workspace: &Workspace, tool: &str, command:
     let mut args = Map::new();
     args.insert("command".into(), json!(command));
     let shell = shell_analysis(tool, &args);
-    let write_paths = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
-    let boundary = write_paths.iter().find_map(|p| workspace.resolve(&p.to_string_lossy(), cwd).err());
+    let targets = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
+    let (write_paths, boundary) = resolve_write_paths(workspace, cwd, targets);
     let facts = CallFacts {
         boundary: boundary.as_ref(),
         write_paths: &write_paths,
@@ -293,6 +295,8 @@ fn bash_rules_decide_on_the_parsed_command_table() {
     assert!(TABLE.len() >= 150, "{} rows", TABLE.len());
     let dir = tempfile::tempdir().expect("tempdir");
     std::os::unix::fs::symlink("/tmp", dir.path().join("link")).expect("symlink");
+    std::fs::create_dir(dir.path().join("secrets")).expect("secrets");
+    std::os::unix::fs::symlink("secrets", dir.path().join("inner")).expect("symlink");
     let workspace = Workspace::new(dir.path()).expect("workspace");
     let policies = [D, A, E].map(|s| (s, policy(s, workspace.root())));
     let mut failures = Vec::new();
