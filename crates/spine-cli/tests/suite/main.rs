@@ -7,6 +7,7 @@ mod hooks;
 mod pipes;
 mod providers;
 mod run;
+mod shell_rules;
 mod tools;
 mod trace;
 mod web;

@@ -8,6 +8,7 @@
 pub mod approver;
 pub mod policy;
 pub mod rule;
+pub mod shell;
 pub mod web;
 
 pub use approver::{Approval, ApprovalRequest, Approver, DenyApprover};

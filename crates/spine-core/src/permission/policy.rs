@@ -15,8 +15,22 @@
 //! | 10 | mode `bypassPermissions` | allow (mode) |
 //! | 11 | mode `acceptEdits` and the tool edits files | allow (mode) |
 //! | 12 | otherwise | read tools allow, others ask (default) |
+//!
+//! Shell tools (`Bash`, `exec_command`, `process_exec`) are decided on the analysis of their
+//! `command` ([`super::shell`], computed once per call: [`CallFacts::shell`], or here when the
+//! caller passes none):
+//! - rows 2 and 6: a deny/ask rule matches when it matches ANY simple command; a deny/ask
+//!   file-edit rule (`Edit(...)`) matches when it matches any write target
+//!   ([`CallFacts::write_paths`]). Row 6 also asks when the command is opaque while a deny or
+//!   ask rule with a command pattern applies to the tool: such a rule cannot be checked.
+//! - row 9: allow rules allow only when EVERY simple command is covered by some allow rule
+//!   (across the whole allow list), nothing is opaque (a bare `Bash` allow rule covers every
+//!   command, opaque or not), and every write target is covered by a file-edit allow rule or
+//!   the mode is `acceptEdits` or `bypassPermissions`. Otherwise the call falls through.
+//!   Write targets outside the workspace never get here: the caller reports them as a
+//!   boundary violation (row 1).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use spine_protocol::permission::{
@@ -25,7 +39,8 @@ use spine_protocol::permission::{
 use spine_protocol::tool::Effect;
 
 use super::rule::{PermissionRule, RuleUse};
-use crate::workspace::BoundaryError;
+use super::shell::{self, ShellAnalysis};
+use crate::workspace::{BoundaryError, Workspace};
 
 /// The configured rules.
 #[derive(Debug, Clone, Default)]
@@ -47,8 +62,70 @@ pub struct CallFacts<'a> {
     pub effect: Effect,
     /// The frozen arguments.
     pub args: &'a Map<String, Value>,
-    /// The first workspace-boundary violation among the call's paths.
+    /// The first workspace-boundary violation among the call's paths (including
+    /// [`write_paths`](CallFacts::write_paths)).
     pub boundary: Option<&'a BoundaryError>,
+    /// Normalized absolute paths the call writes: for shell tools the redirection and `tee`
+    /// targets (against the run's cwd), for file-editing tools the file path; each followed by
+    /// its symlink-resolved form when that differs (see [`resolve_write_paths`]).
+    pub write_paths: &'a [PathBuf],
+    /// The analysis of a shell tool's `command`, when the caller computed it (the policy
+    /// computes it itself otherwise).
+    pub shell: Option<&'a ShellAnalysis>,
+}
+
+impl<'a> CallFacts<'a> {
+    /// Facts with no boundary violation, no write paths and no precomputed shell analysis.
+    pub fn new(tool_name: &'a str, effect: Effect, args: &'a Map<String, Value>) -> Self {
+        CallFacts { tool_name, effect, args, boundary: None, write_paths: &[], shell: None }
+    }
+}
+
+/// The shell analysis of a call, when its tool runs a shell command.
+pub fn shell_analysis(tool_name: &str, args: &Map<String, Value>) -> Option<ShellAnalysis> {
+    if !shell::is_shell_tool(tool_name) {
+        return None;
+    }
+    args.get("command").and_then(Value::as_str).map(shell::analyze)
+}
+
+fn push_unique<'r>(used: &mut Vec<&'r PermissionRule>, rule: &'r PermissionRule) {
+    if !used.iter().any(|u| std::ptr::eq(*u, rule)) {
+        used.push(rule);
+    }
+}
+
+/// The write paths of a call as the policy sees them, and the first boundary violation among
+/// them. `targets` are absolute and lexically normal (against the run's cwd); each is resolved
+/// through existing symlinks, and the resolved form is added when it differs, so a rule about
+/// `secrets/**` also sees a write through a link into `secrets/`.
+pub fn resolve_write_paths(
+    workspace: &Workspace,
+    cwd: &Path,
+    targets: Vec<PathBuf>,
+) -> (Vec<PathBuf>, Option<BoundaryError>) {
+    let mut paths = Vec::with_capacity(targets.len());
+    let mut violation = None;
+    for target in targets {
+        match workspace.resolve(&target.to_string_lossy(), cwd) {
+            Ok(resolved) if resolved != target => {
+                paths.push(target);
+                paths.push(resolved);
+            }
+            Ok(_) => paths.push(target),
+            Err(e) => {
+                violation.get_or_insert(e);
+                paths.push(target);
+            }
+        }
+    }
+    (paths, violation)
+}
+
+/// A shell call as the rules see it.
+struct ShellCall<'c> {
+    command: &'c str,
+    analysis: &'c ShellAnalysis,
 }
 
 /// The permission policy of a run.
@@ -80,15 +157,31 @@ impl PermissionPolicy {
         use PermissionBehavior as B;
         let hook = || DecisionSource::Hook { hook_id: suggested_by.unwrap_or("hook").to_owned() };
         let project_dir = self.project_dir.as_path();
-        let matching = |rules: &'p [PermissionRule], usage: RuleUse| -> Option<&'p PermissionRule> {
-            rules.iter().find(|r| r.matches(call.tool_name, call.args, project_dir, usage))
+        let owned_analysis;
+        let command = call.args.get("command").and_then(Value::as_str);
+        let shell_call = match (shell::is_shell_tool(call.tool_name), command, call.shell) {
+            (true, Some(command), Some(analysis)) => Some(ShellCall { command, analysis }),
+            (true, Some(command), None) => {
+                owned_analysis = shell::analyze(command);
+                Some(ShellCall { command, analysis: &owned_analysis })
+            }
+            (true, None, _) | (false, _, _) => None,
+        };
+        let restricting = |rules: &'p [PermissionRule]| -> Option<&'p PermissionRule> {
+            rules.iter().find(|r| match &shell_call {
+                Some(sc) => {
+                    r.restricts_shell(call.tool_name, sc.analysis, sc.command)
+                        || call.write_paths.iter().any(|p| r.matches_write(p, project_dir))
+                }
+                None => r.matches(call.tool_name, call.args, project_dir, RuleUse::Restrict),
+            })
         };
         let by_rule = |rule: &PermissionRule| DecisionSource::Rule { rule: rule.as_str().to_owned() };
 
         if let Some(violation) = call.boundary {
             return PermissionDecision::new(B::Deny, DecisionSource::Workspace, violation.to_string());
         }
-        if let Some(rule) = matching(&self.rules.deny, RuleUse::Restrict) {
+        if let Some(rule) = restricting(&self.rules.deny) {
             return PermissionDecision::new(B::Deny, by_rule(rule), format!("denied by rule {}", rule.as_str()));
         }
         if let PermissionSuggestion::Deny { reason } = suggestion {
@@ -105,8 +198,27 @@ impl PermissionPolicy {
         if matches!(suggestion, PermissionSuggestion::Defer) {
             return PermissionDecision::new(B::Defer, hook(), "PreToolUse hook requested defer");
         }
-        if let Some(rule) = matching(&self.rules.ask, RuleUse::Restrict) {
+        if let Some(rule) = restricting(&self.rules.ask) {
             return PermissionDecision::new(B::Ask, by_rule(rule), format!("rule {} asks", rule.as_str()));
+        }
+        if let Some(sc) = &shell_call
+            && sc.analysis.is_opaque()
+            && let Some(rule) = self
+                .rules
+                .deny
+                .iter()
+                .chain(&self.rules.ask)
+                .find(|r| r.has_command_pattern() && r.tool_matches(call.tool_name))
+        {
+            return PermissionDecision::new(
+                B::Ask,
+                by_rule(rule),
+                format!(
+                    "cannot check rule {} because the command cannot be analysed: {}",
+                    rule.as_str(),
+                    sc.analysis.opaque_summary()
+                ),
+            );
         }
         match suggestion {
             PermissionSuggestion::Ask { reason } => {
@@ -119,8 +231,20 @@ impl PermissionPolicy {
             }
             PermissionSuggestion::Passthrough | PermissionSuggestion::Defer | PermissionSuggestion::Deny { .. } => {}
         }
-        if let Some(rule) = matching(&self.rules.allow, RuleUse::Allow) {
-            return PermissionDecision::new(B::Allow, by_rule(rule), format!("allowed by rule {}", rule.as_str()));
+        let allowed_by = match &shell_call {
+            Some(sc) => self.shell_allow(call.tool_name, sc.analysis, call.write_paths),
+            None => self
+                .rules
+                .allow
+                .iter()
+                .find(|r| r.matches(call.tool_name, call.args, project_dir, RuleUse::Allow))
+                .map(|r| vec![r]),
+        };
+        if let Some(rules) = allowed_by {
+            let text = rules.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+            let reason =
+                if rules.len() > 1 { format!("allowed by rules {text}") } else { format!("allowed by rule {text}") };
+            return PermissionDecision::new(B::Allow, DecisionSource::Rule { rule: text }, reason);
         }
         match (self.mode, call.effect) {
             (PermissionMode::BypassPermissions, _) => {
@@ -134,6 +258,41 @@ impl PermissionPolicy {
             (_, Effect::Execute) => PermissionDecision::new(B::Ask, DecisionSource::Default, "tool runs commands"),
             (_, Effect::Network) => PermissionDecision::new(B::Ask, DecisionSource::Default, "tool uses the network"),
         }
+    }
+
+    /// Row 9 for a shell call: the allow rules that together cover every simple command and
+    /// every write target, or `None` when something is left uncovered.
+    fn shell_allow(
+        &self,
+        tool_name: &str,
+        analysis: &ShellAnalysis,
+        write_paths: &[PathBuf],
+    ) -> Option<Vec<&PermissionRule>> {
+        let mut used: Vec<&PermissionRule> = Vec::new();
+        let allow = &self.rules.allow;
+        if let Some(bare) = allow.iter().find(|r| r.is_bare() && r.tool_matches(tool_name)) {
+            push_unique(&mut used, bare);
+        } else {
+            if analysis.is_opaque() || analysis.commands.is_empty() {
+                return None;
+            }
+            for command in &analysis.commands {
+                push_unique(&mut used, allow.iter().find(|r| r.covers_shell_command(tool_name, command))?);
+            }
+        }
+        let writes_allowed_by_mode =
+            matches!(self.mode, PermissionMode::AcceptEdits | PermissionMode::BypassPermissions);
+        if !writes_allowed_by_mode {
+            for path in write_paths {
+                push_unique(&mut used, allow.iter().find(|r| r.matches_write(path, self.project_dir.as_path()))?);
+            }
+        }
+        Some(used)
+    }
+
+    /// The project root relative rule patterns are anchored at.
+    pub fn project_dir(&self) -> &Path {
+        &self.project_dir
     }
 }
 
@@ -160,7 +319,7 @@ mod tests {
         s: PermissionSuggestion,
     ) -> PermissionDecision {
         let args = args.as_object().cloned().unwrap_or_default();
-        p.decide(CallFacts { tool_name: tool, effect, args: &args, boundary: None }, &s, Some("h1"))
+        p.decide(CallFacts::new(tool, effect, &args), &s, Some("h1"))
     }
 
     const ALLOW: PermissionSuggestion = PermissionSuggestion::Allow { reason: None };
@@ -244,7 +403,7 @@ mod tests {
         let violation = BoundaryError::Outside { path: "/etc/passwd".into(), root: "/proj".into() };
         let args = Map::new();
         let d = p.decide(
-            CallFacts { tool_name: "Read", effect: Effect::Read, args: &args, boundary: Some(&violation) },
+            CallFacts { boundary: Some(&violation), ..CallFacts::new("Read", Effect::Read, &args) },
             &ALLOW,
             Some("h"),
         );

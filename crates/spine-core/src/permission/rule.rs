@@ -1,10 +1,14 @@
 //! Permission rules in Claude Code's syntax: `Tool` or `Tool(specifier)`.
 //!
 //! - `Write`, `mcp__server__*`: the tool name, exact or with `*` wildcards.
-//! - `Bash(git *)`: the command, with `*` wildcards; a trailing ` *` or `:*` also matches the
-//!   bare command. Compound commands (`&&`, `||`, `;`, `|`) are split: an *allow* rule must
-//!   match every part, a *deny* or *ask* rule matches when any part does. Leading `VAR=value`
-//!   assignments are ignored.
+//! - `Bash(git *)`: a shell command, with `*` wildcards; a trailing ` *` or `:*` also matches
+//!   the bare command. The command is parsed ([`super::shell`]) into every simple command it
+//!   would run; each is matched as its words joined by single spaces. A *deny* or *ask* rule
+//!   matches when any simple command matches, by the program as written or by its basename
+//!   (`/bin/rm x` matches `Bash(rm *)`), or when the whole command text does. An *allow* rule
+//!   only covers simple commands by the program as written; whether a whole command is allowed
+//!   is decided across all allow rules by the policy. `Bash` rules also govern the other tools
+//!   that run shell commands (`exec_command`, `process_exec`).
 //! - `Read(src/**)`, `Edit(*.ts)`: a gitignore-style glob over the file path. Relative
 //!   patterns are anchored at the project root (`*.ts` without a slash matches at any depth),
 //!   `//abs` is an absolute path, `~/x` is under the home directory.
@@ -22,6 +26,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use super::shell::{self, ShellAnalysis, SimpleCommand};
 use crate::workspace::Workspace;
 
 /// A rule that does not parse.
@@ -101,7 +106,10 @@ impl PermissionRule {
     }
 
     /// Whether the rule matches a call of `tool_name` with `input` (the arguments as hooks
-    /// see them), with relative path patterns anchored at `project_dir`.
+    /// see them), with relative path patterns anchored at `project_dir`. A `command` argument
+    /// is parsed here (hook `if` conditions); the policy parses once per call and uses
+    /// [`restricts_shell`](Self::restricts_shell) and
+    /// [`covers_shell_command`](Self::covers_shell_command) instead.
     pub fn matches(&self, tool_name: &str, input: &Map<String, Value>, project_dir: &Path, usage: RuleUse) -> bool {
         if !self.tool_matches(tool_name) {
             return false;
@@ -112,10 +120,17 @@ impl PermissionRule {
         match spec {
             Specifier::Wildcard(re) => match input.get("command").and_then(Value::as_str) {
                 Some(command) => {
-                    let parts = split_command(command);
+                    let analysis = shell::analyze(command);
                     match usage {
-                        RuleUse::Allow => !parts.is_empty() && parts.iter().all(|p| re.is_match(p)),
-                        RuleUse::Restrict => parts.iter().any(|p| re.is_match(p)) || re.is_match(command.trim()),
+                        RuleUse::Allow => {
+                            !analysis.is_opaque()
+                                && !analysis.commands.is_empty()
+                                && analysis.commands.iter().all(|c| command_matches(re, c, usage))
+                        }
+                        RuleUse::Restrict => {
+                            analysis.commands.iter().any(|c| command_matches(re, c, usage))
+                                || re.is_match(command.trim())
+                        }
                     }
                 }
                 None => first_string_arg(input).is_some_and(|s| re.is_match(s)),
@@ -124,13 +139,7 @@ impl PermissionRule {
                 let Some(path) = path_arg(input) else {
                     return false;
                 };
-                let path = Workspace::normalize(path, project_dir);
-                let cached = compiled.get_or_init(|| (project_dir.to_path_buf(), glob_for(pattern, project_dir)));
-                if cached.0 == project_dir {
-                    cached.1.as_ref().is_some_and(|g| g.is_match(&path))
-                } else {
-                    glob_for(pattern, project_dir).is_some_and(|g| g.is_match(&path))
-                }
+                glob_matches(pattern, compiled, &Workspace::normalize(path, project_dir), project_dir)
             }
             Specifier::Domain(domain) => {
                 input.get("url").and_then(Value::as_str).is_some_and(|url| super::web::url_in_domain(url, domain))
@@ -138,14 +147,69 @@ impl PermissionRule {
         }
     }
 
-    fn tool_matches(&self, tool_name: &str) -> bool {
+    /// Whether the rule names `tool_name` (`Edit` also names every tool that edits files,
+    /// `Read` every tool that reads them, `Bash` every tool that runs shell commands).
+    pub fn tool_matches(&self, tool_name: &str) -> bool {
         if self.tool.is_match(tool_name) {
             return true;
         }
         match self.tool_name.as_str() {
             "Edit" => matches!(tool_name, "Write" | "MultiEdit" | "NotebookEdit"),
             "Read" => matches!(tool_name, "Glob" | "Grep"),
+            "Bash" => shell::is_shell_tool(tool_name),
             _ => false,
+        }
+    }
+
+    /// Whether the rule has no specifier (it names the tool only).
+    pub fn is_bare(&self) -> bool {
+        self.specifier.is_none()
+    }
+
+    /// Whether the rule restricts shell commands with a command pattern (`Bash(rm *)`).
+    pub fn has_command_pattern(&self) -> bool {
+        matches!(self.specifier, Some(Specifier::Wildcard(_)))
+    }
+
+    /// The deny/ask match of a shell call of `tool_name` on its analysis: any simple command
+    /// matches (by the program as written or its basename), or the whole `command` text does.
+    pub fn restricts_shell(&self, tool_name: &str, analysis: &ShellAnalysis, command: &str) -> bool {
+        if !self.tool_matches(tool_name) {
+            return false;
+        }
+        match &self.specifier {
+            None => true,
+            Some(Specifier::Wildcard(re)) => {
+                analysis.commands.iter().any(|c| command_matches(re, c, RuleUse::Restrict))
+                    || re.is_match(command.trim())
+            }
+            Some(Specifier::Path { .. } | Specifier::Domain(_)) => false,
+        }
+    }
+
+    /// Whether this allow rule covers one simple command of a shell call of `tool_name` (by the
+    /// program as written: `Bash(git status)` does not cover `./git status`).
+    pub fn covers_shell_command(&self, tool_name: &str, command: &SimpleCommand) -> bool {
+        if !self.tool_matches(tool_name) {
+            return false;
+        }
+        match &self.specifier {
+            None => true,
+            Some(Specifier::Wildcard(re)) => command_matches(re, command, RuleUse::Allow),
+            Some(Specifier::Path { .. } | Specifier::Domain(_)) => false,
+        }
+    }
+
+    /// Whether this is a file-edit rule (`Edit`, `Write`, `Edit(src/**)`…) that matches a write
+    /// of the absolute, normal `path`; relative patterns are anchored at `project_dir`.
+    pub fn matches_write(&self, path: &Path, project_dir: &Path) -> bool {
+        if !self.tool_matches("Write") {
+            return false;
+        }
+        match &self.specifier {
+            None => true,
+            Some(Specifier::Path { pattern, compiled }) => glob_matches(pattern, compiled, path, project_dir),
+            Some(Specifier::Wildcard(_) | Specifier::Domain(_)) => false,
         }
     }
 }
@@ -168,7 +232,8 @@ fn wildcard_regex(pattern: &str, command: bool) -> Result<Regex, String> {
             optional_tail = true;
         }
     }
-    let mut re = String::from("^");
+    // `(?s)`: a command word may hold a newline (`rm "a<newline>b"`).
+    let mut re = String::from("(?s)^");
     for (i, piece) in body.split('*').enumerate() {
         if i > 0 {
             re.push_str(".*");
@@ -180,6 +245,21 @@ fn wildcard_regex(pattern: &str, command: bool) -> Result<Regex, String> {
     }
     re.push('$');
     Regex::new(&re).map_err(|e| e.to_string())
+}
+
+/// Matches a path glob, compiled once for the first project root seen.
+fn glob_matches(
+    pattern: &str,
+    compiled: &OnceLock<(PathBuf, Option<GlobMatcher>)>,
+    path: &Path,
+    project_dir: &Path,
+) -> bool {
+    let cached = compiled.get_or_init(|| (project_dir.to_path_buf(), glob_for(pattern, project_dir)));
+    if cached.0 == project_dir {
+        cached.1.as_ref().is_some_and(|g| g.is_match(path))
+    } else {
+        glob_for(pattern, project_dir).is_some_and(|g| g.is_match(path))
+    }
 }
 
 fn glob_for(pattern: &str, project_dir: &Path) -> Option<GlobMatcher> {
@@ -208,67 +288,14 @@ fn first_string_arg(input: &Map<String, Value>) -> Option<&str> {
     input.values().find_map(Value::as_str)
 }
 
-/// Splits a shell command on `&&`, `||`, `;`, `|` and newlines outside quotes, and drops
-/// leading `NAME=value` assignments from each part.
-pub fn split_command(command: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    let mut quote: Option<char> = None;
-    let mut chars = command.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => {
-                quote = None;
-                current.push(c);
-            }
-            (Some(_), '\\') => {
-                current.push(c);
-                if let Some(n) = chars.next() {
-                    current.push(n);
-                }
-            }
-            (Some(_), c) => current.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                current.push(c);
-            }
-            (None, '\\') => {
-                current.push(c);
-                if let Some(n) = chars.next() {
-                    current.push(n);
-                }
-            }
-            (None, ';' | '\n') => parts.push(std::mem::take(&mut current)),
-            (None, '&') if chars.peek() == Some(&'&') => {
-                chars.next();
-                parts.push(std::mem::take(&mut current));
-            }
-            (None, '|') => {
-                if chars.peek() == Some(&'|') {
-                    chars.next();
-                }
-                parts.push(std::mem::take(&mut current));
-            }
-            (None, c) => current.push(c),
+/// Matches a command pattern against one simple command: its words joined by spaces, and for
+/// restrict rules also with the program replaced by its basename.
+fn command_matches(re: &Regex, command: &SimpleCommand, usage: RuleUse) -> bool {
+    re.is_match(&command.text())
+        || match usage {
+            RuleUse::Restrict => command.basename_text().is_some_and(|t| re.is_match(&t)),
+            RuleUse::Allow => false,
         }
-    }
-    parts.push(current);
-    parts.into_iter().map(|p| strip_assignments(p.trim()).to_owned()).filter(|p| !p.is_empty()).collect()
-}
-
-fn strip_assignments(mut part: &str) -> &str {
-    loop {
-        let Some((word, rest)) = part.split_once(char::is_whitespace) else {
-            return part;
-        };
-        let is_assignment = word
-            .split_once('=')
-            .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
-        if !is_assignment {
-            return part;
-        }
-        part = rest.trim_start();
-    }
 }
 
 #[cfg(test)]
@@ -309,7 +336,34 @@ mod tests {
         assert!(!m("Bash(git *)", "Bash", input.clone(), RuleUse::Allow));
         assert!(m("Bash(rm *)", "Bash", input, RuleUse::Restrict));
         assert!(m("Bash(rm *)", "Bash", json!({"command": "echo 'a;b' | rm x"}), RuleUse::Restrict));
-        assert_eq!(split_command("echo 'a;b' && ls"), vec!["echo 'a;b'", "ls"]);
+        assert!(!m("Bash(rm *)", "Bash", json!({"command": "echo 'a;rm b'"}), RuleUse::Restrict));
+    }
+
+    #[test]
+    fn bash_rules_govern_exec_command_and_process_exec() {
+        for tool in ["exec_command", "process_exec"] {
+            assert!(m("Bash(rm *)", tool, json!({"command": "env rm x"}), RuleUse::Restrict), "{tool}");
+            assert!(m("Bash", tool, json!({"command": "ls"}), RuleUse::Allow), "{tool}");
+        }
+        assert!(!m("Bash(rm *)", "Write", json!({"command": "rm x"}), RuleUse::Restrict));
+    }
+
+    #[test]
+    fn deny_matches_the_program_basename_and_allow_only_the_program_as_written() {
+        assert!(m("Bash(rm *)", "Bash", json!({"command": "/bin/rm x"}), RuleUse::Restrict));
+        assert!(m("Bash(/bin/rm *)", "Bash", json!({"command": "/bin/rm x"}), RuleUse::Restrict));
+        assert!(!m("Bash(git status)", "Bash", json!({"command": "./git status"}), RuleUse::Allow));
+        assert!(m("Bash(rm *)", "Bash", json!({"command": "rm \"a\nb\""}), RuleUse::Restrict));
+    }
+
+    #[test]
+    fn edit_rules_match_write_targets() {
+        let root = Path::new(ROOT);
+        assert!(rule("Edit(logs/**)").matches_write(Path::new("/proj/logs/a"), root));
+        assert!(!rule("Edit(logs/**)").matches_write(Path::new("/proj/src/a"), root));
+        assert!(rule("Edit").matches_write(Path::new("/anything"), root));
+        assert!(!rule("Read(logs/**)").matches_write(Path::new("/proj/logs/a"), root));
+        assert!(!rule("Bash(echo *)").matches_write(Path::new("/proj/logs/a"), root));
     }
 
     #[test]

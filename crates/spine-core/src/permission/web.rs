@@ -85,7 +85,7 @@ impl UrlGate for PolicyUrlGate {
     fn check(&self, url: &Url) -> Result<(), String> {
         let mut args = Map::new();
         args.insert("url".to_owned(), Value::String(url.as_str().to_owned()));
-        let facts = CallFacts { tool_name: &self.tool_name, effect: self.effect, args: &args, boundary: None };
+        let facts = CallFacts::new(&self.tool_name, self.effect, &args);
         let decision = self.policy.decide(facts, &PermissionSuggestion::Passthrough, None);
         match decision.behavior {
             PermissionBehavior::Allow => Ok(()),

@@ -7,6 +7,7 @@
 //! Every branch returns exactly one result for the call (or, for a deferral, leaves the call
 //! pending and ends the run).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,12 +22,14 @@ use super::{RoundEnd, Run, error_result};
 use crate::fields;
 use crate::hooks::events::{PermissionVerdict, PreToolVerdict};
 use crate::observer::RunEvent;
+use crate::permission::policy::{resolve_write_paths, shell_analysis};
 use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
 use crate::registry::PreparedCall;
 use crate::stages::project_tool_result::project_tool_result;
 use crate::stages::review_tool_call::review_tool_call;
 use crate::tool::{Args, ToolContext, UrlGate};
 use crate::trace::micros;
+use crate::workspace::Workspace;
 
 /// How long a canceled tool gets to stop (and kill what it started) before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(2);
@@ -383,13 +386,26 @@ impl Run<'_> {
     ) -> PermissionDecision {
         let tools = &self.agent.tools;
         let cwd = &self.agent.config.cwd;
-        let boundary = tools
-            .tool(call.handle)
-            .workspace_paths(args)
-            .iter()
-            .find_map(|p| self.agent.config.workspace.resolve(p, cwd).err());
-        let facts =
-            CallFacts { tool_name: &call.name, effect: tools.effect(call.handle), args, boundary: boundary.as_ref() };
+        let effect = tools.effect(call.handle);
+        let workspace_paths = tools.tool(call.handle).workspace_paths(args);
+        // The shell command is parsed once per decision; its redirection and `tee` targets are
+        // writes, checked against the boundary like a file tool's path.
+        let shell = shell_analysis(&call.name, args);
+        let mut targets: Vec<PathBuf> = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
+        if effect == Effect::Write {
+            targets.extend(workspace_paths.iter().map(|p| Workspace::normalize(p, cwd)));
+        }
+        let workspace = &self.agent.config.workspace;
+        let (write_paths, write_violation) = resolve_write_paths(workspace, cwd, targets);
+        let boundary = workspace_paths.iter().find_map(|p| workspace.resolve(p, cwd).err()).or(write_violation);
+        let facts = CallFacts {
+            tool_name: &call.name,
+            effect,
+            args,
+            boundary: boundary.as_ref(),
+            write_paths: &write_paths,
+            shell: shell.as_ref(),
+        };
         self.agent.policy.decide(facts, suggestion, suggested_by)
     }
 }

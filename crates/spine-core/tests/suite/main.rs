@@ -11,3 +11,4 @@ mod post_tool_use;
 mod pre_tool_use;
 mod prompt_and_stop;
 mod runner;
+mod shell_rules;
