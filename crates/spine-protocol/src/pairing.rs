@@ -102,6 +102,39 @@ pub fn validate_pairing(messages: &[Message]) -> Result<(), PairingError> {
     Ok(())
 }
 
+/// Gives every call of a reply an id that is non-empty and unique in the conversation: a call
+/// whose id is empty (a provider that sent none), repeats an earlier call's id in this reply,
+/// or repeats an id of the conversation so far (`taken`) gets the synthetic id
+/// `spine_<turn>_<index>` (with a suffix in the unlikely case that is taken too; a later call
+/// that uses the same id is then the repeat, and is renamed in turn). Runs at
+/// ingestion, before any call is looked at, for every provider and the scripted model alike.
+/// Returns `(old id, new id)` for each call it renamed.
+pub fn unique_call_ids(
+    calls: &mut [crate::tool::ToolCall],
+    taken: &HashSet<String>,
+    turn: u32,
+) -> Vec<(String, String)> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut renamed = Vec::new();
+    for (index, call) in calls.iter_mut().enumerate() {
+        let id = call.id.trim();
+        if !id.is_empty() && !taken.contains(id) && !seen.contains(id) {
+            seen.insert(id.to_owned());
+            continue;
+        }
+        let base = format!("spine_{turn}_{index}");
+        let mut fresh = base.clone();
+        let mut n = 1;
+        while taken.contains(&fresh) || seen.contains(&fresh) {
+            fresh = format!("{base}_{n}");
+            n += 1;
+        }
+        seen.insert(fresh.clone());
+        renamed.push((std::mem::replace(&mut call.id, fresh.clone()), fresh));
+    }
+    renamed
+}
+
 /// Answers every tool call that has no result with `error`, in place: the answers go right
 /// after the call's last result (or its assistant message), before whatever interrupted the
 /// round. Calls named in `keep_pending` are left alone (a deferred call awaits `--resume`).
@@ -228,5 +261,25 @@ mod tests {
         let canceled = ToolError::new(ErrorCode::Canceled, "x");
         assert!(answer_unanswered(&mut h, &canceled, &["d"]).is_empty());
         assert_eq!(h, before);
+    }
+
+    #[test]
+    fn empty_repeated_and_reused_call_ids_get_unique_synthetic_ids() {
+        let mut calls = vec![call("a"), call("a"), call(""), call("old"), call("spine_3_1"), call("b")];
+        let taken: HashSet<String> = ["old".to_owned()].into();
+        let renamed = unique_call_ids(&mut calls, &taken, 3);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "spine_3_1", "spine_3_2", "spine_3_3", "spine_3_4", "b"]);
+        assert_eq!(renamed.len(), 4);
+        assert_eq!(renamed[0], ("a".to_owned(), "spine_3_1".to_owned()));
+        let unique: HashSet<&str> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len());
+    }
+
+    #[test]
+    fn distinct_ids_are_left_alone() {
+        let mut calls = vec![call("x"), call("y")];
+        assert!(unique_call_ids(&mut calls, &HashSet::new(), 1).is_empty());
+        assert_eq!(calls[0].id, "x");
     }
 }

@@ -20,7 +20,7 @@ use spine_protocol::hook::{
     SessionEnd, SessionEndInput, SessionEndReason, SessionSource, SessionStartInput,
 };
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
-use spine_protocol::pairing::validate_pairing;
+use spine_protocol::pairing::{unique_call_ids, validate_pairing};
 use spine_protocol::run::{RunSubtype, Usage};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError, ToolSpec};
 use spine_protocol::trace::{ModelTrace, TraceRecord};
@@ -592,7 +592,21 @@ impl Run<'_> {
                 if let Some(u) = reply.usage {
                     self.usage.add(u);
                 }
-                let message = reply.message;
+                let mut message = reply.message;
+                // Ids are made unique before any call is looked at (see `unique_call_ids`).
+                let taken: std::collections::HashSet<String> = self
+                    .transcript
+                    .iter()
+                    .filter_map(|m| match m {
+                        Message::Assistant(a) => Some(a.tool_calls.iter().map(|c| c.id.clone())),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect();
+                for (old, new) in unique_call_ids(&mut message.tool_calls, &taken, turn) {
+                    let old = if old.trim().is_empty() { "an empty id".to_owned() } else { format!("`{old}`") };
+                    self.trace.warn(format!("tool call with {old} renamed `{new}`: ids must be unique"), Some(&new));
+                }
                 if message.tool_calls.is_empty() && message.content.as_deref().is_none_or(|t| t.trim().is_empty()) {
                     let e = ModelError::new(
                         ModelErrorKind::InvalidReply,

@@ -105,3 +105,32 @@ async fn a_model_error_after_a_tool_round_fails_the_run_with_a_paired_history() 
     assert!(outcome.result.contains("script exhausted"), "{}", outcome.result);
     assert_eq!(results(&outcome.messages).len(), 1);
 }
+
+#[tokio::test]
+async fn duplicate_empty_and_reused_call_ids_get_unique_ids_before_anything_runs() {
+    let h = Harness::new();
+    let replies = vec![
+        calls(&[
+            ("dup", "value", json!({"value": 1})),
+            ("dup", "value", json!({"value": 2})),
+            ("", "value", json!({"value": 3})),
+        ]),
+        calls(&[("dup", "value", json!({"value": 4}))]),
+        text("done"),
+    ];
+    let (outcome, script, _log) = h.run("go", replies).await;
+    assert_eq!(outcome.subtype, RunSubtype::Success, "{}", outcome.result);
+    let ids: Vec<String> = results(&outcome.messages).iter().map(|r| r.tool_call_id.clone()).collect();
+    assert_eq!(ids, ["dup", "spine_1_1", "spine_1_2", "spine_2_0"]);
+    let contents: Vec<String> = results(&outcome.messages).iter().map(|r| r.content.clone()).collect();
+    assert_eq!(contents, ["value=1", "value=2", "value=3", "value=4"], "each call ran exactly once");
+    spine_protocol::pairing::validate_pairing(&outcome.messages).expect("paired");
+    assert_eq!(script.requests().len(), 3);
+    let renamed = outcome
+        .trace
+        .entries()
+        .iter()
+        .filter(|e| matches!(&e.record, TraceRecord::Warning(w) if w.message.contains("renamed")))
+        .count();
+    assert_eq!(renamed, 3);
+}

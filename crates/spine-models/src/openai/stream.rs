@@ -269,10 +269,13 @@ impl Assembler {
         self.calls.sort_by_key(|c| c.index);
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for call in std::mem::take(&mut self.calls) {
-            if call.id.is_empty() || call.name.is_empty() {
+            // A missing id is passed on empty: the runner gives every such call a unique
+            // synthetic id at ingestion, for every provider alike. A call without a name cannot
+            // be run or answered meaningfully.
+            if call.name.is_empty() {
                 return Err(self.fail(AttemptError::new(
                     ModelErrorKind::InvalidReply,
-                    format!("tool call {} has no {}", call.index, if call.id.is_empty() { "id" } else { "name" }),
+                    format!("tool call {} has no name", call.index),
                 )));
             }
             let arguments = match call.arguments {
@@ -371,15 +374,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_tool_call_without_an_id_is_an_invalid_reply() {
-        let err = read(&[
+    async fn a_tool_call_without_an_id_is_passed_on_for_the_runner_to_name() {
+        let reply = read(&[
             r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"X"}}]},"finish_reason":"tool_calls"}]}"#,
             "\n\ndata: [DONE]\n\n",
         ])
         .await
-        .expect_err("no id");
+        .expect("a call without an id is not a broken reply");
+        assert_eq!(reply.message.tool_calls[0].id, "");
+        assert_eq!(reply.message.tool_calls[0].name, "X");
+    }
+
+    #[tokio::test]
+    async fn a_tool_call_without_a_name_is_an_invalid_reply() {
+        let err = read(&[
+            r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+            "\n\ndata: [DONE]\n\n",
+        ])
+        .await
+        .expect_err("no name");
         assert_eq!(err.error.kind, ModelErrorKind::InvalidReply);
-        assert_eq!(err.error.message, "tool call 0 has no id");
+        assert_eq!(err.error.message, "tool call 0 has no name");
     }
 
     #[test]
