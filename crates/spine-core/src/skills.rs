@@ -21,6 +21,7 @@ use spine_protocol::message::Message;
 use thiserror::Error;
 
 use crate::workspace::Workspace;
+use crate::workspace::open::OpenError;
 
 /// The kind of a skill root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -254,7 +255,13 @@ impl SkillCatalog {
         }
         let boundary = Workspace::new(&entry.root_path).map_err(|e| invalid(e.to_string()))?;
         let path = boundary.resolve(relative_path, boundary.root()).map_err(|e| invalid(e.to_string()))?;
-        std::fs::read_to_string(&path)
+        // The race-free open is the enforcement: a symlink swapped in after `resolve` cannot
+        // lead out of the skill's directory.
+        let bytes = boundary.read_file(&path).map_err(|e| match e {
+            OpenError::Escape { .. } => invalid(e.to_string()),
+            other => SkillError::Read { path: path.display().to_string(), reason: other.to_string() },
+        })?;
+        String::from_utf8(bytes)
             .map_err(|e| SkillError::Read { path: path.display().to_string(), reason: e.to_string() })
     }
 }

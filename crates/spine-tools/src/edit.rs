@@ -64,27 +64,16 @@ impl Tool for EditTool {
             return Err(invalid("old_string and new_string are identical; nothing to change"));
         }
         let path = paths::confine(ctx, file_path)?;
-        let bytes = tokio::fs::read(&path).await.map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                ToolError::new(ErrorCode::NotFound, format!("File does not exist: {file_path}"))
-            }
-            std::io::ErrorKind::IsADirectory => invalid(&format!("{file_path} is a directory")),
-            _ => paths::io_error(&path, &e),
-        })?;
-        let text = String::from_utf8(bytes).map_err(|_| invalid(&format!("{file_path} is not a UTF-8 text file")))?;
-        let count = text.matches(old).count();
-        if count == 0 {
-            return Err(invalid(&format!("old_string not found in {file_path}")));
-        }
-        if count > 1 && !replace_all {
-            return Err(invalid(&format!(
-                "old_string occurs {count} times in {file_path}; add surrounding context to \
-                 make it unique, or set replace_all to replace every occurrence"
-            )));
-        }
-        let (updated, replacements) =
-            if replace_all { (text.replace(old, new), count) } else { (text.replacen(old, new, 1), 1) };
-        tokio::fs::write(&path, updated).await.map_err(|e| paths::io_error(&path, &e))?;
+        // Read and rewritten through one descriptor opened race-free beneath the root.
+        let workspace = ctx.workspace.clone();
+        let (shown, old_s, new_s) = (file_path.to_owned(), old.to_owned(), new.to_owned());
+        let replacements = paths::blocking(move || {
+            let outcome = workspace
+                .update_file(&path, |bytes| replace(&shown, bytes, &old_s, &new_s, replace_all))
+                .map_err(|e| paths::open_error(&shown, e))?;
+            outcome
+        })
+        .await?;
         Ok(json!({
             "filePath": file_path,
             "oldString": old,
@@ -100,6 +89,29 @@ impl Tool for EditTool {
         let noun = if n == 1 { "replacement" } else { "replacements" };
         Projection::plain(format!("Edited {path}: {n} {noun}.")).with("file_path", path).with("replacements", n)
     }
+}
+
+/// The edit itself: the new bytes and the number of replacements.
+fn replace(
+    file_path: &str,
+    bytes: Vec<u8>,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<(Vec<u8>, usize), ToolError> {
+    let text = String::from_utf8(bytes).map_err(|_| invalid(&format!("{file_path} is not a UTF-8 text file")))?;
+    let count = text.matches(old).count();
+    if count == 0 {
+        return Err(invalid(&format!("old_string not found in {file_path}")));
+    }
+    if count > 1 && !replace_all {
+        return Err(invalid(&format!(
+            "old_string occurs {count} times in {file_path}; add surrounding context to \
+             make it unique, or set replace_all to replace every occurrence"
+        )));
+    }
+    let (updated, n) = if replace_all { (text.replace(old, new), count) } else { (text.replacen(old, new, 1), 1) };
+    Ok((updated.into_bytes(), n))
 }
 
 fn invalid(message: &str) -> ToolError {
