@@ -10,12 +10,15 @@
 //!   EPIPE-tolerantly in its own task, output read concurrently into capped buffers, time limit
 //!   and cancellation ending the group, leftovers of the group reaped.
 //! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
+//! - [`secrets`]: provider keys removed from every child's environment (one place: the
+//!   spawn of [`GroupChild`]), with a per-name pass-through.
 //!
 //! This crate knows nothing of spine's engine: it depends on tokio and nix only.
 
 pub mod capture;
 pub mod group;
 pub mod run;
+pub mod secrets;
 
 pub use capture::CappedText;
 pub use group::{GroupChild, ProcessError, TERM_GRACE};
