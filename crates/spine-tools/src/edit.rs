@@ -4,7 +4,9 @@
 //! `old_string` must occur; exactly once unless `replace_all` is true (then every
 //! non-overlapping occurrence is replaced). `old_string == new_string` and an empty
 //! `old_string` are refused. All of these are `validation_error`s; a missing file is
-//! `not_found`, a path outside the workspace `permission_denied`.
+//! `not_found`, a path outside the workspace `permission_denied`. The file is read and
+//! rewritten in place through one descriptor opened race-free beneath the workspace root
+//! (`spine_core::workspace::open`), so a symlink swapped in after the check cannot lead out.
 //! Response: `{"filePath","oldString","newString","replaceAll","replacements"}`.
 
 use async_trait::async_trait;
@@ -68,10 +70,9 @@ impl Tool for EditTool {
         let workspace = ctx.workspace.clone();
         let (shown, old_s, new_s) = (file_path.to_owned(), old.to_owned(), new.to_owned());
         let replacements = paths::blocking(move || {
-            let outcome = workspace
+            workspace
                 .update_file(&path, |bytes| replace(&shown, bytes, &old_s, &new_s, replace_all))
-                .map_err(|e| paths::open_error(&shown, e))?;
-            outcome
+                .map_err(|e| paths::open_error(&shown, e))?
         })
         .await?;
         Ok(json!({
