@@ -77,3 +77,35 @@ pub fn scrub(command: &mut Command) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    /// What the command will do with `name`: `Some(None)` removed, `Some(Some(v))` set,
+    /// `None` inherited.
+    fn env_of(command: &Command, name: &str) -> Option<Option<OsString>> {
+        command.as_std().get_envs().find(|(k, _)| *k == name).map(|(_, v)| v.map(OsStr::to_os_string))
+    }
+
+    #[test]
+    fn inherited_provider_keys_are_removed_unless_set_explicitly_or_passed_through() {
+        let mut command = Command::new("true");
+        command.env("OPENAI_API_KEY", "explicit-for-this-child");
+        scrub(&mut command);
+        assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), Some(None));
+        assert_eq!(env_of(&command, "ANTHROPIC_AUTH_TOKEN"), Some(None));
+        assert_eq!(env_of(&command, "GROQ_API_KEY"), Some(None));
+        assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(Some("explicit-for-this-child".into())));
+        assert_eq!(env_of(&command, "PATH"), None);
+
+        set_passthrough(["ANTHROPIC_API_KEY"]);
+        let mut command = Command::new("true");
+        scrub(&mut command);
+        set_passthrough(Vec::<String>::new());
+        assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), None, "passed through: inherited");
+        assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(None));
+    }
+}
