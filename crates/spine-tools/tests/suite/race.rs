@@ -1,8 +1,8 @@
 //! The race-free open: a symlink swapped in between the boundary check and the open must not
 //! lead a Read or a Write out of the workspace. A swapper thread exchanges (atomically, with
 //! `renameat2(RENAME_EXCHANGE)`) a real directory and a real file inside the workspace with
-//! symlinks to a directory outside, while one batch of 300 Writes and 300 Reads runs through
-//! the tools' public API.
+//! symlinks to a directory outside, while one batch of 300 Writes and 300 Reads (and a few
+//! Globs and Greps) runs through the tools' public API.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -35,6 +35,7 @@ async fn swapped_symlinks_never_lead_reads_or_writes_out_of_the_workspace() {
     let out = outside.path().canonicalize().expect("canon");
     std::fs::write(out.join("f.txt"), SECRET).expect("write");
     std::fs::write(out.join("target.txt"), SECRET).expect("write");
+    std::fs::write(out.join("outside_only.txt"), SECRET).expect("write");
     let before = names(&out);
 
     // `swapdir` is a real directory or a symlink to `out`; `swapfile` a real file or a
@@ -71,6 +72,10 @@ async fn swapped_symlinks_never_lead_reads_or_writes_out_of_the_workspace() {
         calls.push(("Read", json!({"file_path": read_path})));
         calls.push(("Write", json!({"file_path": write_path, "content": format!("written {i}")})));
     }
+    for _ in 0..20 {
+        calls.push(("Glob", json!({"pattern": "**/*.txt"})));
+        calls.push(("Grep", json!({"pattern": SECRET, "output_mode": "content"})));
+    }
     let results = join_all(calls.iter().map(|(tool, args)| f.call(tool, args.clone()))).await;
     stop.store(true, Ordering::Relaxed);
     swapper.join().expect("swapper");
@@ -85,6 +90,14 @@ async fn swapped_symlinks_never_lead_reads_or_writes_out_of_the_workspace() {
         }
     }
     assert_eq!(leaked, 0, "reads returned the outside secret");
+    for ((tool, _), result) in calls.iter().zip(&results) {
+        if let Ok(response) = result
+            && (*tool == "Glob" || *tool == "Grep")
+        {
+            let text = response.to_string();
+            assert!(!text.contains("outside_only") && !text.contains(SECRET), "{tool} saw outside: {text}");
+        }
+    }
     assert_eq!(names(&out), before, "a write created a file outside the workspace");
     for name in &before {
         assert_eq!(std::fs::read_to_string(out.join(name)).expect("read"), SECRET, "{name} was overwritten");
