@@ -125,6 +125,7 @@ pub struct Assembled {
 
 /// Builds an agent.
 pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
+    apply_env_passthrough(settings);
     let model = build_model(options.model.as_deref(), settings)?;
     assemble_with(settings, options, model)
 }
@@ -180,6 +181,13 @@ fn assemble_with(
     Ok(Assembled { agent, warnings, tools: tool_set })
 }
 
+/// Makes the settings' `env_passthrough` the process's: the provider keys that tools, hooks
+/// and MCP servers inherit after all (every other provider key is removed from children by
+/// `spine_process::secrets`). Called by [`assemble`] and [`connect_mcp`].
+pub fn apply_env_passthrough(settings: &Settings) {
+    spine_process::secrets::set_passthrough(settings.env_passthrough.iter().cloned());
+}
+
 /// The model: `--model`, else settings `model`, else the provider whose API key is set.
 pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn ModelClient>, AssemblyError> {
     let spec: ModelSpec = match (flag, settings.model.as_deref()) {
@@ -225,6 +233,7 @@ pub fn web_options(settings: &Settings) -> WebOptions {
 /// are reported as warnings and their tools are absent; the run goes on. Keep the returned
 /// handle for the whole run and call `shutdown` at its end.
 pub async fn connect_mcp(settings: &Settings, project: &Path) -> Result<(McpTools, Vec<String>), AssemblyError> {
+    apply_env_passthrough(settings);
     let mut servers = match spine_tools::mcp::load_mcp_json(project) {
         Ok(Some(Value::Object(map))) => map,
         Ok(_) => Map::new(),

@@ -6,7 +6,9 @@
 //!
 //! - [`tool`], [`registry`]: the [`Tool`](tool::Tool) contract and the frozen registry that
 //!   prepares calls (`unknown_tool`, `invalid_arguments`).
-//! - [`workspace`]: the workspace boundary of file tools.
+//! - [`workspace`]: the workspace boundary of file tools; [`workspace::open`], the race-free
+//!   opener beneath the root that enforces it (this crate opens files, never processes or
+//!   sockets).
 //! - [`hooks`]: the [`Hook`](hooks::Hook) contract, the registry of hooks, the engine and one
 //!   module per event with its merge rules.
 //! - [`permission`]: rules in Claude Code's syntax, the policy's precedence table, the approver.

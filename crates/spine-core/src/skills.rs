@@ -21,6 +21,7 @@ use spine_protocol::message::Message;
 use thiserror::Error;
 
 use crate::workspace::Workspace;
+use crate::workspace::open::OpenError;
 
 /// The kind of a skill root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -162,10 +163,11 @@ impl SkillCatalog {
             dirs.sort();
             for skill_dir in dirs {
                 let dir_name = skill_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                let text = match std::fs::read_to_string(skill_dir.join("SKILL.md")) {
+                // SKILL.md is read race-free beneath its skill directory, as `read_file` does.
+                let text = match read_skill_md(&skill_dir) {
                     Ok(t) => t,
-                    Err(e) => {
-                        issues.push(SkillIssue { name: dir_name, reason: format!("unreadable SKILL.md: {e}") });
+                    Err(reason) => {
+                        issues.push(SkillIssue { name: dir_name, reason: format!("unreadable SKILL.md: {reason}") });
                         continue;
                     }
                 };
@@ -254,9 +256,23 @@ impl SkillCatalog {
         }
         let boundary = Workspace::new(&entry.root_path).map_err(|e| invalid(e.to_string()))?;
         let path = boundary.resolve(relative_path, boundary.root()).map_err(|e| invalid(e.to_string()))?;
-        std::fs::read_to_string(&path)
+        // The race-free open is the enforcement: a symlink swapped in after `resolve` cannot
+        // lead out of the skill's directory.
+        let bytes = boundary.read_file(&path).map_err(|e| match e {
+            OpenError::Escape { .. } => invalid(e.to_string()),
+            other => SkillError::Read { path: path.display().to_string(), reason: other.to_string() },
+        })?;
+        String::from_utf8(bytes)
             .map_err(|e| SkillError::Read { path: path.display().to_string(), reason: e.to_string() })
     }
+}
+
+/// A skill directory's SKILL.md, opened beneath that directory (a SKILL.md symlink leading
+/// out of it is refused).
+fn read_skill_md(skill_dir: &Path) -> Result<String, String> {
+    let boundary = Workspace::new(skill_dir).map_err(|e| e.to_string())?;
+    let bytes = boundary.read_file(Path::new("SKILL.md")).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
 }
 
 fn link_re() -> &'static Regex {
@@ -383,5 +399,18 @@ mod tests {
         assert!(matches!(catalog.read_file("s", "../secret.txt"), Err(SkillError::InvalidFileReference { .. })));
         assert!(matches!(catalog.read_file("s", "/etc/passwd"), Err(SkillError::InvalidFileReference { .. })));
         assert_eq!(catalog.load("s").map(|l| l.files), Ok(vec!["ref.md".to_owned()]));
+    }
+
+    #[test]
+    fn skill_md_symlinked_out_of_its_skill_directory_is_refused_at_scan() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let outside = tempfile::tempdir().expect("tmp");
+        std::fs::write(outside.path().join("SKILL.md"), "---\nname: stolen\n---\nsecret").expect("write");
+        std::fs::create_dir(dir.path().join("s")).expect("mkdir");
+        std::os::unix::fs::symlink(outside.path().join("SKILL.md"), dir.path().join("s/SKILL.md")).expect("link");
+        let (catalog, issues) =
+            SkillCatalog::scan(&[SkillRoot { path: dir.path().to_path_buf(), kind: SkillRootKind::Live }]);
+        assert!(catalog.entries().is_empty());
+        assert!(issues.iter().any(|i| i.reason.contains("outside the workspace")), "{issues:?}");
     }
 }

@@ -143,6 +143,10 @@ pub struct Settings {
     pub web_allow_private_networks: Option<bool>,
     /// `mcpServers`, merged by server name (a later source replaces a server of the same name).
     pub mcp_servers: Map<String, Value>,
+    /// `env_passthrough`: provider keys (of `spine_process::secrets::PROVIDER_KEYS`) that
+    /// tools, hooks and MCP servers inherit after all; the union over user and `--settings`
+    /// sources (a project's own files cannot opt a key in: that is ignored with a note).
+    pub env_passthrough: Vec<String>,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
 }
@@ -172,6 +176,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mcpServers",
     "env",
     "disableAllHooks",
+    "env_passthrough",
 ];
 
 impl Settings {
@@ -244,6 +249,7 @@ impl Settings {
                             }
                         }
                     }
+                    "env_passthrough" => merge_env_passthrough(&mut s, origin, value)?,
                     "mcpServers" => {
                         for (name, server) in expect_object(origin, "mcpServers", value)? {
                             expect_object(origin, &format!("mcpServers.{name}"), server)?;
@@ -424,6 +430,48 @@ fn merge_skills(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), 
     Ok(())
 }
 
+/// `env_passthrough`: a list of provider key names. Every entry must be one of the keys spine
+/// removes from children; a project's own settings files cannot opt keys in (a cloned
+/// repository would hand your key to its own hooks), so there the key is ignored with a note.
+fn merge_env_passthrough(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
+    let list = value.as_array().ok_or_else(|| {
+        SettingsError::at(
+            origin,
+            "env_passthrough",
+            format!("expected an array of key names, found {}", type_name(value)),
+        )
+    })?;
+    let mut names = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let path = format!("env_passthrough[{i}]");
+        let name = expect_str(origin, &path, entry)?;
+        if !spine_process::secrets::is_provider_key(name) {
+            return Err(SettingsError::at(
+                origin,
+                path,
+                format!(
+                    "{name:?} is not a provider key spine keeps from tools and hooks (known: {})",
+                    spine_process::secrets::PROVIDER_KEYS.join(", ")
+                ),
+            ));
+        }
+        names.push(name.to_owned());
+    }
+    match origin {
+        Origin::User(_) | Origin::Cli { .. } => {
+            for name in names {
+                if !s.env_passthrough.contains(&name) {
+                    s.env_passthrough.push(name);
+                }
+            }
+        }
+        Origin::Project(_) | Origin::Local(_) => s.notes.push(format!(
+            "{origin}: ignoring `env_passthrough` (only user settings and --settings may hand provider keys to tools and hooks)"
+        )),
+    }
+    Ok(())
+}
+
 fn expect_object<'a>(origin: &Origin, path: &str, v: &'a Value) -> Result<&'a Map<String, Value>, SettingsError> {
     v.as_object().ok_or_else(|| SettingsError::at(origin, path, format!("expected an object, found {}", type_name(v))))
 }
@@ -539,6 +587,33 @@ mod tests {
         let err = parse_layer(Origin::Cli { index: 2, path: None }, "{\"model\": ").expect_err("bad json");
         assert!(err.origin.contains("--settings #2"));
         assert!(err.path.starts_with("line 1"));
+    }
+
+    #[test]
+    fn env_passthrough_takes_provider_keys_from_user_and_cli_settings_only() {
+        let s = Settings::from_layers(vec![
+            layer(Origin::User("/h/settings.json".into()), json!({"env_passthrough": ["OPENAI_API_KEY"]})),
+            layer(Origin::Project("/p/.spine/settings.json".into()), json!({"env_passthrough": ["ANTHROPIC_API_KEY"]})),
+            layer(Origin::Cli { index: 1, path: None }, json!({"env_passthrough": ["OPENAI_API_KEY", "GROQ_API_KEY"]})),
+        ])
+        .expect("settings");
+        assert_eq!(s.env_passthrough, vec!["OPENAI_API_KEY".to_owned(), "GROQ_API_KEY".to_owned()]);
+        assert!(s.notes.iter().any(|n| n.contains("/p/.spine/settings.json") && n.contains("env_passthrough")));
+    }
+
+    #[test]
+    fn env_passthrough_refuses_unknown_names_and_non_lists_naming_file_and_field() {
+        let origin = Origin::User("/h/settings.json".into());
+        let err = Settings::from_layers(vec![layer(origin.clone(), json!({"env_passthrough": ["PATH"]}))])
+            .expect_err("unknown key");
+        assert_eq!((err.origin.as_str(), err.path.as_str()), ("/h/settings.json", "env_passthrough[0]"));
+        assert!(err.reason.contains("not a provider key"), "{}", err.reason);
+        let err = Settings::from_layers(vec![layer(origin.clone(), json!({"env_passthrough": "OPENAI_API_KEY"}))])
+            .expect_err("not a list");
+        assert_eq!(err.path, "env_passthrough");
+        let err =
+            Settings::from_layers(vec![layer(origin, json!({"env_passthrough": [1]}))]).expect_err("not a string");
+        assert_eq!(err.path, "env_passthrough[0]");
     }
 
     #[test]

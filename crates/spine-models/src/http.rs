@@ -206,6 +206,14 @@ impl Endpoint {
     }
 
     /// `text` with the key removed.
+    /// The error with the key scrubbed from its message: every error of an attempt (HTTP
+    /// status bodies, streamed `error` events, malformed replies, transport failures) passes
+    /// through here before it leaves the client.
+    pub(crate) fn scrub_error(&self, mut error: AttemptError) -> AttemptError {
+        error.error.message = self.scrub(&error.error.message);
+        error
+    }
+
     pub(crate) fn scrub(&self, text: &str) -> String {
         match &self.secret {
             Some(s) => s.scrub(text),

@@ -2,7 +2,8 @@
 //!
 //! Contract:
 //! - [`GroupChild::spawn`] starts the command in a **new process group** (`process_group(0)`)
-//!   with `kill_on_drop`; the caller chooses stdin, stdout and stderr beforehand.
+//!   with `kill_on_drop`; the caller chooses stdin, stdout and stderr beforehand. Inherited
+//!   provider keys are removed from its environment first ([`crate::secrets::scrub`]).
 //! - [`GroupChild::terminate`] sends SIGTERM to the **whole group**, then SIGKILL once
 //!   [`TERM_GRACE`] has passed with members left, so grandchildren (`sleep 100 &`) die too. The
 //!   leader is reaped along the way.
@@ -63,6 +64,7 @@ impl GroupChild {
     /// leader of a new process group.
     pub fn spawn(command: &mut Command) -> Result<GroupChild, ProcessError> {
         let program = command.as_std().get_program().to_string_lossy().into_owned();
+        crate::secrets::scrub(command);
         command.process_group(0).kill_on_drop(true);
         let child = command.spawn().map_err(|source| ProcessError::Spawn { program, source })?;
         // A freshly spawned child has not been reaped, so its id is known; it leads its group.

@@ -11,6 +11,8 @@
 //!   and cancellation ending the group, leftovers of the group reaped.
 //! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
 //! - [`orphans`]: the child subreaper, and killing descendants that left their group.
+//! - [`secrets`]: provider keys removed from every child's environment (one place: the
+//!   spawn of [`GroupChild`]), with a per-name pass-through.
 //!
 //! This crate knows nothing of spine's engine: it depends on tokio and nix only.
 
@@ -18,6 +20,7 @@ pub mod capture;
 pub mod group;
 pub mod orphans;
 pub mod run;
+pub mod secrets;
 
 pub use capture::CappedText;
 pub use group::{GroupChild, ProcessError, TERM_GRACE};

@@ -4,7 +4,9 @@
 //! `old_string` must occur; exactly once unless `replace_all` is true (then every
 //! non-overlapping occurrence is replaced). `old_string == new_string` and an empty
 //! `old_string` are refused. All of these are `validation_error`s; a missing file is
-//! `not_found`, a path outside the workspace `permission_denied`.
+//! `not_found`, a path outside the workspace `permission_denied`. The file is read and
+//! rewritten in place through one descriptor opened race-free beneath the workspace root
+//! (`spine_core::workspace::open`), so a symlink swapped in after the check cannot lead out.
 //! Response: `{"filePath","oldString","newString","replaceAll","replacements"}`.
 
 use async_trait::async_trait;
@@ -64,27 +66,15 @@ impl Tool for EditTool {
             return Err(invalid("old_string and new_string are identical; nothing to change"));
         }
         let path = paths::confine(ctx, file_path)?;
-        let bytes = tokio::fs::read(&path).await.map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                ToolError::new(ErrorCode::NotFound, format!("File does not exist: {file_path}"))
-            }
-            std::io::ErrorKind::IsADirectory => invalid(&format!("{file_path} is a directory")),
-            _ => paths::io_error(&path, &e),
-        })?;
-        let text = String::from_utf8(bytes).map_err(|_| invalid(&format!("{file_path} is not a UTF-8 text file")))?;
-        let count = text.matches(old).count();
-        if count == 0 {
-            return Err(invalid(&format!("old_string not found in {file_path}")));
-        }
-        if count > 1 && !replace_all {
-            return Err(invalid(&format!(
-                "old_string occurs {count} times in {file_path}; add surrounding context to \
-                 make it unique, or set replace_all to replace every occurrence"
-            )));
-        }
-        let (updated, replacements) =
-            if replace_all { (text.replace(old, new), count) } else { (text.replacen(old, new, 1), 1) };
-        tokio::fs::write(&path, updated).await.map_err(|e| paths::io_error(&path, &e))?;
+        // Read and rewritten through one descriptor opened race-free beneath the root.
+        let workspace = ctx.workspace.clone();
+        let (shown, old_s, new_s) = (file_path.to_owned(), old.to_owned(), new.to_owned());
+        let replacements = paths::blocking(move || {
+            workspace
+                .update_file(&path, |bytes| replace(&shown, bytes, &old_s, &new_s, replace_all))
+                .map_err(|e| paths::open_error(&shown, e))?
+        })
+        .await?;
         Ok(json!({
             "filePath": file_path,
             "oldString": old,
@@ -100,6 +90,29 @@ impl Tool for EditTool {
         let noun = if n == 1 { "replacement" } else { "replacements" };
         Projection::plain(format!("Edited {path}: {n} {noun}.")).with("file_path", path).with("replacements", n)
     }
+}
+
+/// The edit itself: the new bytes and the number of replacements.
+fn replace(
+    file_path: &str,
+    bytes: Vec<u8>,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<(Vec<u8>, usize), ToolError> {
+    let text = String::from_utf8(bytes).map_err(|_| invalid(&format!("{file_path} is not a UTF-8 text file")))?;
+    let count = text.matches(old).count();
+    if count == 0 {
+        return Err(invalid(&format!("old_string not found in {file_path}")));
+    }
+    if count > 1 && !replace_all {
+        return Err(invalid(&format!(
+            "old_string occurs {count} times in {file_path}; add surrounding context to \
+             make it unique, or set replace_all to replace every occurrence"
+        )));
+    }
+    let (updated, n) = if replace_all { (text.replace(old, new), count) } else { (text.replacen(old, new, 1), 1) };
+    Ok((updated.into_bytes(), n))
 }
 
 fn invalid(message: &str) -> ToolError {

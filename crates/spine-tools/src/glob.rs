@@ -3,12 +3,15 @@
 //! The search root is `path` (normalised, inside the workspace) or the working directory.
 //! The walk and the pattern rules are `walk`'s (gitignore-aware, hidden files
 //! skipped; a pattern without `/` matches names at any depth). An absolute pattern under the
-//! root is taken relative to it. Results are sorted newest modification first and capped at
+//! root is taken relative to it. Every result is checked with a race-free open beneath the
+//! workspace root, so an entry listed through a directory swapped for a symlink that leads
+//! out of the workspace is left out. Results are sorted newest modification first and capped at
 //! [`MAX_FILES`]. Response: `{"filenames": [absolute paths], "numFiles", "truncated"}`.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::workspace::open::EntryKind;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use crate::walk::{self, PathGlob};
@@ -59,24 +62,31 @@ impl Tool for GlobTool {
         let path_arg = args::opt_string(args, "path")?;
         let root = paths::confine_root(ctx, path_arg)?;
         let shown_root = path_arg.map_or_else(|| ctx.cwd.clone(), std::path::PathBuf::from);
-        match tokio::fs::metadata(&root).await {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
+        match ctx.workspace.kind(&root) {
+            Ok(EntryKind::Directory) => {}
+            Ok(EntryKind::File | EntryKind::Symlink | EntryKind::Other) => {
                 return Err(ToolError::new(
                     ErrorCode::ValidationError,
                     format!("{} is not a directory", shown_root.display()),
                 ));
             }
-            Err(e) => return Err(paths::io_error(&shown_root, &e)),
+            Err(e) => return Err(paths::open_error(&shown_root.to_string_lossy(), e)),
         }
         let relative = relative_pattern(pattern, &root, &shown_root)?;
         let glob = PathGlob::new(relative).map_err(|e| {
             ToolError::new(ErrorCode::ValidationError, format!("invalid glob pattern {pattern:?}: {e}"))
         })?;
         let cancel = ctx.cancel.clone();
-        let mut found = tokio::task::spawn_blocking(move || walk::files(&root, Some(&glob), &cancel))
-            .await
-            .map_err(|e| ToolError::new(ErrorCode::RuntimeError, format!("file walk failed: {e}")))?;
+        let workspace = ctx.workspace.clone();
+        let mut found = tokio::task::spawn_blocking(move || {
+            let mut found = walk::files(&root, Some(&glob), &cancel);
+            // Each result is checked race-free beneath the root: a name reached through a
+            // directory swapped for a symlink leading out is dropped.
+            found.retain(|f| matches!(workspace.kind(&f.path), Ok(EntryKind::File)));
+            found
+        })
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::RuntimeError, format!("file walk failed: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ErrorCode::Canceled, "Glob canceled"));
         }

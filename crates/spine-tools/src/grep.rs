@@ -6,6 +6,8 @@
 //! - Files: `path` (a directory or one file, inside the workspace; default the working
 //!   directory), walked as `walk` does (gitignore-aware, hidden files skipped),
 //!   filtered by `glob` (same rules as Glob). Binary files (holding a NUL byte) are skipped.
+//!   Each file is read through the race-free opener beneath the workspace root
+//!   (`spine_core::workspace::open`); one that a swapped symlink leads out of is skipped.
 //! - `output_mode`:
 //!   - `files_with_matches` (default): matching files, newest modification first;
 //!   - `content`: ripgrep-style lines `path:line:text` (`-n`, default on, adds line numbers),
@@ -30,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::output::truncate_line;
 use crate::walk::{self, Found, PathGlob};
 use crate::{args, paths};
+use spine_core::workspace::Workspace;
 
 /// Longest line shown whole in content mode.
 pub const MAX_LINE_CHARS: usize = 2000;
@@ -171,14 +174,15 @@ impl Tool for GrepTool {
         };
         let path_arg = args::opt_string(args, "path")?;
         let root = paths::confine_root(ctx, path_arg)?;
-        if let Err(e) = tokio::fs::metadata(&root).await {
+        if let Err(e) = ctx.workspace.kind(&root) {
             let shown = path_arg.map_or_else(|| ctx.cwd.clone(), PathBuf::from);
-            return Err(paths::io_error(&shown, &e));
+            return Err(paths::open_error(&shown.to_string_lossy(), e));
         }
 
         let with_context = search.before > 0 || search.after > 0;
         let cancel = ctx.cancel.clone();
-        let hits = tokio::task::spawn_blocking(move || run(&root, glob.as_ref(), &search, &cancel))
+        let workspace = ctx.workspace.clone();
+        let hits = tokio::task::spawn_blocking(move || run(&workspace, &root, glob.as_ref(), &search, &cancel))
             .await
             .map_err(|e| ToolError::new(ErrorCode::RuntimeError, format!("search failed: {e}")))?;
         if ctx.cancel.is_cancelled() {
@@ -234,13 +238,21 @@ fn to_usize(n: Option<u64>) -> usize {
 }
 
 /// Walks and searches (blocking).
-fn run(root: &std::path::Path, glob: Option<&PathGlob>, search: &Search, cancel: &CancellationToken) -> Vec<FileHits> {
+/// Every file is read through the race-free opener beneath the workspace root: one reached
+/// through a symlink swapped in during the walk, leading out, is skipped.
+fn run(
+    workspace: &Workspace,
+    root: &std::path::Path,
+    glob: Option<&PathGlob>,
+    search: &Search,
+    cancel: &CancellationToken,
+) -> Vec<FileHits> {
     let mut hits = Vec::new();
     for found in walk::files(root, glob, cancel) {
         if cancel.is_cancelled() {
             break;
         }
-        let Ok(bytes) = std::fs::read(&found.path) else {
+        let Ok(bytes) = workspace.read_file(&found.path) else {
             continue;
         };
         if bytes.contains(&0) {

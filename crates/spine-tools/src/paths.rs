@@ -6,11 +6,15 @@
 //!   `permission_denied` when it lies outside the workspace: defense in depth, the permission
 //!   stage has already denied such calls. A path that cannot be resolved (a symlink loop) is
 //!   refused the same way, since its place cannot be checked.
+//! - The resolved path is then opened race-free beneath the workspace root
+//!   (`spine_core::workspace::open`): that open is the enforcement. [`open_error`] maps its
+//!   errors: an escape (a symlink swapped in after the check) is `permission_denied`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use spine_core::tool::ToolContext;
 use spine_core::workspace::BoundaryError;
+use spine_core::workspace::open::OpenError;
 use spine_protocol::tool::{ErrorCode, ToolError};
 
 /// Resolves `path` for access and checks it lies inside the workspace.
@@ -30,13 +34,30 @@ pub(crate) fn confine_root(ctx: &ToolContext, path: Option<&str>) -> Result<Path
     }
 }
 
-/// Maps an I/O error on `path` to a tool error: a missing file is `not_found`, anything else
-/// a `runtime_error` naming the path.
-pub(crate) fn io_error(path: &Path, err: &std::io::Error) -> ToolError {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => {
-            ToolError::new(ErrorCode::NotFound, format!("{} does not exist", path.display()))
+/// Maps an error of the race-free open of `shown` (the path as the model gave it): an escape
+/// is `permission_denied` (the workspace boundary), a missing file `not_found`, a directory or
+/// a non-regular file a `validation_error`, anything else a `runtime_error`.
+pub(crate) fn open_error(shown: &str, err: OpenError) -> ToolError {
+    match err {
+        OpenError::Escape { .. } => ToolError::new(ErrorCode::PermissionDenied, err.to_string()),
+        OpenError::NotFound { .. } => ToolError::new(ErrorCode::NotFound, format!("File does not exist: {shown}")),
+        OpenError::IsDirectory { .. } => ToolError::new(ErrorCode::ValidationError, format!("{shown} is a directory")),
+        OpenError::NotDirectory { .. } => {
+            ToolError::new(ErrorCode::ValidationError, format!("{shown}: a part of the path is not a directory"))
         }
-        _ => ToolError::new(ErrorCode::RuntimeError, format!("{}: {err}", path.display())),
+        OpenError::NotRegular { .. } => ToolError::new(
+            ErrorCode::ValidationError,
+            format!("{shown} is not a regular file (a FIFO, socket or device)"),
+        ),
+        OpenError::Io { .. } => ToolError::new(ErrorCode::RuntimeError, err.to_string()),
     }
+}
+
+/// Runs blocking file work off the async threads.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::RuntimeError, format!("file access failed: {e}")))?
 }

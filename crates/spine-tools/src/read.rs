@@ -7,11 +7,14 @@
 //! `cat -n` does (`{n:>6}\t{line}`), cutting lines longer than [`MAX_LINE_CHARS`] characters.
 //!
 //! A missing file is `not_found`; a directory or a binary file (one holding a NUL byte) is a
-//! `validation_error`; a path outside the workspace is `permission_denied`.
+//! `validation_error`, as is a FIFO, socket or device; a path outside the workspace (also one a
+//! symlink swapped in after the check leads out of) is `permission_denied`. The file is opened
+//! race-free beneath the workspace root (`spine_core::workspace::open`).
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::workspace::open::OpenError;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use crate::output::truncate_line;
@@ -71,19 +74,19 @@ impl Tool for ReadTool {
         let start = args::opt_u64(args, "offset")?.unwrap_or(1).max(1);
         let limit = args::opt_u64(args, "limit")?.unwrap_or(DEFAULT_LIMIT).max(1);
         let path = paths::confine(ctx, file_path)?;
-        let meta = tokio::fs::metadata(&path).await.map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                ToolError::new(ErrorCode::NotFound, format!("File does not exist: {file_path}"))
-            }
-            _ => paths::io_error(&path, &e),
-        })?;
-        if meta.is_dir() {
-            return Err(ToolError::new(
-                ErrorCode::ValidationError,
-                format!("{file_path} is a directory, not a file; use Glob to list it"),
-            ));
-        }
-        let bytes = tokio::fs::read(&path).await.map_err(|e| paths::io_error(&path, &e))?;
+        // Opened race-free beneath the root and checked by descriptor (a regular file).
+        let workspace = ctx.workspace.clone();
+        let shown = file_path.to_owned();
+        let bytes = paths::blocking(move || {
+            workspace.read_file(&path).map_err(|e| match e {
+                OpenError::IsDirectory { .. } => ToolError::new(
+                    ErrorCode::ValidationError,
+                    format!("{shown} is a directory, not a file; use Glob to list it"),
+                ),
+                other => paths::open_error(&shown, other),
+            })
+        })
+        .await?;
         if bytes.contains(&0) {
             return Err(ToolError::new(
                 ErrorCode::ValidationError,

@@ -2,13 +2,16 @@
 //! parent directories.
 //!
 //! Response (Claude Code's): `{"type": "create"|"update", "filePath", "content"}`. A path
-//! outside the workspace is `permission_denied` (a symlink is followed and its target
-//! checked); a directory at the path is a `validation_error`.
+//! outside the workspace is `permission_denied` (a symlink is followed only while it stays
+//! inside: parents are made with `mkdirat` and the file opened with `openat2(RESOLVE_BENEATH)`
+//! from the workspace root, so a symlink swapped in after the check cannot lead out); a
+//! directory, FIFO, socket or device at the path is a `validation_error`.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
-use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
+use spine_core::workspace::open::Presence;
+use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
 use crate::{args, paths};
 
@@ -48,17 +51,15 @@ impl Tool for WriteTool {
         let file_path = args::string(args, "file_path")?;
         let content = args::string(args, "content")?;
         let path = paths::confine(ctx, file_path)?;
-        let existed = match tokio::fs::metadata(&path).await {
-            Ok(meta) if meta.is_dir() => {
-                return Err(ToolError::new(ErrorCode::ValidationError, format!("{file_path} is a directory")));
-            }
-            Ok(_) => true,
-            Err(_) => false,
-        };
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| paths::io_error(parent, &e))?;
-        }
-        tokio::fs::write(&path, content).await.map_err(|e| paths::io_error(&path, &e))?;
+        // Parents made with mkdirat and the file opened with openat2, beneath the root; the
+        // content goes through that descriptor.
+        let workspace = ctx.workspace.clone();
+        let shown = file_path.to_owned();
+        let bytes = content.as_bytes().to_vec();
+        let presence =
+            paths::blocking(move || workspace.write_file(&path, &bytes).map_err(|e| paths::open_error(&shown, e)))
+                .await?;
+        let existed = presence == Presence::Existed;
         Ok(json!({
             "type": if existed { "update" } else { "create" },
             "filePath": file_path,

@@ -247,3 +247,85 @@ fn a_server_error_fails_the_run_with_a_message_naming_the_status_and_no_secret()
     assert!(err.contains("500") && err.contains("script exhausted"), "{err}");
     assert!(!err.contains(KEY));
 }
+
+/// The first reply calls Bash `env`; the second ends the run.
+fn env_then_done() -> Vec<String> {
+    let call = sse_data(&[
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_env", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\": \"env\"}"}}]}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ]);
+    let done = sse_data(&[
+        json!({"choices": [{"index": 0, "delta": {"content": "done"}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ]);
+    vec![call, done]
+}
+
+/// Settings allowing Bash, with a PreToolUse command hook that dumps its environment to
+/// `hook_env`, plus `extra` top-level keys.
+fn env_dump_settings(hook_env: &std::path::Path, extra: Value) -> String {
+    let mut settings = json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": format!("env > '{}'", hook_env.display())}
+        ]}]}
+    });
+    if let (Some(s), Some(e)) = (settings.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    settings.to_string()
+}
+
+#[test]
+fn provider_keys_reach_neither_bash_nor_hooks_nor_the_transcript() {
+    let s = Sandbox::new();
+    let server = Server::start(env_then_done());
+    let trace = s.dir.path().join("trace.jsonl");
+    let hook_env = s.dir.path().join("hook-env.txt");
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env("OPENAI_API_KEY", KEY)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .args(["run", "-p", "show the environment", "--model", "openai:gpt-4.1-mini", "--output-format", "json"])
+        .args(["--settings", &env_dump_settings(&hook_env, json!({}))])
+        .args(["--trace", trace.to_str().expect("utf8")])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["result"], "done");
+    assert_key_nowhere(&s, &trace, &String::from_utf8_lossy(&out.stdout), &stderr(&out));
+
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    let next = bodies[1].to_string();
+    // Bash did run `env` (its output is in the next request), without the keys.
+    assert!(next.contains("OPENAI_BASE_URL="), "{next}");
+    assert!(!next.contains(KEY), "the key reached the provider through Bash output");
+    assert!(!next.contains("OPENAI_API_KEY") && !next.contains("ANTHROPIC_API_KEY"), "{next}");
+    let hook = std::fs::read_to_string(&hook_env).expect("the hook dumped its environment");
+    assert!(hook.contains("SPINE_PROJECT_DIR="), "{hook}");
+    assert!(!hook.contains(KEY), "the key reached the hook");
+}
+
+#[test]
+fn env_passthrough_hands_the_named_key_to_bash() {
+    let s = Sandbox::new();
+    let server = Server::start(env_then_done());
+    let hook_env = s.dir.path().join("hook-env.txt");
+    let settings = env_dump_settings(&hook_env, json!({"env_passthrough": ["OPENAI_API_KEY"]}));
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env("OPENAI_API_KEY", KEY)
+        .env("ANTHROPIC_API_KEY", "sk-ant-other-secret-0123456789")
+        .args(["run", "-p", "show the environment", "--model", "openai:gpt-4.1-mini", "--output-format", "json"])
+        .args(["--settings", &settings])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let next = server.bodies()[1].to_string();
+    assert!(next.contains(&format!("OPENAI_API_KEY={KEY}")), "{next}");
+    assert!(!next.contains("sk-ant-other-secret-0123456789"), "only the named key passes");
+    assert!(std::fs::read_to_string(&hook_env).expect("hook env").contains(KEY));
+}

@@ -130,7 +130,12 @@ impl AnthropicClient {
         Ok(Arc::new(Self::new(config)?))
     }
 
+    /// One request; every error text it produces, streamed or not, is scrubbed of the key.
     async fn attempt(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
+        self.attempt_unscrubbed(body, sink).await.map_err(|e| self.endpoint.scrub_error(e))
+    }
+
+    async fn attempt_unscrubbed(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
         let response = self.endpoint.post(body).await?;
         stream::read_stream(self.endpoint.body_stream(response), sink)
             .await

@@ -135,7 +135,12 @@ impl OpenAiClient {
         Ok(Arc::new(Self::new(config)?))
     }
 
+    /// One request; every error text it produces, streamed or not, is scrubbed of the key.
     async fn attempt(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
+        self.attempt_unscrubbed(body, sink).await.map_err(|e| self.endpoint.scrub_error(e))
+    }
+
+    async fn attempt_unscrubbed(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
         let response = self.endpoint.post(body).await?;
         let is_json = response
             .headers()

@@ -314,6 +314,33 @@ async fn the_api_key_never_appears_in_errors_or_debug_output() {
 }
 
 #[tokio::test]
+async fn a_key_echoed_in_a_streamed_error_event_is_redacted_for_both_providers() {
+    let echoed = format!("Incorrect API key provided: {KEY}");
+    // OpenAI-compatible: an `{"error": …}` chunk (400: not retried).
+    let events = data_events(&[json!({"error": {"message": echoed, "type": "invalid_request_error", "code": 400}})]);
+    let server = TestServer::always(Reply::Sse(events, End::Close)).await;
+    let (reply, _) = openai::complete(openai::config(&server), &user()).await;
+    let err = reply.expect_err("error chunk");
+    for text in [err.to_string(), format!("{err:?}"), err.message.clone()] {
+        assert!(!text.contains(KEY), "key leaked: {text}");
+    }
+    assert!(err.message.contains("Incorrect API key provided: [REDACTED]"), "{}", err.message);
+
+    // Anthropic: an `error` event (authentication_error: not retried).
+    let events = named_events(&[
+        anthropic::message_start(1),
+        json!({"type": "error", "error": {"type": "authentication_error", "message": echoed}}),
+    ]);
+    let server = TestServer::always(Reply::Sse(events, End::Close)).await;
+    let (reply, _) = anthropic::complete(anthropic::config(&server), &user()).await;
+    let err = reply.expect_err("error event");
+    for text in [err.to_string(), format!("{err:?}"), err.message.clone()] {
+        assert!(!text.contains(KEY), "key leaked: {text}");
+    }
+    assert!(err.message.contains("Incorrect API key provided: [REDACTED]"), "{}", err.message);
+}
+
+#[tokio::test]
 async fn redirects_are_not_followed_so_keys_never_travel_to_another_host() {
     let server = TestServer::always(Reply::Status {
         status: 307,

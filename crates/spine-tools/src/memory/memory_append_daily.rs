@@ -7,8 +7,9 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::workspace::open::OpenFor;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
-use tokio::io::AsyncWriteExt;
+use std::io::Write;
 
 use super::{DAILY_DIR, check_size, confine, relative};
 use crate::{args, paths};
@@ -48,28 +49,28 @@ impl Tool for MemoryAppendDailyTool {
         let date = format!("{:04}-{:02}-{:02}", now.year(), u8::from(now.month()), now.day());
         let clock = format!("{:02}:{:02}:{:02}", now.hour(), now.minute(), now.second());
         let path = confine(ctx, &format!("{DAILY_DIR}/{date}.md"))?;
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| paths::io_error(parent, &e))?;
-        }
-        let mut file = tokio::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .await
-            .map_err(|e| paths::io_error(&path, &e))?;
-        let existing = file.metadata().await.map(|m| m.len()).unwrap_or(0);
-        let mut entry = String::new();
-        if existing == 0 {
-            entry.push_str(&format!("# {date}\n\n"));
-        }
-        entry.push_str(&format!("## {clock} UTC\n\n{}\n\n", text.trim_end()));
-        file.write_all(entry.as_bytes()).await.map_err(|e| paths::io_error(&path, &e))?;
-        file.flush().await.map_err(|e| paths::io_error(&path, &e))?;
+        let (date_c, clock_c) = (date.clone(), clock.clone());
+        let workspace = ctx.workspace.clone();
+        let (file_path, shown, body) = (path.clone(), relative(ctx, &path), text.trim_end().to_owned());
+        let (existing, entry_len) = paths::blocking(move || {
+            let fail = |e| paths::open_error(&shown, e);
+            let (mut file, _) = workspace.open_file(&file_path, OpenFor::Append).map_err(fail)?;
+            let io = |e: std::io::Error| ToolError::new(ErrorCode::RuntimeError, format!("{shown}: {e}"));
+            let existing = file.metadata().map(|m| m.len()).map_err(io)?;
+            let mut entry = String::new();
+            if existing == 0 {
+                entry.push_str(&format!("# {date_c}\n\n"));
+            }
+            entry.push_str(&format!("## {clock_c} UTC\n\n{body}\n\n"));
+            file.write_all(entry.as_bytes()).map_err(io)?;
+            Ok((existing, entry.len() as u64))
+        })
+        .await?;
         Ok(json!({
             "date": date,
             "time": format!("{clock} UTC"),
             "path": relative(ctx, &path),
-            "bytes": existing + entry.len() as u64,
+            "bytes": existing + entry_len,
         }))
     }
 

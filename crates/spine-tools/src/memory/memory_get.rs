@@ -6,6 +6,7 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::workspace::open::OpenError;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use super::{key_path, key_schema, relative};
@@ -32,13 +33,15 @@ impl Tool for MemoryGetTool {
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let key = args::string(args, "key")?;
         let path = key_path(ctx, key)?;
-        let value = match tokio::fs::read_to_string(&path).await {
-            Ok(v) => v,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let bytes = match ctx.workspace.read_file(&path) {
+            Ok(bytes) => bytes,
+            Err(OpenError::NotFound { .. }) => {
                 return Err(ToolError::new(ErrorCode::NotFound, format!("no memory entry `{key}`")));
             }
-            Err(e) => return Err(paths::io_error(&path, &e)),
+            Err(e) => return Err(paths::open_error(&relative(ctx, &path), e)),
         };
+        let value = String::from_utf8(bytes)
+            .map_err(|_| ToolError::new(ErrorCode::RuntimeError, format!("memory entry `{key}` is not UTF-8 text")))?;
         Ok(json!({"key": key, "path": relative(ctx, &path), "value": value, "bytes": value.len()}))
     }
 

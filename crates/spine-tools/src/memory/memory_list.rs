@@ -8,6 +8,8 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::workspace::Workspace;
+use spine_core::workspace::open::OpenFor;
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
 use super::{DAILY_DIR, MEMORY_DIR, confine};
@@ -31,12 +33,12 @@ impl Tool for MemoryListTool {
     }
 
     async fn execute(&self, _args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut entries: Vec<Value> = markdown_files(&confine(ctx, MEMORY_DIR)?)
+        let mut entries: Vec<Value> = markdown_files(&ctx.workspace, &confine(ctx, MEMORY_DIR)?)
             .into_iter()
             .map(|(stem, bytes, modified)| json!({"key": stem, "bytes": bytes, "modified": modified}))
             .collect();
         entries.sort_by(|a, b| a["key"].as_str().cmp(&b["key"].as_str()));
-        let mut daily: Vec<Value> = markdown_files(&confine(ctx, DAILY_DIR)?)
+        let mut daily: Vec<Value> = markdown_files(&ctx.workspace, &confine(ctx, DAILY_DIR)?)
             .into_iter()
             .map(|(stem, bytes, _)| json!({"date": stem, "bytes": bytes}))
             .collect();
@@ -71,18 +73,22 @@ impl Tool for MemoryListTool {
     }
 }
 
-/// The `*.md` files directly in `dir`: stem, size, modification time (RFC 3339).
-pub(crate) fn markdown_files(dir: &Path) -> Vec<(String, u64, String)> {
-    let Ok(read) = std::fs::read_dir(dir) else {
+/// The `*.md` regular files directly in `dir`: stem, size, modification time (RFC 3339).
+/// The listing and each file's metadata go through the race-free opener beneath the
+/// workspace root (a symlinked entry leading out is left out).
+pub(crate) fn markdown_files(workspace: &Workspace, dir: &Path) -> Vec<(String, u64, String)> {
+    let Ok(entries) = workspace.list_dir(dir) else {
         return Vec::new();
     };
-    read.filter_map(Result::ok)
-        .filter_map(|e| {
-            let path = e.path();
-            let meta = e.metadata().ok().filter(|m| m.is_file())?;
+    entries
+        .into_iter()
+        .filter_map(|(name, _)| {
+            let path = dir.join(&name);
             if path.extension().and_then(|x| x.to_str()) != Some("md") {
                 return None;
             }
+            let (file, _) = workspace.open_file(&path, OpenFor::Read).ok()?;
+            let meta = file.metadata().ok()?;
             let stem = path.file_stem()?.to_string_lossy().into_owned();
             let modified = meta
                 .modified()

@@ -51,7 +51,7 @@ impl Tool for MemorySearchTool {
         let mut files = Vec::new();
         for (dir, prefix) in [(MEMORY_DIR, ""), (DAILY_DIR, "daily/")] {
             let dir = confine(ctx, dir)?;
-            for (stem, _, _) in markdown_files(&dir) {
+            for (stem, _, _) in markdown_files(&ctx.workspace, &dir) {
                 files.push((format!("{prefix}{stem}"), dir.join(format!("{stem}.md"))));
             }
         }
@@ -60,7 +60,8 @@ impl Tool for MemorySearchTool {
         for (key, path) in files {
             // Each file through the boundary: a symlinked entry may point anywhere.
             let Ok(path) = confine(ctx, &relative(ctx, &path)) else { continue };
-            let Ok(content) = tokio::fs::read_to_string(&path).await else { continue };
+            let Ok(bytes) = ctx.workspace.read_file(&path) else { continue };
+            let Ok(content) = String::from_utf8(bytes) else { continue };
             if let Some(hit) = query.score(&key, &content) {
                 hits.push((key, relative(ctx, &path), hit));
             }

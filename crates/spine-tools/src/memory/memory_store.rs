@@ -7,6 +7,7 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
+use spine_core::workspace::open::EntryKind;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use super::{check_size, key_path, key_schema, relative, write_atomic};
@@ -40,17 +41,17 @@ impl Tool for MemoryStoreTool {
         let value = args::string(args, "value")?;
         let path = key_path(ctx, key)?;
         check_size("value", value)?;
-        let created = match tokio::fs::metadata(&path).await {
-            Ok(meta) if meta.is_dir() => {
+        let created = match ctx.workspace.kind(&path) {
+            Ok(EntryKind::Directory) => {
                 return Err(ToolError::new(
                     ErrorCode::ValidationError,
                     format!("{} is a directory", relative(ctx, &path)),
                 ));
             }
-            Ok(_) => false,
+            Ok(EntryKind::File | EntryKind::Symlink | EntryKind::Other) => false,
             Err(_) => true,
         };
-        write_atomic(&path, value).await?;
+        write_atomic(ctx, &path, value).await?;
         Ok(json!({
             "key": key,
             "path": relative(ctx, &path),

@@ -15,6 +15,9 @@
 //!   ([`ROOT_MEMORY_FILE`]) that `prepare_turn` puts in every prompt's Memory layer.
 //! - Every file goes through the workspace boundary before any I/O: a `.spine` or
 //!   `.spine/memory` that is a symlink leading outside the workspace is `permission_denied`.
+//!   Every read, write and listing then goes through the race-free opener beneath the
+//!   workspace root (`spine_core::workspace::open`), so a symlink swapped in after the check
+//!   cannot lead out either.
 //! - Values are at most [`MAX_VALUE_BYTES`]; writes replace the file atomically (a temporary
 //!   file renamed over it), so a prompt never reads half an entry.
 //! - A missing entry is `not_found`.
@@ -114,18 +117,15 @@ pub(crate) fn check_size(what: &str, text: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// Writes `content` to `path` atomically (temporary file, then rename), creating parents.
-pub(crate) async fn write_atomic(path: &Path, content: &str) -> Result<(), ToolError> {
-    if let Some(parent) = path.parent() {
-        tokio::fs::create_dir_all(parent).await.map_err(|e| paths::io_error(parent, &e))?;
-    }
-    let tmp = path.with_extension(format!("md.tmp-{}", std::process::id()));
-    tokio::fs::write(&tmp, content).await.map_err(|e| paths::io_error(&tmp, &e))?;
-    if let Err(e) = tokio::fs::rename(&tmp, path).await {
-        let _ = tokio::fs::remove_file(&tmp).await;
-        return Err(paths::io_error(path, &e));
-    }
-    Ok(())
+/// Writes `content` to `path` atomically (temporary file, then `renameat`, both on the parent
+/// directory's descriptor opened race-free beneath the workspace root), creating parents.
+pub(crate) async fn write_atomic(ctx: &ToolContext, path: &Path, content: &str) -> Result<(), ToolError> {
+    let workspace = ctx.workspace.clone();
+    let (path, content, shown) = (path.to_path_buf(), content.as_bytes().to_vec(), relative(ctx, path));
+    paths::blocking(move || {
+        workspace.replace_file_atomically(&path, &content).map_err(|e| paths::open_error(&shown, e))
+    })
+    .await
 }
 
 /// The JSON Schema of `{key}` plus extra properties. The key's rules are checked by the tool

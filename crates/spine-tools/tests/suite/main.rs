@@ -16,6 +16,7 @@ mod files;
 mod mcp;
 mod memory;
 mod processes;
+mod race;
 mod registry;
 mod search;
 mod web;

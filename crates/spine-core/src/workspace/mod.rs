@@ -4,9 +4,19 @@
 //!
 //! Paths that do not exist yet (a file about to be written) resolve through their deepest
 //! existing ancestor.
+//!
+//! [`Workspace::resolve`] is the early, explainable check (the policy's boundary stage and the
+//! tools' first look). It reads the file system by name, so a symlink swapped in afterwards
+//! would win; the enforcement is [`open`]: every file tool opens through the root directory's
+//! descriptor with `openat2(RESOLVE_BENEATH)`, race-free, and checks what it opened by its
+//! descriptor.
+
+pub mod open;
 
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use thiserror::Error;
 
@@ -34,16 +44,29 @@ pub enum BoundaryError {
     },
 }
 
-/// The workspace root that confines file tools.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The workspace root that confines file tools, and its directory held open (the descriptor
+/// every race-free open of [`open`] starts from; holding it costs one descriptor per workspace
+/// and saves an `open` of the root per file access).
+#[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    root_fd: Arc<OwnedFd>,
 }
 
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Workspace {}
+
 impl Workspace {
-    /// A workspace rooted at `root` (canonicalised; it must exist).
+    /// A workspace rooted at `root` (canonicalised; it must exist and be a directory).
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
-        Ok(Workspace { root: root.as_ref().canonicalize()? })
+        let root = root.as_ref().canonicalize()?;
+        let root_fd = open::open_root(&root)?;
+        Ok(Workspace { root, root_fd: Arc::new(root_fd) })
     }
 
     /// The canonical root.

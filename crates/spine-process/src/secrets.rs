@@ -1,0 +1,111 @@
+//! Provider keys kept out of child processes.
+//!
+//! Contract:
+//! - [`PROVIDER_KEYS`] lists the environment variables that hold model-provider credentials
+//!   (spine's own `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, `OPENAI_API_KEY`, and the
+//!   `*_API_KEY` of other well-known providers).
+//! - [`scrub`] removes each of them from a command's environment **when it would be
+//!   inherited** from spine's own: every child spine starts (Bash, `exec_command`,
+//!   `process_exec`, command and persistent hooks, MCP servers) goes through
+//!   [`GroupChild::spawn`](crate::GroupChild::spawn), which calls it. A value set on the
+//!   command explicitly (an MCP server's `env` in its configuration, a line of the run's env
+//!   file) is the configuration's own choice and stays.
+//! - A key named in the process-wide pass-through set ([`set_passthrough`], from the
+//!   `env_passthrough` setting) is inherited as before.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::sync::{PoisonError, RwLock};
+
+use tokio::process::Command;
+
+/// The environment variables holding provider credentials, removed from children.
+pub const PROVIDER_KEYS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "XAI_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "COHERE_API_KEY",
+    "PERPLEXITY_API_KEY",
+];
+
+static PASSTHROUGH: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
+
+/// Whether `name` is one of the [`PROVIDER_KEYS`].
+pub fn is_provider_key(name: &str) -> bool {
+    PROVIDER_KEYS.contains(&name)
+}
+
+/// Replaces the set of provider keys children inherit after all (the `env_passthrough`
+/// setting of the run). Names outside [`PROVIDER_KEYS`] have no effect.
+pub fn set_passthrough<I, S>(names: I)
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let names: BTreeSet<String> = names.into_iter().map(Into::into).collect();
+    *PASSTHROUGH.write().unwrap_or_else(PoisonError::into_inner) = names;
+}
+
+/// The provider keys children inherit after all.
+pub fn passthrough() -> BTreeSet<String> {
+    PASSTHROUGH.read().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Removes the inherited provider keys (not passed through, not set explicitly) from
+/// `command`'s environment.
+pub fn scrub(command: &mut Command) {
+    let explicit: BTreeSet<String> = command
+        .as_std()
+        .get_envs()
+        .filter(|(_, value)| value.is_some())
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    let passthrough = PASSTHROUGH.read().unwrap_or_else(PoisonError::into_inner);
+    for key in PROVIDER_KEYS {
+        if !passthrough.contains(*key) && !explicit.contains(*key) {
+            command.env_remove(OsStr::new(key));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    /// What the command will do with `name`: `Some(None)` removed, `Some(Some(v))` set,
+    /// `None` inherited.
+    fn env_of(command: &Command, name: &str) -> Option<Option<OsString>> {
+        command.as_std().get_envs().find(|(k, _)| *k == name).map(|(_, v)| v.map(OsStr::to_os_string))
+    }
+
+    #[test]
+    fn inherited_provider_keys_are_removed_unless_set_explicitly_or_passed_through() {
+        let mut command = Command::new("true");
+        command.env("OPENAI_API_KEY", "explicit-for-this-child");
+        scrub(&mut command);
+        assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), Some(None));
+        assert_eq!(env_of(&command, "ANTHROPIC_AUTH_TOKEN"), Some(None));
+        assert_eq!(env_of(&command, "GROQ_API_KEY"), Some(None));
+        assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(Some("explicit-for-this-child".into())));
+        assert_eq!(env_of(&command, "PATH"), None);
+
+        set_passthrough(["ANTHROPIC_API_KEY"]);
+        let mut command = Command::new("true");
+        scrub(&mut command);
+        set_passthrough(Vec::<String>::new());
+        assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), None, "passed through: inherited");
+        assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(None));
+    }
+}
