@@ -367,3 +367,37 @@ async fn base_url_credentials_and_query_never_appear_in_errors() {
     let req = server.only_request();
     assert_eq!(req.path, "/v1/chat/completions", "the query stays out of the path");
 }
+
+#[tokio::test]
+async fn a_64_mib_line_without_an_end_is_an_invalid_reply_not_a_hang() {
+    for provider in BOTH {
+        // 64 MiB of one unterminated `data:` line, in 1 MiB writes.
+        let mut pieces = vec![crate::server::Piece::Bytes(bytes::Bytes::from_static(b"data: \""))];
+        let mib = bytes::Bytes::from(vec![b'x'; 1 << 20]);
+        pieces.extend((0..64).map(|_| crate::server::Piece::Bytes(mib.clone())));
+        let server = TestServer::always(Reply::Sse(pieces, End::Close)).await;
+        let (reply, _) = provider.complete(&server).await;
+        let err = reply.expect_err("an over-long line is refused");
+        assert_eq!(err.kind, ModelErrorKind::InvalidReply, "{provider:?}: {err}");
+        assert!(err.message.contains("longer than"), "{provider:?}: {}", err.message);
+        assert_eq!(server.requests().len(), 1, "{provider:?}: an invalid reply is not retried");
+    }
+}
+
+#[tokio::test]
+async fn a_10_mib_tool_argument_chunk_parses() {
+    let arguments = json!({"content": "y".repeat(10 << 20)}).to_string();
+    let mut pieces = data_events(&[
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+            "function": {"name": "Write", "arguments": arguments}}]}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ]);
+    pieces.push(done());
+    let server = TestServer::always(Reply::Sse(pieces, End::Close)).await;
+    let (reply, _) = openai::complete(openai::config(&server), &user()).await;
+    let reply = reply.expect("a 10 MiB argument chunk is a valid reply");
+    let spine_protocol::tool::ToolArguments::Json(args) = &reply.message.tool_calls[0].arguments else {
+        panic!("arguments parse as JSON")
+    };
+    assert_eq!(args["content"].as_str().map(str::len), Some(10 << 20));
+}
