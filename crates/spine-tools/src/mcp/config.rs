@@ -11,12 +11,15 @@
 //! - `${VAR}` and `${VAR:-default}` are expanded in `command`, `args`, `env` values, `url` and
 //!   header values, from the process environment, as Claude Code does; a variable that is
 //!   unset and has no default makes that server an issue.
+//! - `startupTimeoutMs` (a positive integer) gives one server its own start-up time limit,
+//!   replacing [`McpOptions::startup_timeout`](super::McpOptions::startup_timeout) for it.
 //! - Problems are [`McpIssue`]s of kind [`McpIssueKind::Config`]: the server is skipped, the
 //!   others go on.
 //! - [`load_mcp_json`] reads `<project>/.mcp.json` (`{"mcpServers": {...}}`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -54,6 +57,8 @@ pub struct ServerConfig {
     pub name: String,
     /// How to reach it.
     pub transport: ServerTransport,
+    /// `startupTimeoutMs`: this server's start-up time limit, when it has its own.
+    pub startup_timeout: Option<Duration>,
 }
 
 /// `.mcp.json` could not be used.
@@ -182,7 +187,14 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
         };
         ServerTransport::Http { url, headers: string_map(e.get("headers"), "headers")? }
     };
-    Ok(ServerConfig { name: name.to_owned(), transport })
+    let startup_timeout = match e.get("startupTimeoutMs") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64().filter(|ms| *ms > 0) {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => return Err(format!("`startupTimeoutMs` is not a positive integer: {v}")),
+        },
+    };
+    Ok(ServerConfig { name: name.to_owned(), transport, startup_timeout })
 }
 
 fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
