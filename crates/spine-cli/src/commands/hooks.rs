@@ -189,7 +189,12 @@ fn render_table(header: &[&str; 6], rows: &[[String; 6]]) -> String {
 
 fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
     let loaded = load(args)?;
-    let (findings, hooks) = match HookConfig::from_settings(&loaded.settings) {
+    // An untrusted project's hooks are checked too (so they can be reviewed before
+    // `spine trust`); a warning below says they do not run.
+    let mut layers = loaded.settings.layers.clone();
+    layers.extend(loaded.settings.withheld.iter().cloned());
+    let all = spine_hooks::Settings::from_layers(layers).map_err(|e| config(e.to_string()))?;
+    let (findings, hooks) = match HookConfig::from_settings(&all) {
         Ok(hooks) => (check(&hooks, &loaded.project), Some(hooks)),
         Err(e) => (
             e.errors

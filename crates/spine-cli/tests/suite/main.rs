@@ -8,4 +8,5 @@ mod providers;
 mod run;
 mod tools;
 mod trace;
+mod trust;
 mod worker;
