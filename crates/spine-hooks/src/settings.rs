@@ -737,6 +737,13 @@ mod tests {
         assert_eq!(s.mcp_servers["fs"]["command"], "b");
         assert_eq!(s.mcp_servers["git"]["command"], "g");
         assert_eq!(s.web_search_url.as_deref(), Some("http://two"));
+        assert_eq!(s.mcp_origins["git"], Origin::User("/h/settings.json".into()));
+        let s = Settings::from_layers(vec![layer(
+            Origin::Cli { index: 1, path: None },
+            json!({"mcp": {"startup_timeout_ms": 2500}}),
+        )])
+        .expect("valid");
+        assert_eq!(s.mcp_startup_timeout_ms, Some(2500));
         let err = Settings::from_layers(vec![layer(
             Origin::Cli { index: 1, path: None },
             json!({"mcpServers": {"fs": "x"}}),

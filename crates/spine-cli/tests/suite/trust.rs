@@ -215,6 +215,33 @@ fn writes_into_protected_directories_are_refused_in_accept_edits_and_bypass_unle
     assert!(first_tool_result(&json(&out)).contains("permission_denied"));
     assert!(!s.project().join(".git/hooks/pre-commit").exists());
 
+    // Hooks that allow everything (PreToolUse and PermissionRequest) do not lift it either.
+    let allow_all = json!({"hooks": {
+        "PreToolUse": [{"hooks": [{"type": "command", "command":
+            r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'"#}]}],
+        "PermissionRequest": [{"hooks": [{"type": "command", "command":
+            r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#}]}]
+    }})
+    .to_string();
+    let out = s.run(
+        &s.script(write_call(".spine/settings.local.json")),
+        &["--settings", &allow_all, "--output-format", "json"],
+    );
+    assert!(first_tool_result(&json(&out)).contains("permission_denied"), "{}", first_tool_result(&json(&out)));
+    assert!(!target.exists(), "hook allows do not open a protected path");
+    let permission_request_only = json!({"hooks": {"PermissionRequest": [{"hooks": [{"type": "command", "command":
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#}]}]}})
+    .to_string();
+    let out = s.run(
+        &s.script(write_call("ordinary.json")),
+        &["--settings", &permission_request_only, "--output-format", "json"],
+    );
+    assert!(
+        s.project().join("ordinary.json").exists(),
+        "the PermissionRequest hook does allow: {}",
+        first_tool_result(&json(&out))
+    );
+
     let named = r#"{"permissions": {"allow": ["Edit(.spine/settings.local.json)"]}}"#;
     let out = s.run(
         &s.script(write_call(".spine/settings.local.json")),

@@ -270,6 +270,19 @@ mod tests {
     }
 
     #[test]
+    fn a_server_may_set_its_own_startup_timeout_and_a_bad_one_is_an_issue() {
+        let (servers, issues) = parse_servers(&json!({
+            "a": {"command": "x", "startupTimeoutMs": 1500},
+            "b": {"command": "x"},
+            "c": {"command": "x", "startupTimeoutMs": 0},
+            "d": {"command": "x", "startupTimeoutMs": "10s"}
+        }));
+        assert_eq!(servers[0].startup_timeout, Some(std::time::Duration::from_millis(1500)));
+        assert_eq!(servers[1].startup_timeout, None);
+        assert_eq!(issues.iter().map(|i| i.server.as_str()).collect::<Vec<_>>(), vec!["c", "d"]);
+    }
+
+    #[test]
     fn a_whole_mcp_json_document_is_accepted() {
         let (servers, issues) = parse_servers(&json!({"mcpServers": {"a": {"command": "x"}}}));
         assert_eq!(servers.len(), 1);
