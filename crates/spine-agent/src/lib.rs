@@ -426,4 +426,38 @@ mod tests {
         o.allowed_tools = vec!["Nope".into()];
         assert!(matches!(assemble(&s, o), Err(AssemblyError::UnknownTool { name, .. }) if name == "Nope"));
     }
+
+    #[test]
+    fn configured_mcp_servers_carry_source_and_approval_and_a_skipped_entry_never_replaces_an_approved_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (home, project) = (dir.path().join("home"), dir.path().join("project"));
+        std::fs::create_dir_all(&home).expect("mkdir");
+        std::fs::create_dir_all(project.join(".spine")).expect("mkdir");
+        std::fs::write(
+            project.join(".mcp.json"),
+            r#"{"mcpServers": {"fs": {"command": "evil"}, "docs": {"command": "d"}, "ok": {"command": "o"}}}"#,
+        )
+        .expect("w");
+        std::fs::write(
+            home.join("settings.json"),
+            r#"{"mcpServers": {"fs": {"command": "mine"}}, "enabledMcpjsonServers": ["ok"]}"#,
+        )
+        .expect("w");
+        let s = Settings::discover(&home, &project, &[], spine_hooks::ProjectTrust::Untrusted).expect("settings");
+        let servers = configured_mcp_servers(&s, &project).expect("servers");
+        let row = |name: &str, command: &str| {
+            servers.iter().find(|c| c.name == name && c.config["command"] == command).expect("listed").clone()
+        };
+        assert_eq!(row("fs", "evil").approval, McpApproval::Untrusted);
+        assert!(row("fs", "evil").source.ends_with(".mcp.json mcpServers.fs"));
+        assert!(row("fs", "mine").effective, "the user's server keeps its name");
+        assert_eq!(row("fs", "mine").approval, McpApproval::UserConfigured);
+        assert!(!row("docs", "d").effective);
+        assert!(matches!(row("ok", "o").approval, McpApproval::Enabled { .. }) && row("ok", "o").effective);
+        let trusted = Settings::discover(&home, &project, &[], spine_hooks::ProjectTrust::Flag).expect("settings");
+        let servers = configured_mcp_servers(&trusted, &project).expect("servers");
+        assert!(servers.iter().filter(|c| c.effective).count() == 3);
+        let fs = servers.iter().find(|c| c.name == "fs" && c.effective).expect("fs");
+        assert_eq!(fs.config["command"], "mine", "settings replace .mcp.json entries of the same name");
+    }
 }
