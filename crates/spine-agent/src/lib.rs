@@ -24,7 +24,7 @@ use spine_hooks::trust::{McpApproval, Scope, Skipped, SkippedItem};
 use spine_hooks::{HookConfig, Settings};
 use spine_models::spec::ModelSpec;
 use spine_protocol::permission::PermissionMode;
-use spine_tools::mcp::{McpOptions, McpTools};
+use spine_tools::mcp::{McpIssue, McpOptions, McpTools};
 use spine_tools::{FamilyConfig, FamilyHandles};
 use thiserror::Error;
 
@@ -278,6 +278,8 @@ pub struct McpConnection {
     pub tools: McpTools,
     /// Servers that failed (bad entry, no start, over their start-up limit), for stderr.
     pub warnings: Vec<String>,
+    /// The same problems, typed (server, tool, kind).
+    pub issues: Vec<McpIssue>,
     /// Project servers of `.mcp.json` that were skipped because the project is untrusted
     /// (those of project settings files are in [`Settings::skipped`]).
     pub skipped: Vec<Skipped>,
@@ -299,11 +301,12 @@ pub async fn connect_mcp(settings: &Settings, project: &Path) -> Result<McpConne
         }
     }
     if servers.is_empty() {
-        return Ok(McpConnection { tools: McpTools::empty(), warnings: Vec::new(), skipped });
+        return Ok(McpConnection { tools: McpTools::empty(), warnings: Vec::new(), issues: Vec::new(), skipped });
     }
     let (tools, issues) =
         spine_tools::mcp::connect_mcp_servers(&Value::Object(servers), &mcp_options(settings, project)).await;
-    Ok(McpConnection { tools, warnings: issues.iter().map(|i| format!("MCP: {i}")).collect(), skipped })
+    let warnings = issues.iter().map(|i| format!("MCP: {i}")).collect();
+    Ok(McpConnection { tools, warnings, issues, skipped })
 }
 
 /// The one stderr line about what an untrusted project brought and spine skipped (settings

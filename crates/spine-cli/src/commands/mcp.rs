@@ -30,12 +30,8 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
             tools.entry(tool.server().to_owned()).or_default().push(tool.remote_name().to_owned());
         }
         connection.tools.shutdown().await;
-        for warning in connection.warnings {
-            for s in &servers {
-                if warning.contains(&format!("`{}`", s.name)) {
-                    failures.entry(s.name.clone()).or_insert_with(|| warning.clone());
-                }
-            }
+        for issue in connection.issues {
+            failures.entry(issue.server.clone()).or_insert_with(|| issue.to_string());
         }
     }
     let status = |s: &spine_agent::ConfiguredMcpServer| -> String {
