@@ -26,6 +26,11 @@ pub enum Command {
     Trace(TraceCommand),
     /// Run items from a mailbox through the pipeline and publish their reports.
     Worker(WorkerArgs),
+    /// Trust a project: its hooks, allow rules and MCP servers apply (see `--list`, `--revoke`).
+    Trust(TrustArgs),
+    /// Inspect configured MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Put an item in a mailbox; prints its item id.
     Submit(SubmitArgs),
     /// Print a mailbox's reports as JSONL.
@@ -73,9 +78,12 @@ pub struct RunArgs {
     /// Write the run's trace as JSONL to this file.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Continue a session by id.
+    /// Continue a session by id (as printed by spine; a UUID).
     #[arg(long)]
     pub resume: Option<String>,
+    /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
+    #[arg(long)]
+    pub trust: bool,
     /// One stderr line per lifecycle event.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -107,6 +115,9 @@ pub struct HooksArgs {
     /// Output format.
     #[arg(long = "output-format", value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
+    #[arg(long)]
+    pub trust: bool,
 }
 
 /// `spine hooks test`.
@@ -160,6 +171,41 @@ pub struct WorkerArgs {
     /// A stderr line at start and at the end.
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
+    #[arg(long)]
+    pub trust: bool,
+}
+
+/// `spine trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The project directory to trust (default: the current directory).
+    #[arg(conflicts_with_all = ["list", "revoke"])]
+    pub dir: Option<PathBuf>,
+    /// List the trusted projects.
+    #[arg(long, conflicts_with = "revoke")]
+    pub list: bool,
+    /// Stop trusting a project directory.
+    #[arg(long, value_name = "DIR")]
+    pub revoke: Option<PathBuf>,
+}
+
+/// `spine mcp`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Each configured MCP server: its source, whether it is approved, and with --connect its tools.
+    List(McpListArgs),
+}
+
+/// `spine mcp list`.
+#[derive(Debug, Args)]
+pub struct McpListArgs {
+    /// Connect the approved servers and list their tools.
+    #[arg(long)]
+    pub connect: bool,
+    /// Settings selection.
+    #[command(flatten)]
+    pub common: HooksArgs,
 }
 
 /// `spine submit`.

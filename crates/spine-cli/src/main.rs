@@ -39,6 +39,8 @@ fn main() -> ExitCode {
             Command::Hooks(cmd) => commands::hooks::hooks(cmd).await,
             Command::Trace(cmd) => commands::trace::trace(cmd),
             Command::Worker(args) => commands::worker::worker(args).await,
+            Command::Trust(args) => commands::trust::trust(args),
+            Command::Mcp(cmd) => commands::mcp::mcp(cmd).await,
             Command::Submit(args) => commands::submit::submit(args).await,
             Command::Reports(args) => commands::reports::reports(args).await,
         }

@@ -1,6 +1,8 @@
 //! The session transcript: one JSONL record per line under `$SPINE_HOME/sessions/<id>.jsonl`.
 //! Every message is written (unbuffered) as soon as it is appended, so a hook that reads
-//! `transcript_path` sees everything up to its own event. `--resume` reads it back.
+//! `transcript_path` sees everything up to its own event. `--resume` reads it back, and only
+//! by an id of the form spine generates ([`new_session_id`], checked by [`check_session_id`]),
+//! so a resumed id can never name a file outside the sessions directory.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
@@ -12,6 +14,30 @@ use spine_protocol::message::Message;
 use spine_protocol::pairing::answer_unanswered;
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
+
+/// A new session id: a random UUID, lower-case and hyphenated (36 characters).
+pub fn new_session_id() -> String {
+    uuid::Uuid::new_v4().hyphenated().to_string()
+}
+
+/// A string that is not a session id spine generates.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid session id {id:?}: expected a session id as spine prints it (a UUID such as \
+     123e4567-e89b-42d3-a456-426614174000); paths and other characters are refused"
+)]
+pub struct InvalidSessionId {
+    /// The refused text (for the message).
+    pub id: String,
+}
+
+/// Accepts exactly the ids [`new_session_id`] makes: a UUID in lower-case hyphenated form.
+/// Anything else — path separators, `..`, braces, `urn:uuid:`, upper case — is refused.
+pub fn check_session_id(id: &str) -> Result<(), InvalidSessionId> {
+    let refuse = || InvalidSessionId { id: id.to_owned() };
+    let parsed = uuid::Uuid::try_parse(id).map_err(|_| refuse())?;
+    if parsed.hyphenated().to_string() == id { Ok(()) } else { Err(refuse()) }
+}
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,6 +145,32 @@ impl Transcript {
         let canceled = ToolError::new(ErrorCode::Canceled, "the run ended before this call was answered");
         loaded.repaired = answer_unanswered(&mut loaded.messages, &canceled, &keep);
         Ok(loaded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_accepts_only_generated_session_ids() {
+        let id = new_session_id();
+        assert_eq!(check_session_id(&id), Ok(()));
+        for bad in [
+            "../../x",
+            "a/b",
+            "..",
+            "",
+            "x.jsonl",
+            "/etc/passwd",
+            "123E4567-E89B-42D3-A456-426614174000",
+            "{123e4567-e89b-42d3-a456-426614174000}",
+            "urn:uuid:123e4567-e89b-42d3-a456-426614174000",
+            "123e4567e89b42d3a456426614174000",
+            "123e4567-e89b-42d3-a456-426614174000/../x",
+        ] {
+            assert!(check_session_id(bad).is_err(), "{bad}");
+        }
     }
 }
 

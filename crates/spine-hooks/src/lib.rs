@@ -10,6 +10,8 @@
 //! - [`settings`]: finding, reading and merging settings files (`~/.spine/settings.json`,
 //!   `.spine/settings.json`, `.spine/settings.local.json`, then each `--settings`), with errors
 //!   that name the file, the JSON path and the reason.
+//! - [`trust`]: project trust: what an untrusted project's own files may not set, the
+//!   trusted-projects store, the one-line notice.
 //! - [`config`]: the `hooks` key parsed and validated ([`HookConfig`]): events, matcher groups,
 //!   handlers; warnings for what Claude Code has and spine does not run.
 //! - [`wire`]: the wire format: the event JSON a hook reads ([`wire::input`]), the JSON answer
@@ -34,8 +36,10 @@ pub mod launch;
 pub mod persistent;
 pub mod record;
 pub mod settings;
+pub mod trust;
 pub mod wire;
 
 pub use build::{BuildError, BuildOptions, Registered, register};
 pub use config::{HookConfig, HookConfigError};
 pub use settings::{Origin, Settings, SettingsError};
+pub use trust::{ProjectTrust, TrustStore};

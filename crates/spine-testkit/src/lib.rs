@@ -3,6 +3,8 @@
 //! - [`Script`]: a model that answers from a list of assistant messages, checks that every
 //!   request it receives is paired, and records every request for assertions.
 //! - Message builders: [`text`], [`calls`], [`raw_call`].
+//! - [`write_mcp_server`]: a tiny stdio MCP server (Python, `/usr/bin/python3`) that proves it
+//!   was started with a marker file and can be slow to initialize.
 //! - Inspectors: [`results`] (the tool results of a conversation) and [`roles`] (its roles,
 //!   context messages as `context:<Event>`).
 
@@ -191,4 +193,53 @@ pub mod direct {
             .ok_or_else(|| ToolError::new(ErrorCode::UnknownTool, format!("no tool named `{tool}`")))?;
         Ok(registry.tool(handle).project(response))
     }
+}
+
+/// The source of the script server [`write_mcp_server`] writes.
+const MCP_SERVER_PY: &str = r#"import json, sys, time
+# argv: NAME MARKER_FILE INIT_DELAY_MS
+name, marker, delay_ms = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(marker, "a") as f:
+    f.write("started\n")
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        time.sleep(delay_ms / 1000.0)
+        version = msg.get("params", {}).get("protocolVersion", "2025-06-18")
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": version, "capabilities": {"tools": {}},
+              "serverInfo": {"name": name, "version": "0"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [{"name": "ping", "description": "Answers pong.",
+              "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "pong from " + name}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": mid, "result": {}})
+"#;
+
+/// Writes a stdio MCP server script to `dir/mcp_server.py` and returns the `mcpServers` entry
+/// that starts it: `/usr/bin/python3 mcp_server.py NAME MARKER INIT_DELAY_MS`. On start it
+/// appends a line to `marker` (proof that it was started); it answers `initialize` after
+/// `init_delay_ms`, lists one tool `ping`, and answers it with `pong from NAME`.
+pub fn write_mcp_server(
+    dir: &std::path::Path,
+    name: &str,
+    marker: &std::path::Path,
+    init_delay_ms: u64,
+) -> std::io::Result<Value> {
+    let script = dir.join("mcp_server.py");
+    std::fs::write(&script, MCP_SERVER_PY)?;
+    Ok(serde_json::json!({
+        "command": "/usr/bin/python3",
+        "args": [script.display().to_string(), name, marker.display().to_string(), init_delay_ms.to_string()],
+    }))
 }

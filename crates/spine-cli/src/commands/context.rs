@@ -1,8 +1,9 @@
-//! Resolution shared by commands: `SPINE_HOME`, the project directory, the merged settings.
+//! Resolution shared by commands: `SPINE_HOME`, the project directory, its trust, the merged
+//! settings.
 
 use std::path::PathBuf;
 
-use spine_hooks::Settings;
+use spine_hooks::{ProjectTrust, Settings, TrustStore};
 
 use crate::error::config;
 
@@ -26,7 +27,18 @@ pub fn project_dir(cwd: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     dir.canonicalize().map_err(|e| config(format!("--cwd {}: {e}", dir.display())))
 }
 
-/// The merged settings of a project.
-pub fn settings(home: &std::path::Path, project: &std::path::Path, cli: &[String]) -> anyhow::Result<Settings> {
-    Settings::discover(home, project, cli).map_err(|e| config(e.to_string()))
+/// The trust of a project: `--trust` (`flag`), else `$SPINE_HOME/trusted-projects.json`.
+pub fn trust(home: &std::path::Path, project: &std::path::Path, flag: bool) -> anyhow::Result<ProjectTrust> {
+    TrustStore::new(home).trust_of(project, flag).map_err(|e| config(e.to_string()))
+}
+
+/// The merged settings of a project, with its trust applied (`trust_flag` is `--trust`).
+pub fn settings(
+    home: &std::path::Path,
+    project: &std::path::Path,
+    cli: &[String],
+    trust_flag: bool,
+) -> anyhow::Result<Settings> {
+    let trust = trust(home, project, trust_flag)?;
+    Settings::discover(home, project, cli, trust).map_err(|e| config(e.to_string()))
 }

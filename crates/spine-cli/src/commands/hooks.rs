@@ -40,7 +40,7 @@ struct Loaded {
 fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.settings)?;
+    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
     Ok(Loaded { project, home, settings })
 }
 
@@ -51,7 +51,62 @@ fn hook_config(loaded: &Loaded) -> anyhow::Result<HookConfig> {
 fn list(args: &HooksArgs) -> anyhow::Result<u8> {
     let loaded = load(args)?;
     let hooks = hook_config(&loaded)?;
-    let rows: Vec<Value> = hooks
+    let rows = hook_rows(&hooks);
+    // Hooks of an untrusted project's files: shown, marked, never run.
+    let withheld = withheld_hooks(&loaded);
+    let untrusted_rows = withheld.as_ref().map(hook_rows).unwrap_or_default();
+    if args.output_format != OutputFormat::Text {
+        let skipped_rows: Vec<Value> = untrusted_rows
+            .into_iter()
+            .map(|mut r| {
+                if let Some(obj) = r.as_object_mut() {
+                    obj.insert("skipped".into(), json!("untrusted project"));
+                }
+                r
+            })
+            .collect();
+        let out = json!({
+            "hooks": rows,
+            "disabled_by": hooks.disabled_by,
+            "skipped": warnings(&hooks),
+            "untrusted": skipped_rows,
+        });
+        let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(exit::OK);
+    }
+    for w in &hooks.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(by) = &hooks.disabled_by {
+        eprintln!("note: every hook is disabled by `disableAllHooks` in {by}");
+    }
+    if rows.is_empty() {
+        let _ = out::line("no hooks configured");
+    } else {
+        print_table(&rows);
+    }
+    if !untrusted_rows.is_empty() {
+        let _ = out::line(format!(
+            "\nskipped, the project is untrusted (run `spine trust {}` to trust it):",
+            loaded.project.display()
+        ));
+        print_table(&untrusted_rows);
+    }
+    Ok(exit::OK)
+}
+
+/// The hooks an untrusted project's files configure (none when the project is trusted).
+fn withheld_hooks(loaded: &Loaded) -> Option<HookConfig> {
+    let layers: Vec<_> = loaded.settings.withheld.iter().filter(|l| l.value.contains_key("hooks")).cloned().collect();
+    if layers.is_empty() {
+        return None;
+    }
+    let settings = spine_hooks::Settings::from_layers(layers).ok()?;
+    HookConfig::from_settings(&settings).ok()
+}
+
+fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
+    hooks
         .groups
         .iter()
         .flat_map(|g| g.handlers.iter().map(move |h| (g, h)))
@@ -77,22 +132,10 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
             }
             row
         })
-        .collect();
-    if args.output_format != OutputFormat::Text {
-        let out = json!({"hooks": rows, "disabled_by": hooks.disabled_by, "skipped": warnings(&hooks)});
-        let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
-        return Ok(exit::OK);
-    }
-    for w in &hooks.warnings {
-        eprintln!("warning: {w}");
-    }
-    if let Some(by) = &hooks.disabled_by {
-        eprintln!("note: every hook is disabled by `disableAllHooks` in {by}");
-    }
-    if rows.is_empty() {
-        let _ = out::line("no hooks configured");
-        return Ok(exit::OK);
-    }
+        .collect()
+}
+
+fn print_table(rows: &[Value]) {
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
@@ -117,7 +160,6 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
         })
         .collect();
     let _ = out::text(render_table(&["EVENT", "MATCHER", "TYPE", "COMMAND/URL", "OPTIONS", "SOURCE"], &table));
-    Ok(exit::OK)
 }
 
 fn warnings(hooks: &HookConfig) -> Vec<String> {
@@ -151,7 +193,12 @@ fn render_table(header: &[&str; 6], rows: &[[String; 6]]) -> String {
 
 fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
     let loaded = load(args)?;
-    let (findings, hooks) = match HookConfig::from_settings(&loaded.settings) {
+    // An untrusted project's hooks are checked too (so they can be reviewed before
+    // `spine trust`); a warning below says they do not run.
+    let mut layers = loaded.settings.layers.clone();
+    layers.extend(loaded.settings.withheld.iter().cloned());
+    let all = spine_hooks::Settings::from_layers(layers).map_err(|e| config(e.to_string()))?;
+    let (findings, hooks) = match HookConfig::from_settings(&all) {
         Ok(hooks) => (check(&hooks, &loaded.project), Some(hooks)),
         Err(e) => (
             e.errors
@@ -166,6 +213,19 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
             None,
         ),
     };
+    let mut findings = findings;
+    for skipped in &loaded.settings.skipped {
+        findings.push(Finding {
+            severity: Severity::Warning,
+            origin: skipped.file.display().to_string(),
+            path: "(project trust)".to_owned(),
+            message: format!(
+                "{} not applied: the project is untrusted; run `spine trust {}` to trust it",
+                skipped.item,
+                loaded.project.display()
+            ),
+        });
+    }
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.len() - errors;
     let handlers = hooks.as_ref().map_or(0, |h| h.groups.iter().map(|g| g.handlers.len()).sum::<usize>());

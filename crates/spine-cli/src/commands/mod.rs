@@ -3,8 +3,10 @@
 
 pub mod context;
 pub mod hooks;
+pub mod mcp;
 pub mod reports;
 pub mod run;
 pub mod submit;
 pub mod trace;
+pub mod trust;
 pub mod worker;

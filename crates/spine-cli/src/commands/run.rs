@@ -13,7 +13,7 @@ use spine_core::observer::RunObserver;
 use spine_core::permission::{Approver, DenyApprover};
 use spine_core::reports::{ReportCollector, WorkIdentity};
 use spine_core::runner::RunRequest;
-use spine_core::session::Transcript;
+use spine_core::session::{Transcript, check_session_id, new_session_id};
 use spine_core::trace::{Trace, TraceSink};
 use spine_protocol::hook::SessionSource;
 use spine_protocol::permission::PermissionMode;
@@ -41,7 +41,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     }
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.settings)?;
+    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
     if args.verbose {
         for note in &settings.notes {
             eprintln!("note: {note}");
@@ -52,6 +52,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
 
     let (session_id, history, deferred, source) = match &args.resume {
         Some(id) => {
+            check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
             let path = transcript_path(&home, id);
             let loaded =
                 Transcript::load(&path).map_err(|e| config(format!("--resume {id}: {}: {e}", path.display())))?;
@@ -64,7 +65,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             }
             (id.clone(), loaded.messages, loaded.deferred, SessionSource::Resume)
         }
-        None => (uuid::Uuid::new_v4().to_string(), Vec::new(), None, SessionSource::Startup),
+        None => (new_session_id(), Vec::new(), None, SessionSource::Startup),
     };
     if prompt.is_none() && deferred.is_none() {
         return Err(config("no prompt: pass -p PROMPT or pipe the prompt on stdin"));
@@ -76,7 +77,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     };
     let approver: Arc<dyn Approver> =
         if interactive_prompt { Arc::new(TerminalApprover) } else { Arc::new(DenyApprover) };
-    let (mcp, mcp_warnings) = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
+    let connection = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
+    if !args.quiet
+        && let Some(notice) = spine_agent::untrusted_notice(&settings, &project, &connection)
+    {
+        eprintln!("{notice}");
+    }
+    let (mcp, mcp_warnings) = (connection.tools, connection.warnings);
     let assembled = spine_agent::assemble(
         &settings,
         AgentOptions {

@@ -29,12 +29,16 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
         );
     }
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.settings)?;
+    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
     // MCP servers are connected once per worker and shared by its assignments.
-    let (mcp, mcp_warnings) = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
-    for warning in &mcp_warnings {
+    let connection = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
+    if let Some(notice) = spine_agent::untrusted_notice(&settings, &project, &connection) {
+        eprintln!("{notice}");
+    }
+    for warning in &connection.warnings {
         eprintln!("warning: {warning}");
     }
+    let mcp = connection.tools;
     let env = Environment::new(&project, Some(&home), settings, mcp.tools()).map_err(|e| config(e.to_string()))?;
     for warning in &env.warnings {
         eprintln!("warning: {warning}");

@@ -27,6 +27,7 @@ fn tool_contents(v: &Value) -> Vec<String> {
 #[test]
 fn run_applies_project_hooks_and_the_model_reads_hook_blocked() {
     let s = Sandbox::new();
+    s.trust();
     s.write(
         ".spine/hooks/guard.sh",
         "#!/bin/sh\nif grep -q 'rm -rf'; then echo 'destructive command refused' >&2; exit 2; fi\n",
@@ -46,6 +47,7 @@ fn run_applies_project_hooks_and_the_model_reads_hook_blocked() {
 #[test]
 fn run_exits_2_naming_the_file_and_json_path_of_a_bad_hook() {
     let s = Sandbox::new();
+    s.trust();
     s.write(".spine/settings.local.json", r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command"}]}]}}"#);
     let out = s.run(&s.script(bash_then_answer("true")), &[]);
     assert_eq!(out.status.code(), Some(2));
@@ -74,6 +76,7 @@ fn run_warns_on_stderr_without_verbose_about_hooks_that_will_not_run() {
 }
 
 fn configured(s: &Sandbox) {
+    s.trust();
     s.write(".spine/hooks/check.py", "import json, sys\njson.load(sys.stdin)\n");
     s.write(
         ".spine/settings.json",
@@ -150,6 +153,7 @@ fn hooks_check_reports_missing_scripts_and_programs_and_bad_settings_with_exit_2
 #[test]
 fn hooks_test_fires_one_event_and_prints_raw_answers_and_the_merged_decision() {
     let s = Sandbox::new();
+    s.trust();
     s.write(
         ".spine/settings.json",
         r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [

@@ -10,5 +10,6 @@ mod run;
 mod shell_rules;
 mod tools;
 mod trace;
+mod trust;
 mod web;
 mod worker;

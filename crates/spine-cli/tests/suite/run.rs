@@ -166,6 +166,7 @@ fn raw_unparsable_arguments_become_invalid_arguments() {
 #[test]
 fn configuration_errors_exit_2_and_name_the_file_and_field() {
     let s = Sandbox::new();
+    s.trust();
     let script = s.script(read_then_answer());
     s.write(".spine/settings.json", r#"{"permissions": {"allow": ["Read", 7]}}"#);
     let out = s.run(&script, &[]);

@@ -54,6 +54,13 @@ impl Sandbox {
         cmd
     }
 
+    /// `spine trust` on the project: its own settings files (hooks, allow rules, MCP servers)
+    /// apply from now on.
+    pub fn trust(&self) {
+        let out = self.spine().arg("trust").output().expect("spine trust runs");
+        assert_eq!(out.status.code(), Some(0), "spine trust: {}", stderr(&out));
+    }
+
     /// `spine run -p PROMPT --model scripted:SCRIPT ARGS…`.
     pub fn run(&self, script: &Path, args: &[&str]) -> Output {
         let mut cmd = self.spine();

@@ -51,6 +51,7 @@ fn mcp_servers_from_mcp_json_expose_their_tools_hooks_match_them_and_they_stop_w
         {"tool_calls": [{"id": "c1", "name": "mcp__everything__echo", "arguments": {"message": "hi from spine"}}]},
         {"text": "done"}
     ]));
+    s.trust();
     let out = s.run(&script, &["--settings", &settings.to_string(), "--output-format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);

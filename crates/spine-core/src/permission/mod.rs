@@ -7,6 +7,7 @@
 
 pub mod approver;
 pub mod policy;
+pub mod protected;
 pub mod rule;
 pub mod shell;
 pub mod web;

@@ -7,23 +7,27 @@
 //! | 2 | a `deny` rule matches | deny (rule) |
 //! | 3 | a hook suggested `deny` | deny (hook) |
 //! | 4 | mode `plan` and the tool is not read-only | deny (mode) |
-//! | 5 | a hook suggested `defer` | defer (hook) |
-//! | 6 | an `ask` rule matches | ask (rule) — even after a hook `allow`, even in bypass |
-//! | 7 | a hook suggested `ask` | ask (hook) |
-//! | 8 | a hook suggested `allow` | allow (hook) |
-//! | 9 | an `allow` rule matches | allow (rule) |
-//! | 10 | mode `bypassPermissions` | allow (mode) |
-//! | 11 | mode `acceptEdits` and the tool edits files | allow (mode) |
-//! | 12 | otherwise | read tools allow, others ask (default) |
+//! | 5 | a write into `.spine/`, `.claude/` or `.git/` that no `allow` rule names explicitly | ask (protected path) — in every mode, even after a hook `allow` (see [`super::protected`]) |
+//! | 6 | a hook suggested `defer` | defer (hook) |
+//! | 7 | an `ask` rule matches | ask (rule) — even after a hook `allow`, even in bypass |
+//! | 8 | a hook suggested `ask` | ask (hook) |
+//! | 9 | a hook suggested `allow` | allow (hook) |
+//! | 10 | an `allow` rule matches | allow (rule) |
+//! | 11 | mode `bypassPermissions` | allow (mode) |
+//! | 12 | mode `acceptEdits` and the tool edits files | allow (mode) |
+//! | 13 | otherwise | read tools allow, others ask (default) |
+//!
+//! Row 5 comes after every deny row, so a deny rule, a hook `deny` or plan mode still deny a
+//! protected write outright.
 //!
 //! Shell tools (`Bash`, `exec_command`, `process_exec`) are decided on the analysis of their
 //! `command` ([`super::shell`], computed once per call: [`CallFacts::shell`], or here when the
 //! caller passes none):
-//! - rows 2 and 6: a deny/ask rule matches when it matches ANY simple command; a deny/ask
+//! - rows 2 and 7: a deny/ask rule matches when it matches ANY simple command; a deny/ask
 //!   file-edit rule (`Edit(...)`) matches when it matches any write target
-//!   ([`CallFacts::write_paths`]). Row 6 also asks when the command is opaque while a deny or
+//!   ([`CallFacts::write_paths`]). Row 7 also asks when the command is opaque while a deny or
 //!   ask rule with a command pattern applies to the tool: such a rule cannot be checked.
-//! - row 9: allow rules allow only when EVERY simple command is covered by some allow rule
+//! - row 10: allow rules allow only when EVERY simple command is covered by some allow rule
 //!   (across the whole allow list), nothing is opaque (a bare `Bash` allow rule covers every
 //!   command, opaque or not), and every write target is covered by a file-edit allow rule or
 //!   the mode is `acceptEdits` or `bypassPermissions`. Otherwise the call falls through.
@@ -38,6 +42,7 @@ use spine_protocol::permission::{
 };
 use spine_protocol::tool::Effect;
 
+use super::protected;
 use super::rule::{PermissionRule, RuleUse};
 use super::shell::{self, ShellAnalysis};
 use crate::workspace::{BoundaryError, Workspace};
@@ -194,6 +199,16 @@ impl PermissionPolicy {
                 DecisionSource::Mode,
                 format!("plan mode allows read-only tools only; {} is not read-only", call.tool_name),
             );
+        }
+        if let Some(hit) = protected::unnamed_protected_write(
+            call.tool_name,
+            call.effect,
+            call.args,
+            project_dir,
+            &self.rules.allow,
+            call.write_paths,
+        ) {
+            return PermissionDecision::new(B::Ask, DecisionSource::Workspace, hit.reason());
         }
         if matches!(suggestion, PermissionSuggestion::Defer) {
             return PermissionDecision::new(B::Defer, hook(), "PreToolUse hook requested defer");
@@ -408,6 +423,22 @@ mod tests {
             Some("h"),
         );
         assert_eq!((d.behavior, d.source), (PermissionBehavior::Deny, DecisionSource::Workspace));
+    }
+
+    #[test]
+    fn protected_write_asks_in_every_mode_even_after_hook_allow_unless_an_allow_rule_names_it() {
+        let write = json!({"file_path": ".spine/settings.local.json", "content": "{}"});
+        for mode in [PermissionMode::Default, PermissionMode::AcceptEdits, PermissionMode::BypassPermissions] {
+            let p = policy(&["Edit", "Edit(**)"], &[], &[], mode);
+            let d = decide(&p, "Write", Effect::Write, write.clone(), ALLOW);
+            assert_eq!((d.behavior, d.source), (PermissionBehavior::Ask, DecisionSource::Workspace), "{mode}");
+            assert!(d.reason.contains(".spine/"), "{}", d.reason);
+        }
+        let p = policy(&["Edit(.spine/settings.local.json)"], &[], &[], PermissionMode::AcceptEdits);
+        let d = decide(&p, "Write", Effect::Write, write.clone(), PermissionSuggestion::Passthrough);
+        assert_eq!(d.behavior, PermissionBehavior::Allow);
+        let p = policy(&[], &[], &["Write"], PermissionMode::BypassPermissions);
+        assert_eq!(decide(&p, "Write", Effect::Write, write, ALLOW).behavior, PermissionBehavior::Deny);
     }
 
     #[test]

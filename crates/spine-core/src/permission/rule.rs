@@ -105,6 +105,14 @@ impl PermissionRule {
         &self.text
     }
 
+    /// The path pattern of a file-tool rule (`src/**` of `Read(src/**)`), if it has one.
+    pub fn path_pattern(&self) -> Option<&str> {
+        match &self.specifier {
+            Some(Specifier::Path { pattern, .. }) => Some(pattern),
+            Some(Specifier::Wildcard(_) | Specifier::Domain(_)) | None => None,
+        }
+    }
+
     /// Whether the rule matches a call of `tool_name` with `input` (the arguments as hooks
     /// see them), with relative path patterns anchored at `project_dir`. A `command` argument
     /// is parsed here (hook `if` conditions); the policy parses once per call and uses

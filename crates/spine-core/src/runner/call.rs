@@ -307,11 +307,17 @@ impl Run<'_> {
             );
         }
         if decision.behavior == PermissionBehavior::Ask {
-            let asked = self.hooks.permission_request(&self.hook_ctx, &tools, call, &args, &decision.reason).await;
-            if let Some(halt) = asked.halt {
-                return Authorized::Halt(halt.stop_reason);
-            }
-            decision = match asked.verdict {
+            // A protected-path ask (policy row 5) goes to the approver only: no hook answers it.
+            let verdict = if decision.source == DecisionSource::Workspace {
+                PermissionVerdict::NoDecision
+            } else {
+                let asked = self.hooks.permission_request(&self.hook_ctx, &tools, call, &args, &decision.reason).await;
+                if let Some(halt) = asked.halt {
+                    return Authorized::Halt(halt.stop_reason);
+                }
+                asked.verdict
+            };
+            decision = match verdict {
                 PermissionVerdict::Allow { hook_id, args: updated } => {
                     let source = DecisionSource::PermissionRequestHook { hook_id };
                     match updated {
@@ -326,6 +332,8 @@ impl Run<'_> {
                             args = new_args;
                             match recheck.behavior {
                                 PermissionBehavior::Deny => recheck,
+                                // A protected path needs an allow rule naming it, not a hook.
+                                PermissionBehavior::Ask if recheck.source == DecisionSource::Workspace => recheck,
                                 PermissionBehavior::Allow | PermissionBehavior::Ask | PermissionBehavior::Defer => {
                                     PermissionDecision::new(
                                         PermissionBehavior::Allow,

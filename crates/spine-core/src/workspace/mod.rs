@@ -94,6 +94,13 @@ impl Workspace {
         }
     }
 
+    /// Makes a path absolute (as [`Workspace::normalize`]) and follows its symlinks, without
+    /// checking any boundary.
+    pub fn resolve_links(path: &str, cwd: &Path) -> Result<PathBuf, BoundaryError> {
+        let normal = Self::normalize(path, cwd);
+        resolve_links(&normal, 0).map_err(|reason| BoundaryError::Unresolvable { path: PathBuf::from(path), reason })
+    }
+
     /// Whether a resolved path is inside the root.
     pub fn contains(&self, resolved: &Path) -> bool {
         resolved.starts_with(&self.root)

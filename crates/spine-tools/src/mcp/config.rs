@@ -11,12 +11,15 @@
 //! - `${VAR}` and `${VAR:-default}` are expanded in `command`, `args`, `env` values, `url` and
 //!   header values, from the process environment, as Claude Code does; a variable that is
 //!   unset and has no default makes that server an issue.
+//! - `startupTimeoutMs` (a positive integer) gives one server its own start-up time limit,
+//!   replacing [`McpOptions::startup_timeout`](super::McpOptions::startup_timeout) for it.
 //! - Problems are [`McpIssue`]s of kind [`McpIssueKind::Config`]: the server is skipped, the
 //!   others go on.
 //! - [`load_mcp_json`] reads `<project>/.mcp.json` (`{"mcpServers": {...}}`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -54,6 +57,8 @@ pub struct ServerConfig {
     pub name: String,
     /// How to reach it.
     pub transport: ServerTransport,
+    /// `startupTimeoutMs`: this server's start-up time limit, when it has its own.
+    pub startup_timeout: Option<Duration>,
 }
 
 /// `.mcp.json` could not be used.
@@ -182,7 +187,14 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
         };
         ServerTransport::Http { url, headers: string_map(e.get("headers"), "headers")? }
     };
-    Ok(ServerConfig { name: name.to_owned(), transport })
+    let startup_timeout = match e.get("startupTimeoutMs") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64().filter(|ms| *ms > 0) {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => return Err(format!("`startupTimeoutMs` is not a positive integer: {v}")),
+        },
+    };
+    Ok(ServerConfig { name: name.to_owned(), transport, startup_timeout })
 }
 
 fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
@@ -255,6 +267,19 @@ mod tests {
         assert_eq!(servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
         assert!(matches!(&servers[0].transport, ServerTransport::Stdio { command, .. } if command == "node"));
         assert_eq!(issues.iter().map(|i| i.server.as_str()).collect::<Vec<_>>(), vec!["c", "d", "e"]);
+    }
+
+    #[test]
+    fn a_server_may_set_its_own_startup_timeout_and_a_bad_one_is_an_issue() {
+        let (servers, issues) = parse_servers(&json!({
+            "a": {"command": "x", "startupTimeoutMs": 1500},
+            "b": {"command": "x"},
+            "c": {"command": "x", "startupTimeoutMs": 0},
+            "d": {"command": "x", "startupTimeoutMs": "10s"}
+        }));
+        assert_eq!(servers[0].startup_timeout, Some(std::time::Duration::from_millis(1500)));
+        assert_eq!(servers[1].startup_timeout, None);
+        assert_eq!(issues.iter().map(|i| i.server.as_str()).collect::<Vec<_>>(), vec!["c", "d"]);
     }
 
     #[test]

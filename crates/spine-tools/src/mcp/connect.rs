@@ -72,7 +72,8 @@ pub(crate) async fn connect(
     config: ServerConfig,
     options: &McpOptions,
 ) -> Result<(McpServer, Vec<rmcp::model::Tool>), McpIssue> {
-    let deadline = Instant::now() + options.startup_timeout;
+    let startup_timeout = config.startup_timeout.unwrap_or(options.startup_timeout);
+    let deadline = Instant::now() + startup_timeout;
     let name = config.name.clone();
     let fail = |kind: McpIssueKind, message: String| McpIssue { server: name.clone(), tool: None, kind, message };
     let (service, child, stderr) = match &config.transport {
@@ -111,11 +112,8 @@ pub(crate) async fn connect(
                 }
                 Err(_) => {
                     child.terminate().await;
-                    let message = format!(
-                        "did not initialize within {} s{}",
-                        options.startup_timeout.as_secs_f32(),
-                        quote(&stderr)
-                    );
+                    let message =
+                        format!("did not initialize within {} s{}", startup_timeout.as_secs_f32(), quote(&stderr));
                     return Err(fail(McpIssueKind::Start, message));
                 }
             }
@@ -133,7 +131,7 @@ pub(crate) async fn connect(
             let client = reqwest::Client::builder()
                 .pool_max_idle_per_host(0)
                 .redirect(reqwest::redirect::Policy::none())
-                .connect_timeout(options.startup_timeout)
+                .connect_timeout(startup_timeout)
                 .build()
                 .map_err(|e| fail(McpIssueKind::Start, format!("cannot build the HTTP client: {e}")))?;
             let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
@@ -142,8 +140,7 @@ pub(crate) async fn connect(
                 Ok(Ok(service)) => (service, None, None),
                 Ok(Err(e)) => return Err(fail(McpIssueKind::Start, format!("cannot connect to {url}: {e}"))),
                 Err(_) => {
-                    let message =
-                        format!("{url} did not initialize within {} s", options.startup_timeout.as_secs_f32());
+                    let message = format!("{url} did not initialize within {} s", startup_timeout.as_secs_f32());
                     return Err(fail(McpIssueKind::Start, message));
                 }
             }
@@ -161,7 +158,7 @@ pub(crate) async fn connect(
         Err(_) => {
             let issue = fail(
                 McpIssueKind::ListTools,
-                format!("tools/list did not answer within {} s", options.startup_timeout.as_secs_f32()),
+                format!("tools/list did not answer within {} s", startup_timeout.as_secs_f32()),
             );
             server.close().await;
             Err(issue)

@@ -15,7 +15,9 @@
 //! # Contract
 //!
 //! - [`connect_mcp_servers`] connects every configured server **concurrently**, each within
-//!   [`McpOptions::startup_timeout`] (spawn or connect, `initialize`, `tools/list`). A server
+//!   its own start-up time limit — the entry's `startupTimeoutMs`, else
+//!   [`McpOptions::startup_timeout`] — covering spawn or connect, `initialize` and
+//!   `tools/list`, so a slow server costs the start of a run at most its limit. A server
 //!   that fails — bad entry, command not found, crash, time-out — becomes an [`McpIssue`] and
 //!   its tools are absent; the others are unaffected.
 //! - Stdio servers run in their own **process group** ([`spine_process::GroupChild`]) in
@@ -58,12 +60,16 @@ pub use tool::McpTool;
 
 use connect::McpServer;
 
+/// The default start-up time limit of one server.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Options of [`connect_mcp_servers`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpOptions {
     /// The working directory of stdio servers (the project directory).
     pub cwd: PathBuf,
-    /// Time for one server to start, initialize and list its tools (default 30 s).
+    /// Time for one server to start, initialize and list its tools, unless its entry sets
+    /// `startupTimeoutMs` (default 10 s).
     pub startup_timeout: Duration,
     /// Time limit of one tool call (default 10 min).
     pub call_timeout: Duration,
@@ -76,7 +82,7 @@ impl McpOptions {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         McpOptions {
             cwd: cwd.into(),
-            startup_timeout: Duration::from_secs(30),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: Duration::from_secs(600),
             text_chars: 100_000,
         }

@@ -91,8 +91,10 @@ impl Harness {
 
     pub fn env(&self) -> Arc<Environment> {
         let home = self.dir.path().join("home");
-        let settings = spine_hooks::Settings::discover(&home, &self.workspace(), std::slice::from_ref(&self.settings))
-            .expect("settings");
+        let cli = std::slice::from_ref(&self.settings);
+        let settings =
+            spine_hooks::Settings::discover(&home, &self.workspace(), cli, spine_hooks::ProjectTrust::Untrusted)
+                .expect("settings");
         Arc::new(Environment::new(&self.workspace(), Some(&home), settings, Vec::new()).expect("environment"))
     }
 
