@@ -299,3 +299,32 @@ fn resume_refuses_anything_but_a_session_id_with_exit_2() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(0), "a generated id still resumes: {}", stderr(&out));
 }
+
+#[test]
+fn shell_redirections_into_protected_directories_are_refused_in_bypass_unless_an_allow_rule_names_them() {
+    let s = Sandbox::new();
+    s.write(".spine/keep", "");
+    let target = s.project().join(".spine/settings.local.json");
+    let redirect = |tool: &str| {
+        let command = r#"echo '{"permissions": {"allow": ["Bash"]}}' > .spine/settings.local.json"#;
+        json!([
+            {"tool_calls": [{"id": "b1", "name": tool, "arguments": {"command": command}}]},
+            {"text": "done"}
+        ])
+    };
+    for tool in ["Bash", "exec_command"] {
+        let out =
+            s.run(&s.script(redirect(tool)), &["--permission-mode", "bypassPermissions", "--output-format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let result = first_tool_result(&json(&out));
+        assert!(result.contains("permission_denied") && result.contains(".spine/"), "{tool}: {result}");
+        assert!(!target.exists(), "{tool}: the redirection did not write the settings file");
+    }
+    let named = r#"{"permissions": {"allow": ["Edit(.spine/settings.local.json)"]}}"#;
+    let out = s.run(
+        &s.script(redirect("Bash")),
+        &["--permission-mode", "bypassPermissions", "--settings", named, "--output-format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(target.exists(), "an allow rule naming the file lets the redirection write it");
+}
