@@ -152,3 +152,58 @@ fn a_setsid_grandchild_that_left_the_tool_group_is_killed_when_the_run_ends() {
     }
     assert!(gone, "the setsid sleep {pid} outlived the run");
 }
+
+#[test]
+fn sigterm_during_a_model_stream_ends_the_run_with_143_and_a_resumable_transcript() {
+    use std::io::{Read, Write};
+    let s = Sandbox::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (streaming, started) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((mut conn, _)) = listener.accept() else { return };
+        let mut request = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&buf[..n]),
+            }
+        }
+        let event =
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"thinking\"},\"finish_reason\":null}]}\n\n";
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        let chunk = format!("{head}{:x}\r\n{event}\r\n", event.len());
+        if conn.write_all(chunk.as_bytes()).and_then(|()| conn.flush()).is_ok() {
+            let _ = streaming.send(());
+        }
+        // The stream stalls: no more bytes until spine goes away.
+        let _ = conn.read(&mut buf);
+    });
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("spine"))
+        .current_dir(s.project())
+        .env("SPINE_HOME", s.home())
+        .env("OPENAI_BASE_URL", format!("http://{addr}/v1"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .args(["run", "-p", "go", "--model", "openai:gpt-test"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn spine");
+    started.recv_timeout(Duration::from_secs(30)).expect("the model stream started");
+    let spine = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(spine, Signal::SIGTERM).expect("SIGTERM");
+    let out = child.wait_with_output().expect("spine ends");
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+
+    spine_protocol::pairing::validate_pairing(&transcript_messages(&s)).expect("the transcript stays paired");
+    let session_id = session_file(&s).file_stem().expect("stem").to_string_lossy().into_owned();
+    let script = s.script(json!([{"text": "resumed"}]));
+    let resumed = s
+        .spine()
+        .args(["run", "-p", "again", "--resume", &session_id, "--model", &format!("scripted:{}", script.display())])
+        .output()
+        .expect("resume");
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(stdout(&resumed).trim(), "resumed");
+}
