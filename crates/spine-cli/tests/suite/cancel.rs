@@ -36,9 +36,8 @@ fn run_with_a_sleeping_tool(s: &Sandbox) -> (std::process::Child, i32) {
         ]},
         {"text": "never"}
     ]));
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("spine"))
-        .current_dir(s.project())
-        .env("SPINE_HOME", s.home())
+    let child = s
+        .spine_process()
         .args(["run", "-p", "go", "--model", &format!("scripted:{}", script.display())])
         .args(["--permission-mode", "bypassPermissions"])
         .stdout(std::process::Stdio::piped())
@@ -120,11 +119,7 @@ fn resume_answers_the_calls_a_killed_run_left_unanswered_and_goes_on() {
 
     let session_id = session_file(&s).file_stem().expect("stem").to_string_lossy().into_owned();
     let script = s.script(json!([{"text": "picked up where we left off"}]));
-    let out = s
-        .spine()
-        .args(["run", "-p", "go on", "--resume", &session_id, "--model", &format!("scripted:{}", script.display())])
-        .output()
-        .expect("resume");
+    let out = s.resume(&session_id, "go on", &script);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "picked up where we left off");
     assert!(stderr(&out).contains("2 unanswered tool call(s) (c1, c2)"), "{}", stderr(&out));
@@ -177,12 +172,11 @@ fn sigterm_during_a_model_stream_ends_the_run_with_143_and_a_resumable_transcrip
         if conn.write_all(chunk.as_bytes()).and_then(|()| conn.flush()).is_ok() {
             let _ = streaming.send(());
         }
-        // The stream stalls: no more bytes until spine goes away.
-        let _ = conn.read(&mut buf);
+        // The stream stalls: no more bytes until spine goes away (reads drain the request body).
+        while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
     });
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("spine"))
-        .current_dir(s.project())
-        .env("SPINE_HOME", s.home())
+    let child = s
+        .spine_process()
         .env("OPENAI_BASE_URL", format!("http://{addr}/v1"))
         .env("OPENAI_API_KEY", "sk-test")
         .args(["run", "-p", "go", "--model", "openai:gpt-test"])
@@ -199,11 +193,7 @@ fn sigterm_during_a_model_stream_ends_the_run_with_143_and_a_resumable_transcrip
     spine_protocol::pairing::validate_pairing(&transcript_messages(&s)).expect("the transcript stays paired");
     let session_id = session_file(&s).file_stem().expect("stem").to_string_lossy().into_owned();
     let script = s.script(json!([{"text": "resumed"}]));
-    let resumed = s
-        .spine()
-        .args(["run", "-p", "again", "--resume", &session_id, "--model", &format!("scripted:{}", script.display())])
-        .output()
-        .expect("resume");
+    let resumed = s.resume(&session_id, "again", &script);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(stdout(&resumed).trim(), "resumed");
 }

@@ -1,6 +1,6 @@
 //! A closed stdout is a normal end for every command: `spine … | head -0` never panics.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde_json::json;
 
@@ -11,13 +11,9 @@ use crate::support::*;
 fn with_closed_stdout(sandbox: &Sandbox, args: &[&str]) -> (Option<i32>, String) {
     let (reader, writer) = std::io::pipe().expect("pipe");
     drop(reader);
-    let out = Command::new(assert_cmd::cargo::cargo_bin("spine"))
+    let out = sandbox
+        .spine_process()
         .args(args)
-        .current_dir(sandbox.project())
-        .env("SPINE_HOME", sandbox.home())
-        .env("HOME", sandbox.dir.path())
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())

@@ -61,6 +61,26 @@ impl Sandbox {
         assert_eq!(out.status.code(), Some(0), "spine trust: {}", stderr(&out));
     }
 
+    /// `spine` as a plain process (for signals and custom stdio), with the sandbox's
+    /// environment.
+    pub fn spine_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("spine"));
+        cmd.current_dir(self.project())
+            .env("SPINE_HOME", self.home())
+            .env("HOME", self.dir.path())
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY");
+        cmd
+    }
+
+    /// `spine run -p PROMPT --resume ID --model scripted:SCRIPT`.
+    pub fn resume(&self, id: &str, prompt: &str, script: &Path) -> Output {
+        self.spine()
+            .args(["run", "-p", prompt, "--resume", id, "--model", &format!("scripted:{}", script.display())])
+            .output()
+            .expect("spine runs")
+    }
+
     /// `spine run -p PROMPT --model scripted:SCRIPT ARGS…`.
     pub fn run(&self, script: &Path, args: &[&str]) -> Output {
         let mut cmd = self.spine();

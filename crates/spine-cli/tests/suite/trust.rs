@@ -292,11 +292,7 @@ fn resume_refuses_anything_but_a_session_id_with_exit_2() {
     let first = s.run(&s.script(json!([{"text": "first"}])), &["--output-format", "json"]);
     let id = json(&first)["session_id"].as_str().expect("id").to_owned();
     let script = s.script(json!([{"text": "second"}]));
-    let out = s
-        .spine()
-        .args(["run", "-p", "again", "--resume", &id, "--model", &format!("scripted:{}", script.display())])
-        .output()
-        .expect("runs");
+    let out = s.resume(&id, "again", &script);
     assert_eq!(out.status.code(), Some(0), "a generated id still resumes: {}", stderr(&out));
 }
 
