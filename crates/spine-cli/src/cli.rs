@@ -1,4 +1,4 @@
-//! The command-line definition (clap). Names here are a public contract (`CLI.md`).
+//! The command-line definition (clap). Names here are a public contract (`docs/cli.md`).
 
 use std::path::PathBuf;
 

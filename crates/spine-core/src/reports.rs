@@ -1,5 +1,5 @@
 //! The report collector: turns the life of a run or an assignment into the ordered reports of
-//! PIPELINE.md — `execution_started` → `execution_progress` (`tool_reviewed`, `tool_output`)
+//! docs/pipeline.md ("Reports") — `execution_started` → `execution_progress` (`tool_reviewed`, `tool_output`)
 //! → `execution_complete` | `execution_fail` | `execution_canceled` — each with the
 //! identifying fields, and hands each to a [`ReportSink`] (the CLI's stream-json printer, the
 //! worker's mailbox). Terminal reports are sent once; later ones are ignored.

@@ -1,6 +1,6 @@
 //! Command hooks: one process per event.
 //!
-//! Contract of [`CommandHook`] (HOOKS.md §8):
+//! Contract of [`CommandHook`] (docs/hooks.md, "Answers of command hooks"):
 //! - `sh -c COMMAND` (or the exec form), in its own process group, cwd = the run's working
 //!   directory, environment per [`crate::env`].
 //! - stdin gets the event JSON and is then closed; a hook that never reads it is fine (EPIPE

@@ -1,6 +1,6 @@
 //! HTTP hooks: one POST per event.
 //!
-//! Contract of [`HttpHook`] (HOOKS.md §8, Claude Code's HTTP hooks):
+//! Contract of [`HttpHook`] (docs/hooks.md, "HTTP hooks"; Claude Code's HTTP hooks):
 //! - POST of the same event JSON a command hook reads, `Content-Type: application/json`, with
 //!   the configured headers, their values interpolated per [`crate::env::interpolate`].
 //! - 2xx + a JSON object body: parsed like a command's stdout; 2xx + empty body: no opinion;

@@ -1,4 +1,4 @@
-//! Mailbox items (PIPELINE.md §2–3): what a kernel puts in the worker's mailbox, and the
+//! Mailbox items (docs/pipeline.md, "Items"): what a kernel puts in the worker's mailbox, and the
 //! responses of agent-program requests.
 //!
 //! An item is an envelope — `item_id`, `item_type`, `protocol_message_id`, `logical_work_id`,
@@ -545,7 +545,7 @@ impl JsonSchema for MailboxItemSchema {
         }
         let kind_is = |kinds: &[&str]| serde_json::json!({"properties": {"request_kind": {"enum": kinds}}});
         json_schema!({
-            "description": "One mailbox item (PIPELINE.md §3).",
+            "description": "One mailbox item (docs/pipeline.md, Items).",
             "type": "object",
             "required": ["item_id", "protocol_message_id", "logical_work_id", "payload"],
             "properties": properties,
@@ -596,7 +596,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The example item of PIPELINE.md §3 (`examples/items/calculator.json`): a deterministic
+/// The example item of docs/pipeline.md (`examples/items/calculator.json`): a deterministic
 /// `calculator` call on `2 + 2`, with `item_id` set and `protocol_message_id` and
 /// `logical_work_id` derived from it. Handy for `spine submit` experiments and tests.
 pub fn example_item(item_id: &str) -> Value {

@@ -1,4 +1,4 @@
-//! Execution reports and failure payloads (PIPELINE.md §1–2).
+//! Execution reports and failure payloads (docs/pipeline.md, "handle_error" and "Reports").
 //!
 //! A run or an assignment reports, in order: `execution_started` → `execution_progress`
 //! (`tool_reviewed`, `tool_output`) → one terminal report: `execution_complete`,

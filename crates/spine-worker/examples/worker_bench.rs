@@ -1,7 +1,7 @@
 //! Worker benchmarks (run by `bench/worker.sh`, in release):
 //!
 //! - `throughput MAILBOX_URL ITEMS CONCURRENCY`: workers run in this process; a submitter puts
-//!   ITEMS calculator assignments (the PIPELINE.md §3 example) in the mailbox as fast as it
+//!   ITEMS calculator assignments (the example item of docs/pipeline.md) in the mailbox as fast as it
 //!   can while a follower reads the reports. Prints items/s from the first submit to the last
 //!   `execution_complete`, then a paced run (at half that rate, at most 1,000 items) for
 //!   p50/p99 submit → `execution_complete` latency, then the raw backend on a fresh mailbox

@@ -1,5 +1,5 @@
 //! spine's worker: execution assignments arrive in a mailbox, run through spine-core's
-//! pipeline stages, and produce reports (PIPELINE.md §2–3).
+//! pipeline stages, and produce reports (docs/pipeline.md, "The worker").
 //!
 //! Delivery is at-least-once; execution is idempotent per item: a duplicate delivery of a
 //! finished item re-publishes its stored terminal report instead of running again, a worker

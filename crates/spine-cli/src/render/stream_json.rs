@@ -1,7 +1,7 @@
 //! `--output-format stream-json`: one JSON object per line on stdout as the run goes, then the
 //! result object. Event types: `session_start`, `hook`, `hook_answer`, `permission`,
 //! `model_request`, `message`, `tool_result`, `system_message`, `warning`, `report` (the
-//! execution reports of PIPELINE.md), `result`.
+//! execution reports of docs/pipeline.md), `result`.
 
 use serde_json::{Value, json};
 use spine_core::observer::{RunEvent, RunObserver};

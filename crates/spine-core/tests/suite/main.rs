@@ -1,5 +1,5 @@
 //! spine-core behaviour through its public API: the runner with in-process hooks, test tools
-//! and a scripted model. Each test pins one rule of HOOKS.md.
+//! and a scripted model. Each test pins one rule of docs/hooks.md.
 
 mod support;
 

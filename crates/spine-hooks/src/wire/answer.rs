@@ -5,7 +5,7 @@
 //! `terminalSequence` (accepted, no effect) — checks `hookSpecificOutput.hookEventName`
 //! against the event, and hands an [`Answer`] to the event's [`WireEvent::read`], which takes
 //! the fields it owns. Whatever is left is a contract error naming the offending fields
-//! (HOOKS.md §2). A value of the wrong type is a contract error too; text that is not a JSON
+//! (docs/hooks.md, "JSON answer"). A value of the wrong type is a contract error too; text that is not a JSON
 //! object is a plain failure (the hook could not answer).
 
 use serde_json::{Map, Value};

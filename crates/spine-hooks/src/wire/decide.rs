@@ -1,6 +1,6 @@
 //! From what a hook returned to its answer, for the three ways of returning one.
 //!
-//! A process that exited ([`from_exit`]), HOOKS.md §8:
+//! A process that exited ([`from_exit`]), docs/hooks.md, "Answers of command hooks":
 //! - exit 0: stdout starting with `{` is the JSON answer (invalid JSON → failed); other text is
 //!   additional context for SessionStart and UserPromptSubmit, ignored elsewhere.
 //! - exit 2: a block on events that can block, stderr the reason; JSON on stdout is still read

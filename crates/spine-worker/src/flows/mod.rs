@@ -1,4 +1,4 @@
-//! What the worker does with one claimed item, by kind (PIPELINE.md §2). Every path ends with
+//! What the worker does with one claimed item, by kind (docs/pipeline.md, "The worker"). Every path ends with
 //! exactly one terminal report.
 //!
 //! | item | flow |

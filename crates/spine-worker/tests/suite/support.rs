@@ -181,7 +181,7 @@ pub fn json_of(report: &Report) -> Value {
     serde_json::to_value(report).expect("report json")
 }
 
-/// The PIPELINE.md §3 example item, with another id.
+/// The example item of docs/pipeline.md, with another id.
 pub fn example(item_id: &str) -> Value {
     spine_protocol::assignment::example_item(item_id)
 }
