@@ -102,7 +102,7 @@ impl Names {
 const MAX_SUBJECT_TOKEN: usize = 96;
 
 /// One subject token for an item id: safe bytes kept, others escaped as `=XX`; a token that
-/// would be longer than [`MAX_SUBJECT_TOKEN`] is `~` and the id's SHA-256 in hex.
+/// would be longer than `MAX_SUBJECT_TOKEN` is `~` and the id's SHA-256 in hex.
 pub fn subject_token(id: &str) -> String {
     if id.is_empty() {
         return "=".to_owned();
