@@ -16,7 +16,7 @@
 //!   500, …) so retries follow [`ModelErrorKind::retryable`] — only while nothing was delivered.
 //! - `stop_reason`: `end_turn`, `stop_sequence` and `tool_use` are normal; `max_tokens` (and
 //!   `model_context_window_exceeded`) → [`ModelErrorKind::Incomplete`]; `refusal` →
-//!   [`ModelErrorKind::Refusal`]; others → [`FinishReason::Other`].
+//!   [`ModelErrorKind::Refusal`]; others → [`FinishReason::Other`](spine_core::model::FinishReason::Other).
 //! - A `data:` payload that is not a JSON event fails with [`ModelErrorKind::InvalidReply`]
 //!   quoting the line; `ping` and unknown event types are ignored.
 

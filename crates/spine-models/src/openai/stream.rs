@@ -19,7 +19,7 @@
 //! - `finish_reason`: `stop` and `tool_calls` are normal, and `stop` with tool calls present
 //!   counts as tool calls (litellm sends that); `length` → [`ModelErrorKind::Incomplete`];
 //!   `content_filter` or a `refusal` text → [`ModelErrorKind::Refusal`]; anything else is
-//!   [`FinishReason::Other`].
+//!   [`FinishReason::Other`](spine_core::model::FinishReason::Other).
 //! - Only choice 0 is read.
 
 use bytes::Bytes;

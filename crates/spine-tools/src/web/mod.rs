@@ -6,7 +6,7 @@
 //!   aws-lc), built lazily on first use: a client that cannot be built is a `runtime_error` of
 //!   the call, not of registration.
 //! - Only `http` and `https` URLs; anything else is a `validation_error`.
-//! - Redirects are followed by hand ([`get_following`]), at most [`WebOptions::max_redirects`]
+//! - Redirects are followed by hand (`get_following`), at most [`WebOptions::max_redirects`]
 //!   (default 5; more is a `runtime_error`). Every hop is checked before it is requested: the
 //!   scheme (http/https), no userinfo (WebFetch also refuses userinfo in the URL it is called
 //!   with, before any connection), the private-network rule below, and — for WebFetch in a
