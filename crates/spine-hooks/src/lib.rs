@@ -10,6 +10,7 @@
 //! - [`settings`]: finding, reading and merging settings files (`~/.spine/settings.json`,
 //!   `.spine/settings.json`, `.spine/settings.local.json`, then each `--settings`), with errors
 //!   that name the file, the JSON path and the reason.
+//! - [`model_options`]: the `model_options` key (model request timeouts).
 //! - [`config`]: the `hooks` key parsed and validated ([`HookConfig`]): events, matcher groups,
 //!   handlers; warnings for what Claude Code has and spine does not run.
 //! - [`wire`]: the wire format: the event JSON a hook reads ([`wire::input`]), the JSON answer
@@ -31,6 +32,7 @@ pub mod env;
 pub mod fire;
 pub mod http;
 pub mod launch;
+pub mod model_options;
 pub mod persistent;
 pub mod record;
 pub mod settings;

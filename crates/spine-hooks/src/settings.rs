@@ -147,6 +147,8 @@ pub struct Settings {
     /// tools, hooks and MCP servers inherit after all; the union over user and `--settings`
     /// sources (a project's own files cannot opt a key in: that is ignored with a note).
     pub env_passthrough: Vec<String>,
+    /// `model_options.timeouts`, merged field by field ([`crate::model_options`]).
+    pub model_timeouts: crate::model_options::ModelTimeoutSettings,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
 }
@@ -250,6 +252,7 @@ impl Settings {
                         }
                     }
                     "env_passthrough" => merge_env_passthrough(&mut s, origin, value)?,
+                    "model_options" => crate::model_options::merge(&mut s.model_timeouts, origin, value)?,
                     "mcpServers" => {
                         for (name, server) in expect_object(origin, "mcpServers", value)? {
                             expect_object(origin, &format!("mcpServers.{name}"), server)?;
