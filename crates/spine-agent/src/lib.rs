@@ -354,6 +354,24 @@ mod tests {
     }
 
     #[test]
+    fn model_timeouts_come_from_settings_over_the_defaults() {
+        let s = settings(r#"{"model_options": {"timeouts": {"first_byte_ms": 1500, "total_ms": 90000}}}"#);
+        let t = model_timeouts(&s);
+        assert_eq!(t.first_byte, std::time::Duration::from_millis(1500));
+        assert_eq!(t.total, std::time::Duration::from_secs(90));
+        assert_eq!((t.connect, t.idle), (Timeouts::default().connect, Timeouts::default().idle));
+    }
+
+    #[test]
+    fn model_spec_errors_name_the_flag_or_the_settings_source_and_key() {
+        let s = settings(r#"{"model": "gpt-4.1"}"#);
+        let from_settings = build_model(None, &s).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(from_settings.starts_with("--settings #1 (inline JSON): model: invalid model spec"), "{from_settings}");
+        let from_flag = build_model(Some("nope"), &s).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(from_flag.starts_with("--model: invalid model spec `nope`"), "{from_flag}");
+    }
+
+    #[test]
     fn settings_decide_model_limits_and_mode_unless_options_override() {
         let dir = tempfile::tempdir().expect("dir");
         let script = dir.path().join("s.json");

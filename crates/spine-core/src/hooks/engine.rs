@@ -270,8 +270,7 @@ impl HookRuntime {
                 if counts {
                     fold.failure(hook, &error)
                 } else {
-                    let text =
-                        format!("{} hook `{}` failed: {}; failing open", E::NAME, hook.id, failure_reason(&error));
+                    let text = format!("{} hook `{}` failed{}; failing open", E::NAME, hook.id, failure_reason(&error));
                     self.trace.warn(text.clone(), tool_use_id);
                     self.observer.on_event(&RunEvent::Warning { text: &text });
                     Flow::Continue
@@ -357,7 +356,8 @@ impl Drop for HookRuntime {
 }
 
 /// Why a hook failed, on one line (whitespace runs collapsed, at most 300 characters), for the
-/// warning a fail-open failure prints.
+/// warning a fail-open failure prints: `: <detail>`, or ` (<kind>): <detail>` for the kinds
+/// other than a plain failure (`launch_error`, `timeout`).
 fn failure_reason(error: &HookError) -> String {
     let detail = error.detail.split_whitespace().collect::<Vec<_>>().join(" ");
     let detail = match detail.char_indices().nth(300) {
@@ -366,8 +366,9 @@ fn failure_reason(error: &HookError) -> String {
     };
     let detail = if detail.is_empty() { "no detail".to_owned() } else { detail };
     match error.kind {
-        HookErrorKind::Failed | HookErrorKind::Contract => detail,
-        HookErrorKind::Launch => format!("could not start ({detail})"),
-        HookErrorKind::Timeout => format!("timed out ({detail})"),
+        HookErrorKind::Failed => format!(": {detail}"),
+        HookErrorKind::Launch | HookErrorKind::Timeout | HookErrorKind::Contract => {
+            format!(" ({}): {detail}", error.kind)
+        }
     }
 }
