@@ -22,6 +22,7 @@ use spine_core::workspace::Workspace;
 use spine_hooks::settings::RuleEntry;
 use spine_hooks::trust::{McpApproval, Scope, Skipped, SkippedItem};
 use spine_hooks::{HookConfig, Settings};
+use spine_models::http::Timeouts;
 use spine_models::spec::ModelSpec;
 use spine_protocol::permission::PermissionMode;
 use spine_tools::mcp::{McpIssue, McpOptions, McpTools};
@@ -189,15 +190,42 @@ pub fn apply_env_passthrough(settings: &Settings) {
     spine_process::secrets::set_passthrough(settings.env_passthrough.iter().cloned());
 }
 
-/// The model: `--model`, else settings `model`, else the provider whose API key is set.
+/// The model: `--model`, else settings `model`, else the provider whose API key is set, with
+/// the timeouts of settings `model_options.timeouts`. An error names where the spec came from:
+/// `--model`, or the settings file and its `model` key.
 pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn ModelClient>, AssemblyError> {
-    let spec: ModelSpec = match (flag, settings.model.as_deref()) {
-        (Some(text), _) | (None, Some(text)) => {
-            text.parse().map_err(|e| AssemblyError::Model(format!("--model: {e}")))?
+    let (spec, from) = match (flag, settings.model.as_deref()) {
+        (Some(text), _) => (parse_spec(text, "--model")?, "--model".to_owned()),
+        (None, Some(text)) => {
+            let from = match settings.last("model") {
+                Some((origin, _)) => format!("{origin}: model"),
+                None => "settings: model".to_owned(),
+            };
+            (parse_spec(text, &from)?, from)
         }
-        (None, None) => spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?,
+        (None, None) => (spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?, String::new()),
     };
-    spine_models::client_for(&spec).map_err(|e| AssemblyError::Model(e.to_string()))
+    let options = spine_models::ClientOptions { timeouts: model_timeouts(settings) };
+    spine_models::client_with(&spec, &options).map_err(|e| match from.as_str() {
+        "" => AssemblyError::Model(e.to_string()),
+        from => AssemblyError::Model(format!("{from}: {e}")),
+    })
+}
+
+fn parse_spec(text: &str, from: &str) -> Result<ModelSpec, AssemblyError> {
+    text.parse().map_err(|e| AssemblyError::Model(format!("{from}: {e}")))
+}
+
+/// The client timeouts: settings `model_options.timeouts` over the defaults.
+pub fn model_timeouts(settings: &Settings) -> Timeouts {
+    let set = settings.model_timeouts;
+    let default = Timeouts::default();
+    Timeouts {
+        connect: set.connect.unwrap_or(default.connect),
+        first_byte: set.first_byte.unwrap_or(default.first_byte),
+        idle: set.idle.unwrap_or(default.idle),
+        total: set.total.unwrap_or(default.total),
+    }
 }
 
 /// The tools of a run: the built-ins, the tool families (command runs, processes, memory, web
@@ -428,6 +456,24 @@ mod tests {
             value: serde_json::from_str(json).expect("json"),
         };
         Settings::from_layers(vec![layer]).expect("settings")
+    }
+
+    #[test]
+    fn model_timeouts_come_from_settings_over_the_defaults() {
+        let s = settings(r#"{"model_options": {"timeouts": {"first_byte_ms": 1500, "total_ms": 90000}}}"#);
+        let t = model_timeouts(&s);
+        assert_eq!(t.first_byte, std::time::Duration::from_millis(1500));
+        assert_eq!(t.total, std::time::Duration::from_secs(90));
+        assert_eq!((t.connect, t.idle), (Timeouts::default().connect, Timeouts::default().idle));
+    }
+
+    #[test]
+    fn model_spec_errors_name_the_flag_or_the_settings_source_and_key() {
+        let s = settings(r#"{"model": "gpt-4.1"}"#);
+        let from_settings = build_model(None, &s).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(from_settings.starts_with("--settings #1 (inline JSON): model: invalid model spec"), "{from_settings}");
+        let from_flag = build_model(Some("nope"), &s).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(from_flag.starts_with("--model: invalid model spec `nope`"), "{from_flag}");
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! get back one assistant message. Providers (OpenAI chat completions, Anthropic Messages, the
 //! scripted model) live in `spine-models`; the runner only sees this trait.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use spine_protocol::message::{AssistantMessage, Message};
 use spine_protocol::run::Usage;
@@ -83,6 +85,23 @@ pub enum ModelErrorKind {
     Config,
 }
 
+impl std::fmt::Display for ModelErrorKind {
+    /// One word (`http 503`, `transport`, `timeout`, …) for traces and `-v` lines.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelErrorKind::Http { status } => write!(f, "http {status}"),
+            ModelErrorKind::Transport => f.write_str("transport"),
+            ModelErrorKind::Timeout => f.write_str("timeout"),
+            ModelErrorKind::InvalidReply => f.write_str("invalid_reply"),
+            ModelErrorKind::Incomplete => f.write_str("incomplete"),
+            ModelErrorKind::Refusal => f.write_str("refusal"),
+            ModelErrorKind::Canceled => f.write_str("canceled"),
+            ModelErrorKind::Exhausted => f.write_str("exhausted"),
+            ModelErrorKind::Config => f.write_str("config"),
+        }
+    }
+}
+
 impl ModelErrorKind {
     /// Whether the same request may succeed later (429, 5xx, 529, transport, timeouts).
     pub fn retryable(self) -> bool {
@@ -99,10 +118,45 @@ impl ModelErrorKind {
     }
 }
 
-/// Receives streamed text as it arrives.
+/// Receives streamed text as it arrives, and a report of each attempt of the request.
 pub trait StreamSink: Send + Sync {
     /// A piece of the assistant's text.
     fn text_delta(&self, text: &str);
+
+    /// One attempt of the request ended (clients that retry report every attempt; the default
+    /// ignores it).
+    fn attempt(&self, _report: &AttemptReport<'_>) {}
+}
+
+/// How one attempt of a model request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptReport<'a> {
+    /// 1-based attempt number within the request.
+    pub attempt: u32,
+    /// How long the attempt took.
+    pub duration: Duration,
+    /// What happened.
+    pub outcome: AttemptOutcome<'a>,
+}
+
+/// The end of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome<'a> {
+    /// It produced the reply.
+    Succeeded,
+    /// It failed and the request is sent again after `wait`.
+    Retrying {
+        /// The failure.
+        error: &'a ModelError,
+        /// The backoff (or the server's `retry-after`) before the next attempt.
+        wait: Duration,
+    },
+    /// It failed and the request fails with it (not retryable, retries spent, or the total
+    /// deadline reached).
+    Failed {
+        /// The failure.
+        error: &'a ModelError,
+    },
 }
 
 /// Ignores streamed text.

@@ -2,6 +2,8 @@
 //! worker's reports). Observers must be cheap: they run on the loop's path.
 
 use spine_protocol::hook::HookEventName;
+
+use crate::model::AttemptReport;
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::PermissionDecision;
 
@@ -44,6 +46,13 @@ pub enum RunEvent<'a> {
     ModelRequest {
         /// 1-based request number.
         turn: u32,
+    },
+    /// One attempt of a model request ended.
+    ModelAttempt {
+        /// 1-based request number.
+        turn: u32,
+        /// The attempt.
+        report: &'a AttemptReport<'a>,
     },
     /// Streamed text from the model.
     TextDelta {

@@ -12,6 +12,7 @@
 //!   that name the file, the JSON path and the reason.
 //! - [`trust`]: project trust: what an untrusted project's own files may not set, the
 //!   trusted-projects store, the one-line notice.
+//! - [`model_options`]: the `model_options` key (model request timeouts).
 //! - [`config`]: the `hooks` key parsed and validated ([`HookConfig`]): events, matcher groups,
 //!   handlers; warnings for what Claude Code has and spine does not run.
 //! - [`wire`]: the wire format: the event JSON a hook reads ([`wire::input`]), the JSON answer
@@ -33,6 +34,7 @@ pub mod env;
 pub mod fire;
 pub mod http;
 pub mod launch;
+pub mod model_options;
 pub mod persistent;
 pub mod record;
 pub mod settings;

@@ -180,6 +180,8 @@ pub struct Settings {
     /// The withheld parts of the project's layers (same origins, only the skipped keys), for
     /// `spine hooks list` and `spine mcp list`.
     pub withheld: Vec<SettingsLayer>,
+    /// `model_options.timeouts`, merged field by field ([`crate::model_options`]).
+    pub model_timeouts: crate::model_options::ModelTimeoutSettings,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
 }
@@ -340,6 +342,7 @@ impl Settings {
                         }
                     }
                     "env_passthrough" => merge_env_passthrough(&mut s, origin, value)?,
+                    "model_options" => crate::model_options::merge(&mut s.model_timeouts, origin, value)?,
                     "mcpServers" => {
                         for (name, server) in expect_object(origin, "mcpServers", value)? {
                             expect_object(origin, &format!("mcpServers.{name}"), server)?;

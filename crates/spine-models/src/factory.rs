@@ -1,4 +1,5 @@
-//! Building a client from a `--model` spec ([`client_for`]) and choosing a spec when none was
+//! Building a client from a `--model` spec ([`client_for`], or [`client_with`] and
+//! [`ClientOptions`] for timeouts) and choosing a spec when none was
 //! given ([`default_spec_from_env`]).
 //!
 //! Without `--model` (and without a `model` setting, which the CLI checks first), the provider
@@ -12,6 +13,7 @@ use spine_core::model::ModelClient;
 
 use crate::anthropic::{AnthropicClient, AnthropicConfig};
 use crate::error::ClientError;
+use crate::http::Timeouts;
 use crate::openai::{OpenAiClient, OpenAiConfig};
 use crate::scripted::ScriptedModel;
 use crate::spec::ModelSpec;
@@ -24,11 +26,23 @@ pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// reliable tool calling and a 1M-token window.
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
 
-/// Builds the client a spec names: the scripted model from its file, or an OpenAI/Anthropic
-/// client configured from the environment ([`OpenAiConfig::from_env`],
+/// What a caller may set on every HTTP client it builds (the scripted model ignores it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// Connect, first-byte, idle and total timeouts.
+    pub timeouts: Timeouts,
+}
+
+/// Builds the client a spec names with default options: the scripted model from its file, or
+/// an OpenAI/Anthropic client configured from the environment ([`OpenAiConfig::from_env`],
 /// [`AnthropicConfig::from_env`]).
 pub fn client_for(spec: &ModelSpec) -> Result<Arc<dyn ModelClient>, ClientError> {
-    client_for_vars(spec, |name| std::env::var(name).ok())
+    client_with(spec, &ClientOptions::default())
+}
+
+/// As [`client_for`], with `options`.
+pub fn client_with(spec: &ModelSpec, options: &ClientOptions) -> Result<Arc<dyn ModelClient>, ClientError> {
+    client_with_vars(spec, options, |name| std::env::var(name).ok())
 }
 
 /// As [`client_for`], reading variables through `var`.
@@ -36,10 +50,25 @@ pub fn client_for_vars(
     spec: &ModelSpec,
     var: impl Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn ModelClient>, ClientError> {
+    client_with_vars(spec, &ClientOptions::default(), var)
+}
+
+/// As [`client_with`], reading variables through `var`.
+pub fn client_with_vars(
+    spec: &ModelSpec,
+    options: &ClientOptions,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ModelClient>, ClientError> {
     match spec {
         ModelSpec::Scripted(path) => Ok(Arc::new(ScriptedModel::from_file(path)?)),
-        ModelSpec::OpenAi(model) => OpenAiClient::shared(OpenAiConfig::from_vars(model, var)?),
-        ModelSpec::Anthropic(model) => AnthropicClient::shared(AnthropicConfig::from_vars(model, var)?),
+        ModelSpec::OpenAi(model) => {
+            let config = OpenAiConfig { timeouts: options.timeouts, ..OpenAiConfig::from_vars(model, var)? };
+            OpenAiClient::shared(config)
+        }
+        ModelSpec::Anthropic(model) => {
+            let config = AnthropicConfig { timeouts: options.timeouts, ..AnthropicConfig::from_vars(model, var)? };
+            AnthropicClient::shared(config)
+        }
     }
 }
 

@@ -1,11 +1,14 @@
 //! HTTP plumbing shared by the providers.
 //!
 //! An `Endpoint` is one POST URL with one `reqwest` client carrying the provider's fixed
-//! headers (the key marked sensitive). It owns the three timeouts of [`Timeouts`]:
+//! headers (the key marked sensitive). It owns the per-attempt timeouts of [`Timeouts`]:
 //!
 //! - **connect** (reqwest's connect timeout),
 //! - **first byte**: from sending the request until the response headers arrive,
 //! - **idle**: between two body chunks ([`IdleTimeout`]), for streams and plain bodies alike.
+//!
+//! The fourth, **total**, bounds the whole request across retries and is applied by
+//! [`crate::retry::with_retries`].
 //!
 //! Every timeout becomes [`ModelErrorKind::Timeout`]. An error status becomes
 //! [`ModelErrorKind::Http`] with a message naming the endpoint (scheme, host, port and path only:
@@ -31,23 +34,37 @@ use crate::error::ClientError;
 use crate::retry::{AttemptError, retry_after};
 use crate::secret::Secret;
 
-/// The timeouts of one endpoint.
+/// The timeouts of one endpoint (settings `model_options.timeouts`: `connect_ms`,
+/// `first_byte_ms`, `idle_ms`, `total_ms`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// Establishing the connection (TCP and TLS). Default 10 s.
+    /// Establishing the connection (TCP and TLS), per attempt. Default 10 s.
     pub connect: Duration,
-    /// From sending the request to the response headers. Default 120 s.
+    /// From sending the request to the response headers, per attempt. Default 60 s.
     pub first_byte: Duration,
-    /// Between two chunks of the response body. Default 60 s.
+    /// Between two chunks of the response body, per attempt. Default 60 s.
     pub idle: Duration,
+    /// The whole request: every attempt and every wait between attempts
+    /// ([`crate::retry::with_retries`]). Default 10 min.
+    pub total: Duration,
 }
+
+/// [`Timeouts::connect`]'s default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// [`Timeouts::first_byte`]'s default.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`Timeouts::idle`]'s default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`Timeouts::total`]'s default.
+pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
-            connect: Duration::from_secs(10),
-            first_byte: Duration::from_secs(120),
-            idle: Duration::from_secs(60),
+            connect: DEFAULT_CONNECT_TIMEOUT,
+            first_byte: DEFAULT_FIRST_BYTE_TIMEOUT,
+            idle: DEFAULT_IDLE_TIMEOUT,
+            total: DEFAULT_TOTAL_TIMEOUT,
         }
     }
 }

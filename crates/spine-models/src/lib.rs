@@ -11,8 +11,9 @@
 //!   ([`default_spec_from_env`]).
 //!
 //! Shared layers, outermost first: cancellation (in each client's `complete`), [`retry`]
-//! (backoff, `retry-after`, never after content was delivered), [`http`] (client, timeouts,
-//! error statuses), [`sse`] (event framing), then each provider's `stream` module (reply
+//! (backoff, `retry-after`, never after content was delivered, the total deadline, one report
+//! per attempt, the one classification of in-stream errors), [`http`] (client, per-attempt
+//! timeouts, error statuses), [`sse`] (event framing), then each provider's `stream` module (reply
 //! assembly). Keys are [`secret::Secret`]s: never printed, scrubbed from server text.
 
 pub mod anthropic;
@@ -29,7 +30,9 @@ pub mod sse;
 
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::ClientError;
-pub use factory::{DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, client_for, default_spec_from_env};
+pub use factory::{
+    ClientOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, client_for, client_with, default_spec_from_env,
+};
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use scripted::ScriptedModel;
 pub use secret::Secret;

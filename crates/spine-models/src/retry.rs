@@ -6,7 +6,16 @@
 //!   connection errors, timeouts) — never on 400/401/403/404, invalid replies, refusals;
 //! - only while the attempt delivered nothing ([`Progress::NothingDelivered`]): once streamed
 //!   content has arrived, a retry could repeat text the user already saw, so the error stands;
-//! - at most [`RetryPolicy::max_retries`] times.
+//! - at most [`RetryPolicy::max_retries`] times;
+//! - only within the total deadline (`Timeouts::total`, from the first attempt's start): an
+//!   attempt running when it passes is dropped with a [`ModelErrorKind::Timeout`] error, and a
+//!   retry whose wait would end past it is not made.
+//!
+//! Every attempt's end (success, retry with its wait, final failure) is reported to the
+//! request's [`StreamSink::attempt`], which the runner turns into a trace entry and a `-v` line.
+//!
+//! Errors a server reports inside a stream (or in a 200 body) are classified once for both
+//! providers by [`stream_error_kind`] over the [`STREAM_ERROR_TYPES`] table.
 //!
 //! The wait is the server's `retry-after-ms` / `retry-after` (seconds or HTTP-date) when it sent
 //! one, capped at [`RetryPolicy::max_retry_after`]; otherwise exponential backoff with full
@@ -17,7 +26,8 @@ use std::future::Future;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
-use spine_core::model::{ModelError, ModelErrorKind};
+use spine_core::model::{AttemptOutcome, AttemptReport, ModelError, ModelErrorKind, StreamSink};
+use tokio::time::Instant;
 
 /// How often and how long to retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,19 +114,51 @@ impl From<ModelError> for AttemptError {
     }
 }
 
-/// Runs `attempt` (given the 0-based attempt number) until it succeeds, fails for good, or the
-/// policy's retries are spent. The final error says how many retries were made.
-pub async fn with_retries<T, F, Fut>(policy: &RetryPolicy, mut attempt: F) -> Result<T, ModelError>
+/// Runs `attempt` (given the 0-based attempt number) until it succeeds, fails for good, the
+/// policy's retries are spent, or `total` has passed since the first attempt started (the total
+/// deadline covers every attempt and every wait of the request: an attempt still running then is
+/// dropped, and a retry whose wait would end past it is not made). Each attempt's end is
+/// reported to `sink` ([`StreamSink::attempt`]). The final error says how many retries were
+/// made.
+pub async fn with_retries<T, F, Fut>(
+    policy: &RetryPolicy,
+    total: Duration,
+    sink: &dyn StreamSink,
+    mut attempt: F,
+) -> Result<T, ModelError>
 where
     F: FnMut(u32) -> Fut,
     Fut: Future<Output = Result<T, AttemptError>>,
 {
+    let deadline = Instant::now().checked_add(total);
     let mut retries = 0u32;
     loop {
-        match attempt(retries).await {
-            Ok(value) => return Ok(value),
+        let started = Instant::now();
+        let number = retries + 1;
+        let result = match deadline {
+            Some(at) => match tokio::time::timeout_at(at, attempt(retries)).await {
+                Ok(result) => result,
+                Err(_) => return Err(give_up(past_deadline(total), retries, started, sink)),
+            },
+            None => attempt(retries).await,
+        };
+        match result {
+            Ok(value) => {
+                sink.attempt(&report(number, started, AttemptOutcome::Succeeded));
+                return Ok(value);
+            }
             Err(failed) if failed.may_retry() && retries < policy.max_retries => {
                 let wait = policy.delay(retries, failed.retry_after);
+                if deadline.is_some_and(|at| Instant::now() + wait >= at) {
+                    let mut failed = failed;
+                    failed.error.message = format!(
+                        "{} (not retried: the total deadline of {} s would pass first)",
+                        failed.error.message,
+                        total.as_secs_f64()
+                    );
+                    return Err(give_up(failed, retries, started, sink));
+                }
+                sink.attempt(&report(number, started, AttemptOutcome::Retrying { error: &failed.error, wait }));
                 retries += 1;
                 tracing::warn!(
                     error = %failed.error.message,
@@ -126,15 +168,74 @@ where
                 );
                 tokio::time::sleep(wait).await;
             }
-            Err(failed) => {
-                let mut error = failed.error;
-                if retries > 0 {
-                    let plural = if retries == 1 { "retry" } else { "retries" };
-                    error.message = format!("{} (gave up after {retries} {plural})", error.message);
-                }
-                return Err(error);
-            }
+            Err(failed) => return Err(give_up(failed, retries, started, sink)),
         }
+    }
+}
+
+/// The report of attempt `number`, started at `started`.
+fn report(number: u32, started: Instant, outcome: AttemptOutcome<'_>) -> AttemptReport<'_> {
+    AttemptReport { attempt: number, duration: started.elapsed(), outcome }
+}
+
+/// The final error of a request after `retries` retries (the last attempt started at
+/// `started`): reported to the sink, saying how many retries were made.
+fn give_up(failed: AttemptError, retries: u32, started: Instant, sink: &dyn StreamSink) -> ModelError {
+    let mut error = failed.error;
+    if retries > 0 {
+        let plural = if retries == 1 { "retry" } else { "retries" };
+        error.message = format!("{} (gave up after {retries} {plural})", error.message);
+    }
+    sink.attempt(&report(retries + 1, started, AttemptOutcome::Failed { error: &error }));
+    error
+}
+
+/// The error of an attempt cut by the total deadline.
+fn past_deadline(total: Duration) -> AttemptError {
+    AttemptError::new(
+        ModelErrorKind::Timeout,
+        format!("no complete reply within {} s (total deadline)", total.as_secs_f64()),
+    )
+}
+
+/// In-stream error types of both providers (Anthropic's `error.type`, OpenAI's `error.type` or
+/// `error.code`) and the HTTP status each stands for: the status decides retries through
+/// [`ModelErrorKind::retryable`], exactly as if the server had answered with it.
+pub const STREAM_ERROR_TYPES: &[(&str, u16)] = &[
+    ("invalid_request_error", 400),
+    ("authentication_error", 401),
+    ("invalid_api_key", 401),
+    ("billing_error", 402),
+    ("insufficient_quota", 402),
+    ("permission_error", 403),
+    ("not_found_error", 404),
+    ("request_too_large", 413),
+    ("rate_limit_error", 429),
+    ("rate_limit_exceeded", 429),
+    ("requests", 429),
+    ("tokens", 429),
+    ("api_error", 500),
+    ("server_error", 500),
+    ("service_unavailable", 503),
+    ("timeout_error", 504),
+    ("overloaded_error", 529),
+];
+
+/// The kind of an error a server reported inside a stream (or in a 200 body), for both
+/// providers: a known `type` (then a known string `code`) maps through [`STREAM_ERROR_TYPES`];
+/// else a numeric `code` between 100 and 599 is taken as the status; else it is a
+/// [`ModelErrorKind::Transport`] error (retried: an unexplained server hiccup).
+pub fn stream_error_kind(error_type: Option<&str>, code: Option<&serde_json::Value>) -> ModelErrorKind {
+    let known = |name: &str| STREAM_ERROR_TYPES.iter().find(|(t, _)| *t == name).map(|(_, status)| *status);
+    let status =
+        error_type.and_then(known).or_else(|| code.and_then(serde_json::Value::as_str).and_then(known)).or_else(|| {
+            code.and_then(serde_json::Value::as_u64)
+                .and_then(|c| u16::try_from(c).ok())
+                .filter(|c| (100..600).contains(c))
+        });
+    match status {
+        Some(status) => ModelErrorKind::Http { status },
+        None => ModelErrorKind::Transport,
     }
 }
 
@@ -160,9 +261,12 @@ fn parse_seconds(value: &str) -> Option<Duration> {
 }
 
 /// Sends one provider request: encodes `body` once, runs `attempt` with it under the retry
-/// policy, and returns `Canceled` as soon as `cancel` fires (dropping the in-flight attempt).
+/// policy and the `total` deadline (see [`with_retries`]), reporting attempts to `sink`, and
+/// returns `Canceled` as soon as `cancel` fires (dropping the in-flight attempt).
 pub async fn send_request<T, F, Fut>(
     policy: &RetryPolicy,
+    total: Duration,
+    sink: &dyn StreamSink,
     body: &impl serde::Serialize,
     cancel: &spine_core::CancellationToken,
     attempt: F,
@@ -174,7 +278,7 @@ where
     let body = serde_json::to_vec(body)
         .map(bytes::Bytes::from)
         .map_err(|e| ModelError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}")))?;
-    let work = with_retries(policy, |_| attempt(body.clone()));
+    let work = with_retries(policy, total, sink, |_| attempt(body.clone()));
     tokio::select! {
         biased;
         () = cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
@@ -186,6 +290,7 @@ where
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+    use spine_core::model::NoStream;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -193,6 +298,41 @@ mod tests {
             h.insert(*k, HeaderValue::from_str(v).expect("header"));
         }
         h
+    }
+
+    #[test]
+    fn stream_error_types_map_to_one_retry_class_for_both_providers() {
+        let retried = |t: &str| stream_error_kind(Some(t), None).retryable();
+        for t in ["invalid_request_error", "authentication_error", "permission_error", "not_found_error"] {
+            assert!(!retried(t), "{t} must not be retried");
+        }
+        for t in ["billing_error", "insufficient_quota", "request_too_large", "invalid_api_key"] {
+            assert!(!retried(t), "{t} must not be retried");
+        }
+        for t in ["overloaded_error", "rate_limit_error", "rate_limit_exceeded", "server_error", "api_error"] {
+            assert!(retried(t), "{t} must be retried");
+        }
+        for t in ["timeout_error", "service_unavailable", "requests", "tokens"] {
+            assert!(retried(t), "{t} must be retried");
+        }
+        for (t, status) in STREAM_ERROR_TYPES {
+            assert_eq!(stream_error_kind(Some(t), None), ModelErrorKind::Http { status: *status });
+        }
+    }
+
+    #[test]
+    fn stream_error_codes_apply_when_the_type_is_unknown() {
+        use serde_json::json;
+        // OpenAI: the type wins over a string code that names something else.
+        assert_eq!(
+            stream_error_kind(Some("invalid_request_error"), Some(&json!("context_length_exceeded"))),
+            ModelErrorKind::Http { status: 400 }
+        );
+        assert_eq!(stream_error_kind(None, Some(&json!("rate_limit_exceeded"))), ModelErrorKind::Http { status: 429 });
+        assert_eq!(stream_error_kind(Some("odd"), Some(&json!(503))), ModelErrorKind::Http { status: 503 });
+        assert_eq!(stream_error_kind(None, Some(&json!(42))), ModelErrorKind::Transport);
+        assert_eq!(stream_error_kind(Some("odd"), None), ModelErrorKind::Transport);
+        assert_eq!(stream_error_kind(None, None), ModelErrorKind::Transport);
     }
 
     #[test]
@@ -226,7 +366,7 @@ mod tests {
     async fn content_delivered_is_never_retried_and_exhaustion_says_how_often() {
         let policy = RetryPolicy { base_delay: Duration::from_millis(1), ..RetryPolicy::default() };
         let mut calls = 0;
-        let err = with_retries(&policy, |_| {
+        let err = with_retries(&policy, Duration::MAX, &NoStream, |_| {
             calls += 1;
             async {
                 Err::<(), _>(AttemptError {
@@ -240,7 +380,7 @@ mod tests {
         assert_eq!((calls, err.message.as_str()), (1, "cut"));
 
         let mut calls = 0;
-        let err = with_retries(&policy, |_| {
+        let err = with_retries(&policy, Duration::MAX, &NoStream, |_| {
             calls += 1;
             async { Err::<(), _>(AttemptError::new(ModelErrorKind::Http { status: 503 }, "busy")) }
         })

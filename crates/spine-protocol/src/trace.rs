@@ -33,6 +33,9 @@ pub enum TraceRecord {
     ToolDecision(ToolDecisionRecord),
     /// One model request.
     Model(ModelTrace),
+    /// One attempt of a model request (every attempt, retried or not; the request's own
+    /// [`TraceRecord::Model`] entry follows its attempts).
+    ModelAttempt(ModelAttemptTrace),
     /// Something the user should know about (a fail-open hook, a discarded rewrite…).
     Warning(WarningTrace),
 }
@@ -121,6 +124,28 @@ pub struct ModelTrace {
     /// The error, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// One attempt of a model request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelAttemptTrace {
+    /// 1-based request number (the `turn` of the request's [`ModelTrace`]).
+    pub turn: u32,
+    /// 1-based attempt number within the request.
+    pub attempt: u32,
+    /// How long the attempt took.
+    pub duration_us: u64,
+    /// `ok`, `retry` (failed; the request is sent again) or `failed` (the request fails).
+    pub outcome: String,
+    /// The error kind (`timeout`, `http 503`, `transport`, …) when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
+    /// The error, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The wait before the next attempt, when it is retried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
 }
 
 /// A warning.

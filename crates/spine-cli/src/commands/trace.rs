@@ -80,7 +80,7 @@ fn tool_use_id(e: &TraceEntry) -> Option<&str> {
         TraceRecord::Hook(h) => h.tool_use_id.as_deref(),
         TraceRecord::ToolDecision(d) => Some(&d.tool_use_id),
         TraceRecord::Warning(w) => w.tool_use_id.as_deref(),
-        TraceRecord::Model(_) => None,
+        TraceRecord::Model(_) | TraceRecord::ModelAttempt(_) => None,
     }
 }
 
@@ -129,6 +129,15 @@ fn line(e: &TraceEntry) -> String {
             m.tool_calls,
             m.error.as_deref().map(|e| format!(" error: {e}")).unwrap_or_default(),
             dur(m.duration_us)
+        ),
+        TraceRecord::ModelAttempt(a) => format!(
+            "model request {} attempt {} -> {}{}{} ({})",
+            a.turn,
+            a.attempt,
+            a.outcome,
+            a.error.as_deref().map(|e| format!(" error: {e}")).unwrap_or_default(),
+            a.wait_ms.map(|w| format!(" (next in {w} ms)")).unwrap_or_default(),
+            dur(a.duration_us)
         ),
         TraceRecord::Warning(w) => format!("warning: {}", w.message),
     }

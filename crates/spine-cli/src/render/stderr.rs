@@ -1,12 +1,15 @@
 //! Human-readable stderr lines in the seeds' style:
 //! `[Hook] PreToolUse: Read`, `[Permission] Read: allow (default) - read-only tool`,
-//! `[Hook] PostToolUse: Read -> ok`, `[Hook] Stop`. Lifecycle lines need `-v`; hooks'
-//! `systemMessage`s and warnings always print unless `-q`. With `-v` on a terminal, the model's
+//! `[Hook] PostToolUse: Read -> ok`, `[Hook] Stop`, and one line per failed model attempt
+//! (`[Model] request 2 attempt 1 failed after 0.2 s (http 503): …; retrying in 0.4 s`).
+//! Lifecycle lines need `-v`; hooks' `systemMessage`s and warnings (a failing hook's names its
+//! reason) always print unless `-q`. With `-v` on a terminal, the model's
 //! text streams here as it arrives.
 
 use std::io::Write;
 use std::sync::Mutex;
 
+use spine_core::model::{AttemptOutcome, AttemptReport};
 use spine_core::observer::{RunEvent, RunObserver};
 
 /// Prints run events on stderr.
@@ -62,6 +65,11 @@ impl RunObserver for StderrObserver {
                 decision.reason
             )),
             RunEvent::ModelRequest { turn } => self.line(&format!("[Model] request {turn}")),
+            RunEvent::ModelAttempt { turn, report } => {
+                if let Some(line) = attempt_line(turn, report) {
+                    self.line(&line);
+                }
+            }
             RunEvent::TextDelta { text } if self.stream_text => {
                 let mut err = std::io::stderr().lock();
                 let _ = err.write_all(text.as_bytes());
@@ -80,5 +88,22 @@ impl RunObserver for StderrObserver {
             | RunEvent::SystemMessage { .. }
             | RunEvent::Warning { .. } => {}
         }
+    }
+}
+
+/// The `-v` line of a failed attempt (`[Model] request 2 attempt 1 failed after 1.2 s: … ;
+/// retrying in 0.4 s`); a successful attempt prints nothing.
+fn attempt_line(turn: u32, report: &AttemptReport<'_>) -> Option<String> {
+    let head = format!(
+        "[Model] request {turn} attempt {} failed after {:.1} s",
+        report.attempt,
+        report.duration.as_secs_f64()
+    );
+    match report.outcome {
+        AttemptOutcome::Succeeded => None,
+        AttemptOutcome::Retrying { error, wait } => {
+            Some(format!("{head} ({}): {}; retrying in {:.1} s", error.kind, error.message, wait.as_secs_f64()))
+        }
+        AttemptOutcome::Failed { error } => Some(format!("{head} ({}): {}; giving up", error.kind, error.message)),
     }
 }

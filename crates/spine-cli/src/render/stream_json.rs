@@ -1,9 +1,11 @@
 //! `--output-format stream-json`: one JSON object per line on stdout as the run goes, then the
 //! result object. Event types: `session_start`, `hook`, `hook_answer`, `permission`,
-//! `model_request`, `message`, `tool_result`, `system_message`, `warning`, `report` (the
-//! execution reports of docs/pipeline.md), `result`.
+//! `model_request`, `model_attempt` (one per attempt of a model request), `message`,
+//! `tool_result`, `system_message`, `warning`, `report` (the execution reports of
+//! docs/pipeline.md), `result`.
 
 use serde_json::{Value, json};
+use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
 
 /// Prints reports (`execution_started` … `execution_complete`) as `{"type":"report",…}` lines.
@@ -44,6 +46,24 @@ impl RunObserver for StreamJsonObserver {
                 json!({"type": "permission", "tool_name": tool_name, "decision": decision})
             }
             RunEvent::ModelRequest { turn } => json!({"type": "model_request", "turn": turn}),
+            RunEvent::ModelAttempt { turn, report } => {
+                let (outcome, error, wait_ms) = match report.outcome {
+                    AttemptOutcome::Succeeded => ("ok", None, None),
+                    AttemptOutcome::Retrying { error, wait } => {
+                        ("retry", Some(error), Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)))
+                    }
+                    AttemptOutcome::Failed { error } => ("failed", Some(error), None),
+                };
+                json!({
+                    "type": "model_attempt",
+                    "turn": turn,
+                    "attempt": report.attempt,
+                    "outcome": outcome,
+                    "error_kind": error.map(|e| e.kind.to_string()),
+                    "error": error.map(|e| e.message.as_str()),
+                    "wait_ms": wait_ms,
+                })
+            }
             RunEvent::TextDelta { .. } => return,
             RunEvent::Message { message } => json!({"type": "message", "message": message}),
             RunEvent::ToolResult { result } => json!({"type": "tool_result", "result": result}),

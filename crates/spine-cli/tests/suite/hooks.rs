@@ -213,3 +213,18 @@ fn hooks_test_validates_the_tool_call_and_the_event_name() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unknown field `stop_hook_activ`"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_hook_printing_invalid_json_warns_on_one_line_naming_the_reason() {
+    let s = Sandbox::new();
+    let settings = json!({"permissions": {"allow": ["Bash"]}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo '{\"decision\": oops'"}]}]}});
+    let out = s.run(&s.script(bash_then_answer("echo ran")), &["--settings", &settings.to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: PreToolUse hook")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    let line = warnings[0];
+    assert!(line.contains("failed: answer is not valid JSON: expected value at line 1 column"), "{line}");
+    assert!(line.ends_with("; failing open"), "{line}");
+}

@@ -329,3 +329,87 @@ fn env_passthrough_hands_the_named_key_to_bash() {
     assert!(!next.contains("sk-ant-other-secret-0123456789"), "only the named key passes");
     assert!(std::fs::read_to_string(&hook_env).expect("hook env").contains(KEY));
 }
+
+/// Runs `spine run` against an OpenAI endpoint that accepts connections and never answers,
+/// with `settings` (inline JSON) and `-v`, ending within a minute or failing the test.
+fn run_against_a_silent_endpoint(s: &Sandbox, settings: &str, trace: &std::path::Path) -> std::process::Output {
+    // Connections complete in the kernel's backlog; nothing ever reads or answers them.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = silent.local_addr().expect("addr");
+    let out = s
+        .spine()
+        .timeout(std::time::Duration::from_secs(60))
+        .env("OPENAI_BASE_URL", format!("http://{addr}/v1"))
+        .args(["run", "-p", "hi", "-v", "--model", "openai:m", "--settings", settings])
+        .arg("--trace")
+        .arg(trace)
+        .output()
+        .expect("runs");
+    drop(silent);
+    out
+}
+
+#[test]
+fn a_silent_endpoint_fails_with_a_timeout_after_the_configured_first_byte_timeout() {
+    let s = Sandbox::new();
+    let trace = s.dir.path().join("trace.jsonl");
+    let settings = r#"{"model_options": {"timeouts": {"first_byte_ms": 200}}}"#;
+    let out = run_against_a_silent_endpoint(&s, settings, &trace);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no response within 0.2 s (first-byte timeout)"), "{err}");
+    assert!(err.contains("(gave up after 3 retries)"), "{err}");
+    // One `-v` line per attempt: three retries, then the final failure.
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("[Model] request 1 attempt")).collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(lines[0].starts_with("[Model] request 1 attempt 1 failed after"), "{}", lines[0]);
+    assert!(lines[0].contains("(timeout): ") && lines[0].contains("; retrying in "), "{}", lines[0]);
+    assert!(lines[3].starts_with("[Model] request 1 attempt 4 failed after") && lines[3].ends_with("; giving up"));
+    // A trace record per attempt.
+    let attempts: Vec<Value> = std::fs::read_to_string(&trace)
+        .expect("trace")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+        .filter(|e| e["kind"] == "model_attempt")
+        .collect();
+    let outcomes: Vec<(u64, &str, &str)> = attempts
+        .iter()
+        .map(|a| {
+            (
+                a["attempt"].as_u64().unwrap_or(0),
+                a["outcome"].as_str().unwrap_or(""),
+                a["error_kind"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![(1, "retry", "timeout"), (2, "retry", "timeout"), (3, "retry", "timeout"), (4, "failed", "timeout")]
+    );
+    assert!(attempts[..3].iter().all(|a| a["wait_ms"].is_u64()));
+}
+
+#[test]
+fn a_total_deadline_setting_bounds_the_whole_request_across_retries() {
+    let s = Sandbox::new();
+    let trace = s.dir.path().join("trace.jsonl");
+    let settings = r#"{"model_options": {"timeouts": {"first_byte_ms": 30000, "total_ms": 300}}}"#;
+    let out = run_against_a_silent_endpoint(&s, settings, &trace);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no complete reply within 0.3 s (total deadline)"), "{err}");
+}
+
+#[test]
+fn bad_model_timeouts_exit_2_naming_the_source_and_json_path() {
+    let s = Sandbox::new();
+    let out = s
+        .spine()
+        .args(["run", "-p", "hi", "--model", "openai:m", "--settings"])
+        .arg(r#"{"model_options": {"timeouts": {"idle_ms": 0}}}"#)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("--settings #1") && err.contains("model_options.timeouts.idle_ms"), "{err}");
+}

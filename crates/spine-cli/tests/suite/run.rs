@@ -320,3 +320,32 @@ fn a_deferred_call_ends_the_run_and_resume_fires_pre_tool_use_for_it_again() {
     assert_eq!(tool["tool_call_id"], "c1");
     assert!(tool["content"].as_str().expect("content").contains("deferred-ran"), "{tool}");
 }
+
+#[test]
+fn a_bad_model_in_a_settings_file_exits_2_naming_the_file_and_key() {
+    let s = Sandbox::new();
+    let file = s.write("conf/settings.json", r#"{"model": "gpt-4.1"}"#);
+    let out = s.spine().args(["run", "-p", "go", "--settings"]).arg(&file).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}", file.display())) && err.contains(": model: "), "{err}");
+    assert!(!err.contains("--model"), "the flag was not used: {err}");
+
+    let missing = s.write("conf/missing.json", r#"{"model": "scripted:/nonexistent/script.json"}"#);
+    let out = s.spine().args(["run", "-p", "go", "--settings"]).arg(&missing).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}", missing.display())) && err.contains(": model: "), "{err}");
+    assert!(err.contains("/nonexistent/script.json"), "{err}");
+}
+
+#[test]
+fn a_bad_model_flag_is_still_reported_as_model_flag() {
+    let s = Sandbox::new();
+    s.write(".spine/settings.json", r#"{"model": "scripted:/elsewhere.json"}"#);
+    let out = s.spine().args(["run", "-p", "go", "--model", "gpt-4.1"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("--model: "), "{err}");
+    assert!(!err.contains("settings.json"), "{err}");
+}

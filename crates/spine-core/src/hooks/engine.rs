@@ -270,7 +270,7 @@ impl HookRuntime {
                 if counts {
                     fold.failure(hook, &error)
                 } else {
-                    let text = format!("{} hook `{}` failed ({}); failing open", E::NAME, hook.id, error.kind);
+                    let text = format!("{} hook `{}` failed{}; failing open", E::NAME, hook.id, failure_reason(&error));
                     self.trace.warn(text.clone(), tool_use_id);
                     self.observer.on_event(&RunEvent::Warning { text: &text });
                     Flow::Continue
@@ -352,5 +352,23 @@ impl HookRuntime {
 impl Drop for HookRuntime {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Why a hook failed, on one line (whitespace runs collapsed, at most 300 characters), for the
+/// warning a fail-open failure prints: `: <detail>`, or ` (<kind>): <detail>` for the kinds
+/// other than a plain failure (`launch_error`, `timeout`).
+fn failure_reason(error: &HookError) -> String {
+    let detail = error.detail.split_whitespace().collect::<Vec<_>>().join(" ");
+    let detail = match detail.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &detail[..cut]),
+        None => detail,
+    };
+    let detail = if detail.is_empty() { "no detail".to_owned() } else { detail };
+    match error.kind {
+        HookErrorKind::Failed => format!(": {detail}"),
+        HookErrorKind::Launch | HookErrorKind::Timeout | HookErrorKind::Contract => {
+            format!(" ({}): {detail}", error.kind)
+        }
     }
 }

@@ -23,12 +23,12 @@ use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::pairing::{unique_call_ids, validate_pairing};
 use spine_protocol::run::{RunSubtype, Usage};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError, ToolSpec};
-use spine_protocol::trace::{ModelTrace, TraceRecord};
+use spine_protocol::trace::{ModelAttemptTrace, ModelTrace, TraceRecord};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::events::{PreCompactResult, PromptVerdict, StopVerdict};
 use crate::hooks::{HookContext, HookRegistry, HookRuntime, SessionInfo};
-use crate::model::{ModelClient, ModelError, ModelErrorKind, ModelRequest, StreamSink};
+use crate::model::{AttemptOutcome, AttemptReport, ModelClient, ModelError, ModelErrorKind, ModelRequest, StreamSink};
 use crate::observer::{RunEvent, RunObserver};
 use crate::permission::{Approver, PermissionPolicy};
 use crate::registry::ToolRegistry;
@@ -568,7 +568,7 @@ impl Run<'_> {
         let turn = self.num_turns;
         self.observer.on_event(&RunEvent::ModelRequest { turn });
         let started = Instant::now();
-        let sink = ObserverStream(Arc::clone(&self.observer));
+        let sink = ObserverStream { observer: Arc::clone(&self.observer), trace: self.trace.clone(), turn };
         let request = ModelRequest { messages: &prepared.messages, tools: &self.specs };
         let result = tokio::select! {
             r = self.agent.model.complete(request, &sink, &self.cancel) => r,
@@ -795,10 +795,38 @@ fn error_result(call: &ToolCall, error: &ToolError) -> ToolResultMessage {
     }
 }
 
-struct ObserverStream(Arc<dyn RunObserver>);
+/// The sink of one model request: text to the observer; each attempt to the observer and the
+/// trace.
+struct ObserverStream {
+    observer: Arc<dyn RunObserver>,
+    trace: Trace,
+    turn: u32,
+}
 
 impl StreamSink for ObserverStream {
     fn text_delta(&self, text: &str) {
-        self.0.on_event(&RunEvent::TextDelta { text });
+        self.observer.on_event(&RunEvent::TextDelta { text });
     }
+
+    fn attempt(&self, report: &AttemptReport<'_>) {
+        let (outcome, error, wait_ms) = match report.outcome {
+            AttemptOutcome::Succeeded => ("ok", None, None),
+            AttemptOutcome::Retrying { error, wait } => ("retry", Some(error), Some(millis(wait))),
+            AttemptOutcome::Failed { error } => ("failed", Some(error), None),
+        };
+        self.trace.record(TraceRecord::ModelAttempt(ModelAttemptTrace {
+            turn: self.turn,
+            attempt: report.attempt,
+            duration_us: micros(report.duration),
+            outcome: outcome.to_owned(),
+            error_kind: error.map(|e| e.kind.to_string()),
+            error: error.map(|e| e.message.clone()),
+            wait_ms,
+        }));
+        self.observer.on_event(&RunEvent::ModelAttempt { turn: self.turn, report });
+    }
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

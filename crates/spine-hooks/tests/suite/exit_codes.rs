@@ -49,7 +49,11 @@ async fn exit_1_fails_open_by_default_and_closed_on_request() {
     let p = Project::new();
     let ran = run(&p, pre(vec![command("echo broken >&2; exit 1")]), vec![bash("c1", "echo ran"), text("ok")]).await;
     assert!(ran.results()[0].content.contains("ran"), "fails open: the tool ran");
-    assert!(ran.warnings().iter().any(|w| w.contains("failed (failed); failing open")), "{:?}", ran.warnings());
+    assert!(
+        ran.warnings().iter().any(|w| w.contains("failed: exit status 1: broken; failing open")),
+        "{:?}",
+        ran.warnings()
+    );
 
     let closed = json!({"type": "command", "command": "echo broken >&2; exit 1", "onFailure": "closed"});
     let ran = run(&p, pre(vec![closed]), vec![bash("c1", "echo ran"), text("ok")]).await;

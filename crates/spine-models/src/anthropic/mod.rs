@@ -46,7 +46,7 @@ pub struct AnthropicConfig {
     pub api_key: Option<Secret>,
     /// The output limit sent as `max_tokens` (default 8192).
     pub max_tokens: u32,
-    /// Connect, first-byte and idle timeouts.
+    /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
     /// Retries on 429, 5xx, 529, overloaded streams and connection failures.
     pub retry: RetryPolicy,
@@ -167,6 +167,9 @@ impl ModelClient for AnthropicClient {
             "messages request"
         );
         let wire = wire::request(&self.config.model, self.config.max_tokens, request);
-        send_request(&self.config.retry, &wire, cancel, |body| self.attempt(body, stream)).await
+        send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| {
+            self.attempt(body, stream)
+        })
+        .await
     }
 }

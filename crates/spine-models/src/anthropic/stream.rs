@@ -12,8 +12,10 @@
 //! - The reply is complete only at `message_stop`: a stream that ends before it is a transport
 //!   error "stream ended before the reply was complete".
 //! - `error` events fail the request with their type and message; the type maps to its
-//!   documented HTTP status (`overloaded_error` → 529, `rate_limit_error` → 429, `api_error` →
-//!   500, …) so retries follow [`ModelErrorKind::retryable`] — only while nothing was delivered.
+//!   documented HTTP status through [`crate::retry::stream_error_kind`] (the one table both
+//!   providers share: `overloaded_error` → 529, `rate_limit_error` → 429, `api_error` → 500,
+//!   `invalid_request_error` → 400, …) so retries follow [`ModelErrorKind::retryable`] — only
+//!   while nothing was delivered.
 //! - `stop_reason`: `end_turn`, `stop_sequence` and `tool_use` are normal; `max_tokens` (and
 //!   `model_context_window_exceeded`) → [`ModelErrorKind::Incomplete`]; `refusal` →
 //!   [`ModelErrorKind::Refusal`]; others → [`FinishReason::Other`](spine_core::model::FinishReason::Other).
@@ -29,7 +31,7 @@ use spine_protocol::tool::{ToolArguments, ToolCall};
 
 use super::wire::{BlockDelta, Event, StartBlock, WireError};
 use crate::http::BodyError;
-use crate::retry::{AttemptError, Progress};
+use crate::retry::{AttemptError, Progress, stream_error_kind};
 use crate::sse::{self, SseError, quote};
 
 /// Reads a streamed reply from its body chunks, forwarding text to `sink`.
@@ -211,26 +213,11 @@ impl Assembler {
     }
 }
 
-/// An `error` event as a model error: its type decides the status (and so retries).
+/// An `error` event as a model error: its type decides the kind (and so retries) through
+/// [`stream_error_kind`], shared with the OpenAI client.
 fn stream_error(error: &WireError) -> AttemptError {
     let kind_name = error.kind.as_deref().unwrap_or("error");
-    let status = match kind_name {
-        "invalid_request_error" => Some(400),
-        "authentication_error" => Some(401),
-        "billing_error" => Some(402),
-        "permission_error" => Some(403),
-        "not_found_error" => Some(404),
-        "request_too_large" => Some(413),
-        "rate_limit_error" => Some(429),
-        "api_error" => Some(500),
-        "timeout_error" => Some(504),
-        "overloaded_error" => Some(529),
-        _ => None,
-    };
-    let kind = match status {
-        Some(status) => ModelErrorKind::Http { status },
-        None => ModelErrorKind::Transport,
-    };
+    let kind = stream_error_kind(error.kind.as_deref(), None);
     let message = error.message.as_deref().unwrap_or("no message");
     AttemptError::new(kind, format!("the stream reported {kind_name}: {message}"))
 }

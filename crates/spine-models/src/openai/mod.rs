@@ -56,7 +56,7 @@ pub struct OpenAiConfig {
     pub api_key: Option<Secret>,
     /// Streaming or not.
     pub mode: Mode,
-    /// Connect, first-byte and idle timeouts.
+    /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
     /// Retries on 429, 5xx and connection failures.
     pub retry: RetryPolicy,
@@ -185,6 +185,9 @@ impl ModelClient for OpenAiClient {
             "chat completions request"
         );
         let wire = wire::request(&self.config.model, request, self.config.mode);
-        send_request(&self.config.retry, &wire, cancel, |body| self.attempt(body, stream)).await
+        send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| {
+            self.attempt(body, stream)
+        })
+        .await
     }
 }

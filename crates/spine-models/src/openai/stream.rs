@@ -15,7 +15,8 @@
 //! - A `data:` payload that is not JSON **fails** the request with
 //!   [`ModelErrorKind::InvalidReply`] quoting the line: skipping it could silently drop a
 //!   piece of text or of a tool call's arguments.
-//! - An `{"error": …}` chunk fails the request (a numeric `code` becomes the HTTP status).
+//! - An `{"error": …}` chunk fails the request; its `type` (or `code`) decides the kind through
+//!   [`crate::retry::stream_error_kind`], the table shared with the Anthropic client.
 //! - `finish_reason`: `stop` and `tool_calls` are normal, and `stop` with tool calls present
 //!   counts as tool calls (litellm sends that); `length` → [`ModelErrorKind::Incomplete`];
 //!   `content_filter` or a `refusal` text → [`ModelErrorKind::Refusal`]; anything else is
@@ -24,14 +25,13 @@
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use serde_json::Value;
 use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolArguments, ToolCall};
 
 use super::wire::{Chunk, Completion, ToolCallDelta, WireError};
 use crate::http::BodyError;
-use crate::retry::{AttemptError, Progress};
+use crate::retry::{AttemptError, Progress, stream_error_kind};
 use crate::sse::{self, SseError, quote};
 
 /// Reads a streamed reply from its body chunks, forwarding text to `sink`.
@@ -301,17 +301,10 @@ impl PartialCall {
 }
 
 /// An error object the server sent instead of a reply.
+/// Its `type` (or `code`) decides the kind, and so retries, through [`stream_error_kind`],
+/// shared with the Anthropic client.
 fn server_error(error: &WireError) -> AttemptError {
-    let status = error
-        .code
-        .as_ref()
-        .and_then(Value::as_u64)
-        .and_then(|c| u16::try_from(c).ok())
-        .filter(|c| (100..600).contains(c));
-    let kind = match status {
-        Some(status) => ModelErrorKind::Http { status },
-        None => ModelErrorKind::Transport,
-    };
+    let kind = stream_error_kind(error.kind.as_deref(), error.code.as_ref());
     let what = match (&error.kind, &error.message) {
         (Some(t), Some(m)) => format!("{t}: {m}"),
         (None, Some(m)) => m.clone(),

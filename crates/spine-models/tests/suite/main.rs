@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::json;
-use spine_core::model::StreamSink;
+use spine_core::model::{AttemptOutcome, AttemptReport, StreamSink};
 use spine_models::retry::RetryPolicy;
 use spine_protocol::hook::HookEventName;
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
@@ -20,19 +20,32 @@ use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall, ToolSpec};
 /// The key the tests configure; it must never show up in an error.
 pub const KEY: &str = "sk-test-0123456789abcdef-SECRET";
 
-/// Collects streamed text deltas.
+/// Collects streamed text deltas and attempt reports (`1 retry`, `2 ok`, `3 failed`).
 #[derive(Default)]
-pub struct Recorder(Mutex<Vec<String>>);
+pub struct Recorder(Mutex<Vec<String>>, Mutex<Vec<String>>);
 
 impl Recorder {
     pub fn deltas(&self) -> Vec<String> {
         self.0.lock().expect("lock").clone()
+    }
+
+    pub fn attempts(&self) -> Vec<String> {
+        self.1.lock().expect("lock").clone()
     }
 }
 
 impl StreamSink for Recorder {
     fn text_delta(&self, text: &str) {
         self.0.lock().expect("lock").push(text.to_owned());
+    }
+
+    fn attempt(&self, report: &AttemptReport<'_>) {
+        let outcome = match report.outcome {
+            AttemptOutcome::Succeeded => "ok",
+            AttemptOutcome::Retrying { .. } => "retry",
+            AttemptOutcome::Failed { .. } => "failed",
+        };
+        self.1.lock().expect("lock").push(format!("{} {outcome}", report.attempt));
     }
 }
 

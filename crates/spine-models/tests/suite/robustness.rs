@@ -401,3 +401,109 @@ async fn a_10_mib_tool_argument_chunk_parses() {
     };
     assert_eq!(args["content"].as_str().map(str::len), Some(10 << 20));
 }
+
+/// In-stream error events of each provider carrying `type`.
+fn stream_error_reply(provider: Provider, error_type: &str) -> Reply {
+    match provider {
+        Provider::OpenAi => Reply::Sse(
+            data_events(&[json!({"error": {"message": "said the server", "type": error_type, "code": null}})]),
+            End::Close,
+        ),
+        Provider::Anthropic => Reply::Sse(
+            named_events(&[
+                anthropic::message_start(1),
+                json!({"type": "error", "error": {"type": error_type, "message": "said the server"}}),
+            ]),
+            End::Close,
+        ),
+    }
+}
+
+#[tokio::test]
+async fn in_stream_errors_follow_one_retry_class_table_for_both_providers() {
+    // (type, retried): the client errors are final at once, the server-side ones are retried
+    // (1 attempt + 3 retries).
+    let table = [
+        ("invalid_request_error", false),
+        ("authentication_error", false),
+        ("permission_error", false),
+        ("overloaded_error", true),
+        ("rate_limit_error", true),
+        ("server_error", true),
+        ("api_error", true),
+    ];
+    for provider in BOTH {
+        for (error_type, retried) in table {
+            let server = TestServer::always(stream_error_reply(provider, error_type)).await;
+            let (reply, sink) = provider.complete(&server).await;
+            let err = reply.expect_err("stream error");
+            let want = if retried { 4 } else { 1 };
+            assert_eq!(server.requests().len(), want, "{provider:?} {error_type}: {}", err.message);
+            assert_eq!(err.kind.retryable(), retried, "{provider:?} {error_type}");
+            assert!(err.message.contains(error_type) && err.message.contains("said the server"), "{}", err.message);
+            let last = format!("{want} failed");
+            assert_eq!(sink.attempts().last(), Some(&last), "{provider:?} {error_type}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_attempt_is_reported_to_the_sink() {
+    for provider in BOTH {
+        let server = TestServer::start(vec![status(503, "busy"), status(500, "oops"), provider.ok_reply()]).await;
+        let (reply, sink) = provider.complete(&server).await;
+        reply.expect("third attempt succeeds");
+        assert_eq!(sink.attempts(), vec!["1 retry", "2 retry", "3 ok"], "{provider:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_trickling_stream_is_cut_by_the_total_deadline() {
+    // A byte of keep-alive every 50 ms keeps the idle timeout happy for ever; only the total
+    // deadline ends the request.
+    let mut pieces = Vec::new();
+    for _ in 0..2000 {
+        pieces.push(Piece::Pause(Duration::from_millis(50)));
+        pieces.push(crate::server::raw(": keep-alive\n\n"));
+    }
+    for provider in BOTH {
+        let server = TestServer::always(Reply::Sse(pieces.clone(), End::Stall)).await;
+        let timeouts =
+            Timeouts { idle: Duration::from_secs(5), total: Duration::from_millis(600), ..Timeouts::default() };
+        let started = Instant::now();
+        let (reply, sink) = match provider {
+            Provider::OpenAi => {
+                openai::complete(spine_models::OpenAiConfig { timeouts, ..openai::config(&server) }, &user()).await
+            }
+            Provider::Anthropic => {
+                let cfg = spine_models::AnthropicConfig { timeouts, ..anthropic::config(&server) };
+                anthropic::complete(cfg, &user()).await
+            }
+        };
+        let err = reply.expect_err("cut");
+        assert_eq!(err.kind, ModelErrorKind::Timeout, "{provider:?}: {}", err.message);
+        assert!(err.message.contains("total deadline"), "{provider:?}: {}", err.message);
+        assert!(started.elapsed() < Duration::from_secs(60), "{provider:?}: ended");
+        assert_eq!(server.requests().len(), 1, "{provider:?}: the deadline covers retries too");
+        assert_eq!(sink.attempts(), vec!["1 failed"], "{provider:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_total_deadline_stops_retries_whose_wait_would_pass_it() {
+    let server = TestServer::always(Reply::Status {
+        status: 429,
+        headers: vec![("retry-after", "30".into())],
+        body: "slow down".into(),
+    })
+    .await;
+    let mut cfg = openai::config(&server);
+    cfg.timeouts = Timeouts { total: Duration::from_secs(5), ..Timeouts::default() };
+    let started = Instant::now();
+    let (reply, _) = openai::complete(cfg, &user()).await;
+    let err = reply.expect_err("429");
+    assert_eq!(err.kind, ModelErrorKind::Http { status: 429 });
+    assert!(err.message.contains("not retried: the total deadline of 5 s would pass first"), "{}", err.message);
+    assert_eq!(server.requests().len(), 1);
+    assert!(started.elapsed() < Duration::from_secs(30), "no 30 s wait");
+}
