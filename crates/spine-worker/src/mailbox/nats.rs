@@ -599,6 +599,30 @@ impl Mailbox for NatsMailbox {
             .boxed())
     }
 
+    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
+        // The terminal report is the last one of its item: published already when the item's
+        // last report is terminal.
+        let subject = format!("{}.{}", self.inner.names.reports_prefix, subject_token(&report.mailbox_item_id));
+        match self.inner.reports.get_last_raw_message_by_subject(&subject).await {
+            Ok(m) => {
+                let last: Report = serde_json::from_slice(&m.payload)
+                    .map_err(|e| MailboxError::Corrupt(format!("report of {}: {e}", report.mailbox_item_id)))?;
+                if last.body.is_terminal() {
+                    return Ok(None);
+                }
+            }
+            Err(e) => match e.kind() {
+                stream::LastRawMessageErrorKind::NoMessageFound => {}
+                stream::LastRawMessageErrorKind::InvalidSubject
+                | stream::LastRawMessageErrorKind::JetStream(_)
+                | stream::LastRawMessageErrorKind::Other => {
+                    return Err(self.error(format!("reports of {}: {e}", report.mailbox_item_id)));
+                }
+            },
+        }
+        self.publish(report).await.map(Some)
+    }
+
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
         let consumer = self
             .inner
