@@ -8,6 +8,16 @@
 //!
 //! Every message costs its text plus 4 tokens of framing. [`TokenCache`] keeps per-message
 //! counts so that a request only counts what is new since the last one.
+//!
+//! Memory and time stay proportional to the text: the BPE never sees more than a bounded piece
+//! at once. Text is handed to it in chunks of about [`CHUNK_BYTES`], cut only where no
+//! pre-token of either encoding can span the cut (between a non-whitespace character and a
+//! following space or tab, or between a line break and a following non-whitespace character),
+//! so the count of ordinary text is exact. A run of non-whitespace (or of whitespace) longer
+//! than [`MAX_RUN_BYTES`] — base64, minified data, one huge "word" — is cut every
+//! [`MAX_RUN_BYTES`] bytes: one "word" of megabytes would otherwise cost the BPE merge ~56
+//! bytes of state per byte and seconds of heap work, and the count of such a run is off by at
+//! most one token per cut. Text with no safe cut in [`MAX_CHUNK_BYTES`] is cut there anyway.
 
 use std::sync::Arc;
 
@@ -85,6 +95,56 @@ impl BpeEstimator {
     }
 }
 
+/// Runs of one class (whitespace or not) longer than this are cut into pieces of this size.
+pub const MAX_RUN_BYTES: usize = 1024;
+/// Ordinary text goes to the BPE in chunks of about this size, cut where the count stays exact.
+pub const CHUNK_BYTES: usize = 64 * 1024;
+/// A chunk with no exact cut is cut at this size.
+pub const MAX_CHUNK_BYTES: usize = 256 * 1024;
+
+/// The bounds of the pieces handed to the BPE.
+#[derive(Debug, Clone, Copy)]
+struct PieceLimits {
+    run: usize,
+    chunk: usize,
+    max_chunk: usize,
+}
+
+const LIMITS: PieceLimits = PieceLimits { run: MAX_RUN_BYTES, chunk: CHUNK_BYTES, max_chunk: MAX_CHUNK_BYTES };
+
+/// Calls `each` with consecutive pieces of `text` (together, the whole text), each at most
+/// `max_chunk` bytes plus one character, and no run of one class longer than `run` bytes.
+fn for_each_piece(text: &str, limits: PieceLimits, mut each: impl FnMut(&str)) {
+    let mut chunk_start = 0;
+    let mut run_start = 0;
+    let mut prev: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        let space = c.is_whitespace();
+        let mut cut = false;
+        if let Some(p) = prev {
+            let prev_space = p.is_whitespace();
+            if prev_space == space {
+                cut = i - run_start.max(chunk_start) >= limits.run;
+            } else {
+                run_start = i;
+                // No pre-token spans a word followed by a space or tab, nor a line break
+                // followed by a word.
+                let exact = if space { c != '\r' && c != '\n' } else { p == '\r' || p == '\n' };
+                cut = exact && i - chunk_start >= limits.chunk;
+            }
+            cut |= i - chunk_start >= limits.max_chunk;
+        }
+        if cut {
+            each(&text[chunk_start..i]);
+            chunk_start = i;
+        }
+        prev = Some(c);
+    }
+    if chunk_start < text.len() {
+        each(&text[chunk_start..]);
+    }
+}
+
 impl TokenEstimator for BpeEstimator {
     fn name(&self) -> &'static str {
         match self.encoding {
@@ -97,7 +157,12 @@ impl TokenEstimator for BpeEstimator {
             Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
         };
-        bpe.encode_ordinary(text).len() as u64
+        if text.len() <= MAX_RUN_BYTES {
+            return bpe.encode_ordinary(text).len() as u64;
+        }
+        let mut n = 0;
+        for_each_piece(text, LIMITS, |piece| n += bpe.encode_ordinary(piece).len() as u64);
+        n
     }
 }
 
@@ -166,6 +231,65 @@ mod tests {
         assert_eq!(BpeEstimator::for_model("anthropic:claude-sonnet-4-5").encoding(), Encoding::Cl100kBase);
         let n = BpeEstimator::new(Encoding::Cl100kBase).count_text("hello world");
         assert_eq!(n, 2);
+    }
+
+    fn mixed_text(bytes: usize) -> String {
+        let para = "The quick brown fox jumps over the lazy dog; fn main() { println!(\"{}\", 42); }\n\
+                    \tlet spine = Runtime::new(hooks, tools).await?;  // comments, code   and prose 你好 🌍\n\n\
+                    It's 3.14159 they've said!\r\n    indented  line\n";
+        para.repeat(bytes / para.len() + 1)
+    }
+
+    #[test]
+    fn pieces_cover_the_text_and_bound_every_run() {
+        let limits = PieceLimits { run: 16, chunk: 64, max_chunk: 256 };
+        let text = format!("{}{}{}", mixed_text(2000), "x".repeat(1000), " ".repeat(300));
+        let mut joined = String::new();
+        let mut longest_run = 0;
+        for_each_piece(&text, limits, |p| {
+            assert!(p.len() <= 256 + 4, "piece of {} bytes", p.len());
+            longest_run = longest_run.max(p.split_whitespace().map(str::len).max().unwrap_or(0));
+            joined.push_str(p);
+        });
+        assert_eq!(joined, text);
+        assert!(longest_run <= 16, "a run of {longest_run} bytes reached the BPE");
+    }
+
+    #[test]
+    fn chunked_bpe_count_of_ordinary_text_is_exact() {
+        let limits = PieceLimits { run: 1024, chunk: 64, max_chunk: 1 << 20 };
+        let text = mixed_text(20_000);
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let bpe = match enc {
+                Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+                Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            };
+            let whole = bpe.encode_ordinary(&text).len() as u64;
+            let mut pieces = 0;
+            let mut chunked = 0;
+            for_each_piece(&text, limits, |p| {
+                pieces += 1;
+                chunked += bpe.encode_ordinary(p).len() as u64;
+            });
+            assert!(pieces > 100, "the text was cut ({pieces} pieces)");
+            assert_eq!(chunked, whole, "{enc:?}");
+            assert_eq!(BpeEstimator::new(enc).count_text(&text), whole, "{enc:?}");
+        }
+    }
+
+    #[test]
+    fn an_unbroken_word_is_counted_in_bounded_pieces_within_one_token_per_cut() {
+        let word: String = (0..64 * 1024).map(|i: usize| char::from(b'a' + ((i * 7 + i / 26) % 26) as u8)).collect();
+        for enc in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let bpe = match enc {
+                Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+                Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            };
+            let exact = bpe.encode_ordinary(&word).len() as u64;
+            let n = BpeEstimator::new(enc).count_text(&word);
+            let cuts = (word.len() / MAX_RUN_BYTES) as u64;
+            assert!(n.abs_diff(exact) <= cuts, "{enc:?}: {n} vs exact {exact} with {cuts} cuts");
+        }
     }
 
     #[test]

@@ -6,6 +6,11 @@
 //! publishes it only while the claim holds — so a worker that lost its claim cannot add a
 //! second terminal report. Later terminal reports are dropped.
 //!
+//! A duplicate delivery of a finished item sends the stored terminal report again: always for
+//! a new message of the item (it was submitted again), only when the reports lack it for a
+//! redelivery of the same message — so a crash or an expired lease never shows a completion
+//! twice, and a worker that died between storing and publishing still gets it out.
+//!
 //! When the item was canceled for shutdown (it will be redelivered), the sink drops
 //! `execution_canceled`: the redelivery reports the item, not the worker that gave it up.
 
@@ -24,9 +29,19 @@ enum Msg {
     /// A new report.
     Report(Report),
     /// A stored terminal report, sent again (duplicate delivery).
-    Republish(Report),
+    Republish(Report, Republish),
     /// No more reports.
     Close,
+}
+
+/// When a duplicate delivery of a finished item publishes its stored terminal report again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Republish {
+    /// Always: a new message for the item (submitted again), whose submitter waits for a report.
+    Always,
+    /// Only when the item's reports lack it: the same message delivered again (its lease ran
+    /// out, or its worker died after storing the report), whose report normally is out already.
+    IfMissing,
 }
 
 /// The sink of one delivery's reports.
@@ -94,9 +109,9 @@ impl MailboxSink {
         &self.identity
     }
 
-    /// Sends a stored terminal report again.
-    pub fn republish(&self, report: Report) {
-        let _ = self.tx.send(Msg::Republish(report));
+    /// Sends a stored terminal report again, as `when` says.
+    pub fn republish(&self, report: Report, when: Republish) {
+        let _ = self.tx.send(Msg::Republish(report, when));
     }
 
     /// Publishes a report the collector does not build (agent-program answers, close reports),
@@ -137,10 +152,23 @@ async fn publish_loop(mailbox: Arc<dyn Mailbox>, claim: Claim, mut rx: mpsc::Unb
     while let Some(msg) = rx.recv().await {
         let report = match msg {
             Msg::Close => break,
-            Msg::Republish(report) => {
+            Msg::Republish(report, Republish::Always) => {
                 terminal_seen = true;
                 out.terminal = Some(report.clone());
                 report
+            }
+            Msg::Republish(report, Republish::IfMissing) => {
+                terminal_seen = true;
+                match mailbox.republish_terminal(&report).await {
+                    Ok(Some(p)) => {
+                        out.count += 1;
+                        pending.push(p);
+                    }
+                    Ok(None) => {}
+                    Err(e) => out.errors.push(e),
+                }
+                out.terminal = Some(report);
+                continue;
             }
             Msg::Report(report) => {
                 if report.body.is_terminal() {

@@ -5,6 +5,7 @@
 //! | `lease_ms` (`ack_wait_ms`) | both | how long a delivery may stay unacknowledged (and without keep-alive) before it is redelivered | 30000 |
 //! | `max_deliver` | both | deliveries before an item is dead-lettered | 5 |
 //! | `prefix` | nats | prefix of subjects, streams and the consumer | `spine` |
+//! | `connect_wait_ms` | nats | how long the first connection is retried, with backoff, while the server is unreachable | 0 (one attempt); `spine worker`: 30000 |
 //!
 //! Example: `sqlite:./spine.db?lease_ms=2000`, `nats://127.0.0.1:4222?prefix=ci&max_deliver=3`.
 
@@ -17,6 +18,21 @@ use thiserror::Error;
 
 use crate::mailbox::sqlite::{SqliteMailbox, SqliteOptions};
 use crate::mailbox::{Mailbox, MailboxError};
+
+/// A failed first connection attempt that will be retried (see `connect_wait_ms`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectRetry {
+    /// The server URL.
+    pub url: String,
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// Why it failed.
+    pub error: String,
+    /// The pause before the next attempt.
+    pub retry_in: Duration,
+    /// What is left of the connect wait.
+    pub remaining: Duration,
+}
 
 /// A mailbox URL that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -51,6 +67,17 @@ pub enum MailboxUrl {
 impl MailboxUrl {
     /// Opens the mailbox (creating the file, or the streams, when missing).
     pub async fn open(&self) -> Result<Arc<dyn Mailbox>, MailboxError> {
+        self.open_observed(&|_| {}).await
+    }
+
+    /// [`MailboxUrl::open`], telling `observe` of each failed connection attempt that is
+    /// retried (NATS with `connect_wait_ms`; SQLite opens a file and never retries).
+    pub async fn open_observed(
+        &self,
+        observe: &(dyn Fn(&ConnectRetry) + Send + Sync),
+    ) -> Result<Arc<dyn Mailbox>, MailboxError> {
+        #[cfg(not(feature = "nats"))]
+        let _ = observe;
         match self {
             MailboxUrl::Sqlite { path, options } => {
                 let (path, options) = (path.clone(), *options);
@@ -62,7 +89,20 @@ impl MailboxUrl {
             }
             #[cfg(feature = "nats")]
             MailboxUrl::Nats { url, options } => {
-                Ok(Arc::new(crate::mailbox::nats::NatsMailbox::connect(url, options.clone()).await?))
+                Ok(Arc::new(crate::mailbox::nats::NatsMailbox::connect_observed(url, options.clone(), observe).await?))
+            }
+        }
+    }
+
+    /// Sets how long the first connection is retried when the URL does not say
+    /// (`connect_wait_ms`); SQLite URLs are unchanged.
+    pub fn with_default_connect_wait(self, wait: Duration) -> Self {
+        match self {
+            MailboxUrl::Sqlite { .. } => self,
+            #[cfg(feature = "nats")]
+            MailboxUrl::Nats { url, mut options } => {
+                options.connect_wait = options.connect_wait.or(Some(wait));
+                MailboxUrl::Nats { url, options }
             }
         }
     }
@@ -89,6 +129,7 @@ impl FromStr for MailboxUrl {
         let mut lease = None;
         let mut max_deliver = None;
         let mut prefix = None;
+        let mut connect_wait = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').ok_or_else(|| fail(format!("option `{pair}` has no value")))?;
             match key {
@@ -108,8 +149,15 @@ impl FromStr for MailboxUrl {
                     max_deliver = Some(n);
                 }
                 "prefix" => prefix = Some(value.to_owned()),
+                "connect_wait_ms" => {
+                    let ms: u64 =
+                        value.parse().map_err(|_| fail(format!("connect_wait_ms must be a number, got `{value}`")))?;
+                    connect_wait = Some(Duration::from_millis(ms));
+                }
                 other => {
-                    return Err(fail(format!("unknown option `{other}` (lease_ms, max_deliver, prefix)")));
+                    return Err(fail(format!(
+                        "unknown option `{other}` (lease_ms, max_deliver, prefix, connect_wait_ms)"
+                    )));
                 }
             }
         }
@@ -120,6 +168,9 @@ impl FromStr for MailboxUrl {
             }
             if prefix.is_some() {
                 return Err(fail("`prefix` applies to nats:// mailboxes only".into()));
+            }
+            if connect_wait.is_some() {
+                return Err(fail("`connect_wait_ms` applies to nats:// mailboxes only".into()));
             }
             let defaults = SqliteOptions::default();
             return Ok(MailboxUrl::Sqlite {
@@ -140,6 +191,7 @@ impl FromStr for MailboxUrl {
                         prefix: prefix.unwrap_or(defaults.prefix),
                         ack_wait: lease.unwrap_or(defaults.ack_wait),
                         max_deliver: max_deliver.unwrap_or(defaults.max_deliver),
+                        connect_wait,
                     },
                 });
             }
@@ -178,5 +230,23 @@ mod tests {
         assert_eq!(options.prefix, "t1");
         assert_eq!(options.ack_wait, Duration::from_millis(700));
         assert_eq!(options.max_deliver, 5);
+        assert_eq!(options.connect_wait, None);
+    }
+
+    #[cfg(feature = "nats")]
+    #[test]
+    fn connect_wait_is_a_nats_option_and_the_url_wins_over_a_default() {
+        let url: MailboxUrl = "nats://127.0.0.1:4222?connect_wait_ms=2500".parse().expect("parses");
+        let MailboxUrl::Nats { options, .. } = url.with_default_connect_wait(Duration::from_secs(30)) else {
+            panic!("nats")
+        };
+        assert_eq!(options.connect_wait, Some(Duration::from_millis(2500)));
+        let url: MailboxUrl = "nats://127.0.0.1:4222".parse().expect("parses");
+        let MailboxUrl::Nats { options, .. } = url.with_default_connect_wait(Duration::from_secs(30)) else {
+            panic!("nats")
+        };
+        assert_eq!(options.connect_wait, Some(Duration::from_secs(30)));
+        assert!("sqlite:x.db?connect_wait_ms=10".parse::<MailboxUrl>().is_err());
+        assert!("nats://h:1?connect_wait_ms=soon".parse::<MailboxUrl>().is_err());
     }
 }

@@ -11,7 +11,8 @@
 //! 1. decode the identity (the item id, else the delivery id) and compute the attempt:
 //!    the envelope's `attempt_no` + deliveries − 1;
 //! 2. register as running, then claim the execution ([`Mailbox::begin`]):
-//!    `Done` → re-publish the stored terminal report (a duplicate delivery never runs twice);
+//!    `Done` → re-publish the stored terminal report (a duplicate delivery never runs twice;
+//!    a redelivery of the same message re-publishes it only when the reports lack it);
 //!    `Busy` → nack with a delay; `CancelRequested` → report `execution_canceled`;
 //!    `Run` → dead-letter it if its deliveries ran out, else reject it (malformed,
 //!    unsupported) or run its flow;
@@ -40,7 +41,7 @@ use crate::flows::{self, ItemContext};
 use crate::mailbox::{Begin, Claim, Delivery, Lease, LeaseStatus, Mailbox, MailboxError};
 use crate::running::{CancelReason, Cancellation, RunningItems};
 use crate::shutdown::Shutdown;
-use crate::sink::{Published, Publisher};
+use crate::sink::{Published, Publisher, Republish};
 
 /// The worker could not start.
 #[derive(Debug, Error)]
@@ -288,7 +289,9 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
     };
     let settle = match begin {
         Begin::Done(report) => {
-            ctx.sink.republish(*report);
+            // A redelivery of the same message re-publishes only what is missing.
+            let when = if delivery_count > 1 { Republish::IfMissing } else { Republish::Always };
+            ctx.sink.republish(*report, when);
             Settle::Normal
         }
         Begin::CancelRequested => {

@@ -1,17 +1,22 @@
 //! `spine worker`: lease items from a mailbox, run them through the pipeline, publish reports.
 //! Resolves the mailbox URL, the workspace (`--cwd`), and the settings before anything runs
-//! (exit 2 on a bad one); stops gracefully on SIGTERM or Ctrl-C (a second signal exits 130).
+//! (exit 2 on a bad one); waits for an unreachable NATS server for the URL's `connect_wait_ms`
+//! (default 30 s, one stderr line per failed attempt with `-v`) before failing; stops gracefully on SIGTERM or Ctrl-C (a second signal exits 130).
 //! Worker warnings go to stderr (`SPINE_LOG` sets the filter, default `warn`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use spine_worker::shutdown::{self, ShutdownTrigger};
+use spine_worker::url::ConnectRetry;
 use spine_worker::{Environment, MailboxUrl, Worker, WorkerConfig};
 
 use super::context;
 use crate::cli::WorkerArgs;
 use crate::error::{config, exit};
+
+/// How long a NATS worker retries its first connection when the URL has no `connect_wait_ms`.
+const DEFAULT_CONNECT_WAIT: Duration = Duration::from_secs(30);
 
 /// Runs `spine worker`.
 pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
@@ -43,7 +48,22 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     for warning in &env.warnings {
         eprintln!("warning: {warning}");
     }
-    let mailbox = url.open().await.map_err(|e| anyhow::anyhow!("cannot open the mailbox: {e}"))?;
+    // A worker started before its broker waits for it (a supervisor would otherwise loop).
+    let url = url.with_default_connect_wait(DEFAULT_CONNECT_WAIT);
+    let verbose = args.verbose;
+    let log_retry = move |r: &ConnectRetry| {
+        if verbose {
+            eprintln!(
+                "spine worker: cannot connect to {} (attempt {}: {}); retrying in {} ms ({} ms left)",
+                r.url,
+                r.attempt,
+                r.error,
+                r.retry_in.as_millis(),
+                r.remaining.as_millis()
+            );
+        }
+    };
+    let mailbox = url.open_observed(&log_retry).await.map_err(|e| anyhow::anyhow!("cannot open the mailbox: {e}"))?;
     let mut worker_config = WorkerConfig::new(url.lease());
     worker_config.concurrency = args.concurrency;
     worker_config.once = args.once;

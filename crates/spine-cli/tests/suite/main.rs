@@ -4,6 +4,7 @@ mod support;
 
 mod cancel;
 mod hooks;
+mod load;
 mod pipes;
 mod providers;
 mod run;

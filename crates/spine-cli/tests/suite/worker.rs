@@ -11,12 +11,13 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-#[derive(Clone, Copy)]
-enum Backend {
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Backend {
     Sqlite,
     Nats,
 }
 
+#[macro_export]
 macro_rules! both_backends {
     ($($name:ident),* $(,)?) => {
         $(
@@ -41,7 +42,7 @@ both_backends!(
     submit_refuses_an_over_long_or_multi_line_item_id_even_unvalidated,
 );
 
-fn mailbox_url(sandbox: &Sandbox, backend: Backend, options: &str) -> String {
+pub(crate) fn mailbox_url(sandbox: &Sandbox, backend: Backend, options: &str) -> String {
     match backend {
         Backend::Sqlite => format!("sqlite:{}?{options}", sandbox.dir.path().join("mailbox.db").display()),
         Backend::Nats => {
@@ -55,7 +56,7 @@ fn mailbox_url(sandbox: &Sandbox, backend: Backend, options: &str) -> String {
     }
 }
 
-fn example(item_id: &str) -> Value {
+pub(crate) fn example(item_id: &str) -> Value {
     spine_protocol::assignment::example_item(item_id)
 }
 
@@ -77,7 +78,7 @@ fn methods(reports: &[Value]) -> Vec<&str> {
     reports.iter().filter_map(|r| r["method_id"].as_str()).collect()
 }
 
-fn is_terminal(r: &Value) -> bool {
+pub(crate) fn is_terminal(r: &Value) -> bool {
     matches!(
         r["method_id"].as_str(),
         Some(
@@ -92,7 +93,7 @@ fn is_terminal(r: &Value) -> bool {
 }
 
 /// A `spine worker` process.
-fn spawn_worker(sandbox: &Sandbox, url: &str, extra: &[&str]) -> Child {
+pub(crate) fn spawn_worker(sandbox: &Sandbox, url: &str, extra: &[&str]) -> Child {
     let bin = assert_cmd::cargo::cargo_bin("spine");
     Command::new(bin)
         .args(["worker", "--mailbox", url, "--concurrency", "2"])

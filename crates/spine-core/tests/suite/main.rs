@@ -5,6 +5,7 @@ mod support;
 
 mod cancellation;
 mod engine;
+mod memory;
 mod permission;
 mod pipeline;
 mod post_tool_use;

@@ -175,6 +175,8 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
     let values: Vec<Value> =
         payload.context_messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect();
     let transcript = normalize_transcript(&values).map_err(ExecutionError::Validation)?;
+    // The transcript owns its copy of the text; the request keeps one more, not three.
+    drop(values);
     let (skills, issues) = SkillCatalog::scan(&env.skill_roots);
     for issue in issues {
         ctx.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);

@@ -250,6 +250,14 @@ pub trait Mailbox: Send + Sync + 'static {
     /// item keep the order of the `publish` calls.
     async fn publish(&self, report: &Report) -> Result<PendingPublish, MailboxError>;
 
+    /// Publishes an item's stored terminal report again — a duplicate delivery of a finished
+    /// item, whose first worker may have died between storing and publishing it — unless the
+    /// item's reports already hold it, so that every item keeps exactly one terminal report.
+    /// `None` when it was already there.
+    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
+        self.publish(report).await.map(Some)
+    }
+
     /// Items given up after their last delivery, oldest first.
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError>;
 

@@ -9,6 +9,10 @@
 //! | executions | `P_EXEC` | `p.exec.<item>` | limits, 8 per subject: the idempotency store (claim, cancel flag, terminal report per attempt), updated with compare-and-set (`Nats-Expected-Last-Subject-Sequence`) |
 //! | dead letters | `P_DEAD` | `p.dead.<item>` | limits: items that exhausted their deliveries, with the reason in the `Spine-Dead-Reason` header |
 //!
+//! The first connection is retried with backoff (100 ms doubling to 2 s) for the URL's
+//! `connect_wait_ms` when the server is unreachable, so that a worker started before its broker
+//! waits for it instead of exiting; later disconnections are handled by the client.
+//!
 //! Cancellation signals are core NATS messages on `p.cancel` (every worker subscribes).
 //! Streams and the consumer are created when missing. `<item>` is the item id with every byte
 //! outside `[A-Za-z0-9_-]` written `=XX`.
@@ -39,6 +43,8 @@ use sha2::{Digest, Sha256};
 use spine_protocol::report::Report;
 use tokio::sync::Mutex;
 
+use crate::url::ConnectRetry;
+
 use super::{
     Begin, CancelSignal, CancelState, Claim, DeadLetter, Delivery, Lease, LeaseStatus, Mailbox, MailboxError,
     PendingPublish, ReportQuery,
@@ -56,11 +62,65 @@ pub struct NatsOptions {
     pub ack_wait: Duration,
     /// Deliveries before an item is dead-lettered.
     pub max_deliver: u32,
+    /// How long the first connection is retried (with backoff) while the server is unreachable;
+    /// `None` when the URL does not say (one attempt, unless the caller sets a default).
+    pub connect_wait: Option<Duration>,
 }
 
 impl Default for NatsOptions {
     fn default() -> Self {
-        NatsOptions { prefix: "spine".to_owned(), ack_wait: Duration::from_secs(30), max_deliver: 5 }
+        NatsOptions {
+            prefix: "spine".to_owned(),
+            ack_wait: Duration::from_secs(30),
+            max_deliver: 5,
+            connect_wait: None,
+        }
+    }
+}
+
+/// The first pause between connection attempts; it doubles up to [`MAX_CONNECT_BACKOFF`].
+const FIRST_CONNECT_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest pause between connection attempts.
+const MAX_CONNECT_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Connects to the server, retrying with backoff for `options.connect_wait`; `observe` hears of
+/// every failed attempt that is followed by another.
+async fn connect_with_retry(
+    url: &str,
+    options: &NatsOptions,
+    observe: &(dyn Fn(&ConnectRetry) + Send + Sync),
+) -> Result<async_nats::Client, MailboxError> {
+    let wait = options.connect_wait.unwrap_or(Duration::ZERO);
+    let started = tokio::time::Instant::now();
+    let mut backoff = FIRST_CONNECT_BACKOFF;
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let error = match async_nats::ConnectOptions::new()
+            .connection_timeout(Duration::from_secs(3))
+            .name("spine-worker")
+            .connect(url)
+            .await
+        {
+            Ok(client) => return Ok(client),
+            Err(e) => e.to_string(),
+        };
+        let remaining = wait.saturating_sub(started.elapsed());
+        if remaining.is_zero() {
+            let message = if wait.is_zero() {
+                format!("cannot connect: {error}")
+            } else {
+                format!(
+                    "cannot connect within connect_wait_ms={} ({attempt} attempts; last: {error})",
+                    wait.as_millis()
+                )
+            };
+            return Err(MailboxError::Nats { url: url.to_owned(), message });
+        }
+        let pause = backoff.min(remaining);
+        observe(&ConnectRetry { url: url.to_owned(), attempt, error, retry_in: pause, remaining });
+        tokio::time::sleep(pause).await;
+        backoff = (backoff * 2).min(MAX_CONNECT_BACKOFF);
     }
 }
 
@@ -160,18 +220,23 @@ struct Inner {
 impl NatsMailbox {
     /// Connects and creates the streams and the consumer when missing.
     pub async fn connect(url: &str, options: NatsOptions) -> Result<Self, MailboxError> {
+        Self::connect_observed(url, options, &|_| {}).await
+    }
+
+    /// [`NatsMailbox::connect`], retrying the first connection for `options.connect_wait` and
+    /// telling `observe` of each failed attempt before the next.
+    pub async fn connect_observed(
+        url: &str,
+        options: NatsOptions,
+        observe: &(dyn Fn(&ConnectRetry) + Send + Sync),
+    ) -> Result<Self, MailboxError> {
         let err = |m: String| MailboxError::Nats { url: url.to_owned(), message: m };
         if options.prefix.is_empty()
             || !options.prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         {
             return Err(err(format!("invalid prefix `{}` (use letters, digits, `-`, `_`)", options.prefix)));
         }
-        let client = async_nats::ConnectOptions::new()
-            .connection_timeout(Duration::from_secs(3))
-            .name("spine-worker")
-            .connect(url)
-            .await
-            .map_err(|e| err(format!("cannot connect: {e}")))?;
+        let client = connect_with_retry(url, &options, observe).await?;
         let js = jetstream::ContextBuilder::new().max_ack_inflight(20_000).build(client.clone());
         let names = Names::new(&options.prefix);
         let create = |name: &str, subjects: Vec<String>, retention: RetentionPolicy, per_subject: i64| stream::Config {
@@ -532,6 +597,30 @@ impl Mailbox for NatsMailbox {
             .map_ok(drop)
             .map_err(move |e| MailboxError::Nats { url, message: format!("report: {e}") })
             .boxed())
+    }
+
+    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
+        // The terminal report is the last one of its item: published already when the item's
+        // last report is terminal.
+        let subject = format!("{}.{}", self.inner.names.reports_prefix, subject_token(&report.mailbox_item_id));
+        match self.inner.reports.get_last_raw_message_by_subject(&subject).await {
+            Ok(m) => {
+                let last: Report = serde_json::from_slice(&m.payload)
+                    .map_err(|e| MailboxError::Corrupt(format!("report of {}: {e}", report.mailbox_item_id)))?;
+                if last.body.is_terminal() {
+                    return Ok(None);
+                }
+            }
+            Err(e) => match e.kind() {
+                stream::LastRawMessageErrorKind::NoMessageFound => {}
+                stream::LastRawMessageErrorKind::InvalidSubject
+                | stream::LastRawMessageErrorKind::JetStream(_)
+                | stream::LastRawMessageErrorKind::Other => {
+                    return Err(self.error(format!("reports of {}: {e}", report.mailbox_item_id)));
+                }
+            },
+        }
+        self.publish(report).await.map(Some)
     }
 
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {

@@ -508,6 +508,28 @@ impl Mailbox for SqliteMailbox {
         Ok(Box::pin(async { Ok(()) }))
     }
 
+    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
+        let text = to_json(report)?;
+        let item = report.mailbox_item_id.clone();
+        let inserted = self
+            .call(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let present = tx
+                    .prepare_cached("SELECT 1 FROM reports WHERE item_id = ?1 AND body = ?2")?
+                    .query_row(params![item, text], |_| Ok(()))
+                    .optional()?
+                    .is_some();
+                if !present {
+                    tx.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?
+                        .execute(params![item, text])?;
+                }
+                tx.commit()?;
+                Ok(!present)
+            })
+            .await?;
+        Ok(inserted.then(|| Box::pin(async { Ok(()) }) as PendingPublish))
+    }
+
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
         self.call(|c| {
             let mut st =

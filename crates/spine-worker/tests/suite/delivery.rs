@@ -8,6 +8,7 @@ use crate::support::*;
 
 both_backends!(
     a_duplicate_delivery_republishes_the_terminal_report_and_runs_the_work_once,
+    a_redelivery_after_the_terminal_report_was_stored_and_published_adds_no_second_one,
     an_expired_lease_is_redelivered_with_the_next_attempt_no,
     an_item_past_its_last_delivery_is_dead_lettered_and_reported,
     shutdown_cancels_in_flight_items_silently_and_they_are_redelivered,
@@ -28,6 +29,42 @@ async fn a_duplicate_delivery_republishes_the_terminal_report_and_runs_the_work_
     assert_eq!(terminals.len(), 2, "the duplicate re-published the terminal report: {:?}", methods(&reports));
     assert_eq!(terminals[0], terminals[1], "the very same report, protocol_message_id included");
     assert_eq!(reports.iter().filter(|r| r.body.method_id() == "execution_started").count(), 1);
+}
+
+async fn a_redelivery_after_the_terminal_report_was_stored_and_published_adds_no_second_one(backend: Backend) {
+    let h = Harness::with_options(backend, "lease_ms=400").await;
+    // A terminal report to store: the one of an item run normally.
+    h.submit(&example("template")).await;
+    h.run_once(1).await;
+    let template = h.reports(Some("template")).await.into_iter().find(|r| r.body.is_terminal()).expect("terminal");
+
+    // A worker leases the item, stores and publishes its terminal report, and dies before
+    // acknowledging the delivery.
+    h.submit(&example("again")).await;
+    let other = h.connect().await;
+    let mut leased = other.lease(1, Duration::from_secs(5)).await.expect("lease");
+    assert_eq!(leased.len(), 1);
+    let delivery = leased.remove(0);
+    let mut claim = spine_worker::mailbox::Claim {
+        item_id: "again".into(),
+        attempt_no: 1,
+        delivery_id: delivery.delivery_id.clone(),
+        worker_id: "dies-before-ack".into(),
+        version: 0,
+    };
+    assert_eq!(other.begin(&mut claim).await.expect("begin"), spine_worker::mailbox::Begin::Run);
+    let report = spine_protocol::report::Report { mailbox_item_id: "again".into(), ..template };
+    let pending = other.finish(&claim, &report).await.expect("finish").expect("the claim holds");
+    pending.await.expect("published");
+    drop(delivery);
+    drop(other);
+
+    // The redelivery finds the item done and its report out: nothing more is published.
+    h.run_once(1).await;
+    let reports = h.reports(Some("again")).await;
+    let terminals: Vec<_> = reports.iter().filter(|r| r.body.is_terminal()).collect();
+    assert_eq!(terminals.len(), 1, "one terminal report: {:?}", methods(&reports));
+    assert_eq!(terminals[0], &report);
 }
 
 async fn an_expired_lease_is_redelivered_with_the_next_attempt_no(backend: Backend) {
