@@ -16,7 +16,9 @@
 //! - [`stages`]: `prepare_turn`, `review_tool_call`, `project_tool_result`, `finalize_output`…
 //! - [`runner`]: the agent loop; [`runner`]'s `call` module is the path of one tool call.
 //! - [`session`], [`trace`], [`observer`]: the transcript file, the trace, live events.
+//! - [`config_file`]: bounded, type-checked reading of configuration files named by path.
 
+pub mod config_file;
 pub mod hooks;
 pub mod model;
 pub mod observer;

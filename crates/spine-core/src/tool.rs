@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -53,6 +54,14 @@ pub trait Tool: Send + Sync + 'static {
             Some(Value::String(path)) => vec![path.clone()],
             _ => Vec::new(),
         }
+    }
+
+    /// How long one call may run. The runner stops a call that runs longer: it cancels the
+    /// call's [`ToolContext::cancel`] token, gives the tool a short grace to stop, and answers
+    /// with a `timeout` error. `None` (the default) sets no limit of the runner's own; tools
+    /// that keep their own time limit (Bash's `timeout` argument) leave it so.
+    fn time_limit(&self) -> Option<Duration> {
+        None
     }
 
     /// Runs the tool.
@@ -134,7 +143,8 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// The working directory.
     pub cwd: PathBuf,
-    /// Canceled when the run is canceled; tools stop and kill what they started.
+    /// Canceled when the run is canceled, or when the call outlives the tool's
+    /// [`Tool::time_limit`]; tools stop and kill what they started.
     pub cancel: CancellationToken,
     /// A file of `export NAME=value` lines (written by SessionStart hooks) applied to the
     /// environment of commands the tool runs.

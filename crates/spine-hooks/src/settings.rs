@@ -14,12 +14,17 @@
 //! The shape is Claude Code's, so a `.claude/settings.json` passed with `--settings` works as it
 //! is: keys spine does not use are ignored with a note (shown with `-v`), never an error. A
 //! malformed value is an error naming the file, the JSON path and the reason.
+//!
+//! A settings file must be a regular file of at most 4 MiB
+//! ([`CONFIG_FILE_CAP`](spine_core::config_file::CONFIG_FILE_CAP)): a FIFO, socket, device or
+//! directory in its place is an error naming the file (`(file)`: why), never a hang.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+use spine_core::config_file::{CONFIG_FILE_CAP, read_config_file};
 use spine_core::skills::SkillRootKind;
 use spine_core::stages::compact_context::CompactStrategy;
 use spine_protocol::permission::PermissionMode;
@@ -252,9 +257,7 @@ impl Settings {
             {
                 continue;
             }
-            if path.is_file() {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| SettingsError::at(&origin, "(file)", format!("cannot read: {e}")))?;
+            if let Some(text) = read_settings_file(&origin, path, Missing::Skip)? {
                 layers.push(parse_layer(origin, &text)?);
             }
         }
@@ -419,9 +422,28 @@ fn read_cli(index: usize, arg: &str) -> Result<SettingsLayer, SettingsError> {
     }
     let path = PathBuf::from(arg);
     let origin = Origin::Cli { index, path: Some(path.clone()) };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| SettingsError::at(&origin, "(file)", format!("cannot read: {e}")))?;
+    let text = read_settings_file(&origin, &path, Missing::Fail)?.unwrap_or_default();
     parse_layer(origin, &text)
+}
+
+/// What a settings file that does not exist means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// Nothing (a discovered location): `Ok(None)`.
+    Skip,
+    /// An error (a file named with `--settings`).
+    Fail,
+}
+
+/// Reads one settings file: a regular file of at most [`CONFIG_FILE_CAP`] bytes, opened
+/// without blocking and checked by descriptor, so a FIFO, a socket or a device (`/dev/zero`)
+/// is refused instead of hanging the run or filling memory.
+fn read_settings_file(origin: &Origin, path: &Path, missing: Missing) -> Result<Option<String>, SettingsError> {
+    match read_config_file(path, CONFIG_FILE_CAP) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() && missing == Missing::Skip => Ok(None),
+        Err(e) => Err(SettingsError::at(origin, "(file)", e.to_string())),
+    }
 }
 
 fn parse_layer(origin: Origin, text: &str) -> Result<SettingsLayer, SettingsError> {

@@ -54,6 +54,10 @@ impl Tool for EditTool {
         Some("file_path")
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let file_path = args::string(args, "file_path")?;
         let old = args::string(args, "old_string")?;

@@ -57,6 +57,10 @@ impl Tool for GlobTool {
         Some("path")
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let pattern = args::string(args, "pattern")?;
         let path_arg = args::opt_string(args, "path")?;

@@ -148,6 +148,10 @@ impl Tool for GrepTool {
         Some("path")
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let pattern = args::string(args, "pattern")?;
         let mode = Mode::parse(args::opt_string(args, "output_mode")?)?;

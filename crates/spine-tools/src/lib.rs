@@ -5,7 +5,9 @@
 //! `additionalProperties: false`), an effect, argument normalisation, the workspace paths it
 //! touches, an executor and a projector. File tools never touch a path outside the workspace:
 //! paths are normalised before hooks see them and resolved again (symlinks followed) before
-//! any I/O, outside paths failing with `permission_denied`.
+//! any I/O, outside paths failing with `permission_denied`. File tools (and the memory tools)
+//! run under [`FILE_TOOL_TIME_LIMIT`] (60 s), applied by the runner; [`TimeLimited`] sets
+//! another limit on any tool.
 //!
 //! # Layout
 //!
@@ -47,6 +49,7 @@ mod paths;
 pub mod processes;
 pub mod read;
 mod ring;
+mod time_limit;
 mod walk;
 pub mod web;
 pub mod write;
@@ -57,7 +60,9 @@ pub use edit::EditTool;
 pub use families::{FamilyConfig, FamilyHandles, register_families};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use paths::FILE_TOOL_TIME_LIMIT;
 pub use read::ReadTool;
+pub use time_limit::TimeLimited;
 pub use write::WriteTool;
 
 /// The built-in tools: Read, Write, Edit, Glob, Grep, Bash, calculator (in that order).

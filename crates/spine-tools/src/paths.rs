@@ -9,13 +9,19 @@
 //! - The resolved path is then opened race-free beneath the workspace root
 //!   (`spine_core::workspace::open`): that open is the enforcement. [`open_error`] maps its
 //!   errors: an escape (a symlink swapped in after the check) is `permission_denied`.
+//! - [`FILE_TOOL_TIME_LIMIT`]: the time limit every file tool declares.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use spine_core::tool::ToolContext;
 use spine_core::workspace::BoundaryError;
 use spine_core::workspace::open::OpenError;
 use spine_protocol::tool::{ErrorCode, ToolError};
+
+/// How long one call of a file tool (Read, Write, Edit, Glob, Grep, the memory tools) may run
+/// before the runner stops it with a `timeout` error: 60 s.
+pub const FILE_TOOL_TIME_LIMIT: Duration = Duration::from_secs(60);
 
 /// Resolves `path` for access and checks it lies inside the workspace.
 pub(crate) fn confine(ctx: &ToolContext, path: &str) -> Result<PathBuf, ToolError> {

@@ -47,6 +47,10 @@ impl Tool for WriteTool {
         Some("file_path")
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let file_path = args::string(args, "file_path")?;
         let content = args::string(args, "content")?;

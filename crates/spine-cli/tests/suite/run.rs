@@ -349,3 +349,58 @@ fn a_bad_model_flag_is_still_reported_as_model_flag() {
     assert!(err.contains("--model: "), "{err}");
     assert!(!err.contains("settings.json"), "{err}");
 }
+
+/// Makes a FIFO at `path` (with its parents).
+fn mkfifo(path: &std::path::Path) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// `spine run` with `args`, killed if it has not ended within 30 s (a liveness bound: a hang
+/// fails the test instead of the CI job).
+fn run_bounded(s: &Sandbox, args: &[&str]) -> std::process::Output {
+    let script = s.script(read_then_answer());
+    let mut cmd = s.spine();
+    cmd.arg("run").arg("-p").arg("go").arg("--model").arg(format!("scripted:{}", script.display()));
+    cmd.args(args).timeout(std::time::Duration::from_secs(30));
+    cmd.output().expect("spine runs")
+}
+
+#[test]
+fn settings_files_that_are_fifos_or_devices_exit_2_naming_the_file() {
+    let s = Sandbox::new();
+    s.write("README.md", "hello\n");
+    let fifo = s.dir.path().join("settings.fifo");
+    mkfifo(&fifo);
+    let fifo_arg = fifo.to_string_lossy().into_owned();
+    for (arg, why) in [(fifo_arg.as_str(), "is a FIFO"), ("/dev/zero", "is a character device")] {
+        let out = run_bounded(&s, &["--settings", arg]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {err}");
+        assert!(err.contains(arg) && err.contains("--settings #1") && err.contains(why), "{err}");
+    }
+
+    let s = Sandbox::new();
+    s.write("README.md", "hello\n");
+    mkfifo(&s.project().join(".spine/settings.json"));
+    let out = run_bounded(&s, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(".spine/settings.json") && err.contains("is a FIFO, not a regular file"), "{err}");
+}
+
+#[test]
+fn settings_files_over_4_mib_exit_2_naming_the_file() {
+    let s = Sandbox::new();
+    s.write("README.md", "hello\n");
+    let big = s.dir.path().join("big.json");
+    std::fs::File::create(&big).expect("create").set_len(1 << 30).expect("sparse 1 GiB");
+    let arg = big.to_string_lossy().into_owned();
+    let out = run_bounded(&s, &["--settings", &arg]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&arg) && err.contains("is larger than 4194304 bytes"), "{err}");
+}

@@ -6,6 +6,9 @@
 //!
 //! Every branch returns exactly one result for the call (or, for a deferral, leaves the call
 //! pending and ends the run).
+//!
+//! Execution runs under the tool's [`Tool::time_limit`](crate::tool::Tool::time_limit), when it
+//! has one: past it the call's cancel token fires and the call is answered with `timeout`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,6 +50,15 @@ pub(super) struct CallOutcome {
     /// The tool's response (after PostToolUse replacements) and its projection metadata,
     /// when the tool ran and succeeded.
     pub executed: Option<(Value, Map<String, Value>)>,
+}
+
+/// The error of a call stopped at its tool's time limit.
+fn timed_out(tool_name: &str, limit: Option<Duration>) -> ToolError {
+    let ms = limit.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX));
+    ToolError::new(
+        ErrorCode::Timeout,
+        format!("{tool_name} timed out after {ms} ms (the time limit of {tool_name} calls) and was stopped"),
+    )
 }
 
 /// The redirect gate of a network tool: hops are decided by the run's policy, as calls of the
@@ -146,12 +158,14 @@ impl Run<'_> {
             reports.tool_reviewed(&call.id, &call.name, &Value::Object((*args).clone()));
         }
         let tool = std::sync::Arc::clone(tools.tool(prepared.handle));
+        // The call's own token: canceled with the run, or alone when the time limit passes.
+        let call_cancel = self.cancel.child_token();
         let tool_ctx = ToolContext {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
             workspace: std::sync::Arc::clone(&self.agent.config.workspace),
             cwd: cwd.clone(),
-            cancel: self.cancel.clone(),
+            cancel: call_cancel.clone(),
             env_file: self.hook_ctx.session.env_file.clone(),
             progress: self.progress.clone(),
             url_gate: url_gate(&self.agent.policy, &call.name, tool.effect()),
@@ -160,12 +174,26 @@ impl Run<'_> {
         let executed = {
             let exec = tool.execute(&args, &tool_ctx);
             tokio::pin!(exec);
+            let limit = tool.time_limit();
+            let expired = async {
+                match limit {
+                    Some(limit) => tokio::time::sleep(limit).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 r = &mut exec => r,
                 () = self.cancel.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut exec).await {
                     Ok(r) => r,
                     Err(_) => Err(ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran")),
                 },
+                () = expired => {
+                    // Ask the tool to stop (walks check the token), wait a little for it,
+                    // and answer `timeout` whatever it returns after being stopped.
+                    call_cancel.cancel();
+                    let _stopped = tokio::time::timeout(CANCEL_GRACE, &mut exec).await;
+                    Err(timed_out(&call.name, limit))
+                }
             }
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -75,3 +75,70 @@ async fn cancellation_during_a_user_prompt_submit_hook_ends_the_run_before_any_m
     assert_eq!(outcome.subtype, RunSubtype::Canceled);
     assert!(script.requests().is_empty(), "no model request after the cancellation");
 }
+
+/// A tool with a time limit that waits for ever: it stops when its token fires, or ignores it.
+struct Hangs {
+    name: &'static str,
+    heeds_cancel: bool,
+    log: Log,
+}
+
+#[async_trait::async_trait]
+impl spine_core::tool::Tool for Hangs {
+    fn spec(&self) -> spine_protocol::tool::ToolSpec {
+        spine_protocol::tool::ToolSpec {
+            name: self.name.into(),
+            description: "hangs".into(),
+            input_schema: json!({"type": "object"}),
+        }
+    }
+    fn effect(&self) -> spine_protocol::tool::Effect {
+        spine_protocol::tool::Effect::Read
+    }
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_millis(200))
+    }
+    async fn execute(
+        &self,
+        _a: &serde_json::Map<String, serde_json::Value>,
+        ctx: &spine_core::tool::ToolContext,
+    ) -> Result<serde_json::Value, spine_protocol::tool::ToolError> {
+        self.log.push(format!("{}:start", self.name));
+        if self.heeds_cancel {
+            ctx.cancel.cancelled().await;
+            self.log.push(format!("{}:stopped", self.name));
+            Err(spine_protocol::tool::ToolError::new(ErrorCode::Canceled, "stopped"))
+        } else {
+            std::future::pending().await
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_call_past_its_tools_time_limit_is_stopped_with_timeout_and_the_run_goes_on() {
+    let mut h = Harness::new();
+    h.tools.register(Hangs { name: "heeds", heeds_cancel: true, log: h.log.clone() });
+    h.tools.register(Hangs { name: "deaf", heeds_cancel: false, log: h.log.clone() });
+    h.allow = vec!["heeds", "deaf", "value"];
+    let run = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        h.run(
+            "go",
+            vec![
+                calls(&[("c1", "heeds", json!({})), ("c2", "deaf", json!({})), ("c3", "value", json!({"value": 3}))]),
+                text("done"),
+            ],
+        ),
+    )
+    .await;
+    let (outcome, script, log) = run.expect("the run ends although its tools hang");
+    assert_eq!(outcome.subtype, RunSubtype::Success, "{}", outcome.result);
+    let r = results(&outcome.messages);
+    assert_eq!(r[0].error_code, Some(ErrorCode::Timeout), "{}", r[0].content);
+    assert!(r[0].content.contains("heeds timed out after 200 ms"), "{}", r[0].content);
+    assert_eq!(r[1].error_code, Some(ErrorCode::Timeout), "{}", r[1].content);
+    assert_eq!(r[2].error_code, None, "{}", r[2].content);
+    let log = log.take();
+    assert!(log.iter().any(|l| l == "heeds:stopped"), "the call's token fired: {log:?}");
+    assert_eq!(script.requests().len(), 2);
+}

@@ -15,13 +15,15 @@
 //!   replacing [`McpOptions::startup_timeout`](super::McpOptions::startup_timeout) for it.
 //! - Problems are [`McpIssue`]s of kind [`McpIssueKind::Config`]: the server is skipped, the
 //!   others go on.
-//! - [`load_mcp_json`] reads `<project>/.mcp.json` (`{"mcpServers": {...}}`).
+//! - [`load_mcp_json`] reads `<project>/.mcp.json` (`{"mcpServers": {...}}`): a regular file
+//!   of at most 4 MiB; a FIFO, socket or device there is an error, never a hang.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use spine_core::config_file::{CONFIG_FILE_CAP, ConfigFileError, read_config_file};
 use thiserror::Error;
 
 use super::{McpIssue, McpIssueKind};
@@ -64,13 +66,14 @@ pub struct ServerConfig {
 /// `.mcp.json` could not be used.
 #[derive(Debug, Error)]
 pub enum McpConfigError {
-    /// The file exists but cannot be read.
-    #[error("cannot read {path}: {source}")]
+    /// The file exists but cannot be read (also: it is not a regular file of at most
+    /// [`CONFIG_FILE_CAP`] bytes).
+    #[error("{path}: {source}")]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: ConfigFileError,
     },
     /// The file is not JSON.
     #[error("{path} is not valid JSON: {source}")]
@@ -94,9 +97,9 @@ pub enum McpConfigError {
 /// does not exist.
 pub fn load_mcp_json(project_dir: &Path) -> Result<Option<Value>, McpConfigError> {
     let path = project_dir.join(MCP_JSON);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match read_config_file(&path, CONFIG_FILE_CAP) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.is_not_found() => return Ok(None),
         Err(source) => return Err(McpConfigError::Read { path, source }),
     };
     let value: Value =

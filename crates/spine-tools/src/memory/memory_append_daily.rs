@@ -39,6 +39,10 @@ impl Tool for MemoryAppendDailyTool {
         Effect::Write
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let text = args::string(args, "text")?;
         if text.trim().is_empty() {

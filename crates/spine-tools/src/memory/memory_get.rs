@@ -30,6 +30,10 @@ impl Tool for MemoryGetTool {
         Effect::Read
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let key = args::string(args, "key")?;
         let path = key_path(ctx, key)?;

@@ -32,6 +32,10 @@ impl Tool for MemoryListTool {
         Effect::Read
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, _args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let mut entries: Vec<Value> = markdown_files(&ctx.workspace, &confine(ctx, MEMORY_DIR)?)
             .into_iter()

@@ -43,6 +43,10 @@ impl Tool for MemorySearchTool {
         Effect::Read
     }
 
+    fn time_limit(&self) -> Option<std::time::Duration> {
+        Some(crate::paths::FILE_TOOL_TIME_LIMIT)
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let text = args::string(args, "query")?;
         let Some(query) = Query::parse(text) else {

@@ -157,3 +157,75 @@ async fn edit_missing_old_string_identical_strings_and_missing_file_are_refused(
         .expect_err("missing file");
     assert_eq!(e.code, ErrorCode::NotFound);
 }
+
+/// The process's peak resident set (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
+#[tokio::test]
+async fn read_of_a_1_gib_sparse_file_is_refused_in_bounded_memory() {
+    let f = Fixture::new();
+    std::fs::File::create(f.root().join("sparse.img")).expect("create").set_len(1 << 30).expect("sparse 1 GiB");
+    let mut head = std::fs::File::create(f.root().join("sparse.log")).expect("create");
+    std::io::Write::write_all(&mut head, b"first line\nsecond line\n").expect("head");
+    head.set_len(1 << 30).expect("sparse 1 GiB after a text head");
+    drop(head);
+    let before = peak_rss_kib();
+    for name in ["sparse.img", "sparse.log"] {
+        let e = f.call("Read", json!({"file_path": name})).await.expect_err("binary");
+        assert_eq!(e.code, ErrorCode::ValidationError, "{name}");
+        assert!(e.message.contains(name) && e.message.contains("binary"), "{}", e.message);
+    }
+    let e = f.call("Read", json!({"file_path": "sparse.log", "limit": 1})).await.expect_err("binary");
+    assert!(e.message.contains("binary"), "{}", e.message);
+    let grown_mib = peak_rss_kib().saturating_sub(before) / 1024;
+    assert!(grown_mib < 64, "reading 1 GiB files raised the peak RSS by {grown_mib} MiB");
+}
+
+#[tokio::test]
+async fn read_with_offset_and_limit_on_a_large_file_returns_exactly_those_lines() {
+    let f = Fixture::new();
+    let text: String = (1..=300_000).map(|i| format!("row {i}\n")).collect();
+    f.write("large.txt", &text);
+    let r = f.call("Read", json!({"file_path": "large.txt", "offset": 250_001, "limit": 3})).await.expect("read");
+    assert_eq!(r["file"]["content"], json!("row 250001\nrow 250002\nrow 250003"));
+    assert_eq!(r["file"]["numLines"], json!(3));
+    assert_eq!(r["file"]["startLine"], json!(250_001));
+    assert_eq!(r["file"]["totalLines"], json!(300_000));
+    assert!(r["file"].get("totalLinesExact").is_none() && r["file"].get("byteCap").is_none(), "{r}");
+    let p = f.project("Read", &r);
+    assert!(
+        p.content.ends_with(
+            "[Lines 250001-250003 of 300000 in {}; use offset and limit to read more.]"
+                .replace("{}", &f.path("large.txt"))
+                .as_str()
+        ),
+        "{}",
+        p.content
+    );
+}
+
+#[tokio::test]
+async fn read_returns_at_most_256_kib_of_text_and_says_how_to_read_on() {
+    let f = Fixture::new();
+    let text: String = (1..=3000).map(|i| format!("{i:0>199}\n")).collect();
+    f.write("wide.txt", &text);
+    let r = f.call("Read", json!({"file_path": "wide.txt"})).await.expect("read");
+    let content = r["file"]["content"].as_str().expect("content");
+    assert!(content.len() <= spine_tools::read::MAX_READ_BYTES, "{}", content.len());
+    let num = r["file"]["numLines"].as_u64().expect("numLines");
+    assert_eq!(num, (spine_tools::read::MAX_READ_BYTES / 200) as u64);
+    assert_eq!(content.lines().last(), Some(format!("{num:0>199}").as_str()));
+    assert_eq!(r["file"]["totalLines"], json!(3000));
+    assert_eq!(r["file"]["byteCap"], json!(spine_tools::read::MAX_READ_BYTES));
+    let p = f.project("Read", &r);
+    let tail = p.content.lines().last().expect("tail");
+    assert!(tail.contains(&format!("[Lines 1-{num} of 3000")) && tail.contains("at most 256 KiB"), "{tail}");
+    assert_eq!(p.metadata["truncated"], json!(true));
+}

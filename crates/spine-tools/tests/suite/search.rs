@@ -169,3 +169,54 @@ async fn grep_invalid_regex_is_a_validation_error_and_no_match_says_so() {
     let r = f.call("Grep", json!({"pattern": "zzz", "output_mode": "content"})).await.expect("grep");
     assert_eq!(f.project("Grep", &r).content, "No matches found.");
 }
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[tokio::test]
+async fn a_grep_that_hangs_on_a_fifo_ignore_file_ends_with_a_timeout_error_at_its_time_limit() {
+    use crate::agent::{AgentHarness, calls, results, text};
+    use spine_tools::{GrepTool, TimeLimited};
+
+    let mut h = AgentHarness::new();
+    // A walk opens `.gitignore` files to honour them; one that is a FIFO with no writer blocks
+    // that open for ever, as a hung network mount would.
+    std::fs::write(h.dir.path().join("a.txt"), "needle\n").expect("write");
+    let fifo = h.dir.path().join(".gitignore");
+    mkfifo(&fifo);
+    // Held open for reading and writing, the FIFO has a writer that never writes: the walk's
+    // read of it blocks until this descriptor is closed (also when the test fails).
+    let writer = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).expect("open the FIFO");
+    h.tools.register(TimeLimited::new(GrepTool, std::time::Duration::from_millis(500)));
+    let run = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        h.run("search", vec![calls(&[("g1", "Grep", json!({"pattern": "needle"}))]), text("done")]),
+    )
+    .await;
+    // Release the blocked walk (it sees an empty ignore file, then the canceled token).
+    drop(writer);
+    let run = run.expect("the run ends although Grep hangs");
+    let r = results(&run.outcome.messages);
+    assert_eq!(r[0].error_code, Some(ErrorCode::Timeout), "{}", r[0].content);
+    assert!(r[0].content.contains("Grep timed out after 500 ms"), "{}", r[0].content);
+    assert_eq!(run.outcome.result, "done");
+}
+
+#[test]
+fn file_tools_declare_the_file_tool_time_limit() {
+    use spine_core::tool::Tool;
+    let limited: Vec<Box<dyn Tool>> = vec![
+        Box::new(spine_tools::ReadTool),
+        Box::new(spine_tools::WriteTool),
+        Box::new(spine_tools::EditTool),
+        Box::new(spine_tools::GlobTool),
+        Box::new(spine_tools::GrepTool),
+    ];
+    for tool in limited {
+        assert_eq!(tool.time_limit(), Some(spine_tools::FILE_TOOL_TIME_LIMIT), "{}", tool.spec().name);
+    }
+    assert_eq!(spine_tools::BashTool.time_limit(), None, "Bash keeps its own timeout");
+}
