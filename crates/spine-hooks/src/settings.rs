@@ -15,9 +15,9 @@
 //! is: keys spine does not use are ignored with a note (shown with `-v`), never an error. A
 //! malformed value is an error naming the file, the JSON path and the reason.
 //!
-//! A settings file must be a regular file of at most 4 MiB
-//! ([`CONFIG_FILE_CAP`](spine_core::config_file::CONFIG_FILE_CAP)): a FIFO, socket, device or
-//! directory in its place is an error naming the file (`(file)`: why), never a hang.
+//! A settings file must be a regular file of at most 4 MiB ([`CONFIG_FILE_CAP`]): a FIFO,
+//! socket, device or directory in its place is an error naming the file (`(file)`: why), never
+//! a hang.
 
 use std::collections::BTreeMap;
 use std::fmt;
