@@ -35,6 +35,10 @@ pub enum Command {
     Submit(SubmitArgs),
     /// Print a mailbox's reports as JSONL.
     Reports(ReportsArgs),
+    /// Internal: the guard process `spine run` and `spine worker` start (it kills their process
+    /// groups if they die without ending them).
+    #[command(name = "__guard", hide = true)]
+    Guard,
 }
 
 /// Output formats of `spine run`.

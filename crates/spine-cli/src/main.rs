@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod error;
+mod guard;
 mod out;
 mod render;
 mod signals;
@@ -26,6 +27,12 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if matches!(cli.command, Command::Guard) {
+        return match spine_process::guard::serve() {
+            Ok(()) => ExitCode::from(exit::OK),
+            Err(_) => ExitCode::from(exit::FAILED),
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -43,6 +50,7 @@ fn main() -> ExitCode {
             Command::Mcp(cmd) => commands::mcp::mcp(cmd).await,
             Command::Submit(args) => commands::submit::submit(args).await,
             Command::Reports(args) => commands::reports::reports(args).await,
+            Command::Guard => Ok(exit::OK),
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));

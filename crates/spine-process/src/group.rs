@@ -69,6 +69,9 @@ impl GroupChild {
         let child = command.spawn().map_err(|source| ProcessError::Spawn { program, source })?;
         // A freshly spawned child has not been reaped, so its id is known; it leads its group.
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).filter(|id| *id > 0).map(Pid::from_raw);
+        if let Some(pgid) = pgid {
+            crate::guard::register(pgid);
+        }
         Ok(GroupChild { child, pgid })
     }
 
@@ -111,7 +114,9 @@ impl GroupChild {
             let _ = self.child.start_kill();
         }
         let status = self.child.wait().await.ok();
-        self.pgid = None;
+        if let Some(pgid) = self.pgid.take() {
+            crate::guard::unregister(pgid);
+        }
         status
     }
 
@@ -119,6 +124,7 @@ impl GroupChild {
     pub async fn reap_leftovers(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             terminate_group(pgid, None).await;
+            crate::guard::unregister(pgid);
         }
     }
 }
@@ -127,6 +133,7 @@ impl Drop for GroupChild {
     fn drop(&mut self) {
         if let Some(pgid) = self.pgid {
             let _ = killpg(pgid, Signal::SIGKILL);
+            crate::guard::unregister(pgid);
         }
     }
 }

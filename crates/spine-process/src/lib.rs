@@ -10,6 +10,8 @@
 //!   EPIPE-tolerantly in its own task, output read concurrently into capped buffers, time limit
 //!   and cancellation ending the group, leftovers of the group reaped.
 //! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
+//! - [`guard`]: a companion process that kills the groups spine started if spine dies without
+//!   ending them (SIGKILL).
 //! - [`orphans`]: the child subreaper, and killing descendants that left their group.
 //! - [`secrets`]: provider keys removed from every child's environment (one place: the
 //!   spawn of [`GroupChild`]), with a per-name pass-through.
@@ -18,6 +20,7 @@
 
 pub mod capture;
 pub mod group;
+pub mod guard;
 pub mod orphans;
 pub mod run;
 pub mod secrets;

@@ -34,6 +34,7 @@ use crate::render::trace_file::TraceFile;
 pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
     // Descendants that leave their process group are re-parented to spine, and killed at the end.
+    crate::guard::start();
     if let Err(e) = spine_process::orphans::become_subreaper() {
         eprintln!(
             "warning: cannot become the child subreaper ({e}); processes that leave their group may outlive the run"

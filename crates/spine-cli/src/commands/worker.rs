@@ -28,6 +28,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
         return Err(config("--concurrency must be at least 1"));
     }
     let home = context::spine_home()?;
+    crate::guard::start();
     if let Err(e) = spine_process::orphans::become_subreaper() {
         eprintln!(
             "warning: cannot become the child subreaper ({e}); processes that leave their group may outlive items"

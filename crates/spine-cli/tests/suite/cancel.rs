@@ -107,12 +107,29 @@ fn transcript_messages(s: &Sandbox) -> Vec<Message> {
 }
 
 #[test]
+fn a_sigkilled_spine_leaves_no_running_tool_behind() {
+    let s = Sandbox::new();
+    let (mut child, sleep_pid) = run_with_a_sleeping_tool(&s);
+    child.kill().expect("SIGKILL spine");
+    let _ = child.wait();
+    // spine had no chance to clean up: its guard process kills the tool's group.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{sleep_pid}")).exists() && !is_zombie(sleep_pid) {
+        if Instant::now() > deadline {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(sleep_pid), Signal::SIGKILL);
+            panic!("the tool's sleep {sleep_pid} outlived the SIGKILLed spine");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn resume_answers_the_calls_a_killed_run_left_unanswered_and_goes_on() {
     let s = Sandbox::new();
     let (mut child, sleep_pid) = run_with_a_sleeping_tool(&s);
     child.kill().expect("SIGKILL spine");
     let _ = child.wait();
-    // SIGKILL leaves no chance to clean up: end the orphaned tool here.
+    // Should the guard be slow, do not leave the tool running after the test.
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(sleep_pid), Signal::SIGKILL);
     let unanswered = transcript_messages(&s);
     assert!(spine_protocol::pairing::validate_pairing(&unanswered).is_err(), "the killed run left calls open");
