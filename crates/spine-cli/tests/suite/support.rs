@@ -44,14 +44,9 @@ impl Sandbox {
         path
     }
 
+    /// `spine` with the sandbox's environment, as an `assert_cmd` command.
     pub fn spine(&self) -> Command {
-        let mut cmd = Command::cargo_bin("spine").expect("binary");
-        cmd.current_dir(self.project())
-            .env("SPINE_HOME", self.home())
-            .env("HOME", self.dir.path())
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY");
-        cmd
+        Command::from_std(self.spine_process())
     }
 
     /// `spine trust` on the project: its own settings files (hooks, allow rules, MCP servers)
