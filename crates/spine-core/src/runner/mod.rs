@@ -303,6 +303,8 @@ struct Run<'a> {
     visibility: Visibility,
     /// Whether a PreToolUse `defer` may end this run (else it is asked).
     allow_defer: bool,
+    /// Every tool-call id of the conversation so far (kept as replies arrive, not rebuilt).
+    call_ids: std::collections::HashSet<String>,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -324,6 +326,15 @@ impl<'a> Run<'a> {
     /// report collector.
     fn new(agent: &'a Agent, parts: RunParts) -> Self {
         let progress = parts.progress.or_else(|| parts.reports.clone().map(|r| r as Arc<dyn ProgressSink>));
+        let call_ids = parts
+            .transcript
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant(a) => Some(a.tool_calls.iter().map(|c| c.id.clone())),
+                _ => None,
+            })
+            .flatten()
+            .collect();
         Run {
             agent,
             hooks: parts.hooks,
@@ -349,6 +360,7 @@ impl<'a> Run<'a> {
             token_cache: TokenCache::new(),
             visibility: parts.visibility,
             allow_defer: agent.config.allow_defer,
+            call_ids,
         }
     }
 }
@@ -594,19 +606,11 @@ impl Run<'_> {
                 }
                 let mut message = reply.message;
                 // Ids are made unique before any call is looked at (see `unique_call_ids`).
-                let taken: std::collections::HashSet<String> = self
-                    .transcript
-                    .iter()
-                    .filter_map(|m| match m {
-                        Message::Assistant(a) => Some(a.tool_calls.iter().map(|c| c.id.clone())),
-                        _ => None,
-                    })
-                    .flatten()
-                    .collect();
-                for (old, new) in unique_call_ids(&mut message.tool_calls, &taken, turn) {
+                for (old, new) in unique_call_ids(&mut message.tool_calls, &self.call_ids, turn) {
                     let old = if old.trim().is_empty() { "an empty id".to_owned() } else { format!("`{old}`") };
                     self.trace.warn(format!("tool call with {old} renamed `{new}`: ids must be unique"), Some(&new));
                 }
+                self.call_ids.extend(message.tool_calls.iter().map(|c| c.id.clone()));
                 if message.tool_calls.is_empty() && message.content.as_deref().is_none_or(|t| t.trim().is_empty()) {
                     let e = ModelError::new(
                         ModelErrorKind::InvalidReply,
