@@ -21,7 +21,7 @@ use spine_core::tokens::WordsEstimator;
 use spine_core::tool::{Tool, ToolContext};
 use spine_core::trace::Trace;
 use spine_core::workspace::Workspace;
-use spine_protocol::hook::{HookEventName, HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput, SessionSource};
+use spine_protocol::hook::{HookEventName, HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
@@ -154,20 +154,9 @@ fn tool_round(c: &mut Criterion) {
                     }
                 },
                 |agent| {
-                    rt.block_on(agent.run(RunRequest {
-                        prompt: Some("go".into()),
-                        session_id: "s".into(),
-                        transcript: Transcript::discard("/dev/null"),
-                        history: vec![],
-                        deferred: None,
-                        source: SessionSource::Startup,
-                        cancel: CancellationToken::new(),
-                        observer: Arc::new(NullObserver),
-                        trace: Trace::default(),
-                        env_file: None,
-                        progress: None,
-                        reports: None,
-                    }))
+                    rt.block_on(
+                        agent.run(RunRequest::new("s", Transcript::discard("/dev/null")).prompt(Some("go".into()))),
+                    )
                 },
                 criterion::BatchSize::SmallInput,
             );

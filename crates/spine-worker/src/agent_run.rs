@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use spine_agent::{AgentOptions, ToolSet, Tools, assemble};
-use spine_core::observer::NullObserver;
 use spine_core::permission::DenyApprover;
 use spine_core::runner::{Agent, RunRequest};
 use spine_core::session::Transcript;
@@ -28,7 +27,6 @@ use spine_core::stages::review_tool_call::Visibility;
 use spine_core::workspace::Workspace;
 use spine_hooks::Settings;
 use spine_protocol::assignment::RequestPayload;
-use spine_protocol::hook::SessionSource;
 use thiserror::Error;
 
 use crate::flows::{ItemContext, turn_settings, visibility_of};
@@ -175,20 +173,14 @@ pub async fn run(
     let session_id = session_id(&ctx.identity.mailbox_item_id, ctx.identity.attempt_no);
     let transcript = Transcript::discard(transcript_path(ctx.env.workspace.root(), &session_id));
     agent
-        .run(RunRequest {
-            prompt: Some(prompt.to_owned()),
-            session_id,
-            transcript,
-            history,
-            deferred: None,
-            source: SessionSource::Startup,
-            cancel: ctx.cancellation.token.clone(),
-            observer: Arc::new(NullObserver),
-            trace: ctx.trace.clone(),
-            env_file: None,
-            progress: None,
-            reports: Some(collector),
-        })
+        .run(
+            RunRequest::new(session_id, transcript)
+                .prompt(Some(prompt.to_owned()))
+                .history(history)
+                .cancel(ctx.cancellation.token.clone())
+                .trace(ctx.trace.clone())
+                .reports(Some(collector)),
+        )
         .await;
 }
 

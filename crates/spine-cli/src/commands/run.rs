@@ -160,20 +160,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     }
 
     let outcome = agent
-        .run(RunRequest {
-            prompt,
-            session_id,
-            transcript,
-            history,
-            deferred,
-            source,
-            cancel,
-            observer: Arc::new(Fanout(observers)),
-            trace: Trace::new(trace_sink),
-            env_file: Some(env_file),
-            progress: None,
-            reports,
-        })
+        .run(
+            RunRequest::new(session_id, transcript)
+                .prompt(prompt)
+                .history(history)
+                .deferred(deferred)
+                .source(source)
+                .cancel(cancel)
+                .observer(Arc::new(Fanout(observers)))
+                .trace(Trace::new(trace_sink))
+                .env_file(Some(env_file))
+                .reports(reports),
+        )
         .await;
 
     // Nothing the run started outlives it: command runs, background processes, MCP servers.

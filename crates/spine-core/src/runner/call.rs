@@ -1,41 +1,32 @@
-//! The data path of one tool call, top to bottom:
+//! The data path of one tool call, top to bottom — [`Run::process_call`] reads as this list:
 //!
-//! prepare (tool known, JSON valid, schema valid, paths normalised) → `review_tool_call` →
-//! PreToolUse → permission policy (→ PermissionRequest hooks → approver) → execute →
-//! `project_tool_result` → PostToolUse / PostToolUseFailure → one combined decision record.
+//! 1. admit: prepare (tool known, JSON valid, schema valid, paths normalised), then
+//!    `review_tool_call` (visible to this run);
+//! 2. PreToolUse hooks;
+//! 3. permission: the policy (→ PermissionRequest hooks → the approver), in [`super::permit`];
+//! 4. the `execute` stage ([`crate::stages::execute`]);
+//! 5. `project_tool_result` → PostToolUse, or PostToolUseFailure, in [`super::post`];
 //!
-//! Every branch returns exactly one result for the call (or, for a deferral, leaves the call
-//! pending and ends the run).
-//!
-//! Execution runs under the tool's [`Tool::time_limit`](crate::tool::Tool::time_limit), when it
-//! has one: past it the call's cancel token fires and the call is answered with `timeout`.
+//! and one combined decision record. Each step either hands the call on or settles it: every
+//! branch returns exactly one result for the call (or, for a deferral, leaves the call pending
+//! and ends the run).
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
-use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
+use spine_protocol::hook::HookEventName;
 use spine_protocol::message::{Message, ToolResultMessage};
-use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
-use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
+use spine_protocol::permission::{PermissionDecision, PermissionSuggestion};
+use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::{HookSaid, ToolDecisionRecord, TraceRecord};
 
-use super::{RoundEnd, Run, error_result};
-use crate::fields;
-use crate::hooks::events::{PermissionVerdict, PreToolVerdict};
-use crate::observer::RunEvent;
-use crate::permission::policy::{resolve_write_paths, shell_analysis};
-use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
+use super::round::RoundEnd;
+use super::{Run, error_result};
+use crate::hooks::events::PreToolVerdict;
 use crate::registry::PreparedCall;
-use crate::stages::project_tool_result::project_tool_result;
+use crate::stages::execute::{Executed, Execution, execute};
 use crate::stages::review_tool_call::review_tool_call;
-use crate::tool::{Args, ToolContext, UrlGate};
-use crate::trace::micros;
-use crate::workspace::Workspace;
-
-/// How long a canceled tool gets to stop (and kill what it started) before it is dropped.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
+use crate::tool::{Args, Tool, ToolContext};
 
 /// What one call produced.
 pub(super) struct CallOutcome {
@@ -52,397 +43,155 @@ pub(super) struct CallOutcome {
     pub executed: Option<(Value, Map<String, Value>)>,
 }
 
-/// The error of a call stopped at its tool's time limit.
-fn timed_out(tool_name: &str, limit: Option<Duration>) -> ToolError {
-    let ms = limit.map_or(0, |l| u64::try_from(l.as_millis()).unwrap_or(u64::MAX));
-    ToolError::new(
-        ErrorCode::Timeout,
-        format!("{tool_name} timed out after {ms} ms (the time limit of {tool_name} calls) and was stopped"),
-    )
-}
-
-/// The redirect gate of a network tool: hops are decided by the run's policy, as calls of the
-/// same tool with that URL and no hook suggestion.
-fn url_gate(policy: &PermissionPolicy, tool_name: &str, effect: Effect) -> Option<Arc<dyn UrlGate>> {
-    match effect {
-        Effect::Network => Some(Arc::new(PolicyUrlGate::new(policy.clone(), tool_name, effect))),
-        Effect::Read | Effect::Write | Effect::Execute => None,
+impl CallOutcome {
+    /// This outcome, ending the round.
+    pub(super) fn ending(mut self, end: RoundEnd) -> Self {
+        self.end = Some(end);
+        self
     }
 }
 
-/// The permission stage's answer.
-enum Authorized {
-    Run(Args),
-    Refused(ToolError),
-    Defer,
-    Halt(Option<String>),
+/// A call settled before it got to run: its outcome is final (boxed: it is the rare path).
+pub(super) struct Settled(Box<CallOutcome>);
+
+impl From<CallOutcome> for Settled {
+    fn from(outcome: CallOutcome) -> Self {
+        Settled(Box::new(outcome))
+    }
+}
+
+/// What PreToolUse proposes to the permission step.
+pub(super) struct Proposal {
+    /// The arguments after the hooks' rewrites.
+    pub args: Args,
+    /// The hooks' permission suggestion.
+    pub suggestion: PermissionSuggestion,
+    /// The hook that made the suggestion.
+    pub suggested_by: Option<String>,
 }
 
 impl Run<'_> {
+    /// Takes one call from the model's request to its result (see the module documentation).
     pub(super) async fn process_call(&mut self, call: &ToolCall, batch: usize) -> CallOutcome {
-        let tools = std::sync::Arc::clone(&self.agent.tools);
-        let cwd = self.agent.config.cwd.clone();
-        let mut record = DecisionRecord::new(call);
-        let mut contexts = Vec::new();
-
-        // 1. prepare: unknown tools and invalid arguments never reach hooks.
-        let prepared = match tools.prepare(call, &cwd) {
-            Ok(p) => p,
-            Err(error) => return self.refuse(record, call, error, "invalid", contexts),
-        };
-
-        // 2. review_tool_call: visible to this run?
-        let visibility = &self.visibility;
-        if let Err(e) = review_tool_call(&tools, visibility, &prepared.name, Some(&call.id), &self.trace) {
-            return self.refuse(record, call, e.to_tool_error(), "not_allowed", contexts);
+        let mut ledger = Ledger::new(call);
+        match self.call_path(call, batch, &mut ledger).await {
+            Ok(outcome) => outcome,
+            Err(Settled(outcome)) => *outcome,
         }
+    }
 
-        // 3. PreToolUse
-        let pre = self.hooks.pre_tool_use(&self.hook_ctx, &tools, &prepared, &cwd).await;
-        record.pre = said(&pre.said);
-        contexts.extend(pre.contexts.into_iter().map(|c| Message::context(HookEventName::PreToolUse, c)));
+    async fn call_path(&mut self, call: &ToolCall, batch: usize, ledger: &mut Ledger) -> Result<CallOutcome, Settled> {
+        let prepared = self.admit(call, ledger)?;
+        let proposal = self.pre_tool_use(call, &prepared, ledger).await?;
+        let args = self.permit(call, &prepared, proposal, batch, ledger).await?;
+        self.not_canceled(call, ledger)?;
+        let tool = Arc::clone(self.agent.tools.tool(prepared.handle));
+        let execution = self.execute_call(&tool, call, &args).await;
+        let duration_ms = execution.duration_ms();
+        let tool_input = Value::Object((*args).clone());
+        Ok(match execution.executed {
+            Executed::Completed(response) => {
+                self.tool_succeeded(tool.as_ref(), call, tool_input, response, duration_ms, ledger).await
+            }
+            Executed::Failed(error) => self.tool_failed(call, tool_input, error, duration_ms, ledger).await,
+            Executed::Canceled => {
+                let error = ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran");
+                self.settle_with_error(ledger, call, error, "canceled").ending(RoundEnd::Canceled)
+            }
+        })
+    }
+
+    /// Prepare, then `review_tool_call`: unknown tools, invalid arguments and tools this run
+    /// may not call never reach hooks.
+    fn admit(&self, call: &ToolCall, ledger: &mut Ledger) -> Result<PreparedCall, Settled> {
+        let tools = &self.agent.tools;
+        let prepared = tools
+            .prepare(call, &self.agent.config.cwd)
+            .map_err(|error| Settled::from(self.settle_with_error(ledger, call, error, "invalid")))?;
+        review_tool_call(tools, &self.visibility, &prepared.name, Some(&call.id), &self.trace)
+            .map_err(|e| Settled::from(self.settle_with_error(ledger, call, e.to_tool_error(), "not_allowed")))?;
+        Ok(prepared)
+    }
+
+    /// PreToolUse hooks: block, fail closed, stop the run, or propose (rewritten) arguments and
+    /// a permission suggestion.
+    async fn pre_tool_use(
+        &mut self,
+        call: &ToolCall,
+        prepared: &PreparedCall,
+        ledger: &mut Ledger,
+    ) -> Result<Proposal, Settled> {
+        let pre = self.hooks.pre_tool_use(&self.hook_ctx, &self.agent.tools, prepared, &self.agent.config.cwd).await;
+        ledger.record.pre = said(&pre.said);
+        ledger.add_contexts(HookEventName::PreToolUse, pre.contexts);
         if let Some(halt) = pre.halt {
             let error =
                 ToolError::new(ErrorCode::HookStoppedContinuation, "Skipped after a PreToolUse hook stopped the run");
-            let mut outcome = self.refuse(record, call, error, "halted", contexts);
-            outcome.end = Some(RoundEnd::Halted { stop_reason: halt.stop_reason });
-            return outcome;
+            let outcome = self.settle_with_error(ledger, call, error, "halted");
+            return Err(outcome.ending(RoundEnd::Halted { stop_reason: halt.stop_reason }).into());
         }
-        let (args, suggestion, suggested_by) = match pre.verdict {
-            PreToolVerdict::Proceed { args, permission, suggested_by } => (args, permission, suggested_by),
-            PreToolVerdict::Blocked { reason, .. } => {
-                return self.refuse(record, call, ToolError::new(ErrorCode::HookBlocked, reason), "blocked", contexts);
+        match pre.verdict {
+            PreToolVerdict::Proceed { args, permission, suggested_by } => {
+                Ok(Proposal { args, suggestion: permission, suggested_by })
             }
+            PreToolVerdict::Blocked { reason, .. } => Err(self
+                .settle_with_error(ledger, call, ToolError::new(ErrorCode::HookBlocked, reason), "blocked")
+                .into()),
             PreToolVerdict::Failed { error, hook_id, detail } => {
                 self.trace.warn(format!("PreToolUse hook `{hook_id}` failed closed: {detail}"), Some(&call.id));
-                return self.refuse(record, call, error, "hook_failed", contexts);
-            }
-        };
-
-        // 4. permission: policy, then PermissionRequest hooks and the approver for `ask`.
-        let args = match self.authorize(&prepared, args, &suggestion, suggested_by.as_deref(), batch, &mut record).await
-        {
-            Authorized::Run(args) => args,
-            Authorized::Refused(error) => {
-                return self.refuse(record, call, error, "denied", contexts);
-            }
-            Authorized::Defer => {
-                record.emit(&self.trace, "deferred", None);
-                return CallOutcome {
-                    result: None,
-                    contexts,
-                    end: Some(RoundEnd::Deferred(call.clone())),
-                    error: None,
-                    executed: None,
-                };
-            }
-            Authorized::Halt(stop_reason) => {
-                let error = ToolError::new(
-                    ErrorCode::HookStoppedContinuation,
-                    "Skipped after a PermissionRequest hook stopped the run",
-                );
-                let mut outcome = self.refuse(record, call, error, "halted", contexts);
-                outcome.end = Some(RoundEnd::Halted { stop_reason });
-                return outcome;
-            }
-        };
-        if self.cancel.is_cancelled() {
-            let error = ToolError::new(ErrorCode::Canceled, "the run was canceled before the tool ran");
-            let mut outcome = self.refuse(record, call, error, "canceled", contexts);
-            outcome.end = Some(RoundEnd::Canceled);
-            return outcome;
-        }
-
-        // 5. execute
-        if let Some(reports) = &self.reports {
-            reports.tool_reviewed(&call.id, &call.name, &Value::Object((*args).clone()));
-        }
-        let tool = std::sync::Arc::clone(tools.tool(prepared.handle));
-        // The call's own token: canceled with the run, or alone when the time limit passes.
-        let call_cancel = self.cancel.child_token();
-        let tool_ctx = ToolContext {
-            call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            workspace: std::sync::Arc::clone(&self.agent.config.workspace),
-            cwd: cwd.clone(),
-            cancel: call_cancel.clone(),
-            env_file: self.hook_ctx.session.env_file.clone(),
-            progress: self.progress.clone(),
-            url_gate: url_gate(&self.agent.policy, &call.name, tool.effect()),
-        };
-        let started = Instant::now();
-        let executed = {
-            let exec = tool.execute(&args, &tool_ctx);
-            tokio::pin!(exec);
-            let limit = tool.time_limit();
-            let expired = async {
-                match limit {
-                    Some(limit) => tokio::time::sleep(limit).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                r = &mut exec => r,
-                () = self.cancel.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut exec).await {
-                    Ok(r) => r,
-                    Err(_) => Err(ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran")),
-                },
-                () = expired => {
-                    // Ask the tool to stop (walks check the token), wait a little for it,
-                    // and answer `timeout` whatever it returns after being stopped.
-                    call_cancel.cancel();
-                    let _stopped = tokio::time::timeout(CANCEL_GRACE, &mut exec).await;
-                    Err(timed_out(&call.name, limit))
-                }
-            }
-        };
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.trace.stage(
-            "execute",
-            Some(&call.id),
-            started,
-            fields! { "tool_name" => call.name, "ok" => executed.is_ok() },
-        );
-        let tool_input = Value::Object((*args).clone());
-
-        // 6. project, then PostToolUse / PostToolUseFailure.
-        match executed {
-            Err(error) if self.cancel.is_cancelled() || error.code == ErrorCode::Canceled => {
-                let error = ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran");
-                let mut outcome = self.refuse(record, call, error, "canceled", contexts);
-                outcome.end = Some(RoundEnd::Canceled);
-                outcome
-            }
-            Err(error) => {
-                let failure = self
-                    .hooks
-                    .post_tool_use_failure(
-                        &self.hook_ctx,
-                        PostToolUseFailureInput {
-                            tool_name: call.name.clone(),
-                            tool_input,
-                            tool_use_id: call.id.clone(),
-                            error: error.message.clone(),
-                            is_interrupt: error.code == ErrorCode::Timeout,
-                            duration_ms,
-                        },
-                    )
-                    .await;
-                contexts.extend(
-                    failure.contexts.into_iter().map(|c| Message::context(HookEventName::PostToolUseFailure, c)),
-                );
-                if let Some(f) = failure.failure {
-                    self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
-                }
-                let mut outcome = self.refuse(record, call, error, "failed", contexts);
-                outcome.end = failure.halt.map(|h| RoundEnd::Halted { stop_reason: h.stop_reason });
-                outcome
-            }
-            Ok(response) => {
-                let projection = project_tool_result(tool.as_ref(), &response, &call.id, &self.trace);
-                let projection_metadata = projection.metadata.clone();
-                let post = self
-                    .hooks
-                    .post_tool_use(
-                        &self.hook_ctx,
-                        PostToolUseInput {
-                            tool_name: call.name.clone(),
-                            tool_input,
-                            tool_use_id: call.id.clone(),
-                            tool_response: response,
-                            duration_ms,
-                        },
-                    )
-                    .await;
-                record.post = said(&post.said);
-                contexts.extend(post.contexts.into_iter().map(|c| Message::context(HookEventName::PostToolUse, c)));
-                for reason in post.block_reasons {
-                    contexts.push(Message::context(
-                        HookEventName::PostToolUse,
-                        format!("PostToolUse hook feedback on {} call {}: {reason}", call.name, call.id),
-                    ));
-                }
-                let (content, error_code) = match post.failure {
-                    Some((error, failure)) => {
-                        self.trace.warn(format!("PostToolUse {failure}"), Some(&call.id));
-                        (error.render(), Some(error.code))
-                    }
-                    None => match post.text_override {
-                        Some(text) => (text, None),
-                        None if post.response_replaced => (tool.project(&post.response).content, None),
-                        None => (projection.content, None),
-                    },
-                };
-                record.emit(
-                    &self.trace,
-                    if error_code.is_some() { "post_hook_failed" } else { "executed" },
-                    error_code,
-                );
-                if let Some(reports) = &self.reports {
-                    let done =
-                        crate::tool::Projection { content: content.clone(), metadata: projection_metadata.clone() };
-                    reports.tool_completed(&call.id, &call.name, &done);
-                }
-                let end =
-                    post.halt.map(|h| RoundEnd::Prevented { output: content.clone(), stop_reason: h.stop_reason });
-                let error = error_code.map(|code| ToolError::new(code, content.clone()));
-                let executed = error.is_none().then_some((post.response, projection_metadata));
-                let result =
-                    ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code };
-                CallOutcome { result: Some(result), contexts, end, error, executed }
+                Err(self.settle_with_error(ledger, call, error, "hook_failed").into())
             }
         }
     }
 
-    /// Answers a call with an error and records its decision.
-    fn refuse(
+    /// A run canceled while the call was reviewed does not start the tool.
+    fn not_canceled(&self, call: &ToolCall, ledger: &mut Ledger) -> Result<(), Settled> {
+        if !self.cancel.is_cancelled() {
+            return Ok(());
+        }
+        let error = ToolError::new(ErrorCode::Canceled, "the run was canceled before the tool ran");
+        Err(self.settle_with_error(ledger, call, error, "canceled").ending(RoundEnd::Canceled).into())
+    }
+
+    /// The `execute` stage with this run's tool context; `tool_reviewed` goes out first.
+    async fn execute_call(&self, tool: &Arc<dyn Tool>, call: &ToolCall, args: &Args) -> Execution {
+        if let Some(reports) = &self.reports {
+            reports.tool_reviewed(&call.id, &call.name, &Value::Object((**args).clone()));
+        }
+        let ctx = ToolContext {
+            call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            workspace: Arc::clone(&self.agent.config.workspace),
+            cwd: self.agent.config.cwd.clone(),
+            // The call's own token: canceled with the run, or alone when the time limit passes.
+            cancel: self.cancel.child_token(),
+            env_file: self.hook_ctx.session.env_file.clone(),
+            progress: self.progress.clone(),
+            url_gate: super::permit::url_gate(&self.agent.policy, &call.name, tool.effect()),
+        };
+        execute(tool, args, &ctx, &self.cancel, &self.trace).await
+    }
+
+    /// Answers a call with an error: records the decision as `outcome`, reports the failed
+    /// call, and hands back the result the model reads.
+    pub(super) fn settle_with_error(
         &self,
-        record: DecisionRecord,
+        ledger: &mut Ledger,
         call: &ToolCall,
         error: ToolError,
         outcome: &str,
-        contexts: Vec<Message>,
     ) -> CallOutcome {
-        record.emit(&self.trace, outcome, Some(error.code));
+        ledger.emit(&self.trace, outcome, Some(error.code));
         if let Some(reports) = &self.reports {
             reports.tool_failed(&call.id, &call.name, &arguments_value(call), &error);
         }
         CallOutcome {
             result: Some(error_result(call, &error)),
-            contexts,
+            contexts: ledger.take_contexts(),
             end: None,
             error: Some(error),
             executed: None,
         }
-    }
-
-    async fn authorize(
-        &mut self,
-        call: &PreparedCall,
-        mut args: Args,
-        suggestion: &PermissionSuggestion,
-        suggested_by: Option<&str>,
-        batch: usize,
-        record: &mut DecisionRecord,
-    ) -> Authorized {
-        let tools = std::sync::Arc::clone(&self.agent.tools);
-        let mut decision = self.policy_decision(call, &args, suggestion, suggested_by);
-        if decision.behavior == PermissionBehavior::Defer && !(self.allow_defer && batch == 1) {
-            decision = PermissionDecision::new(
-                PermissionBehavior::Ask,
-                decision.source,
-                "defer needs a single call in a non-interactive run; asking instead",
-            );
-        }
-        if decision.behavior == PermissionBehavior::Ask {
-            // A protected-path ask (policy row 5) goes to the approver only: no hook answers it.
-            let verdict = if decision.source == DecisionSource::Workspace {
-                PermissionVerdict::NoDecision
-            } else {
-                let asked = self.hooks.permission_request(&self.hook_ctx, &tools, call, &args, &decision.reason).await;
-                if let Some(halt) = asked.halt {
-                    return Authorized::Halt(halt.stop_reason);
-                }
-                asked.verdict
-            };
-            decision = match verdict {
-                PermissionVerdict::Allow { hook_id, args: updated } => {
-                    let source = DecisionSource::PermissionRequestHook { hook_id };
-                    match updated {
-                        Some(new_args) => {
-                            // Replacement arguments are checked against the rules again.
-                            let recheck = self.policy_decision(
-                                call,
-                                &new_args,
-                                &PermissionSuggestion::Allow { reason: None },
-                                None,
-                            );
-                            args = new_args;
-                            match recheck.behavior {
-                                PermissionBehavior::Deny => recheck,
-                                // A protected path needs an allow rule naming it, not a hook.
-                                PermissionBehavior::Ask if recheck.source == DecisionSource::Workspace => recheck,
-                                PermissionBehavior::Allow | PermissionBehavior::Ask | PermissionBehavior::Defer => {
-                                    PermissionDecision::new(
-                                        PermissionBehavior::Allow,
-                                        source,
-                                        "approved by PermissionRequest hook",
-                                    )
-                                }
-                            }
-                        }
-                        None => PermissionDecision::new(
-                            PermissionBehavior::Allow,
-                            source,
-                            "approved by PermissionRequest hook",
-                        ),
-                    }
-                }
-                PermissionVerdict::Deny { hook_id, message } => PermissionDecision::new(
-                    PermissionBehavior::Deny,
-                    DecisionSource::PermissionRequestHook { hook_id },
-                    message,
-                ),
-                PermissionVerdict::NoDecision => {
-                    let request = ApprovalRequest {
-                        tool_name: &call.name,
-                        tool_use_id: &call.id,
-                        args: &args,
-                        reason: &decision.reason,
-                    };
-                    match self.agent.approver.approve(&request).await {
-                        Approval::Allow => {
-                            PermissionDecision::new(PermissionBehavior::Allow, DecisionSource::Approver, "approved")
-                        }
-                        Approval::Deny { reason } => {
-                            PermissionDecision::new(PermissionBehavior::Deny, DecisionSource::Approver, reason)
-                        }
-                    }
-                }
-            };
-        }
-        self.observer.on_event(&RunEvent::Permission { tool_name: &call.name, decision: &decision });
-        let behavior = decision.behavior;
-        let reason = decision.reason.clone();
-        record.permission = Some(decision);
-        match behavior {
-            PermissionBehavior::Allow => Authorized::Run(args),
-            PermissionBehavior::Defer => Authorized::Defer,
-            PermissionBehavior::Deny => Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason)),
-            PermissionBehavior::Ask => Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason)),
-        }
-    }
-
-    fn policy_decision(
-        &self,
-        call: &PreparedCall,
-        args: &Args,
-        suggestion: &PermissionSuggestion,
-        suggested_by: Option<&str>,
-    ) -> PermissionDecision {
-        let tools = &self.agent.tools;
-        let cwd = &self.agent.config.cwd;
-        let effect = tools.effect(call.handle);
-        let workspace_paths = tools.tool(call.handle).workspace_paths(args);
-        // The shell command is parsed once per decision; its redirection and `tee` targets are
-        // writes, checked against the boundary like a file tool's path.
-        let shell = shell_analysis(&call.name, args);
-        let mut targets: Vec<PathBuf> = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
-        if effect == Effect::Write {
-            targets.extend(workspace_paths.iter().map(|p| Workspace::normalize(p, cwd)));
-        }
-        let workspace = &self.agent.config.workspace;
-        let (write_paths, write_violation) = resolve_write_paths(workspace, cwd, targets);
-        let boundary = workspace_paths.iter().find_map(|p| workspace.resolve(p, cwd).err()).or(write_violation);
-        let facts = CallFacts {
-            tool_name: &call.name,
-            effect,
-            args,
-            boundary: boundary.as_ref(),
-            write_paths: &write_paths,
-            shell: shell.as_ref(),
-        };
-        self.agent.policy.decide(facts, suggestion, suggested_by)
     }
 }
 
@@ -453,40 +202,67 @@ fn arguments_value(call: &ToolCall) -> Value {
     }
 }
 
-fn said(list: &[(String, &'static str)]) -> Vec<HookSaid> {
+/// The hooks' answers as the decision record lists them.
+pub(super) fn said(list: &[(String, &'static str)]) -> Vec<HookSaid> {
     list.iter().map(|(id, d)| HookSaid { hook_id: id.clone(), decision: (*d).to_owned() }).collect()
 }
 
-/// The combined decision record of one call, filled as the call goes.
-struct DecisionRecord {
-    started: Instant,
+/// What a call gathers on its way: the hooks' contexts for after the round, and the combined
+/// decision record, written once when the call settles.
+pub(super) struct Ledger {
     tool_use_id: String,
     tool_name: String,
-    pre: Vec<HookSaid>,
-    permission: Option<PermissionDecision>,
-    post: Vec<HookSaid>,
+    /// Context messages for after the round's results.
+    contexts: Vec<Message>,
+    /// The decision record's parts, filled as the call goes.
+    pub record: RecordParts,
 }
 
-impl DecisionRecord {
+/// The parts of a decision record known before the call settles.
+#[derive(Default)]
+pub(super) struct RecordParts {
+    /// What PreToolUse hooks answered.
+    pub pre: Vec<HookSaid>,
+    /// The permission decision, once made.
+    pub permission: Option<PermissionDecision>,
+    /// What PostToolUse hooks answered.
+    pub post: Vec<HookSaid>,
+}
+
+impl Ledger {
     fn new(call: &ToolCall) -> Self {
-        DecisionRecord {
-            started: Instant::now(),
+        Ledger {
             tool_use_id: call.id.clone(),
             tool_name: call.name.clone(),
-            pre: Vec::new(),
-            permission: None,
-            post: Vec::new(),
+            contexts: Vec::new(),
+            record: RecordParts::default(),
         }
     }
 
-    fn emit(self, trace: &crate::trace::Trace, outcome: &str, error_code: Option<ErrorCode>) {
-        let _ = micros(self.started.elapsed());
+    /// Adds hook contexts of `event`, for after the round's results.
+    pub(super) fn add_contexts(&mut self, event: HookEventName, contexts: Vec<String>) {
+        self.contexts.extend(contexts.into_iter().map(|c| Message::context(event, c)));
+    }
+
+    /// Adds one context message.
+    pub(super) fn add_context(&mut self, message: Message) {
+        self.contexts.push(message);
+    }
+
+    /// The contexts gathered so far (the ledger keeps none).
+    pub(super) fn take_contexts(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.contexts)
+    }
+
+    /// Writes the call's decision record with its `outcome`.
+    pub(super) fn emit(&mut self, trace: &crate::trace::Trace, outcome: &str, error_code: Option<ErrorCode>) {
+        let parts = std::mem::take(&mut self.record);
         trace.record(TraceRecord::ToolDecision(ToolDecisionRecord {
-            tool_use_id: self.tool_use_id,
-            tool_name: self.tool_name,
-            pre_tool_use: self.pre,
-            permission: self.permission,
-            post_tool_use: self.post,
+            tool_use_id: self.tool_use_id.clone(),
+            tool_name: self.tool_name.clone(),
+            pre_tool_use: parts.pre,
+            permission: parts.permission,
+            post_tool_use: parts.post,
             outcome: outcome.to_owned(),
             error_code: error_code.map(|c| c.as_str().to_owned()),
         }));

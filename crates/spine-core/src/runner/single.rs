@@ -87,8 +87,8 @@ impl Agent {
             RunParts {
                 hooks,
                 session,
-                transcript: Vec::new(),
-                writer: Transcript::discard(request.transcript_path),
+                conversation: Vec::new(),
+                transcript: Transcript::discard(request.transcript_path),
                 trace: request.trace,
                 observer: request.observer,
                 cancel: request.cancel,

@@ -73,7 +73,7 @@ pub struct TurnSettings {
     /// Replaces the built-in agent prompt.
     pub agent_prompt: Option<String>,
     /// The agent profile (`main` gets the operator layers).
-    pub profile: String,
+    pub profile: AgentProfile,
     /// Whether this agent is a subagent.
     pub is_subagent: bool,
     /// Model hints.
@@ -90,12 +90,62 @@ impl Default for TurnSettings {
     fn default() -> Self {
         TurnSettings {
             agent_prompt: None,
-            profile: "main".to_owned(),
+            profile: AgentProfile::Main,
             is_subagent: false,
             model_context: ModelContext::default(),
             allowed_tool_names: Vec::new(),
             conversation_id: None,
             context_imports: Vec::new(),
+        }
+    }
+}
+
+impl TurnSettings {
+    /// Whether the prompt gets the Operator Prompt and Operator State layers (and so whether
+    /// the caller takes an operator-state snapshot): the `main` profile, not a subagent.
+    pub fn operator_layers(&self) -> bool {
+        self.profile == AgentProfile::Main && !self.is_subagent
+    }
+}
+
+/// The agent profile of a turn, written as its name (`"main"`, `"researcher"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum AgentProfile {
+    /// `main`: the workspace's operator agent.
+    #[default]
+    Main,
+    /// Any other profile, by name.
+    Named(String),
+}
+
+impl AgentProfile {
+    /// The profile's name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            AgentProfile::Main => "main",
+            AgentProfile::Named(name) => name,
+        }
+    }
+}
+
+impl From<String> for AgentProfile {
+    fn from(name: String) -> Self {
+        if name == "main" { AgentProfile::Main } else { AgentProfile::Named(name) }
+    }
+}
+
+impl From<&str> for AgentProfile {
+    fn from(name: &str) -> Self {
+        AgentProfile::from(name.to_owned())
+    }
+}
+
+impl From<AgentProfile> for String {
+    fn from(profile: AgentProfile) -> Self {
+        match profile {
+            AgentProfile::Main => "main".to_owned(),
+            AgentProfile::Named(name) => name,
         }
     }
 }
@@ -155,7 +205,7 @@ pub fn prepare_turn(
         "estimated_token_count" => system_tokens + transcript_tokens,
         "estimator" => inputs.estimator.name(),
         "likely_model" => likely_model,
-        "profile" => s.profile,
+        "profile" => s.profile.as_str(),
         "is_subagent" => s.is_subagent,
         "allowed_tool_names" => s.allowed_tool_names,
         "active_skill_names" => active,
@@ -176,7 +226,7 @@ pub fn prepare_turn(
 fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &crate::skills::Selection) -> String {
     let s = inputs.settings;
     let ws = inputs.workspace;
-    let operator = s.profile == "main" && !s.is_subagent;
+    let operator = s.operator_layers();
     let mut layers: Vec<(&str, String)> = vec![
         ("Agent Prompt", s.agent_prompt.clone().unwrap_or_else(|| DEFAULT_AGENT_PROMPT.to_owned())),
         ("Soul", read_in(ws, "SOUL.md").unwrap_or_else(|| DEFAULT_SOUL.to_owned())),

@@ -10,7 +10,6 @@ use serde_json::{Map, Value, json};
 use spine_core::CancellationToken;
 use spine_core::hooks::HookRegistryBuilder;
 use spine_core::model::ModelClient;
-use spine_core::observer::NullObserver;
 use spine_core::permission::{
     Approval, ApprovalRequest, Approver, DenyApprover, PermissionPolicy, PermissionRule, PermissionRules,
 };
@@ -18,9 +17,7 @@ use spine_core::registry::ToolRegistryBuilder;
 use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
 use spine_core::session::Transcript;
 use spine_core::tool::{Projection, Tool, ToolContext};
-use spine_core::trace::Trace;
 use spine_core::workspace::Workspace;
-use spine_protocol::hook::SessionSource;
 use spine_protocol::message::{AssistantMessage, Message};
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
@@ -206,20 +203,14 @@ impl Harness {
         };
         let transcript = Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");
         let outcome = agent
-            .run(RunRequest {
-                prompt: if prompt.is_empty() { None } else { Some(prompt.to_owned()) },
-                session_id: "s1".into(),
-                transcript,
-                history,
-                deferred,
-                source: SessionSource::Startup,
-                cancel: self.cancel.clone(),
-                observer: Arc::new(NullObserver),
-                trace: Trace::default(),
-                env_file: None,
-                progress: None,
-                reports: self.reports.clone(),
-            })
+            .run(
+                RunRequest::new("s1", transcript)
+                    .prompt(if prompt.is_empty() { None } else { Some(prompt.to_owned()) })
+                    .history(history)
+                    .deferred(deferred)
+                    .cancel(self.cancel.clone())
+                    .reports(self.reports.clone()),
+            )
             .await;
         match (validate_pairing(&outcome.messages), &outcome.deferred) {
             (Ok(()), None) => {}

@@ -9,20 +9,16 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
-use spine_core::CancellationToken;
 use spine_core::hooks::HookRegistryBuilder;
 use spine_core::model::ModelClient;
-use spine_core::observer::NullObserver;
 use spine_core::permission::{DenyApprover, PermissionPolicy, PermissionRule, PermissionRules};
 use spine_core::registry::ToolRegistryBuilder;
 use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
 use spine_core::session::Transcript;
 use spine_core::tool::{Tool, ToolContext};
-use spine_core::trace::Trace;
 use spine_core::workspace::Workspace;
 use spine_hooks::settings::SettingsLayer;
 use spine_hooks::{BuildOptions, HookConfig, Origin, Settings};
-use spine_protocol::hook::SessionSource;
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
@@ -229,20 +225,11 @@ pub async fn run(project: &Project, setup: Setup, replies: Vec<AssistantMessage>
     };
     std::fs::write(project.env_file(), "").expect("env file");
     let outcome = agent
-        .run(RunRequest {
-            prompt: Some(setup.prompt.to_owned()),
-            session_id: "s1".into(),
-            transcript: Transcript::open(project.transcript()).expect("transcript"),
-            history: vec![],
-            deferred: None,
-            source: SessionSource::Startup,
-            cancel: CancellationToken::new(),
-            observer: Arc::new(NullObserver),
-            trace: Trace::default(),
-            env_file: Some(project.env_file()),
-            progress: None,
-            reports: None,
-        })
+        .run(
+            RunRequest::new("s1", Transcript::open(project.transcript()).expect("transcript"))
+                .prompt(Some(setup.prompt.to_owned()))
+                .env_file(Some(project.env_file())),
+        )
         .await;
     validate_pairing(&outcome.messages).expect("the final conversation is paired");
     Ran { outcome, script }

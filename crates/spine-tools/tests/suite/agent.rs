@@ -12,15 +12,12 @@ use serde_json::Value;
 use spine_core::CancellationToken;
 use spine_core::hooks::HookRegistryBuilder;
 use spine_core::model::ModelClient;
-use spine_core::observer::NullObserver;
 use spine_core::permission::{Approval, ApprovalRequest, Approver, PermissionPolicy, PermissionRules};
 use spine_core::registry::ToolRegistryBuilder;
 use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
 use spine_core::session::Transcript;
 use spine_core::stages::prepare_turn::OperatorStateSource;
-use spine_core::trace::Trace;
 use spine_core::workspace::Workspace;
-use spine_protocol::hook::SessionSource;
 use spine_protocol::message::AssistantMessage;
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
@@ -96,20 +93,12 @@ impl AgentHarness {
         };
         let transcript = Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");
         let outcome = agent
-            .run(RunRequest {
-                prompt: Some(prompt.to_owned()),
-                session_id: "s1".into(),
-                transcript,
-                history: vec![],
-                deferred: None,
-                source: SessionSource::Startup,
-                cancel: self.cancel.clone(),
-                observer: Arc::new(NullObserver),
-                trace: Trace::default(),
-                env_file: None,
-                progress: Some(Arc::clone(&progress) as Arc<dyn spine_core::tool::ProgressSink>),
-                reports: None,
-            })
+            .run(
+                RunRequest::new("s1", transcript)
+                    .prompt(Some(prompt.to_owned()))
+                    .cancel(self.cancel.clone())
+                    .progress(Some(Arc::clone(&progress) as Arc<dyn spine_core::tool::ProgressSink>)),
+            )
             .await;
         validate_pairing(&outcome.messages).expect("the final conversation is paired");
         drop(agent);

@@ -3,7 +3,7 @@
 //!
 //! | item | flow |
 //! | --- | --- |
-//! | `execution_assignment` | [`assignment`]: `prepare_turn` → `compact_context` → the mode's flow; `agent_run` in [`crate::agent_run`] |
+//! | `execution_assignment` | [`assignment`]: `prepare_request` → `compact_context` → the mode's flow; `agent_run` in [`crate::agent_run`] |
 //! | `agent_program_request` | [`program`]: `prepare_round` or `execute_program_tool` |
 //! | `resource_close_request` | [`close`] |
 //! | undecodable | [`reject`]: `validation_error` or `unsupported_request_kind` |
@@ -22,13 +22,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use spine_core::reports::{ReportCollector, WorkIdentity};
 use spine_core::skills::SkillCatalog;
-use spine_core::stages::compact_context::{
-    compact_context, compaction_threshold, record_not_compacted, should_compact,
-};
+use spine_core::stages::compact_context::compact_context;
 use spine_core::stages::handle_error::ExecutionError;
-use spine_core::stages::prepare_turn::{
-    ModelContext, OperatorStateSource, TurnInputs, TurnSettings, normalize_transcript, operator_snapshot, prepare_turn,
-};
+use spine_core::stages::prepare_request::{Compaction, RequestInputs, ThresholdSources, prepare_request};
+use spine_core::stages::prepare_turn::{AgentProfile, ModelContext, TurnSettings, normalize_transcript};
 use spine_core::stages::review_tool_call::Visibility;
 use spine_core::tokens::{TokenEstimator, WordsEstimator, estimator_for};
 use spine_core::trace::Trace;
@@ -138,7 +135,7 @@ pub fn error_payload(classification: &str, code: &str, message: &str, retryable:
 pub fn turn_settings(payload: &RequestPayload) -> TurnSettings {
     TurnSettings {
         agent_prompt: None,
-        profile: payload.agent_context.profile.clone(),
+        profile: AgentProfile::from(payload.agent_context.profile.clone()),
         is_subagent: payload.agent_context.is_subagent,
         model_context: ModelContext {
             likely_model: payload.model_context.likely_model.clone(),
@@ -168,7 +165,7 @@ pub struct Round {
     pub likely_model: Option<String>,
 }
 
-/// Runs `prepare_turn` and `compact_context` for a payload.
+/// Runs `prepare_request` and, when due, `compact_context` for a payload.
 pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Result<Round, ExecutionError> {
     let env = &ctx.env;
     let settings = turn_settings(payload);
@@ -181,38 +178,49 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
     for issue in issues {
         ctx.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
     }
-    let operator = settings.profile == "main" && !settings.is_subagent;
-    // The worker's command runs and processes belong in the snapshot (shared by its items).
-    let state = operator.then(|| operator_snapshot(&env.workspace, env.families.sections()));
     let estimator: Arc<dyn TokenEstimator> = if env.words_estimator {
         Arc::new(WordsEstimator)
     } else {
         estimator_for(settings.model_context.likely_model())
     };
     let cached = env.token_counts.around(estimator.as_ref());
-    let inputs = TurnInputs {
+    let hints = payload.budget_hints.as_ref().and_then(|h| serde_json::to_value(h).ok());
+    let inputs = RequestInputs {
         settings: &settings,
         workspace: &env.workspace,
         skills: &skills,
-        operator_state: state.as_ref(),
         estimator: &cached,
+        // The worker's command runs and processes belong in the snapshot (shared by its items).
+        operator_state: Some(&env.families),
+        threshold: ThresholdSources {
+            budget_hints: hints.as_ref(),
+            configured: env.compaction_threshold,
+            context_window: None,
+        },
+        default_model: None,
     };
-    let prepared = prepare_turn(&inputs, &transcript, None, &ctx.trace);
+    let prepared = prepare_request(&inputs, &transcript, None, &ctx.trace);
     if ctx.canceled() {
         return Err(ExecutionError::Canceled(ctx.cancellation.summary()));
     }
-    let hints = payload.budget_hints.as_ref().and_then(|h| serde_json::to_value(h).ok());
-    let threshold = compaction_threshold(hints.as_ref(), env.compaction_threshold, None);
-    let likely = prepared.likely_model.as_deref();
-    let messages = if should_compact(prepared.estimated_token_count, threshold, prepared.messages.len()) {
-        compact_context(&prepared.messages, likely, env.compaction_strategy, None, &ctx.cancellation.token, &ctx.trace)
+    let likely = prepared.likely_model;
+    let messages = match prepared.compaction {
+        Compaction::Due => {
+            let strategy = env.compaction_strategy;
+            compact_context(
+                &prepared.turn.messages,
+                likely.as_deref(),
+                strategy,
+                None,
+                &ctx.cancellation.token,
+                &ctx.trace,
+            )
             .await
             .messages
-    } else {
-        record_not_compacted(prepared.messages.len(), likely, &ctx.trace);
-        prepared.messages
+        }
+        Compaction::NotNeeded => prepared.turn.messages,
     };
-    Ok(Round { messages, likely_model: prepared.likely_model })
+    Ok(Round { messages, likely_model: likely })
 }
 
 #[cfg(test)]

@@ -1,0 +1,133 @@
+//! How a run ends: the [`End`] of the loop becomes finalize_output, a Notification for an
+//! error or a deferral, SessionEnd, the terminal report, the transcript's result record, and
+//! the [`RunOutcome`].
+
+use spine_protocol::hook::{Notification, NotificationInput, SessionEnd, SessionEndInput, SessionEndReason};
+use spine_protocol::message::Message;
+use spine_protocol::run::RunSubtype;
+use spine_protocol::tool::ToolCall;
+
+use super::Run;
+use super::request::RunOutcome;
+use super::round::RoundEnd;
+use crate::session::TranscriptRecord;
+use crate::stages::finalize_output::finalize_output;
+use crate::stages::handle_error::{ExecutionError, handle_error};
+
+/// The end of a run, before finalisation.
+pub(super) struct End {
+    pub(super) subtype: RunSubtype,
+    pub(super) result: String,
+    pub(super) reason: SessionEndReason,
+    pub(super) stop_reason: Option<String>,
+    pub(super) deferred: Option<ToolCall>,
+    pub(super) error: Option<ExecutionError>,
+}
+
+impl End {
+    pub(super) fn new(subtype: RunSubtype, result: impl Into<String>, reason: SessionEndReason) -> Self {
+        End { subtype, result: result.into(), reason, stop_reason: None, deferred: None, error: None }
+    }
+
+    pub(super) fn success(result: impl Into<String>) -> Self {
+        End::new(RunSubtype::Success, result, SessionEndReason::Completed)
+    }
+
+    pub(super) fn halted(stop_reason: Option<String>) -> Self {
+        let text = stop_reason.clone().unwrap_or_else(|| "a hook stopped the run".to_owned());
+        End {
+            stop_reason,
+            error: Some(ExecutionError::Blocked(text.clone())),
+            ..End::new(RunSubtype::Blocked, text, SessionEndReason::Blocked)
+        }
+    }
+
+    pub(super) fn failed(error: ExecutionError) -> Self {
+        End {
+            error: Some(error.clone()),
+            ..End::new(RunSubtype::ErrorDuringExecution, error.to_string(), SessionEndReason::Error)
+        }
+    }
+
+    pub(super) fn canceled() -> Self {
+        End {
+            error: Some(ExecutionError::Canceled("the run was canceled".into())),
+            ..End::new(RunSubtype::Canceled, "canceled", SessionEndReason::Canceled)
+        }
+    }
+}
+
+impl Run<'_> {
+    pub(super) fn round_end(&mut self, end: RoundEnd) -> End {
+        match end {
+            RoundEnd::Continue => {
+                End::failed(ExecutionError::Runtime("internal error: a continuing round ended the run".into()))
+            }
+            RoundEnd::Prevented { output, stop_reason } => {
+                let mut end = End::new(RunSubtype::Success, output, SessionEndReason::Completed);
+                end.stop_reason = stop_reason;
+                end
+            }
+            RoundEnd::Halted { stop_reason } => End::halted(stop_reason),
+            RoundEnd::Canceled => End::canceled(),
+            RoundEnd::Deferred(call) => {
+                let _ = self.transcript.append(&TranscriptRecord::Deferred { call: call.clone() });
+                let mut end = End::new(
+                    RunSubtype::Deferred,
+                    format!("tool call {} ({}) deferred; resume the session to continue", call.id, call.name),
+                    SessionEndReason::Deferred,
+                );
+                end.deferred = Some(call);
+                end
+            }
+        }
+    }
+
+    pub(super) async fn finish(mut self, end: End) -> RunOutcome {
+        let anchor = self.hook_ctx.prompt_id.as_deref().unwrap_or("turn").to_owned();
+        finalize_output(&end.result, &self.hook_ctx.session.session_id, &anchor, &self.trace);
+        if end.reason == SessionEndReason::Deferred || end.subtype.is_error() {
+            self.hooks
+                .observe::<Notification>(
+                    &self.hook_ctx,
+                    NotificationInput {
+                        message: end.result.clone(),
+                        title: Some(format!("run ended: {}", end.reason.as_str())),
+                        notification_type: "run_ended".to_owned(),
+                    },
+                )
+                .await;
+        }
+        self.hooks.observe::<SessionEnd>(&self.hook_ctx, SessionEndInput { reason: end.reason }).await;
+        self.hooks.shutdown();
+        if let Some(reports) = &self.reports {
+            match (end.subtype, &end.error) {
+                (RunSubtype::Success | RunSubtype::Deferred, _) => reports.complete(&end.result),
+                (RunSubtype::Canceled, _) => reports.canceled(&end.result),
+                (RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked, error) => {
+                    let error = error.clone().unwrap_or_else(|| ExecutionError::Runtime(end.result.clone()));
+                    let identity = reports.identity();
+                    reports.fail(handle_error(&error, &identity.logical_work_id, identity.attempt_no, &self.trace));
+                }
+            }
+        }
+        let _ = self.transcript.append(&TranscriptRecord::Result { subtype: end.subtype });
+        let mut messages = match self.last_request.first() {
+            Some(system @ Message::System { .. }) => vec![system.clone()],
+            _ => Vec::new(),
+        };
+        messages.append(&mut self.conversation);
+        RunOutcome {
+            subtype: end.subtype,
+            result: end.result,
+            session_id: self.hook_ctx.session.session_id.clone(),
+            num_turns: self.num_turns,
+            messages,
+            usage: self.usage,
+            trace: self.trace,
+            deferred: end.deferred,
+            stop_reason: end.stop_reason,
+            error: end.error,
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The permission step of a call: the policy decides (`allow`, `deny`, `ask`, `defer`); an
+//! `ask` goes to PermissionRequest hooks, then to the approver; replacement arguments from a
+//! hook are checked against the rules again. A protected-path `ask` goes to the approver only.
+//! A `defer` needs a single call in a run that may defer; otherwise it is asked.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
+use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
+
+use super::Run;
+use super::call::{CallOutcome, Ledger, Proposal, RecordParts, Settled};
+use super::round::RoundEnd;
+use crate::hooks::events::PermissionVerdict;
+use crate::observer::RunEvent;
+use crate::permission::policy::{resolve_write_paths, shell_analysis};
+use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
+use crate::registry::PreparedCall;
+use crate::tool::{Args, UrlGate};
+use crate::workspace::Workspace;
+
+/// The permission step's answer.
+enum Authorized {
+    Run(Args),
+    Refused(ToolError),
+    Defer,
+    Halt(Option<String>),
+}
+
+/// The redirect gate of a network tool: hops are decided by the run's policy, as calls of the
+/// same tool with that URL and no hook suggestion.
+pub(super) fn url_gate(policy: &PermissionPolicy, tool_name: &str, effect: Effect) -> Option<Arc<dyn UrlGate>> {
+    match effect {
+        Effect::Network => Some(Arc::new(PolicyUrlGate::new(policy.clone(), tool_name, effect))),
+        Effect::Read | Effect::Write | Effect::Execute => None,
+    }
+}
+
+impl Run<'_> {
+    /// The arguments the tool runs with, or the call settled: denied, deferred (the run ends
+    /// with the call pending), or halted by a PermissionRequest hook.
+    pub(super) async fn permit(
+        &mut self,
+        call: &ToolCall,
+        prepared: &PreparedCall,
+        proposal: Proposal,
+        batch: usize,
+        ledger: &mut Ledger,
+    ) -> Result<Args, Settled> {
+        match self.authorize(prepared, proposal, batch, &mut ledger.record).await {
+            Authorized::Run(args) => Ok(args),
+            Authorized::Refused(error) => Err(self.settle_with_error(ledger, call, error, "denied").into()),
+            Authorized::Defer => {
+                ledger.emit(&self.trace, "deferred", None);
+                let outcome = CallOutcome {
+                    result: None,
+                    contexts: ledger.take_contexts(),
+                    end: Some(RoundEnd::Deferred(call.clone())),
+                    error: None,
+                    executed: None,
+                };
+                Err(outcome.into())
+            }
+            Authorized::Halt(stop_reason) => {
+                let error = ToolError::new(
+                    ErrorCode::HookStoppedContinuation,
+                    "Skipped after a PermissionRequest hook stopped the run",
+                );
+                Err(self
+                    .settle_with_error(ledger, call, error, "halted")
+                    .ending(RoundEnd::Halted { stop_reason })
+                    .into())
+            }
+        }
+    }
+
+    async fn authorize(
+        &mut self,
+        call: &PreparedCall,
+        proposal: Proposal,
+        batch: usize,
+        record: &mut RecordParts,
+    ) -> Authorized {
+        let Proposal { mut args, suggestion, suggested_by } = proposal;
+        let (suggestion, suggested_by) = (&suggestion, suggested_by.as_deref());
+        let mut decision = self.policy_decision(call, &args, suggestion, suggested_by);
+        if decision.behavior == PermissionBehavior::Defer && !(self.allow_defer && batch == 1) {
+            decision = PermissionDecision::new(
+                PermissionBehavior::Ask,
+                decision.source,
+                "defer needs a single call in a non-interactive run; asking instead",
+            );
+        }
+        if decision.behavior == PermissionBehavior::Ask {
+            decision = match self.ask(call, &mut args, &decision).await {
+                Ok(answered) => answered,
+                Err(stop_reason) => return Authorized::Halt(stop_reason),
+            };
+        }
+        self.observer.on_event(&RunEvent::Permission { tool_name: &call.name, decision: &decision });
+        let behavior = decision.behavior;
+        let reason = decision.reason.clone();
+        record.permission = Some(decision);
+        match behavior {
+            PermissionBehavior::Allow => Authorized::Run(args),
+            PermissionBehavior::Defer => Authorized::Defer,
+            PermissionBehavior::Deny => Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason)),
+            PermissionBehavior::Ask => Authorized::Refused(ToolError::new(ErrorCode::PermissionDenied, reason)),
+        }
+    }
+
+    /// Answers an `ask`: PermissionRequest hooks (not for a protected path), then the approver
+    /// when no hook decided. A hook's replacement arguments replace `args` and are checked
+    /// against the rules again. `Err` carries the stop reason of a hook that stopped the run.
+    async fn ask(
+        &mut self,
+        call: &PreparedCall,
+        args: &mut Args,
+        asked: &PermissionDecision,
+    ) -> Result<PermissionDecision, Option<String>> {
+        // A protected-path ask (policy row 5) goes to the approver only: no hook answers it.
+        let verdict = if asked.source == DecisionSource::Workspace {
+            PermissionVerdict::NoDecision
+        } else {
+            let tools = Arc::clone(&self.agent.tools);
+            let answer = self.hooks.permission_request(&self.hook_ctx, &tools, call, args, &asked.reason).await;
+            if let Some(halt) = answer.halt {
+                return Err(halt.stop_reason);
+            }
+            answer.verdict
+        };
+        let approved =
+            |source| PermissionDecision::new(PermissionBehavior::Allow, source, "approved by PermissionRequest hook");
+        Ok(match verdict {
+            PermissionVerdict::Allow { hook_id, args: None } => {
+                approved(DecisionSource::PermissionRequestHook { hook_id })
+            }
+            PermissionVerdict::Allow { hook_id, args: Some(new_args) } => {
+                // Replacement arguments are checked against the rules again.
+                let recheck =
+                    self.policy_decision(call, &new_args, &PermissionSuggestion::Allow { reason: None }, None);
+                *args = new_args;
+                match recheck.behavior {
+                    PermissionBehavior::Deny => recheck,
+                    // A protected path needs an allow rule naming it, not a hook.
+                    PermissionBehavior::Ask if recheck.source == DecisionSource::Workspace => recheck,
+                    PermissionBehavior::Allow | PermissionBehavior::Ask | PermissionBehavior::Defer => {
+                        approved(DecisionSource::PermissionRequestHook { hook_id })
+                    }
+                }
+            }
+            PermissionVerdict::Deny { hook_id, message } => PermissionDecision::new(
+                PermissionBehavior::Deny,
+                DecisionSource::PermissionRequestHook { hook_id },
+                message,
+            ),
+            PermissionVerdict::NoDecision => {
+                let request =
+                    ApprovalRequest { tool_name: &call.name, tool_use_id: &call.id, args, reason: &asked.reason };
+                match self.agent.approver.approve(&request).await {
+                    Approval::Allow => {
+                        PermissionDecision::new(PermissionBehavior::Allow, DecisionSource::Approver, "approved")
+                    }
+                    Approval::Deny { reason } => {
+                        PermissionDecision::new(PermissionBehavior::Deny, DecisionSource::Approver, reason)
+                    }
+                }
+            }
+        })
+    }
+
+    fn policy_decision(
+        &self,
+        call: &PreparedCall,
+        args: &Args,
+        suggestion: &PermissionSuggestion,
+        suggested_by: Option<&str>,
+    ) -> PermissionDecision {
+        let tools = &self.agent.tools;
+        let cwd = &self.agent.config.cwd;
+        let effect = tools.effect(call.handle);
+        let workspace_paths = tools.tool(call.handle).workspace_paths(args);
+        // The shell command is parsed once per decision; its redirection and `tee` targets are
+        // writes, checked against the boundary like a file tool's path.
+        let shell = shell_analysis(&call.name, args);
+        let mut targets: Vec<PathBuf> = shell.as_ref().map(|a| a.write_paths(cwd)).unwrap_or_default();
+        if effect == Effect::Write {
+            targets.extend(workspace_paths.iter().map(|p| Workspace::normalize(p, cwd)));
+        }
+        let workspace = &self.agent.config.workspace;
+        let (write_paths, write_violation) = resolve_write_paths(workspace, cwd, targets);
+        let boundary = workspace_paths.iter().find_map(|p| workspace.resolve(p, cwd).err()).or(write_violation);
+        let facts = CallFacts {
+            tool_name: &call.name,
+            effect,
+            args,
+            boundary: boundary.as_ref(),
+            write_paths: &write_paths,
+            shell: shell.as_ref(),
+        };
+        self.agent.policy.decide(facts, suggestion, suggested_by)
+    }
+}

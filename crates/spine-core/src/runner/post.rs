@@ -1,0 +1,96 @@
+//! After the tool ran: a success is projected (`project_tool_result`) and shown to PostToolUse
+//! hooks, which may rewrite the result, add feedback or context, fail closed, or prevent
+//! continuation; a failure is shown to PostToolUseFailure hooks (context and stop only — the
+//! error stands). Either way the call's decision record is written here.
+
+use serde_json::Value;
+use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
+use spine_protocol::message::{Message, ToolResultMessage};
+use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
+
+use super::Run;
+use super::call::{CallOutcome, Ledger, said};
+use super::round::RoundEnd;
+use crate::stages::project_tool_result::project_tool_result;
+use crate::tool::{Projection, Tool};
+
+impl Run<'_> {
+    /// A tool error: PostToolUseFailure hooks see it, then the call is answered with it.
+    pub(super) async fn tool_failed(
+        &mut self,
+        call: &ToolCall,
+        tool_input: Value,
+        error: ToolError,
+        duration_ms: u64,
+        ledger: &mut Ledger,
+    ) -> CallOutcome {
+        let input = PostToolUseFailureInput {
+            tool_name: call.name.clone(),
+            tool_input,
+            tool_use_id: call.id.clone(),
+            error: error.message.clone(),
+            is_interrupt: error.code == ErrorCode::Timeout,
+            duration_ms,
+        };
+        let failure = self.hooks.post_tool_use_failure(&self.hook_ctx, input).await;
+        ledger.add_contexts(HookEventName::PostToolUseFailure, failure.contexts);
+        if let Some(f) = failure.failure {
+            self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
+        }
+        let mut outcome = self.settle_with_error(ledger, call, error, "failed");
+        outcome.end = failure.halt.map(|h| RoundEnd::Halted { stop_reason: h.stop_reason });
+        outcome
+    }
+
+    /// A tool response: projected, then PostToolUse hooks; the model reads the projection, a
+    /// hook's rewrite of it, or the error of a hook that failed closed.
+    pub(super) async fn tool_succeeded(
+        &mut self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        tool_input: Value,
+        response: Value,
+        duration_ms: u64,
+        ledger: &mut Ledger,
+    ) -> CallOutcome {
+        let projection = project_tool_result(tool, &response, &call.id, &self.trace);
+        let projection_metadata = projection.metadata.clone();
+        let input = PostToolUseInput {
+            tool_name: call.name.clone(),
+            tool_input,
+            tool_use_id: call.id.clone(),
+            tool_response: response,
+            duration_ms,
+        };
+        let post = self.hooks.post_tool_use(&self.hook_ctx, input).await;
+        ledger.record.post = said(&post.said);
+        ledger.add_contexts(HookEventName::PostToolUse, post.contexts);
+        for reason in post.block_reasons {
+            ledger.add_context(Message::context(
+                HookEventName::PostToolUse,
+                format!("PostToolUse hook feedback on {} call {}: {reason}", call.name, call.id),
+            ));
+        }
+        let (content, error_code) = match post.failure {
+            Some((error, failure)) => {
+                self.trace.warn(format!("PostToolUse {failure}"), Some(&call.id));
+                (error.render(), Some(error.code))
+            }
+            None => match post.text_override {
+                Some(text) => (text, None),
+                None if post.response_replaced => (tool.project(&post.response).content, None),
+                None => (projection.content, None),
+            },
+        };
+        ledger.emit(&self.trace, if error_code.is_some() { "post_hook_failed" } else { "executed" }, error_code);
+        if let Some(reports) = &self.reports {
+            let done = Projection { content: content.clone(), metadata: projection_metadata.clone() };
+            reports.tool_completed(&call.id, &call.name, &done);
+        }
+        let end = post.halt.map(|h| RoundEnd::Prevented { output: content.clone(), stop_reason: h.stop_reason });
+        let error = error_code.map(|code| ToolError::new(code, content.clone()));
+        let executed = error.is_none().then_some((post.response, projection_metadata));
+        let result = ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code };
+        CallOutcome { result: Some(result), contexts: ledger.take_contexts(), end, error, executed }
+    }
+}

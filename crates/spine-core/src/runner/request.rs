@@ -1,0 +1,141 @@
+//! A run's inputs ([`RunRequest`], built with [`RunRequest::new`] and setters) and how it
+//! ended ([`RunOutcome`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use spine_protocol::hook::SessionSource;
+use spine_protocol::message::Message;
+use spine_protocol::run::{RunSubtype, Usage};
+use spine_protocol::tool::ToolCall;
+use tokio_util::sync::CancellationToken;
+
+use crate::observer::{NullObserver, RunObserver};
+use crate::reports::ReportCollector;
+use crate::session::Transcript;
+use crate::stages::handle_error::ExecutionError;
+use crate::tool::ProgressSink;
+use crate::trace::Trace;
+
+/// One run's inputs. [`RunRequest::new`] gives a fresh session with no prompt, no history, a
+/// new cancel token, no observer and an in-memory trace; the setters change one input each.
+pub struct RunRequest {
+    pub(super) prompt: Option<String>,
+    pub(super) session_id: String,
+    pub(super) transcript: Transcript,
+    pub(super) history: Vec<Message>,
+    pub(super) deferred: Option<ToolCall>,
+    pub(super) source: SessionSource,
+    pub(super) cancel: CancellationToken,
+    pub(super) observer: Arc<dyn RunObserver>,
+    pub(super) trace: Trace,
+    pub(super) env_file: Option<PathBuf>,
+    pub(super) progress: Option<Arc<dyn ProgressSink>>,
+    pub(super) reports: Option<Arc<ReportCollector>>,
+}
+
+impl RunRequest {
+    /// A run of session `session_id` writing to `transcript`, started fresh
+    /// ([`SessionSource::Startup`]).
+    pub fn new(session_id: impl Into<String>, transcript: Transcript) -> Self {
+        RunRequest {
+            prompt: None,
+            session_id: session_id.into(),
+            transcript,
+            history: Vec::new(),
+            deferred: None,
+            source: SessionSource::Startup,
+            cancel: CancellationToken::new(),
+            observer: Arc::new(NullObserver),
+            trace: Trace::default(),
+            env_file: None,
+            progress: None,
+            reports: None,
+        }
+    }
+
+    /// The prompt; none when resuming only to settle a deferred call.
+    pub fn prompt(mut self, prompt: Option<String>) -> Self {
+        self.prompt = prompt;
+        self
+    }
+
+    /// The conversation so far (from `--resume`).
+    pub fn history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// A call a deferral left pending (from `--resume`), settled before the prompt's turn.
+    pub fn deferred(mut self, deferred: Option<ToolCall>) -> Self {
+        self.deferred = deferred;
+        self
+    }
+
+    /// Why the session starts (SessionStart's `source`).
+    pub fn source(mut self, source: SessionSource) -> Self {
+        self.source = source;
+        self
+    }
+
+    /// The token that cancels the run.
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Receives live events.
+    pub fn observer(mut self, observer: Arc<dyn RunObserver>) -> Self {
+        self.observer = observer;
+        self
+    }
+
+    /// The run's trace (create it with a sink to stream entries).
+    pub fn trace(mut self, trace: Trace) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    /// The file SessionStart hooks append `export` lines to.
+    pub fn env_file(mut self, env_file: Option<PathBuf>) -> Self {
+        self.env_file = env_file;
+        self
+    }
+
+    /// Where streamed tool output goes (defaults to the report collector when there is one).
+    pub fn progress(mut self, progress: Option<Arc<dyn ProgressSink>>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// Receives the run's reports.
+    pub fn reports(mut self, reports: Option<Arc<ReportCollector>>) -> Self {
+        self.reports = reports;
+        self
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// How the run ended, as `spine run` prints it.
+    pub subtype: RunSubtype,
+    /// The final text: the answer, the blocking reason, or the error.
+    pub result: String,
+    /// The session, for `--resume`.
+    pub session_id: String,
+    /// Model requests made.
+    pub num_turns: u32,
+    /// The conversation as sent to the model: system message, then the transcript.
+    pub messages: Vec<Message>,
+    /// Token usage, summed over the run's model requests.
+    pub usage: Usage,
+    /// Every stage, hook and decision entry of the run.
+    pub trace: Trace,
+    /// The call left pending by a deferral.
+    pub deferred: Option<ToolCall>,
+    /// A hook's `stopReason`, when a hook ended the run.
+    pub stop_reason: Option<String>,
+    /// The error, when the run failed or was canceled.
+    pub error: Option<ExecutionError>,
+}

@@ -1,0 +1,200 @@
+//! One model turn: `prepare_request` (the system prompt's layers, the operator snapshot, the
+//! token estimate) → `compact_context` when due, wrapped in PreCompact / PostCompact and
+//! SessionStart(`compact`) hooks → the pairing check → one model request, streamed to the
+//! observer, traced per attempt.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use spine_protocol::hook::{
+    CompactTrigger, HookEventName, PostCompact, PostCompactInput, PreCompactInput, SessionSource, SessionStartInput,
+};
+use spine_protocol::message::{AssistantMessage, Message};
+use spine_protocol::pairing::{unique_call_ids, validate_pairing};
+use spine_protocol::trace::{ModelAttemptTrace, ModelTrace, TraceRecord};
+
+use super::Run;
+use super::finish::End;
+use crate::hooks::events::PreCompactResult;
+use crate::model::{AttemptOutcome, AttemptReport, ModelError, ModelErrorKind, ModelRequest, StreamSink};
+use crate::observer::{RunEvent, RunObserver};
+use crate::session::TranscriptRecord;
+use crate::stages::compact_context::{Summarizer, compact_context, record_not_compacted};
+use crate::stages::handle_error::ExecutionError;
+use crate::stages::prepare_request::{Compaction, PreparedRequest, RequestInputs, ThresholdSources, prepare_request};
+use crate::trace::{Trace, micros};
+
+impl Run<'_> {
+    /// `prepare_request` → `compact_context` when due → pairing check → one model request.
+    pub(super) async fn model_turn(&mut self) -> Result<AssistantMessage, End> {
+        let mut request = self.prepare_request();
+        if request.compaction == Compaction::Due {
+            let likely_model = request.likely_model.clone().unwrap_or_default();
+            if self.compact(&request.turn.messages, &likely_model).await {
+                request = self.prepare_request();
+            }
+        }
+        let prepared = request.turn;
+        if self.cancel.is_cancelled() {
+            return Err(End::canceled());
+        }
+        if let Err(e) = validate_pairing(&prepared.messages) {
+            self.trace.warn(format!("pairing violation: {e}"), None);
+            return Err(End::failed(ExecutionError::Runtime(format!(
+                "internal error: refusing to send an invalid history: {e}"
+            ))));
+        }
+        self.num_turns += 1;
+        let turn = self.num_turns;
+        self.observer.on_event(&RunEvent::ModelRequest { turn });
+        let started = Instant::now();
+        let sink = ObserverStream { observer: Arc::clone(&self.observer), trace: self.trace.clone(), turn };
+        let request = ModelRequest { messages: &prepared.messages, tools: &self.specs };
+        let result = tokio::select! {
+            r = self.agent.model.complete(request, &sink, &self.cancel) => r,
+            () = self.cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
+        };
+        self.last_request = prepared.messages;
+        let (tool_calls, error) = match &result {
+            Ok(reply) => (reply.message.tool_calls.len(), None),
+            Err(e) => (0, Some(e.message.clone())),
+        };
+        self.trace.record(TraceRecord::Model(ModelTrace {
+            turn,
+            model: self.agent.model.model().to_owned(),
+            message_count: self.last_request.len(),
+            tool_calls,
+            duration_us: micros(started.elapsed()),
+            error,
+        }));
+        match result {
+            Ok(reply) => {
+                if let Some(u) = reply.usage {
+                    self.usage.add(u);
+                }
+                let mut message = reply.message;
+                // Ids are made unique before any call is looked at (see `unique_call_ids`).
+                for (old, new) in unique_call_ids(&mut message.tool_calls, &self.call_ids, turn) {
+                    let old = if old.trim().is_empty() { "an empty id".to_owned() } else { format!("`{old}`") };
+                    self.trace.warn(format!("tool call with {old} renamed `{new}`: ids must be unique"), Some(&new));
+                }
+                self.call_ids.extend(message.tool_calls.iter().map(|c| c.id.clone()));
+                if message.tool_calls.is_empty() && message.content.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    let e = ModelError::new(
+                        ModelErrorKind::InvalidReply,
+                        "the model returned an empty reply (no text and no tool calls)",
+                    );
+                    return Err(End::failed(ExecutionError::Model(e)));
+                }
+                Ok(message)
+            }
+            Err(e) if e.kind == ModelErrorKind::Canceled => Err(End::canceled()),
+            Err(e) => Err(End::failed(ExecutionError::Model(e))),
+        }
+    }
+
+    /// `prepare_request` over the conversation so far.
+    fn prepare_request(&mut self) -> PreparedRequest {
+        let config = &self.agent.config;
+        let inputs = RequestInputs {
+            settings: &config.turn,
+            workspace: &config.workspace,
+            skills: &self.skills,
+            estimator: self.estimator.as_ref(),
+            operator_state: config.operator_state.as_deref(),
+            threshold: ThresholdSources {
+                budget_hints: config.budget_hints.as_ref(),
+                configured: config.compaction_threshold,
+                context_window: self.agent.model.context_window(),
+            },
+            default_model: Some(self.agent.model.model()),
+        };
+        prepare_request(&inputs, &self.conversation, Some(&mut self.token_cache), &self.trace)
+    }
+
+    /// PreCompact → compact_context → PostCompact → SessionStart(compact). Returns whether the
+    /// transcript changed.
+    async fn compact(&mut self, request: &[Message], likely_model: &str) -> bool {
+        let pre = self
+            .hooks
+            .pre_compact(&self.hook_ctx, PreCompactInput { trigger: CompactTrigger::Auto, custom_instructions: None })
+            .await;
+        if let PreCompactResult::Blocked { reason, hook_id } = pre {
+            self.trace.warn(format!("compaction blocked by PreCompact hook `{hook_id}`: {reason}"), None);
+            record_not_compacted(request.len(), Some(likely_model), &self.trace);
+            return false;
+        }
+        let model = Arc::clone(&self.agent.model);
+        let summarizer = Summarizer { model: model.as_ref(), tools: &self.specs };
+        let compaction = compact_context(
+            request,
+            Some(likely_model),
+            self.agent.config.compaction_strategy,
+            Some(summarizer),
+            &self.cancel,
+            &self.trace,
+        )
+        .await;
+        if !compaction.compacted {
+            return false;
+        }
+        // The request's first message is this turn's system prompt; the transcript keeps the rest.
+        self.conversation = compaction.messages.into_iter().skip(1).collect();
+        self.token_cache.reset();
+        let _ = self.transcript.append(&TranscriptRecord::Compacted { messages: self.conversation.clone() });
+        self.hooks
+            .observe::<PostCompact>(
+                &self.hook_ctx,
+                PostCompactInput { trigger: CompactTrigger::Auto, compact_summary: compaction.note },
+            )
+            .await;
+        let start = self
+            .hooks
+            .session_start(
+                &self.hook_ctx,
+                SessionStartInput { source: SessionSource::Compact, model: Some(likely_model.to_owned()) },
+            )
+            .await;
+        if let Some(failure) = start.failure {
+            self.trace.warn(format!("SessionStart (compact) {failure}"), None);
+        }
+        self.push_contexts(HookEventName::SessionStart, start.contexts);
+        true
+    }
+}
+
+/// The sink of one model request: text to the observer; each attempt to the observer and the
+/// trace.
+struct ObserverStream {
+    observer: Arc<dyn RunObserver>,
+    trace: Trace,
+    turn: u32,
+}
+
+impl StreamSink for ObserverStream {
+    fn text_delta(&self, text: &str) {
+        self.observer.on_event(&RunEvent::TextDelta { text });
+    }
+
+    fn attempt(&self, report: &AttemptReport<'_>) {
+        let (outcome, error, wait_ms) = match report.outcome {
+            AttemptOutcome::Succeeded => ("ok", None, None),
+            AttemptOutcome::Retrying { error, wait } => ("retry", Some(error), Some(millis(wait))),
+            AttemptOutcome::Failed { error } => ("failed", Some(error), None),
+        };
+        self.trace.record(TraceRecord::ModelAttempt(ModelAttemptTrace {
+            turn: self.turn,
+            attempt: report.attempt,
+            duration_us: micros(report.duration),
+            outcome: outcome.to_owned(),
+            error_kind: error.map(|e| e.kind.to_string()),
+            error: error.map(|e| e.message.clone()),
+            wait_ms,
+        }));
+        self.observer.on_event(&RunEvent::ModelAttempt { turn: self.turn, report });
+    }
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
