@@ -37,7 +37,7 @@ pub enum ConfigFileError {
     /// Larger than the cap.
     #[error("is larger than {cap} bytes ({size} bytes); refusing to read it")]
     TooLarge {
-        /// The cap.
+        /// The most bytes a configuration file may have.
         cap: u64,
         /// The size seen (at least).
         size: u64,

@@ -12,14 +12,14 @@ use spine_protocol::permission::PermissionDecision;
 pub enum RunEvent<'a> {
     /// The run started.
     SessionStarted {
-        /// The session id.
+        /// The id `--resume` takes.
         session_id: &'a str,
-        /// The model.
+        /// The model's name as its client reports it.
         model: &'a str,
     },
     /// A hook event fired (whether or not hooks are registered for it).
     HookFired {
-        /// The event.
+        /// Which of the lifecycle events fired.
         event: HookEventName,
         /// The tool, for tool events.
         tool_name: Option<&'a str>,
@@ -28,7 +28,7 @@ pub enum RunEvent<'a> {
     },
     /// One hook answered.
     HookAnswered {
-        /// The event.
+        /// The event the hook ran for.
         event: HookEventName,
         /// The hook.
         hook_id: &'a str,
@@ -39,7 +39,7 @@ pub enum RunEvent<'a> {
     Permission {
         /// The tool.
         tool_name: &'a str,
-        /// The decision.
+        /// What was decided, by whom (rule, mode, hook, approver) and why.
         decision: &'a PermissionDecision,
     },
     /// A model request starts.
@@ -61,24 +61,24 @@ pub enum RunEvent<'a> {
     },
     /// A message was appended to the conversation.
     Message {
-        /// The message.
+        /// As it was appended (and written to the transcript).
         message: &'a Message,
     },
     /// A tool call got its result.
     ToolResult {
-        /// The result.
+        /// The text the model reads, with the error code when the call failed.
         result: &'a ToolResultMessage,
     },
     /// A hook's `systemMessage` (for the user, never the model).
     SystemMessage {
-        /// The hook.
+        /// The hook that wrote it.
         hook_id: &'a str,
-        /// The text.
+        /// The message for the user.
         text: &'a str,
     },
     /// A warning for the user (a hook failed open, a rewrite was discarded…).
     Warning {
-        /// The text.
+        /// One line, for the terminal.
         text: &'a str,
     },
 }

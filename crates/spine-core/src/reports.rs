@@ -57,7 +57,7 @@ impl ReportCollector {
         ReportCollector { identity, sink, state: Mutex::new(State::default()) }
     }
 
-    /// The identity.
+    /// Who the reports are about (item, logical work, attempt), as every report carries it.
     pub fn identity(&self) -> &WorkIdentity {
         &self.identity
     }

@@ -45,16 +45,16 @@ pub fn check_session_id(id: &str) -> Result<(), InvalidSessionId> {
 pub enum TranscriptRecord {
     /// The run started (or resumed).
     Session {
-        /// The session id.
+        /// The id `--resume` takes.
         session_id: String,
-        /// The working directory.
+        /// The run's working directory.
         cwd: PathBuf,
-        /// The model.
+        /// The model's name as its client reports it.
         model: String,
     },
     /// A message of the conversation.
     Message {
-        /// The message.
+        /// As the model saw it.
         message: Message,
     },
     /// The conversation was compacted: these messages replace everything before.

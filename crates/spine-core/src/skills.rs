@@ -57,7 +57,7 @@ pub struct SkillRoot {
 /// A skill in a catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillEntry {
-    /// The name.
+    /// From the front matter's `name`, else the directory's name; `$name` selects it.
     pub name: String,
     /// The description (front matter).
     pub description: String,
@@ -72,7 +72,7 @@ pub struct SkillEntry {
 /// A loaded skill.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadedSkill {
-    /// The entry.
+    /// Where it was found and whether it is active.
     pub entry: SkillEntry,
     /// The SKILL.md text.
     pub skill_md: String,

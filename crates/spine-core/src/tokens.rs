@@ -1,6 +1,6 @@
 //! Token estimates, cheap enough to run before every model request.
 //!
-//! [`TokenEstimator`] counts one text. Two estimators: [`WordsEstimator`], the seed's
+//! [`TokenEstimator`] counts one text. Two estimators: [`WordsEstimator`], the simplest
 //! (whitespace-separated words), and [`BpeEstimator`], a real BPE tokenizer of the model family
 //! (`tiktoken-rs`, offline): `o200k_base` for GPT-4o/4.1/5 and o-series models, `cl100k_base`
 //! for older OpenAI models and as a documented approximation for Anthropic models (whose
@@ -41,7 +41,7 @@ pub trait TokenEstimator: Send + Sync {
     }
 }
 
-/// The seed's estimate: whitespace-separated words.
+/// The simplest estimate: whitespace-separated words.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WordsEstimator;
 
@@ -89,7 +89,7 @@ impl BpeEstimator {
         BpeEstimator::new(if o200k { Encoding::O200kBase } else { Encoding::Cl100kBase })
     }
 
-    /// The encoding.
+    /// The BPE vocabulary this estimator counts with (`o200k_base` or `cl100k_base`).
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }

@@ -20,7 +20,8 @@ use crate::workspace::Workspace;
 /// Arguments after validation: immutable, shared by the policy, the approver and the handler.
 pub type Args = Arc<Map<String, Value>>;
 
-/// A tool.
+/// Something the model can call: its definition, what it does to the world, how it runs, and
+/// how its response reads to the model.
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
     /// Name, description and input schema (read once, at registration).
@@ -135,9 +136,9 @@ pub trait UrlGate: Send + Sync {
 /// What a running tool may use.
 #[derive(Clone)]
 pub struct ToolContext {
-    /// The call id.
+    /// The model's id for this call (`tool_use_id` in hooks and traces).
     pub call_id: String,
-    /// The tool name.
+    /// The registered name the call named.
     pub tool_name: String,
     /// The workspace boundary.
     pub workspace: Arc<Workspace>,

@@ -1,4 +1,4 @@
-//! Human-readable stderr lines in the seeds' style:
+//! Human-readable stderr lines (docs/cli.md):
 //! `[Hook] PreToolUse: Read`, `[Permission] Read: allow (default) - read-only tool`,
 //! `[Hook] PostToolUse: Read -> ok`, `[Hook] Stop`, and one line per failed model attempt
 //! (`[Model] request 2 attempt 1 failed after 0.2 s (http 503): …; retrying in 0.4 s`).

@@ -44,7 +44,7 @@ fn json_mode_prints_one_result_object_with_the_whole_conversation() {
 }
 
 #[test]
-fn verbose_prints_lifecycle_lines_in_the_seeds_style_on_stderr() {
+fn verbose_prints_lifecycle_lines_on_stderr() {
     let s = Sandbox::new();
     s.write("README.md", "hello\n");
     let out = s.run(&s.script(read_then_answer()), &["-v"]);

@@ -187,7 +187,8 @@ fn reports_follow_streams_reports_as_they_are_published(backend: Backend) {
 
 fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backend: Backend) {
     let sandbox = Sandbox::new();
-    let url = mailbox_url(&sandbox, backend, "lease_ms=1000");
+    // Long enough that a loaded machine's heartbeats keep the first worker's lease.
+    let url = mailbox_url(&sandbox, backend, "lease_ms=3000");
     let marker = sandbox.project().join("first-attempt");
     let pid_file = sandbox.project().join("orphan.pid");
     let command = format!(
@@ -204,6 +205,13 @@ fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backen
     let allow_bash = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
     let mut first = spawn_worker(&sandbox, &url, &["--settings", allow_bash]);
     wait_for(&marker, Duration::from_secs(30));
+    // Reports are published in the background: kill once `tool_reviewed` is out, so that the
+    // check below is about what survives the kill, not about publishing speed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !methods(&reports(&sandbox, &url, "crash-1")).contains(&"execution_progress") {
+        assert!(Instant::now() < deadline, "tool_reviewed was not published within 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     first.kill().expect("SIGKILL the worker");
     let _ = first.wait();
     // The Bash tool's process group outlives its SIGKILLed worker; clean it up.

@@ -147,7 +147,7 @@ impl PermissionPolicy {
         PermissionPolicy { rules, mode, project_dir }
     }
 
-    /// The mode.
+    /// The permission mode the policy decides under (hooks see it as `permission_mode`).
     pub fn mode(&self) -> PermissionMode {
         self.mode
     }

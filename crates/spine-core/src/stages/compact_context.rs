@@ -7,10 +7,10 @@
 //! there are more than 2 messages.
 //!
 //! Strategies:
-//! - `sandwich` (the seed's): keep the first message if it is a system message, then the note
+//! - `sandwich` (the default): keep the first message if it is a system message, then the note
 //!   `Earlier context compacted for <model>.`, then the last two messages — the cut moves back
 //!   so that no tool result is separated from its call, and a result that would not be shorter
-//!   than the input is not applied (the seed's 3-message case grows to 4: not here).
+//!   than the input is not applied (a 3-message list would grow to 4: not here).
 //! - `summarize`: one model request summarising the dropped middle with a fixed instruction;
 //!   the summary becomes the note. If that request fails, `sandwich` is used and the fallback is
 //!   recorded.
@@ -101,7 +101,7 @@ pub fn can_compact(messages: &[Message]) -> bool {
     head + 1 + (messages.len() - cut) < messages.len()
 }
 
-/// The seed's sandwich with a given note text. `None` when it would not shrink the list.
+/// The sandwich with a given note text. `None` when it would not shrink the list.
 pub fn sandwich(messages: &[Message], note: String) -> Option<Vec<Message>> {
     let head = usize::from(matches!(messages.first(), Some(Message::System { .. })));
     let cut = tail_start(messages).max(head);

@@ -48,7 +48,7 @@ pub enum ExecutionError {
 }
 
 impl ExecutionError {
-    /// The failure kind.
+    /// The `failure_kind` an `execution_fail` report carries for this error.
     pub fn failure_kind(&self) -> FailureKind {
         match self {
             ExecutionError::Review(ReviewError::Unsupported(_)) => FailureKind::UnsupportedTool,

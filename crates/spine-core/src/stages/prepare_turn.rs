@@ -152,7 +152,7 @@ impl From<AgentProfile> for String {
 
 /// What `prepare_turn` reads besides the transcript.
 pub struct TurnInputs<'a> {
-    /// Settings.
+    /// The prompt override, profile, model hints and imports of the turn.
     pub settings: &'a TurnSettings,
     /// The workspace (for SOUL.md, USER.md, memory, summary).
     pub workspace: &'a Workspace,

@@ -314,7 +314,7 @@ async fn operator_state_lists_command_runs_without_output() {
     assert!(!Value::Object(sections).to_string().contains("secret-output\n"));
 }
 
-/// The seed's attached-helper flow through the runner: every call goes through review,
+/// The attached-helper flow through the runner: every call goes through review,
 /// PreToolUse (a hook matching `exec_command` sees the input and one blocks
 /// `command_run_terminate`), the permission stage, execution and projection.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! `execution_assignment` (seed A.7): `execution_started`, `prepare_turn` →
+//! `execution_assignment` (docs/pipeline.md, "The worker"): `execution_started`, `prepare_turn` →
 //! `compact_context`, then by `task_payload.mode`:
 //!
 //! - `deterministic_tool_call`: the call takes the whole tool-call pipeline of a run

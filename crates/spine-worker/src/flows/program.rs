@@ -1,4 +1,4 @@
-//! `agent_program_request` (seed A.8): answers for a model that runs on the kernel side.
+//! `agent_program_request` (docs/pipeline.md, "The worker"): answers for a model that runs on the kernel side.
 //!
 //! - `prepare_round`: `prepare_turn` → `compact_context`; `agent_program_completed` with
 //!   [`PrepareRoundResponse`] `{status, messages, visible_tool_names, likely_model,

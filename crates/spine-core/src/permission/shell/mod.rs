@@ -141,7 +141,7 @@ pub enum OpaqueReason {
     UnknownOption {
         /// The wrapper.
         program: String,
-        /// The option.
+        /// The option as written (`--foo`, `-x`).
         option: String,
     },
     /// Nesting deeper than [`MAX_DEPTH`].
