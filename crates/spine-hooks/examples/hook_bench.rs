@@ -19,10 +19,10 @@ use spine_core::hooks::{HookContext, HookRegistry, HookRegistryBuilder, HookRunt
 use spine_core::observer::NullObserver;
 use spine_core::trace::Trace;
 use spine_hooks::record::{AnswerRecord, AnswerSink};
-use spine_hooks::settings::SettingsLayer;
-use spine_hooks::{BuildOptions, HookConfig, Origin, Settings};
+use spine_hooks::{BuildOptions, HookConfig};
 use spine_protocol::hook::{HookEventName, PreToolUse, PreToolUseInput};
 use spine_protocol::permission::PermissionMode;
+use spine_settings::{Origin, Settings, SettingsLayer};
 use tokio::io::AsyncWriteExt;
 
 const CAT: &str = "cat >/dev/null";
