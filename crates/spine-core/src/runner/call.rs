@@ -19,7 +19,7 @@ use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseIn
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
 use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
-use spine_protocol::trace::{HookSaid, ToolDecisionRecord, TraceRecord};
+use spine_protocol::trace::{DecisionOutcome, HookSaid, StageName, ToolDecisionRecord, TraceRecord};
 
 use super::{RoundEnd, Run, error_result};
 use crate::fields;
@@ -88,13 +88,13 @@ impl Run<'_> {
         // 1. prepare: unknown tools and invalid arguments never reach hooks.
         let prepared = match tools.prepare(call, &cwd) {
             Ok(p) => p,
-            Err(error) => return self.refuse(record, call, error, "invalid", contexts),
+            Err(error) => return self.refuse(record, call, error, DecisionOutcome::Invalid, contexts),
         };
 
         // 2. review_tool_call: visible to this run?
         let visibility = &self.visibility;
         if let Err(e) = review_tool_call(&tools, visibility, &prepared.name, Some(&call.id), &self.trace) {
-            return self.refuse(record, call, e.to_tool_error(), "not_allowed", contexts);
+            return self.refuse(record, call, e.to_tool_error(), DecisionOutcome::NotAllowed, contexts);
         }
 
         // 3. PreToolUse
@@ -104,18 +104,24 @@ impl Run<'_> {
         if let Some(halt) = pre.halt {
             let error =
                 ToolError::new(ErrorCode::HookStoppedContinuation, "Skipped after a PreToolUse hook stopped the run");
-            let mut outcome = self.refuse(record, call, error, "halted", contexts);
+            let mut outcome = self.refuse(record, call, error, DecisionOutcome::Halted, contexts);
             outcome.end = Some(RoundEnd::Halted { stop_reason: halt.stop_reason });
             return outcome;
         }
         let (args, suggestion, suggested_by) = match pre.verdict {
             PreToolVerdict::Proceed { args, permission, suggested_by } => (args, permission, suggested_by),
             PreToolVerdict::Blocked { reason, .. } => {
-                return self.refuse(record, call, ToolError::new(ErrorCode::HookBlocked, reason), "blocked", contexts);
+                return self.refuse(
+                    record,
+                    call,
+                    ToolError::new(ErrorCode::HookBlocked, reason),
+                    DecisionOutcome::Blocked,
+                    contexts,
+                );
             }
             PreToolVerdict::Failed { error, hook_id, detail } => {
                 self.trace.warn(format!("PreToolUse hook `{hook_id}` failed closed: {detail}"), Some(&call.id));
-                return self.refuse(record, call, error, "hook_failed", contexts);
+                return self.refuse(record, call, error, DecisionOutcome::HookFailed, contexts);
             }
         };
 
@@ -124,10 +130,10 @@ impl Run<'_> {
         {
             Authorized::Run(args) => args,
             Authorized::Refused(error) => {
-                return self.refuse(record, call, error, "denied", contexts);
+                return self.refuse(record, call, error, DecisionOutcome::Denied, contexts);
             }
             Authorized::Defer => {
-                record.emit(&self.trace, "deferred", None);
+                record.emit(&self.trace, DecisionOutcome::Deferred, None);
                 return CallOutcome {
                     result: None,
                     contexts,
@@ -141,14 +147,14 @@ impl Run<'_> {
                     ErrorCode::HookStoppedContinuation,
                     "Skipped after a PermissionRequest hook stopped the run",
                 );
-                let mut outcome = self.refuse(record, call, error, "halted", contexts);
+                let mut outcome = self.refuse(record, call, error, DecisionOutcome::Halted, contexts);
                 outcome.end = Some(RoundEnd::Halted { stop_reason });
                 return outcome;
             }
         };
         if self.cancel.is_cancelled() {
             let error = ToolError::new(ErrorCode::Canceled, "the run was canceled before the tool ran");
-            let mut outcome = self.refuse(record, call, error, "canceled", contexts);
+            let mut outcome = self.refuse(record, call, error, DecisionOutcome::Canceled, contexts);
             outcome.end = Some(RoundEnd::Canceled);
             return outcome;
         }
@@ -198,7 +204,7 @@ impl Run<'_> {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.trace.stage(
-            "execute",
+            StageName::Execute,
             Some(&call.id),
             started,
             fields! { "tool_name" => call.name, "ok" => executed.is_ok() },
@@ -209,7 +215,7 @@ impl Run<'_> {
         match executed {
             Err(error) if self.cancel.is_cancelled() || error.code == ErrorCode::Canceled => {
                 let error = ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran");
-                let mut outcome = self.refuse(record, call, error, "canceled", contexts);
+                let mut outcome = self.refuse(record, call, error, DecisionOutcome::Canceled, contexts);
                 outcome.end = Some(RoundEnd::Canceled);
                 outcome
             }
@@ -234,7 +240,7 @@ impl Run<'_> {
                 if let Some(f) = failure.failure {
                     self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
                 }
-                let mut outcome = self.refuse(record, call, error, "failed", contexts);
+                let mut outcome = self.refuse(record, call, error, DecisionOutcome::Failed, contexts);
                 outcome.end = failure.halt.map(|h| RoundEnd::Halted { stop_reason: h.stop_reason });
                 outcome
             }
@@ -275,7 +281,7 @@ impl Run<'_> {
                 };
                 record.emit(
                     &self.trace,
-                    if error_code.is_some() { "post_hook_failed" } else { "executed" },
+                    if error_code.is_some() { DecisionOutcome::PostHookFailed } else { DecisionOutcome::Executed },
                     error_code,
                 );
                 if let Some(reports) = &self.reports {
@@ -300,7 +306,7 @@ impl Run<'_> {
         record: DecisionRecord,
         call: &ToolCall,
         error: ToolError,
-        outcome: &str,
+        outcome: DecisionOutcome,
         contexts: Vec<Message>,
     ) -> CallOutcome {
         record.emit(&self.trace, outcome, Some(error.code));
@@ -479,7 +485,7 @@ impl DecisionRecord {
         }
     }
 
-    fn emit(self, trace: &crate::trace::Trace, outcome: &str, error_code: Option<ErrorCode>) {
+    fn emit(self, trace: &crate::trace::Trace, outcome: DecisionOutcome, error_code: Option<ErrorCode>) {
         let _ = micros(self.started.elapsed());
         trace.record(TraceRecord::ToolDecision(ToolDecisionRecord {
             tool_use_id: self.tool_use_id,
@@ -487,7 +493,7 @@ impl DecisionRecord {
             pre_tool_use: self.pre,
             permission: self.permission,
             post_tool_use: self.post,
-            outcome: outcome.to_owned(),
+            outcome,
             error_code: error_code.map(|c| c.as_str().to_owned()),
         }));
     }
