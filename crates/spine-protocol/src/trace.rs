@@ -17,7 +17,7 @@ pub struct TraceEntry {
     pub seq: u64,
     /// Microseconds since the run started.
     pub t_us: u64,
-    /// The record.
+    /// What the entry records; its fields sit beside `seq` and `t_us`, tagged by `kind`.
     #[serde(flatten)]
     pub record: TraceRecord,
 }
@@ -120,10 +120,10 @@ impl PartialEq<&str> for StageName {
     }
 }
 
-/// A hook entry.
+/// One hook's run on one event: what it decided, and whether its answer was used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookTrace {
-    /// The event.
+    /// The event the hook ran on.
     pub event: HookEventName,
     /// The hook's id (its name, or its command).
     pub hook_id: String,
@@ -146,9 +146,9 @@ pub struct HookTrace {
 /// What each hook said about one tool call, what the policy said, and what happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDecisionRecord {
-    /// The call.
+    /// The id of the tool call the record is about.
     pub tool_use_id: String,
-    /// The tool.
+    /// The name of the tool the model called.
     pub tool_name: String,
     /// PreToolUse answers, in order.
     pub pre_tool_use: Vec<HookSaid>,
@@ -242,18 +242,18 @@ impl PartialEq<&str> for DecisionOutcome {
 /// One hook's answer inside a decision record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookSaid {
-    /// The hook's id.
+    /// The hook's id, as in its [`HookTrace`].
     pub hook_id: String,
     /// Its decision in one word.
     pub decision: String,
 }
 
-/// A model request.
+/// One model request of a run: its size, what came back, how long it took.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelTrace {
     /// 1-based request number.
     pub turn: u32,
-    /// The model.
+    /// The model the request went to, as the client names it.
     pub model: String,
     /// Messages sent.
     pub message_count: usize,
@@ -288,10 +288,10 @@ pub struct ModelAttemptTrace {
     pub wait_ms: Option<u64>,
 }
 
-/// A warning.
+/// Something the user should know about that did not stop the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WarningTrace {
-    /// What happened.
+    /// What happened, in one sentence.
     pub message: String,
     /// The tool call concerned.
     #[serde(default, skip_serializing_if = "Option::is_none")]

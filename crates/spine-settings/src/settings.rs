@@ -22,9 +22,9 @@ use crate::trust::{McpApproval, ProjectTrust, Scope, Skipped};
 /// A permission rule as written, with its source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleEntry {
-    /// The rule text.
+    /// The rule as written (`Bash(git *)`).
     pub rule: String,
-    /// Its source.
+    /// The settings source that holds it.
     pub origin: Origin,
     /// Its JSON path, for error messages.
     pub path: String,
@@ -43,7 +43,7 @@ pub struct PermissionSettings {
     pub default_mode: Option<PermissionMode>,
 }
 
-/// The merged settings.
+/// The settings of a run: every source's layer, and the keys spine reads merged by precedence.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     /// The sources, lowest precedence first.
@@ -111,7 +111,7 @@ pub struct McpEnabled {
 pub struct SkillRootSetting {
     /// The path as written.
     pub path: String,
-    /// The kind.
+    /// `system`, `live` (when not written) or `curated`.
     pub kind: SkillRootKind,
 }
 
