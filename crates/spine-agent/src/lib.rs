@@ -19,12 +19,12 @@ use spine_core::stages::review_tool_call::Visibility;
 use spine_core::tokens::WordsEstimator;
 use spine_core::tool::Tool;
 use spine_core::workspace::Workspace;
-use spine_hooks::settings::RuleEntry;
-use spine_hooks::trust::{McpApproval, Scope, Skipped, SkippedItem};
-use spine_hooks::{HookConfig, Settings};
+use spine_hooks::HookConfig;
 use spine_models::http::Timeouts;
 use spine_models::spec::ModelSpec;
 use spine_protocol::permission::PermissionMode;
+use spine_settings::trust::{McpApproval, Scope, Skipped, SkippedItem};
+use spine_settings::{RuleEntry, Settings};
 use spine_tools::mcp::{McpIssue, McpOptions, McpTools};
 use spine_tools::web::{PrivateNetworks, WebOptions};
 use spine_tools::{FamilyConfig, FamilyHandles};
@@ -277,7 +277,7 @@ pub struct ConfiguredMcpServer {
 
 /// Every MCP server a run could start, in precedence order: `.mcp.json` in the project, then
 /// each settings source's `mcpServers` (including those withheld from an untrusted project),
-/// each with its approval (see [`spine_hooks::trust`]).
+/// each with its approval (see [`spine_settings::trust`]).
 pub fn configured_mcp_servers(settings: &Settings, project: &Path) -> Result<Vec<ConfiguredMcpServer>, AssemblyError> {
     let mut entries = Vec::new();
     let mcp_json = project.join(spine_tools::mcp::MCP_JSON);
@@ -378,7 +378,7 @@ pub async fn connect_mcp(settings: &Settings, project: &Path) -> Result<McpConne
 /// files and `.mcp.json`), or `None`.
 pub fn untrusted_notice(settings: &Settings, project: &Path, mcp: &McpConnection) -> Option<String> {
     let all: Vec<Skipped> = settings.skipped.iter().chain(&mcp.skipped).cloned().collect();
-    spine_hooks::trust::untrusted_notice(project, &all)
+    spine_settings::trust::untrusted_notice(project, &all)
 }
 
 /// The visible tools; every name must be registered.
@@ -451,8 +451,8 @@ mod tests {
     }
 
     fn settings(json: &str) -> Settings {
-        let layer = spine_hooks::settings::SettingsLayer {
-            origin: spine_hooks::Origin::Cli { index: 1, path: None },
+        let layer = spine_settings::SettingsLayer {
+            origin: spine_settings::Origin::Cli { index: 1, path: None },
             value: serde_json::from_str(json).expect("json"),
         };
         Settings::from_layers(vec![layer]).expect("settings")
@@ -538,7 +538,7 @@ mod tests {
             r#"{"mcpServers": {"fs": {"command": "mine"}}, "enabledMcpjsonServers": ["ok"]}"#,
         )
         .expect("w");
-        let s = Settings::discover(&home, &project, &[], spine_hooks::ProjectTrust::Untrusted).expect("settings");
+        let s = Settings::discover(&home, &project, &[], spine_settings::ProjectTrust::Untrusted).expect("settings");
         let servers = configured_mcp_servers(&s, &project).expect("servers");
         let row = |name: &str, command: &str| {
             servers.iter().find(|c| c.name == name && c.config["command"] == command).expect("listed").clone()
@@ -549,7 +549,7 @@ mod tests {
         assert_eq!(row("fs", "mine").approval, McpApproval::UserConfigured);
         assert!(!row("docs", "d").effective);
         assert!(matches!(row("ok", "o").approval, McpApproval::Enabled { .. }) && row("ok", "o").effective);
-        let trusted = Settings::discover(&home, &project, &[], spine_hooks::ProjectTrust::Flag).expect("settings");
+        let trusted = Settings::discover(&home, &project, &[], spine_settings::ProjectTrust::Flag).expect("settings");
         let servers = configured_mcp_servers(&trusted, &project).expect("servers");
         assert!(servers.iter().filter(|c| c.effective).count() == 3);
         let fs = servers.iter().find(|c| c.name == "fs" && c.effective).expect("fs");

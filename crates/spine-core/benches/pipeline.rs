@@ -2,6 +2,10 @@
 //! transcript (with the per-message cache; target ≤ 100 µs), a full BPE count of 1 MB of text,
 //! and `prepare_turn` on a workspace with 20 skills.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -2,6 +2,10 @@
 //! compound command (parse once, then every deny, ask and allow rule), the analysis alone, and
 //! a tree-sitter parse with a parser created per call (what the thread-local parser saves).
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::hint::black_box;
 use std::path::PathBuf;
 

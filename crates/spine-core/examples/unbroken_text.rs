@@ -4,6 +4,10 @@
 //! process's peak RSS (`VmHWM` of `/proc/self/status`, the input included) and the wall time of
 //! `normalize_transcript` + `prepare_turn`.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::time::Instant;
 
 use serde_json::json;

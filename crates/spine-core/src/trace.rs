@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{Map, Value};
-use spine_protocol::trace::{StageTrace, TraceEntry, TraceRecord, WarningTrace};
+use spine_protocol::trace::{StageName, StageTrace, TraceEntry, TraceRecord, WarningTrace};
 
 /// Receives each entry as it is recorded.
 pub trait TraceSink: Send + Sync {
@@ -60,9 +60,9 @@ impl Trace {
     }
 
     /// Appends a stage entry.
-    pub fn stage(&self, name: &str, tool_use_id: Option<&str>, started: Instant, fields: Map<String, Value>) {
+    pub fn stage(&self, name: StageName, tool_use_id: Option<&str>, started: Instant, fields: Map<String, Value>) {
         self.record(TraceRecord::Stage(StageTrace {
-            hook: name.to_owned(),
+            hook: name,
             tool_use_id: tool_use_id.map(str::to_owned),
             duration_us: micros(started.elapsed()),
             fields,
@@ -99,7 +99,7 @@ impl Trace {
     }
 
     /// The stage names recorded so far, in order (for tests and summaries).
-    pub fn stage_names(&self) -> Vec<String> {
+    pub fn stage_names(&self) -> Vec<StageName> {
         self.entries()
             .into_iter()
             .filter_map(|e| match e.record {

@@ -9,6 +9,10 @@
 //! Every number comes from the same run; the bare and hooked spawns are interleaved so that
 //! machine noise hits both alike.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,10 +23,10 @@ use spine_core::hooks::{HookContext, HookRegistry, HookRegistryBuilder, HookRunt
 use spine_core::observer::NullObserver;
 use spine_core::trace::Trace;
 use spine_hooks::record::{AnswerRecord, AnswerSink};
-use spine_hooks::settings::SettingsLayer;
-use spine_hooks::{BuildOptions, HookConfig, Origin, Settings};
+use spine_hooks::{BuildOptions, HookConfig};
 use spine_protocol::hook::{HookEventName, PreToolUse, PreToolUseInput};
 use spine_protocol::permission::PermissionMode;
+use spine_settings::{Origin, Settings, SettingsLayer};
 use tokio::io::AsyncWriteExt;
 
 const CAT: &str = "cat >/dev/null";

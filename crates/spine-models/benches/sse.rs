@@ -3,6 +3,10 @@
 //! from memory in 16 KiB reads (and 256 KiB reads); and the latency the parser adds between the last byte (a final
 //! `data: [DONE]` read) and the assembled reply.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 

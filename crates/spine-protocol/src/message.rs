@@ -18,12 +18,12 @@ use crate::tool::{ErrorCode, ToolCall};
 pub enum Message {
     /// Instructions from the runtime (the assembled system prompt, compaction notes).
     System {
-        /// The text.
+        /// The instructions.
         content: String,
     },
     /// A user turn: the prompt, or a message forced by a Stop hook.
     User {
-        /// The text.
+        /// What the user (or the Stop hook) says.
         content: String,
     },
     /// A model turn.

@@ -193,7 +193,7 @@ pub struct PermissionDecision {
 }
 
 impl PermissionDecision {
-    /// A decision.
+    /// A decision of `behavior` by `source`, with the reason a reader (or the model) sees.
     pub fn new(behavior: PermissionBehavior, source: DecisionSource, reason: impl Into<String>) -> Self {
         PermissionDecision { behavior, source, reason: reason.into() }
     }

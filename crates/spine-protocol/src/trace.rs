@@ -2,6 +2,8 @@
 //! tool call, plus model requests and warnings. A run can write them as JSONL; they are the
 //! first thing a user reads when a hook "did nothing".
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -15,7 +17,7 @@ pub struct TraceEntry {
     pub seq: u64,
     /// Microseconds since the run started.
     pub t_us: u64,
-    /// The record.
+    /// What the entry records; its fields sit beside `seq` and `t_us`, tagged by `kind`.
     #[serde(flatten)]
     pub record: TraceRecord,
 }
@@ -24,8 +26,7 @@ pub struct TraceEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceRecord {
-    /// A pipeline stage (`prepare_turn`, `compact_context`, `review_tool_call`, `execute`,
-    /// `project_tool_result`, `finalize_output`, `handle_error`, …).
+    /// A pipeline stage ([`StageName`]).
     Stage(StageTrace),
     /// One hook's run.
     Hook(HookTrace),
@@ -43,8 +44,8 @@ pub enum TraceRecord {
 /// A stage entry; `hook` holds the stage name (the seed's spelling).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageTrace {
-    /// The stage name.
-    pub hook: String,
+    /// The stage (its wire name, under the key `hook`).
+    pub hook: StageName,
     /// The tool call this stage worked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
@@ -55,10 +56,74 @@ pub struct StageTrace {
     pub fields: Map<String, Value>,
 }
 
-/// A hook entry.
+/// A pipeline stage, as named in trace entries (`{"kind": "stage", "hook": "execute", …}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageName {
+    /// Builds the messages of a model request (`stages/prepare_turn.rs`).
+    PrepareTurn,
+    /// Shrinks the context past its budget, or records that it fits (`stages/compact_context.rs`).
+    CompactContext,
+    /// Checks that a tool is registered and visible to the run (`stages/review_tool_call.rs`).
+    ReviewToolCall,
+    /// Runs a tool.
+    Execute,
+    /// Turns a tool's response into the model's text and metadata
+    /// (`stages/project_tool_result.rs`).
+    ProjectToolResult,
+    /// Produces the run's final output (`stages/finalize_output.rs`).
+    FinalizeOutput,
+    /// Turns a failure into the terminal report (`stages/handle_error.rs`).
+    HandleError,
+    /// A worker's skill flow (`skills_catalog_list`, `skills_load`, `skills_read_file`).
+    Skills,
+}
+
+impl StageName {
+    /// Every stage.
+    pub const ALL: [StageName; 8] = [
+        StageName::PrepareTurn,
+        StageName::CompactContext,
+        StageName::ReviewToolCall,
+        StageName::Execute,
+        StageName::ProjectToolResult,
+        StageName::FinalizeOutput,
+        StageName::HandleError,
+        StageName::Skills,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageName::PrepareTurn => "prepare_turn",
+            StageName::CompactContext => "compact_context",
+            StageName::ReviewToolCall => "review_tool_call",
+            StageName::Execute => "execute",
+            StageName::ProjectToolResult => "project_tool_result",
+            StageName::FinalizeOutput => "finalize_output",
+            StageName::HandleError => "handle_error",
+            StageName::Skills => "skills",
+        }
+    }
+}
+
+impl fmt::Display for StageName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares with a wire name (`stage == "execute"`).
+impl PartialEq<&str> for StageName {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// One hook's run on one event: what it decided, and whether its answer was used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookTrace {
-    /// The event.
+    /// The event the hook ran on.
     pub event: HookEventName,
     /// The hook's id (its name, or its command).
     pub hook_id: String,
@@ -81,9 +146,9 @@ pub struct HookTrace {
 /// What each hook said about one tool call, what the policy said, and what happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDecisionRecord {
-    /// The call.
+    /// The id of the tool call the record is about.
     pub tool_use_id: String,
-    /// The tool.
+    /// The name of the tool the model called.
     pub tool_name: String,
     /// PreToolUse answers, in order.
     pub pre_tool_use: Vec<HookSaid>,
@@ -92,28 +157,103 @@ pub struct ToolDecisionRecord {
     pub permission: Option<PermissionDecision>,
     /// PostToolUse / PostToolUseFailure answers, in order.
     pub post_tool_use: Vec<HookSaid>,
-    /// What happened: `executed`, `blocked`, `denied`, `failed`, `skipped`…
-    pub outcome: String,
+    /// What happened to the call.
+    pub outcome: DecisionOutcome,
     /// The error code of the result the model read, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
 }
 
+/// What happened to a tool call, in its decision record (`"outcome": "executed"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionOutcome {
+    /// The tool ran and its result went to the model (PostToolUse hooks may have rewritten it).
+    Executed,
+    /// Unknown tool or invalid arguments: refused before any hook saw the call.
+    Invalid,
+    /// The tool is not registered or not visible to this run (`review_tool_call`).
+    NotAllowed,
+    /// A PreToolUse hook blocked the call.
+    Blocked,
+    /// A PreToolUse hook failed closed.
+    HookFailed,
+    /// A hook stopped the run before the tool ran.
+    Halted,
+    /// The permission policy, a PermissionRequest hook or the approver refused the call.
+    Denied,
+    /// The call was deferred: it stays pending and the run ends.
+    Deferred,
+    /// The run was canceled before or while the tool ran.
+    Canceled,
+    /// The tool ran and failed.
+    Failed,
+    /// The tool ran, then a PostToolUse hook failed closed.
+    PostHookFailed,
+}
+
+impl DecisionOutcome {
+    /// Every outcome.
+    pub const ALL: [DecisionOutcome; 11] = [
+        DecisionOutcome::Executed,
+        DecisionOutcome::Invalid,
+        DecisionOutcome::NotAllowed,
+        DecisionOutcome::Blocked,
+        DecisionOutcome::HookFailed,
+        DecisionOutcome::Halted,
+        DecisionOutcome::Denied,
+        DecisionOutcome::Deferred,
+        DecisionOutcome::Canceled,
+        DecisionOutcome::Failed,
+        DecisionOutcome::PostHookFailed,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionOutcome::Executed => "executed",
+            DecisionOutcome::Invalid => "invalid",
+            DecisionOutcome::NotAllowed => "not_allowed",
+            DecisionOutcome::Blocked => "blocked",
+            DecisionOutcome::HookFailed => "hook_failed",
+            DecisionOutcome::Halted => "halted",
+            DecisionOutcome::Denied => "denied",
+            DecisionOutcome::Deferred => "deferred",
+            DecisionOutcome::Canceled => "canceled",
+            DecisionOutcome::Failed => "failed",
+            DecisionOutcome::PostHookFailed => "post_hook_failed",
+        }
+    }
+}
+
+impl fmt::Display for DecisionOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares with a wire name (`outcome == "denied"`).
+impl PartialEq<&str> for DecisionOutcome {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One hook's answer inside a decision record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookSaid {
-    /// The hook's id.
+    /// The hook's id, as in its [`HookTrace`].
     pub hook_id: String,
     /// Its decision in one word.
     pub decision: String,
 }
 
-/// A model request.
+/// One model request of a run: its size, what came back, how long it took.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelTrace {
     /// 1-based request number.
     pub turn: u32,
-    /// The model.
+    /// The model the request went to, as the client names it.
     pub model: String,
     /// Messages sent.
     pub message_count: usize,
@@ -148,12 +288,52 @@ pub struct ModelAttemptTrace {
     pub wait_ms: Option<u64>,
 }
 
-/// A warning.
+/// Something the user should know about that did not stop the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WarningTrace {
-    /// What happened.
+    /// What happened, in one sentence.
     pub message: String,
     /// The tool call concerned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_use_id: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn stage_names_and_decision_outcomes_have_one_wire_name_each() {
+        for stage in StageName::ALL {
+            assert_eq!(serde_json::to_value(stage).ok(), Some(Value::from(stage.as_str())));
+            assert_eq!(serde_json::from_value::<StageName>(Value::from(stage.as_str())).ok(), Some(stage));
+            assert_eq!(stage.to_string(), stage.as_str());
+        }
+        for outcome in DecisionOutcome::ALL {
+            assert_eq!(serde_json::to_value(outcome).ok(), Some(Value::from(outcome.as_str())));
+            assert_eq!(serde_json::from_value::<DecisionOutcome>(Value::from(outcome.as_str())).ok(), Some(outcome));
+            assert_eq!(outcome.to_string(), outcome.as_str());
+        }
+    }
+
+    #[test]
+    fn trace_lines_written_with_string_names_read_back_and_write_byte_identical() {
+        let lines = [
+            r#"{"seq":3,"t_us":120,"kind":"stage","hook":"execute","tool_use_id":"c1","duration_us":40,"tool_name":"calculator","ok":true}"#,
+            r#"{"seq":4,"t_us":130,"kind":"stage","hook":"compact_context","duration_us":2,"compacted":false}"#,
+            r#"{"seq":5,"t_us":150,"kind":"tool_decision","tool_use_id":"c1","tool_name":"Bash","pre_tool_use":[{"hook_id":"guard","decision":"block"}],"post_tool_use":[],"outcome":"blocked","error_code":"hook_blocked"}"#,
+            r#"{"seq":6,"t_us":160,"kind":"tool_decision","tool_use_id":"c2","tool_name":"Read","pre_tool_use":[],"post_tool_use":[],"outcome":"post_hook_failed"}"#,
+        ];
+        for line in lines {
+            let entry: TraceEntry = serde_json::from_str(line).expect(line);
+            assert_eq!(serde_json::to_string(&entry).ok().as_deref(), Some(line));
+        }
+        let entry: TraceEntry = serde_json::from_str(lines[0]).expect("stage");
+        let TraceRecord::Stage(stage) = entry.record else { panic!("a stage entry") };
+        assert_eq!(stage.hook, StageName::Execute);
+        let unknown = json!({"seq": 0, "t_us": 0, "kind": "stage", "hook": "no_such_stage", "duration_us": 0});
+        assert!(serde_json::from_value::<TraceEntry>(unknown).is_err(), "stage names are a closed set");
+    }
 }

@@ -15,6 +15,10 @@
 //! One iteration touches all 1,000 files, so the time per iteration divided by 1,000 is the
 //! time per operation. Run: `cargo bench -p spine-tools --bench file_access`.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

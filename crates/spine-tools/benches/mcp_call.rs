@@ -14,6 +14,10 @@
 //! work. `interleaved_*` alternate the two calls and time only one, so that machine drift
 //! between benchmarks does not show up as overhead. Run: `cargo bench -p spine-tools --bench mcp_call`.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

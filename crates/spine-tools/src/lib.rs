@@ -27,6 +27,10 @@
 //!   returns the [`FamilyHandles`] (operator state, shutdown); MCP tools come from
 //!   [`mcp::connect_mcp_servers`] and are added with [`mcp::McpTools::register`].
 
+// Unit tests link the dev-dependencies of every other target too; the lint checks the
+// library's own list (see the workspace Cargo.toml).
+#![cfg_attr(test, allow(unused_crate_dependencies))]
+
 use std::sync::Arc;
 
 use spine_core::registry::ToolRegistryBuilder;

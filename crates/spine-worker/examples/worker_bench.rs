@@ -12,6 +12,10 @@
 //!
 //! Each result is also printed as one JSON line prefixed `RESULT `.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -25,8 +25,8 @@ use spine_core::stages::handle_error::{ExecutionError, handle_error};
 use spine_core::stages::prepare_turn::{TurnSettings, normalize_transcript};
 use spine_core::stages::review_tool_call::Visibility;
 use spine_core::workspace::Workspace;
-use spine_hooks::Settings;
 use spine_protocol::assignment::RequestPayload;
+use spine_settings::Settings;
 use thiserror::Error;
 
 use crate::flows::{ItemContext, turn_settings, visibility_of};

@@ -12,7 +12,7 @@ use spine_core::stages::compact_context::CompactStrategy;
 use spine_core::tokens::TokenEstimator;
 use spine_core::tool::Tool;
 use spine_core::workspace::Workspace;
-use spine_hooks::Settings;
+use spine_settings::Settings;
 use spine_tools::FamilyHandles;
 use thiserror::Error;
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use spine_hooks::{ProjectTrust, Settings, TrustStore};
+use spine_settings::{ProjectTrust, Settings, TrustStore};
 
 use crate::error::config;
 

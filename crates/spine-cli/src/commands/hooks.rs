@@ -34,7 +34,7 @@ pub async fn hooks(cmd: HooksCommand) -> anyhow::Result<u8> {
 struct Loaded {
     project: PathBuf,
     home: PathBuf,
-    settings: spine_hooks::Settings,
+    settings: spine_settings::Settings,
 }
 
 fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
@@ -101,7 +101,7 @@ fn withheld_hooks(loaded: &Loaded) -> Option<HookConfig> {
     if layers.is_empty() {
         return None;
     }
-    let settings = spine_hooks::Settings::from_layers(layers).ok()?;
+    let settings = spine_settings::Settings::from_layers(layers).ok()?;
     HookConfig::from_settings(&settings).ok()
 }
 
@@ -197,7 +197,7 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
     // `spine trust`); a warning below says they do not run.
     let mut layers = loaded.settings.layers.clone();
     layers.extend(loaded.settings.withheld.iter().cloned());
-    let all = spine_hooks::Settings::from_layers(layers).map_err(|e| config(e.to_string()))?;
+    let all = spine_settings::Settings::from_layers(layers).map_err(|e| config(e.to_string()))?;
     let (findings, hooks) = match HookConfig::from_settings(&all) {
         Ok(hooks) => (check(&hooks, &loaded.project), Some(hooks)),
         Err(e) => (

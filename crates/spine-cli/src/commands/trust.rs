@@ -1,8 +1,8 @@
 //! `spine trust [DIR] | --list | --revoke DIR`: the projects whose own settings apply in full
 //! (hooks, allow rules, MCP servers), recorded in `$SPINE_HOME/trusted-projects.json` by
-//! canonical path. The rules live in `spine_hooks::trust`.
+//! canonical path. The rules live in `spine_settings::trust`.
 
-use spine_hooks::TrustStore;
+use spine_settings::TrustStore;
 
 use super::context;
 use crate::cli::TrustArgs;

@@ -18,7 +18,7 @@ use spine_protocol::hook::HookEventName;
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::{PermissionDecision, PermissionSuggestion};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
-use spine_protocol::trace::{HookSaid, ToolDecisionRecord, TraceRecord};
+use spine_protocol::trace::{DecisionOutcome, HookSaid, ToolDecisionRecord, TraceRecord};
 
 use super::round::RoundEnd;
 use super::{Run, error_result};
@@ -96,7 +96,7 @@ impl Run<'_> {
             Executed::Failed(error) => self.tool_failed(call, tool_input, error, duration_ms, ledger).await,
             Executed::Canceled => {
                 let error = ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran");
-                self.settle_with_error(ledger, call, error, "canceled").ending(RoundEnd::Canceled)
+                self.settle_with_error(ledger, call, error, DecisionOutcome::Canceled).ending(RoundEnd::Canceled)
             }
         })
     }
@@ -107,9 +107,10 @@ impl Run<'_> {
         let tools = &self.agent.tools;
         let prepared = tools
             .prepare(call, &self.agent.config.cwd)
-            .map_err(|error| Settled::from(self.settle_with_error(ledger, call, error, "invalid")))?;
-        review_tool_call(tools, &self.visibility, &prepared.name, Some(&call.id), &self.trace)
-            .map_err(|e| Settled::from(self.settle_with_error(ledger, call, e.to_tool_error(), "not_allowed")))?;
+            .map_err(|error| Settled::from(self.settle_with_error(ledger, call, error, DecisionOutcome::Invalid)))?;
+        review_tool_call(tools, &self.visibility, &prepared.name, Some(&call.id), &self.trace).map_err(|e| {
+            Settled::from(self.settle_with_error(ledger, call, e.to_tool_error(), DecisionOutcome::NotAllowed))
+        })?;
         Ok(prepared)
     }
 
@@ -127,7 +128,7 @@ impl Run<'_> {
         if let Some(halt) = pre.halt {
             let error =
                 ToolError::new(ErrorCode::HookStoppedContinuation, "Skipped after a PreToolUse hook stopped the run");
-            let outcome = self.settle_with_error(ledger, call, error, "halted");
+            let outcome = self.settle_with_error(ledger, call, error, DecisionOutcome::Halted);
             return Err(outcome.ending(RoundEnd::Halted { stop_reason: halt.stop_reason }).into());
         }
         match pre.verdict {
@@ -135,11 +136,16 @@ impl Run<'_> {
                 Ok(Proposal { args, suggestion: permission, suggested_by })
             }
             PreToolVerdict::Blocked { reason, .. } => Err(self
-                .settle_with_error(ledger, call, ToolError::new(ErrorCode::HookBlocked, reason), "blocked")
+                .settle_with_error(
+                    ledger,
+                    call,
+                    ToolError::new(ErrorCode::HookBlocked, reason),
+                    DecisionOutcome::Blocked,
+                )
                 .into()),
             PreToolVerdict::Failed { error, hook_id, detail } => {
                 self.trace.warn(format!("PreToolUse hook `{hook_id}` failed closed: {detail}"), Some(&call.id));
-                Err(self.settle_with_error(ledger, call, error, "hook_failed").into())
+                Err(self.settle_with_error(ledger, call, error, DecisionOutcome::HookFailed).into())
             }
         }
     }
@@ -150,7 +156,7 @@ impl Run<'_> {
             return Ok(());
         }
         let error = ToolError::new(ErrorCode::Canceled, "the run was canceled before the tool ran");
-        Err(self.settle_with_error(ledger, call, error, "canceled").ending(RoundEnd::Canceled).into())
+        Err(self.settle_with_error(ledger, call, error, DecisionOutcome::Canceled).ending(RoundEnd::Canceled).into())
     }
 
     /// The `execute` stage with this run's tool context; `tool_reviewed` goes out first.
@@ -179,7 +185,7 @@ impl Run<'_> {
         ledger: &mut Ledger,
         call: &ToolCall,
         error: ToolError,
-        outcome: &str,
+        outcome: DecisionOutcome,
     ) -> CallOutcome {
         ledger.emit(&self.trace, outcome, Some(error.code));
         if let Some(reports) = &self.reports {
@@ -255,7 +261,12 @@ impl Ledger {
     }
 
     /// Writes the call's decision record with its `outcome`.
-    pub(super) fn emit(&mut self, trace: &crate::trace::Trace, outcome: &str, error_code: Option<ErrorCode>) {
+    pub(super) fn emit(
+        &mut self,
+        trace: &crate::trace::Trace,
+        outcome: DecisionOutcome,
+        error_code: Option<ErrorCode>,
+    ) {
         let parts = std::mem::take(&mut self.record);
         trace.record(TraceRecord::ToolDecision(ToolDecisionRecord {
             tool_use_id: self.tool_use_id.clone(),
@@ -263,7 +274,7 @@ impl Ledger {
             pre_tool_use: parts.pre,
             permission: parts.permission,
             post_tool_use: parts.post,
-            outcome: outcome.to_owned(),
+            outcome,
             error_code: error_code.map(|c| c.as_str().to_owned()),
         }));
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
 use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
+use spine_protocol::trace::DecisionOutcome;
 
 use super::Run;
 use super::call::{CallOutcome, Ledger, Proposal, RecordParts, Settled};
@@ -50,9 +51,11 @@ impl Run<'_> {
     ) -> Result<Args, Settled> {
         match self.authorize(prepared, proposal, batch, &mut ledger.record).await {
             Authorized::Run(args) => Ok(args),
-            Authorized::Refused(error) => Err(self.settle_with_error(ledger, call, error, "denied").into()),
+            Authorized::Refused(error) => {
+                Err(self.settle_with_error(ledger, call, error, DecisionOutcome::Denied).into())
+            }
             Authorized::Defer => {
-                ledger.emit(&self.trace, "deferred", None);
+                ledger.emit(&self.trace, DecisionOutcome::Deferred, None);
                 let outcome = CallOutcome {
                     result: None,
                     contexts: ledger.take_contexts(),
@@ -68,7 +71,7 @@ impl Run<'_> {
                     "Skipped after a PermissionRequest hook stopped the run",
                 );
                 Err(self
-                    .settle_with_error(ledger, call, error, "halted")
+                    .settle_with_error(ledger, call, error, DecisionOutcome::Halted)
                     .ending(RoundEnd::Halted { stop_reason })
                     .into())
             }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
+use spine_protocol::trace::DecisionOutcome;
 
 use super::Run;
 use super::call::{CallOutcome, Ledger, said};
@@ -37,7 +38,7 @@ impl Run<'_> {
         if let Some(f) = failure.failure {
             self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
         }
-        let mut outcome = self.settle_with_error(ledger, call, error, "failed");
+        let mut outcome = self.settle_with_error(ledger, call, error, DecisionOutcome::Failed);
         outcome.end = failure.halt.map(|h| RoundEnd::Halted { stop_reason: h.stop_reason });
         outcome
     }
@@ -82,7 +83,11 @@ impl Run<'_> {
                 None => (projection.content, None),
             },
         };
-        ledger.emit(&self.trace, if error_code.is_some() { "post_hook_failed" } else { "executed" }, error_code);
+        ledger.emit(
+            &self.trace,
+            if error_code.is_some() { DecisionOutcome::PostHookFailed } else { DecisionOutcome::Executed },
+            error_code,
+        );
         if let Some(reports) = &self.reports {
             let done = Projection { content: content.clone(), metadata: projection_metadata.clone() };
             reports.tool_completed(&call.id, &call.name, &done);

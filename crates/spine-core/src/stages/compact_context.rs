@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use spine_protocol::message::Message;
 use spine_protocol::tool::ToolSpec;
+use spine_protocol::trace::StageName;
 use tokio_util::sync::CancellationToken;
 
 use crate::fields;
@@ -160,14 +161,14 @@ pub async fn compact_context(
     if let Some(why) = &fallback {
         f.insert("fallback".into(), json!({"from": "summarize", "to": "sandwich", "reason": why}));
     }
-    trace.stage("compact_context", None, started, f);
+    trace.stage(StageName::CompactContext, None, started, f);
     Compaction { messages: out, compacted, strategy: used, fallback, note: compacted.then_some(note) }
 }
 
 /// Records a turn where no compaction was needed.
 pub fn record_not_compacted(messages: usize, likely_model: Option<&str>, trace: &Trace) {
     trace.stage(
-        "compact_context",
+        StageName::CompactContext,
         None,
         Instant::now(),
         fields! {

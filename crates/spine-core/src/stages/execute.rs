@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use spine_protocol::tool::{ErrorCode, ToolError};
+use spine_protocol::trace::StageName;
 use tokio_util::sync::CancellationToken;
 
 use crate::fields;
@@ -90,7 +91,7 @@ pub async fn execute(
     };
     let duration = started.elapsed();
     trace.stage(
-        "execute",
+        StageName::Execute,
         Some(&ctx.call_id),
         started,
         fields! { "tool_name" => ctx.tool_name, "ok" => result.is_ok() },

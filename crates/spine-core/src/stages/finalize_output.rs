@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use spine_protocol::trace::StageName;
 
 use crate::fields;
 use crate::trace::Trace;
@@ -21,6 +22,6 @@ pub struct FinalOutput {
 /// Builds the final output and records the stage.
 pub fn finalize_output(output: &str, conversation_id: &str, turn_id: &str, trace: &Trace) -> FinalOutput {
     let started = Instant::now();
-    trace.stage("finalize_output", None, started, fields! { "output" => output });
+    trace.stage(StageName::FinalizeOutput, None, started, fields! { "output" => output });
     FinalOutput { output: output.to_owned(), conversation_id: conversation_id.to_owned(), turn_id: turn_id.to_owned() }
 }

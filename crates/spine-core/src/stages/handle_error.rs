@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use spine_protocol::report::{FailureKind, FailurePayload};
 use spine_protocol::tool::{ErrorCode, ToolError};
+use spine_protocol::trace::StageName;
 use thiserror::Error;
 
 use super::review_tool_call::ReviewError;
@@ -116,7 +117,7 @@ pub fn handle_error(error: &ExecutionError, logical_work_id: &str, attempt_no: u
         attempt_no,
         last_error_summary: error.to_string(),
     };
-    trace.stage("handle_error", None, started, fields! { "error" => payload });
+    trace.stage(StageName::HandleError, None, started, fields! { "error" => payload });
     payload
 }
 

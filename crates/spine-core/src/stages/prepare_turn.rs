@@ -16,6 +16,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use spine_protocol::message::Message;
+use spine_protocol::trace::StageName;
 
 use crate::fields;
 use crate::skills::{SkillCatalog, select};
@@ -214,7 +215,7 @@ pub fn prepare_turn(
     if !selection.skipped.is_empty() {
         f.insert("skipped_skills".into(), json!(selection.skipped));
     }
-    trace.stage("prepare_turn", None, started, f);
+    trace.stage(StageName::PrepareTurn, None, started, f);
     PreparedTurn {
         messages,
         likely_model,

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use serde_json::Value;
+use spine_protocol::trace::StageName;
 
 use crate::fields;
 use crate::tool::{Projection, Tool};
@@ -17,7 +18,7 @@ pub fn project_tool_result(tool: &dyn Tool, response: &Value, tool_use_id: &str,
     if !projection.metadata.is_empty() {
         f.insert("metadata".into(), Value::Object(projection.metadata.clone()));
     }
-    trace.stage("project_tool_result", Some(tool_use_id), started, f);
+    trace.stage(StageName::ProjectToolResult, Some(tool_use_id), started, f);
     projection
 }
 

@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use spine_protocol::tool::{ErrorCode, ToolError};
+use spine_protocol::trace::StageName;
 use thiserror::Error;
 
 use crate::fields;
@@ -96,6 +97,6 @@ pub fn review_tool_call(
             serde_json::json!({"code": te.code, "classification": te.code.classification(), "message": te.message}),
         );
     }
-    trace.stage("review_tool_call", tool_use_id, started, f);
+    trace.stage(StageName::ReviewToolCall, tool_use_id, started, f);
     verdict
 }

@@ -77,7 +77,7 @@ async fn each_tool_call_has_one_decision_record_and_stage_entries() {
     let decisions: Vec<(String, String)> = entries
         .iter()
         .filter_map(|e| match &e.record {
-            TraceRecord::ToolDecision(d) => Some((d.tool_use_id.clone(), d.outcome.clone())),
+            TraceRecord::ToolDecision(d) => Some((d.tool_use_id.clone(), d.outcome.to_string())),
             _ => None,
         })
         .collect();

@@ -19,7 +19,7 @@ use spine_protocol::hook::HookEventName;
 
 use super::Diagnostics;
 use super::events::has_tool_call;
-use crate::settings::type_name;
+use spine_settings::type_name;
 
 /// Timeout of a handler that sets none, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;

@@ -23,13 +23,12 @@ use std::fmt;
 use serde_json::Value;
 use spine_core::hooks::Matcher;
 use spine_protocol::hook::HookEventName;
+use spine_settings::{Origin, Settings, SettingsError, type_name};
 use thiserror::Error;
 
 pub use events::{has_tool_call, unsupported_event};
 pub(crate) use handler::is_var_name;
 pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
-
-use crate::settings::{Origin, Settings, SettingsError, type_name};
 
 /// The external hooks of a run, in configuration order.
 #[derive(Debug, Clone, Default)]

@@ -13,7 +13,7 @@ use spine_core::hooks::HookError;
 use spine_protocol::hook::{HookEvent, HookEventName, HookOutput};
 
 use super::events::WireEvent;
-use crate::settings::type_name;
+use spine_settings::type_name;
 
 /// The fields of one answer not yet taken by its event.
 #[derive(Debug)]

@@ -28,7 +28,7 @@ use spine_protocol::hook::{
 use spine_protocol::permission::PermissionSuggestion;
 
 use super::answer::{Answer, name, or_default};
-use crate::settings::type_name;
+use spine_settings::type_name;
 
 /// An event in Claude Code's wire format.
 pub trait WireEvent: HookEvent {

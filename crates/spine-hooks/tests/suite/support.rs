@@ -17,13 +17,13 @@ use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
 use spine_core::session::Transcript;
 use spine_core::tool::{Tool, ToolContext};
 use spine_core::workspace::Workspace;
-use spine_hooks::settings::SettingsLayer;
-use spine_hooks::{BuildOptions, HookConfig, Origin, Settings};
+use spine_hooks::{BuildOptions, HookConfig};
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::pairing::validate_pairing;
 use spine_protocol::permission::PermissionMode;
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 use spine_protocol::trace::TraceRecord;
+use spine_settings::{Origin, Settings, SettingsLayer};
 pub use spine_testkit::{Script, calls, results, roles, text};
 
 pub use spine_testkit::procs::eventually_dead;

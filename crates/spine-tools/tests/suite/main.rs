@@ -2,6 +2,10 @@
 //! real registry (schema check and path normalisation, as the runner does) and executed
 //! against real files in temporary directories and real processes. Each test pins one rule.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 mod support;
 
 mod agent;

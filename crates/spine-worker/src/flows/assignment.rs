@@ -31,6 +31,7 @@ use spine_core::stages::handle_error::{ExecutionError, handle_error};
 use spine_core::tool::ProgressSink;
 use spine_protocol::assignment::{ProgramToolCall, RequestPayload, TaskPayload};
 use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall};
+use spine_protocol::trace::StageName;
 
 use super::{ItemContext, prepare_round, visibility_of};
 
@@ -136,7 +137,7 @@ pub async fn run_call(
 
 fn skill_flow(ctx: &ItemContext, task: &TaskPayload) -> Result<String, ExecutionError> {
     let started = Instant::now();
-    ctx.trace.stage("skills", None, started, spine_core::fields! { "mode" => task.mode() });
+    ctx.trace.stage(StageName::Skills, None, started, spine_core::fields! { "mode" => task.mode() });
     let (catalog, _) = SkillCatalog::scan(&ctx.env.skill_roots);
     let skill_error = |e: SkillError| match e {
         SkillError::NotFound(_) | SkillError::Inactive(_) | SkillError::InvalidFileReference { .. } => {

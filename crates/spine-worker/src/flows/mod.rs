@@ -32,6 +32,7 @@ use spine_core::trace::Trace;
 use spine_protocol::assignment::{ItemRequest, MailboxItem, RequestPayload};
 use spine_protocol::message::Message;
 use spine_protocol::report::{FailureKind, FailurePayload, ReportBody};
+use spine_protocol::trace::StageName;
 
 use crate::decode::{Identity, Rejection};
 use crate::env::Environment;
@@ -89,7 +90,7 @@ pub fn reject(ctx: &ItemContext, identity: &Identity, rejection: &Rejection) {
         Rejection::Unsupported(_) => (FailureKind::UnsupportedRequestKind, "unsupported_request_kind"),
     };
     let summary = rejection.to_string();
-    ctx.trace.stage("handle_error", None, Instant::now(), spine_core::fields! { "error" => summary });
+    ctx.trace.stage(StageName::HandleError, None, Instant::now(), spine_core::fields! { "error" => summary });
     match &identity.program_request {
         Some(request_kind) => ctx.sink.emit(ReportBody::AgentProgramFailed {
             request_kind: request_kind.clone(),

@@ -4,6 +4,10 @@
 //! holds one shared body and a `sqlite` and a `nats` test calling it. A missing NATS server
 //! fails the `nats` tests; it never skips them.
 
+// A test, bench or example target links every dependency of its package; the lint checks
+// the library's and the binary's own lists (see the workspace Cargo.toml).
+#![allow(unused_crate_dependencies)]
+
 mod support;
 
 mod bulk;

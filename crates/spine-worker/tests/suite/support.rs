@@ -93,7 +93,7 @@ impl Harness {
         let home = self.dir.path().join("home");
         let cli = std::slice::from_ref(&self.settings);
         let settings =
-            spine_hooks::Settings::discover(&home, &self.workspace(), cli, spine_hooks::ProjectTrust::Untrusted)
+            spine_settings::Settings::discover(&home, &self.workspace(), cli, spine_settings::ProjectTrust::Untrusted)
                 .expect("settings");
         Arc::new(Environment::new(&self.workspace(), Some(&home), settings, Vec::new()).expect("environment"))
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::settings::{Origin, SettingsError, type_name};
+use crate::source::{Origin, SettingsError, type_name};
 
 /// The longest timeout accepted: one day.
 const MAX_MS: u64 = 86_400_000;
@@ -87,7 +87,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::settings::{Settings, SettingsLayer};
+    use crate::{Settings, SettingsLayer};
 
     fn layer(name: &str, value: Value) -> SettingsLayer {
         let Value::Object(value) = value else { panic!("object") };

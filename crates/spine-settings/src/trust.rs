@@ -213,7 +213,7 @@ pub enum TrustStoreError {
     /// Reading or writing the file failed.
     #[error("{path}: {source}")]
     Io {
-        /// The file.
+        /// The trusted-projects file.
         path: PathBuf,
         /// Why.
         source: io::Error,
@@ -221,7 +221,7 @@ pub enum TrustStoreError {
     /// The file is not the store's JSON.
     #[error("{path}: not a trusted-projects file: {source}")]
     Parse {
-        /// The file.
+        /// The trusted-projects file.
         path: PathBuf,
         /// Why.
         source: serde_json::Error,
@@ -266,7 +266,7 @@ impl TrustStore {
         TrustStore { path: spine_home.join(TRUST_FILE) }
     }
 
-    /// The file.
+    /// The trusted-projects file (`$SPINE_HOME/trusted-projects.json`).
     pub fn path(&self) -> &Path {
         &self.path
     }

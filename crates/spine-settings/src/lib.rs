@@ -1,0 +1,45 @@
+//! spine's settings files: found, read, and merged in precedence order, with project trust.
+//!
+//! Sources, lowest precedence first: `$SPINE_HOME/settings.json` (user, `SPINE_HOME` defaults
+//! to `~/.spine`), `<project>/.spine/settings.json`, `<project>/.spine/settings.local.json`,
+//! then each `--settings FILE|JSON` in order. Hook lists are appended across sources (none
+//! replaces another); scalar keys take the value of the highest-precedence source that sets
+//! them; permission rule lists are appended.
+//!
+//! [`Settings::discover`] applies project trust (see [`trust`]): when the project is not
+//! trusted, what its own files set that could run code or loosen permissions is moved out of
+//! the layers into [`Settings::withheld`] and listed in [`Settings::skipped`];
+//! [`Settings::from_layers`] itself only merges.
+//!
+//! The shape is Claude Code's, so a `.claude/settings.json` passed with `--settings` works as it
+//! is: keys spine does not use are ignored with a note (shown with `-v`), never an error. A
+//! malformed value is an error naming the file, the JSON path and the reason.
+//!
+//! The `hooks` key is kept as raw layers ([`Settings::all`]); spine-hooks parses it.
+//!
+//! # Layout
+//!
+//! - `source.rs`: where a value came from ([`Origin`]), one source's object
+//!   ([`SettingsLayer`]), [`SettingsError`], and the JSON type checks.
+//! - `settings.rs`: the merged [`Settings`] and [`Settings::from_layers`].
+//! - `merge.rs`: the merge of `permissions`, `context`, `skills` and `env_passthrough`.
+//! - `discover.rs`: finding and reading the files of a run ([`Settings::discover`]), at most
+//!   4 MiB each, and withholding what an untrusted project may not set.
+//! - [`trust`]: project trust: what an untrusted project's own files may not set, the
+//!   trusted-projects store, the one-line notice.
+//! - [`model_options`]: the `model_options` key (model request timeouts).
+
+mod discover;
+mod merge;
+pub mod model_options;
+mod settings;
+mod source;
+pub mod trust;
+
+pub use model_options::ModelTimeoutSettings;
+pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting};
+pub use source::{Origin, SettingsError, SettingsLayer, type_name};
+pub use trust::{ProjectTrust, TrustStore};
+
+#[cfg(test)]
+mod tests;

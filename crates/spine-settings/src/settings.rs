@@ -1,0 +1,280 @@
+//! The merged [`Settings`] and [`Settings::from_layers`], which merges already-read layers:
+//! hook lists are appended across sources (none replaces another); scalar keys take the value
+//! of the highest-precedence source that sets them; permission rule lists are appended.
+//!
+//! Keys spine does not use are ignored with a note (shown with `-v`), never an error; a
+//! malformed value is a [`SettingsError`] naming the source, the JSON path and the reason.
+//! [`crate::merge`] holds the merge of the larger keys.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use spine_core::skills::SkillRootKind;
+use spine_core::stages::compact_context::CompactStrategy;
+use spine_protocol::permission::PermissionMode;
+
+use crate::merge::{merge_context, merge_env_passthrough, merge_permissions, merge_skills};
+use crate::source::{
+    Origin, SettingsError, SettingsLayer, expect_object, expect_str, expect_str_list, expect_u32, type_name,
+};
+use crate::trust::{McpApproval, ProjectTrust, Scope, Skipped};
+
+/// A permission rule as written, with its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEntry {
+    /// The rule as written (`Bash(git *)`).
+    pub rule: String,
+    /// The settings source that holds it.
+    pub origin: Origin,
+    /// Its JSON path, for error messages.
+    pub path: String,
+}
+
+/// The `permissions` section, merged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionSettings {
+    /// `allow` rules, appended across sources.
+    pub allow: Vec<RuleEntry>,
+    /// `ask` rules.
+    pub ask: Vec<RuleEntry>,
+    /// `deny` rules.
+    pub deny: Vec<RuleEntry>,
+    /// `defaultMode`, by precedence.
+    pub default_mode: Option<PermissionMode>,
+}
+
+/// The settings of a run: every source's layer, and the keys spine reads merged by precedence.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// The sources, lowest precedence first.
+    pub layers: Vec<SettingsLayer>,
+    /// `model`, by precedence.
+    pub model: Option<String>,
+    /// `permissions`.
+    pub permissions: PermissionSettings,
+    /// `stop.max_forced_continuations`, by precedence.
+    pub max_forced_continuations: Option<u32>,
+    /// `maxTurns` / `max_turns`, by precedence.
+    pub max_turns: Option<u32>,
+    /// `context.compaction_threshold_tokens`, by precedence.
+    pub compaction_threshold_tokens: Option<u64>,
+    /// `context.compaction_strategy` (`sandwich` or `summarize`), by precedence.
+    pub compaction_strategy: Option<CompactStrategy>,
+    /// `context.token_estimator` (`words` or `bpe`), by precedence.
+    pub token_estimator: Option<String>,
+    /// `skills.roots`, by precedence (the whole list of the highest source that sets it).
+    pub skill_roots: Option<Vec<SkillRootSetting>>,
+    /// `web.search_url`: a SearXNG-compatible JSON search endpoint, by precedence.
+    pub web_search_url: Option<String>,
+    /// `web.allow_private_networks`, by precedence: whether WebFetch and WebSearch may reach
+    /// loopback, private and link-local addresses (unset: no).
+    pub web_allow_private_networks: Option<bool>,
+    /// `mcpServers`, merged by server name (a later source replaces a server of the same name).
+    pub mcp_servers: Map<String, Value>,
+    /// `env_passthrough`: provider keys (of `spine_process::secrets::PROVIDER_KEYS`) that
+    /// tools, hooks and MCP servers inherit after all; the union over user and `--settings`
+    /// sources (a project's own files cannot opt a key in: that is ignored with a note).
+    pub env_passthrough: Vec<String>,
+    /// The source of each server of [`Settings::mcp_servers`].
+    pub mcp_origins: BTreeMap<String, Origin>,
+    /// `mcp.startup_timeout_ms`: how long one MCP server may take to start, by precedence
+    /// (a server's own `startupTimeoutMs` wins).
+    pub mcp_startup_timeout_ms: Option<u64>,
+    /// Project MCP servers the user's own settings (or `--settings`) enable without trusting
+    /// the project: `enableAllProjectMcpServers` and `enabledMcpjsonServers`.
+    pub mcp_enabled: McpEnabled,
+    /// The project's trust, as given to [`Settings::discover`].
+    pub trust: ProjectTrust,
+    /// What the project's files set that was not applied because the project is untrusted.
+    pub skipped: Vec<Skipped>,
+    /// The withheld parts of the project's layers (same origins, only the skipped keys), for
+    /// `spine hooks list` and `spine mcp list`.
+    pub withheld: Vec<SettingsLayer>,
+    /// `model_options.timeouts`, merged field by field ([`crate::model_options`]).
+    pub model_timeouts: crate::model_options::ModelTimeoutSettings,
+    /// Notes about ignored keys (shown with `-v`).
+    pub notes: Vec<String>,
+}
+
+/// Project MCP servers enabled by the user's settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpEnabled {
+    /// The source of `enableAllProjectMcpServers: true`, by precedence.
+    pub all: Option<Origin>,
+    /// `enabledMcpjsonServers` names, appended across sources, with their source.
+    pub names: Vec<(String, Origin)>,
+}
+
+/// A skill root as configured: a path (relative ones resolve against the project directory)
+/// and its kind (`system`, `live` — the default — or `curated`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillRootSetting {
+    /// The path as written.
+    pub path: String,
+    /// `system`, `live` (when not written) or `curated`.
+    pub kind: SkillRootKind,
+}
+
+/// Top-level keys spine reads.
+const KNOWN_KEYS: &[&str] = &[
+    "$schema",
+    "hooks",
+    "permissions",
+    "model",
+    "stop",
+    "maxTurns",
+    "max_turns",
+    "context",
+    "skills",
+    "web",
+    "mcpServers",
+    "env",
+    "disableAllHooks",
+    "env_passthrough",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "mcp",
+];
+
+impl Settings {
+    /// How a project MCP server named `name` from a source of `scope` stands: servers of the
+    /// user's or the command line's settings are the user's own; a project's run when the
+    /// project is trusted or the user's settings enable them.
+    pub fn mcp_approval(&self, scope: Scope, name: &str) -> McpApproval {
+        match scope {
+            Scope::User | Scope::CommandLine => McpApproval::UserConfigured,
+            Scope::Project if self.trust.is_trusted() => McpApproval::Trusted,
+            Scope::Project => match self.mcp_enabled.enabling(name) {
+                Some(by) => McpApproval::Enabled { by },
+                None => McpApproval::Untrusted,
+            },
+        }
+    }
+
+    /// Merges already-read layers (lowest precedence first).
+    pub fn from_layers(layers: Vec<SettingsLayer>) -> Result<Settings, SettingsError> {
+        let mut s = Settings::default();
+        for layer in &layers {
+            let origin = &layer.origin;
+            for (key, value) in &layer.value {
+                match key.as_str() {
+                    "model" => s.model = Some(expect_str(origin, "model", value)?.to_owned()),
+                    "permissions" => merge_permissions(&mut s, origin, value)?,
+                    "stop" => {
+                        let obj = expect_object(origin, "stop", value)?;
+                        for (k, v) in obj {
+                            match k.as_str() {
+                                "max_forced_continuations" => {
+                                    s.max_forced_continuations =
+                                        Some(expect_u32(origin, "stop.max_forced_continuations", v)?);
+                                }
+                                other => {
+                                    return Err(SettingsError::at(origin, format!("stop.{other}"), "unknown field"));
+                                }
+                            }
+                        }
+                    }
+                    "maxTurns" | "max_turns" => s.max_turns = Some(expect_u32(origin, key, value)?),
+                    "context" => merge_context(&mut s, origin, value)?,
+                    "skills" => merge_skills(&mut s, origin, value)?,
+                    "web" => {
+                        for (k, v) in expect_object(origin, "web", value)? {
+                            match k.as_str() {
+                                "search_url" => {
+                                    s.web_search_url = Some(expect_str(origin, "web.search_url", v)?.to_owned())
+                                }
+                                "allow_private_networks" => {
+                                    s.web_allow_private_networks = Some(v.as_bool().ok_or_else(|| {
+                                        SettingsError::at(
+                                            origin,
+                                            "web.allow_private_networks",
+                                            format!("expected true or false, found {v}"),
+                                        )
+                                    })?)
+                                }
+                                other => {
+                                    return Err(SettingsError::at(origin, format!("web.{other}"), "unknown field"));
+                                }
+                            }
+                        }
+                    }
+                    "env_passthrough" => merge_env_passthrough(&mut s, origin, value)?,
+                    "model_options" => crate::model_options::merge(&mut s.model_timeouts, origin, value)?,
+                    "mcpServers" => {
+                        for (name, server) in expect_object(origin, "mcpServers", value)? {
+                            expect_object(origin, &format!("mcpServers.{name}"), server)?;
+                            s.mcp_servers.insert(name.clone(), server.clone());
+                            s.mcp_origins.insert(name.clone(), origin.clone());
+                        }
+                    }
+                    "enableAllProjectMcpServers" | "enabledMcpjsonServers" if origin.scope() == Scope::Project => {
+                        s.notes.push(format!(
+                            "{origin}: ignoring `{key}` (only your own settings or --settings may enable project MCP servers)"
+                        ));
+                    }
+                    "enableAllProjectMcpServers" => {
+                        s.mcp_enabled.all = match value {
+                            Value::Bool(true) => Some(origin.clone()),
+                            Value::Bool(false) => None,
+                            other => {
+                                return Err(SettingsError::at(
+                                    origin,
+                                    key,
+                                    format!("expected a boolean, found {}", type_name(other)),
+                                ));
+                            }
+                        };
+                    }
+                    "enabledMcpjsonServers" => {
+                        for name in expect_str_list(origin, key, value)? {
+                            s.mcp_enabled.names.push((name, origin.clone()));
+                        }
+                    }
+                    "mcp" => {
+                        for (k, v) in expect_object(origin, "mcp", value)? {
+                            match k.as_str() {
+                                "startup_timeout_ms" => {
+                                    let ms = v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                                        SettingsError::at(
+                                            origin,
+                                            "mcp.startup_timeout_ms",
+                                            format!("expected a positive integer, found {v}"),
+                                        )
+                                    })?;
+                                    s.mcp_startup_timeout_ms = Some(ms);
+                                }
+                                other => {
+                                    return Err(SettingsError::at(origin, format!("mcp.{other}"), "unknown field"));
+                                }
+                            }
+                        }
+                    }
+                    k if KNOWN_KEYS.contains(&k) => {}
+                    other => s.notes.push(format!("{origin}: ignoring `{other}` (not used by spine)")),
+                }
+            }
+        }
+        s.layers = layers;
+        Ok(s)
+    }
+
+    /// The values of a top-level key in every layer that sets it, lowest precedence first.
+    pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = (&'a Origin, &'a Value)> + 'a {
+        self.layers.iter().filter_map(move |l| l.value.get(key).map(|v| (&l.origin, v)))
+    }
+
+    /// The value of a top-level key in the highest-precedence layer that sets it.
+    pub fn last<'a>(&'a self, key: &'a str) -> Option<(&'a Origin, &'a Value)> {
+        self.all(key).last()
+    }
+}
+
+impl McpEnabled {
+    /// What enables a project server named `name` (`enableAllProjectMcpServers in FILE`…).
+    pub fn enabling(&self, name: &str) -> Option<String> {
+        if let Some(origin) = &self.all {
+            return Some(format!("enableAllProjectMcpServers in {origin}"));
+        }
+        self.names.iter().find(|(n, _)| n == name).map(|(_, origin)| format!("enabledMcpjsonServers in {origin}"))
+    }
+}

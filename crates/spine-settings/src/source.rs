@@ -1,0 +1,134 @@
+//! Where a settings value came from ([`Origin`]), one source's parsed object
+//! ([`SettingsLayer`]), the error that names a source, a JSON path and a reason
+//! ([`SettingsError`]), and the checks of a value's JSON type used by every key's merge.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::trust::Scope;
+
+/// Where a settings value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `$SPINE_HOME/settings.json`.
+    User(PathBuf),
+    /// `.spine/settings.json`.
+    Project(PathBuf),
+    /// `.spine/settings.local.json`.
+    Local(PathBuf),
+    /// The n-th `--settings` (1-based), a file or inline JSON.
+    Cli {
+        /// Position on the command line.
+        index: usize,
+        /// The file, when it was one.
+        path: Option<PathBuf>,
+    },
+}
+
+impl Origin {
+    /// The file of this source, if it is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Origin::User(p) | Origin::Project(p) | Origin::Local(p) => Some(p),
+            Origin::Cli { path, .. } => path.as_deref(),
+        }
+    }
+
+    /// Who stands behind this source: the user, the project, or the command line. Every file
+    /// found inside the project directory is [`Scope::Project`].
+    pub fn scope(&self) -> Scope {
+        match self {
+            Origin::User(_) => Scope::User,
+            Origin::Project(_) | Origin::Local(_) => Scope::Project,
+            Origin::Cli { .. } => Scope::CommandLine,
+        }
+    }
+
+    /// The directory relative paths of this source resolve against (its file's directory, or
+    /// the current directory for inline JSON).
+    pub fn base_dir(&self) -> Option<&Path> {
+        self.path().and_then(Path::parent)
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::User(p) | Origin::Project(p) | Origin::Local(p) => write!(f, "{}", p.display()),
+            Origin::Cli { index, path: Some(p) } => write!(f, "{} (--settings #{index})", p.display()),
+            Origin::Cli { index, path: None } => write!(f, "--settings #{index} (inline JSON)"),
+        }
+    }
+}
+
+/// A settings error: which source, which JSON path, why.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{origin}: {path}: {reason}")]
+pub struct SettingsError {
+    /// The source (file name or `--settings #n`).
+    pub origin: String,
+    /// The JSON path of the offending value (`permissions.allow[2]`), or `(file)`.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl SettingsError {
+    /// An error at a JSON path of a source.
+    pub fn at(origin: &Origin, path: impl Into<String>, reason: impl Into<String>) -> Self {
+        SettingsError { origin: origin.to_string(), path: path.into(), reason: reason.into() }
+    }
+}
+
+/// One source's parsed object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsLayer {
+    /// Where it came from.
+    pub origin: Origin,
+    /// Its top-level object.
+    pub value: Map<String, Value>,
+}
+
+pub(crate) fn expect_str_list(origin: &Origin, path: &str, v: &Value) -> Result<Vec<String>, SettingsError> {
+    let Value::Array(items) = v else {
+        return Err(SettingsError::at(origin, path, format!("expected an array of strings, found {}", type_name(v))));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| expect_str(origin, &format!("{path}[{i}]"), item).map(str::to_owned))
+        .collect()
+}
+
+pub(crate) fn expect_object<'a>(
+    origin: &Origin,
+    path: &str,
+    v: &'a Value,
+) -> Result<&'a Map<String, Value>, SettingsError> {
+    v.as_object().ok_or_else(|| SettingsError::at(origin, path, format!("expected an object, found {}", type_name(v))))
+}
+
+pub(crate) fn expect_str<'a>(origin: &Origin, path: &str, v: &'a Value) -> Result<&'a str, SettingsError> {
+    v.as_str().ok_or_else(|| SettingsError::at(origin, path, format!("expected a string, found {}", type_name(v))))
+}
+
+pub(crate) fn expect_u32(origin: &Origin, path: &str, v: &Value) -> Result<u32, SettingsError> {
+    v.as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| SettingsError::at(origin, path, format!("expected a non-negative integer, found {v}")))
+}
+
+/// The JSON type of a value, for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
