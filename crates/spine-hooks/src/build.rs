@@ -125,7 +125,7 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
     Some(HookSpec {
         id: h.handler.target(),
         source: format!("{} {}", group.origin, h.path),
-        kind: h.handler.kind().to_owned(),
+        kind: h.handler.kind(),
         on_failure: h.on_failure,
         condition: h.condition.as_ref().map(|(_, rule)| rule.clone()),
         dedup_key: Some(key),

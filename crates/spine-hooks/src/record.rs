@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use spine_core::hooks::HookError;
-use spine_protocol::hook::{HookEvent, HookEventName, HookOutput};
+use spine_protocol::hook::{HookEvent, HookEventName, HookKind, HookOutput};
 
 /// A hook's raw answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,8 +57,8 @@ pub struct AnswerRecord {
     pub path: String,
     /// Its settings source.
     pub source: String,
-    /// `command`, `http` or `persistent`.
-    pub kind: &'static str,
+    /// Command, HTTP or persistent.
+    pub kind: HookKind,
     /// What it returned.
     pub raw: Raw,
     /// What that meant: its output as JSON, or its error.
@@ -82,8 +82,8 @@ pub struct HookMeta {
     pub path: String,
     /// Its settings source.
     pub source: String,
-    /// Its kind.
-    pub kind: &'static str,
+    /// Command, HTTP or persistent.
+    pub kind: HookKind,
     /// Where records go.
     pub sink: Option<Arc<dyn AnswerSink>>,
 }

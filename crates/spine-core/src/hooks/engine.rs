@@ -55,6 +55,9 @@ pub struct HaltBy {
 pub struct Dispatched {
     /// The first `continue: false`, if any hook asked (OR over hooks).
     pub halt: Option<HaltBy>,
+    /// `(hook id, answer in one word)` of each applied answer and each failure that counted,
+    /// in configuration order; a rewrite the fold rejects adds `contract_error` after it.
+    pub said: Vec<(String, &'static str)>,
 }
 
 /// The hooks of one run: the frozen registry plus per-run state (trace, observer, contexts
@@ -241,12 +244,14 @@ impl HookRuntime {
                 {
                     out.halt = Some(HaltBy { hook_id: hook.id.clone(), stop_reason: halt.stop_reason });
                 }
+                out.said.push((hook.id.clone(), decision));
                 match fold.answer(hook, output.action, input) {
                     Ok(flow) => {
                         self.record(hook, decision, true, elapsed, detail, tool_use_id);
                         flow
                     }
                     Err(violation) => {
+                        out.said.push((hook.id.clone(), violation.kind.as_str()));
                         self.record(
                             hook,
                             "contract_error",
@@ -268,6 +273,7 @@ impl HookRuntime {
                 let counts = error.kind == HookErrorKind::Contract || hook.on_failure == FailurePolicy::Closed;
                 self.record(hook, error.kind.as_str(), counts, elapsed, detail, tool_use_id);
                 if counts {
+                    out.said.push((hook.id.clone(), error.kind.as_str()));
                     fold.failure(hook, &error)
                 } else {
                     let text = format!("{} hook `{}` failed{}; failing open", E::NAME, hook.id, failure_reason(&error));

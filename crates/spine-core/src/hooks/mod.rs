@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 pub use engine::HookRuntime;
 pub use matcher::{Matcher, MatcherError};
 pub use registry::{GroupMode, HookGroup, HookRegistry, HookRegistryBuilder, HookSpec, RunMode};
+pub use spine_protocol::hook::HookKind;
 
 /// Facts about the run that every hook may read.
 #[derive(Debug, Clone, PartialEq)]

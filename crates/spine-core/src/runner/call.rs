@@ -23,7 +23,7 @@ use spine_protocol::trace::{HookSaid, ToolDecisionRecord, TraceRecord};
 
 use super::{RoundEnd, Run, error_result};
 use crate::fields;
-use crate::hooks::events::{PermissionVerdict, PreToolVerdict};
+use crate::hooks::events::{ContextOutcome, PermissionRequestOutcome, PostToolUseOutcome, PreToolUseOutcome};
 use crate::observer::RunEvent;
 use crate::permission::policy::{resolve_write_paths, shell_analysis};
 use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
@@ -98,7 +98,7 @@ impl Run<'_> {
         }
 
         // 3. PreToolUse
-        let pre = self.hooks.pre_tool_use(&self.hook_ctx, &tools, &prepared, &cwd).await;
+        let pre = self.hooks.pre_tool_use(&self.hook_ctx, tools.as_ref(), &prepared, &cwd).await;
         record.pre = said(&pre.said);
         contexts.extend(pre.contexts.into_iter().map(|c| Message::context(HookEventName::PreToolUse, c)));
         if let Some(halt) = pre.halt {
@@ -108,14 +108,14 @@ impl Run<'_> {
             outcome.end = Some(RoundEnd::Halted { stop_reason: halt.stop_reason });
             return outcome;
         }
-        let (args, suggestion, suggested_by) = match pre.verdict {
-            PreToolVerdict::Proceed { args, permission, suggested_by } => (args, permission, suggested_by),
-            PreToolVerdict::Blocked { reason, .. } => {
+        let (args, suggestion, suggested_by) = match pre.outcome {
+            PreToolUseOutcome::Proceed { args, permission, suggested_by } => (args, permission, suggested_by),
+            PreToolUseOutcome::Blocked { reason, .. } => {
                 return self.refuse(record, call, ToolError::new(ErrorCode::HookBlocked, reason), "blocked", contexts);
             }
-            PreToolVerdict::Failed { error, hook_id, detail } => {
-                self.trace.warn(format!("PreToolUse hook `{hook_id}` failed closed: {detail}"), Some(&call.id));
-                return self.refuse(record, call, error, "hook_failed", contexts);
+            PreToolUseOutcome::Failed(f) => {
+                self.trace.warn(format!("PreToolUse hook `{}` failed closed: {}", f.hook_id, f.detail), Some(&call.id));
+                return self.refuse(record, call, f.tool_error(), "hook_failed", contexts);
             }
         };
 
@@ -231,7 +231,7 @@ impl Run<'_> {
                 contexts.extend(
                     failure.contexts.into_iter().map(|c| Message::context(HookEventName::PostToolUseFailure, c)),
                 );
-                if let Some(f) = failure.failure {
+                if let ContextOutcome::Failed(f) = failure.outcome {
                     self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
                 }
                 let mut outcome = self.refuse(record, call, error, "failed", contexts);
@@ -249,7 +249,7 @@ impl Run<'_> {
                             tool_name: call.name.clone(),
                             tool_input,
                             tool_use_id: call.id.clone(),
-                            tool_response: response,
+                            tool_response: response.clone(),
                             duration_ms,
                         },
                     )
@@ -262,16 +262,15 @@ impl Run<'_> {
                         format!("PostToolUse hook feedback on {} call {}: {reason}", call.name, call.id),
                     ));
                 }
-                let (content, error_code) = match post.failure {
-                    Some((error, failure)) => {
+                let (content, error_code) = match &post.outcome {
+                    PostToolUseOutcome::Failed(failure) => {
                         self.trace.warn(format!("PostToolUse {failure}"), Some(&call.id));
+                        let error = failure.tool_error();
                         (error.render(), Some(error.code))
                     }
-                    None => match post.text_override {
-                        Some(text) => (text, None),
-                        None if post.response_replaced => (tool.project(&post.response).content, None),
-                        None => (projection.content, None),
-                    },
+                    PostToolUseOutcome::TextRewritten { text, .. } => (text.clone(), None),
+                    PostToolUseOutcome::Rewritten(replaced) => (tool.project(replaced).content, None),
+                    PostToolUseOutcome::Unchanged => (projection.content, None),
                 };
                 record.emit(
                     &self.trace,
@@ -286,7 +285,7 @@ impl Run<'_> {
                 let end =
                     post.halt.map(|h| RoundEnd::Prevented { output: content.clone(), stop_reason: h.stop_reason });
                 let error = error_code.map(|code| ToolError::new(code, content.clone()));
-                let executed = error.is_none().then_some((post.response, projection_metadata));
+                let executed = post.outcome.response(response).map(|r| (r, projection_metadata));
                 let result =
                     ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code };
                 CallOutcome { result: Some(result), contexts, end, error, executed }
@@ -337,16 +336,17 @@ impl Run<'_> {
         if decision.behavior == PermissionBehavior::Ask {
             // A protected-path ask (policy row 5) goes to the approver only: no hook answers it.
             let verdict = if decision.source == DecisionSource::Workspace {
-                PermissionVerdict::NoDecision
+                PermissionRequestOutcome::NoDecision
             } else {
-                let asked = self.hooks.permission_request(&self.hook_ctx, &tools, call, &args, &decision.reason).await;
+                let asked =
+                    self.hooks.permission_request(&self.hook_ctx, tools.as_ref(), call, &args, &decision.reason).await;
                 if let Some(halt) = asked.halt {
                     return Authorized::Halt(halt.stop_reason);
                 }
-                asked.verdict
+                asked.outcome
             };
             decision = match verdict {
-                PermissionVerdict::Allow { hook_id, args: updated } => {
+                PermissionRequestOutcome::Allow { hook_id, args: updated } => {
                     let source = DecisionSource::PermissionRequestHook { hook_id };
                     match updated {
                         Some(new_args) => {
@@ -378,12 +378,21 @@ impl Run<'_> {
                         ),
                     }
                 }
-                PermissionVerdict::Deny { hook_id, message } => PermissionDecision::new(
+                PermissionRequestOutcome::Deny { hook_id, message } => PermissionDecision::new(
                     PermissionBehavior::Deny,
                     DecisionSource::PermissionRequestHook { hook_id },
                     message,
                 ),
-                PermissionVerdict::NoDecision => {
+                // A failing hook denies.
+                PermissionRequestOutcome::Failed(f) => {
+                    let message = f.reason();
+                    PermissionDecision::new(
+                        PermissionBehavior::Deny,
+                        DecisionSource::PermissionRequestHook { hook_id: f.hook_id },
+                        message,
+                    )
+                }
+                PermissionRequestOutcome::NoDecision => {
                     let request = ApprovalRequest {
                         tool_name: &call.name,
                         tool_use_id: &call.id,

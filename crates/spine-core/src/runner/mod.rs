@@ -26,7 +26,7 @@ use spine_protocol::tool::{ErrorCode, ToolCall, ToolError, ToolSpec};
 use spine_protocol::trace::{ModelAttemptTrace, ModelTrace, TraceRecord};
 use tokio_util::sync::CancellationToken;
 
-use crate::hooks::events::{PreCompactResult, PromptVerdict, StopVerdict};
+use crate::hooks::events::{ContextOutcome, PreCompactOutcome, StopOutcome, UserPromptSubmitOutcome};
 use crate::hooks::{HookContext, HookRegistry, HookRuntime, SessionInfo};
 use crate::model::{AttemptOutcome, AttemptReport, ModelClient, ModelError, ModelErrorKind, ModelRequest, StreamSink};
 use crate::observer::{RunEvent, RunObserver};
@@ -403,7 +403,7 @@ impl Run<'_> {
         if self.cancel.is_cancelled() {
             return End::canceled();
         }
-        if let Some(failure) = start.failure {
+        if let ContextOutcome::Failed(failure) = start.outcome {
             return End::failed(ExecutionError::Hook(failure));
         }
         if let Some(halt) = start.halt {
@@ -421,14 +421,14 @@ impl Run<'_> {
             if let Some(halt) = submitted.halt {
                 return End::halted(halt.stop_reason);
             }
-            match submitted.verdict {
-                PromptVerdict::Proceed => {}
-                PromptVerdict::Blocked { reason, hook_id } => {
+            match submitted.outcome {
+                UserPromptSubmitOutcome::Proceed => {}
+                UserPromptSubmitOutcome::Blocked { reason, hook_id } => {
                     let mut end = End::new(RunSubtype::Blocked, reason.clone(), SessionEndReason::Blocked);
                     end.stop_reason = Some(format!("prompt blocked by hook {hook_id}: {reason}"));
                     return end;
                 }
-                PromptVerdict::Failed(failure) => {
+                UserPromptSubmitOutcome::Failed(failure) => {
                     return End::failed(ExecutionError::Hook(failure));
                 }
             }
@@ -486,12 +486,12 @@ impl Run<'_> {
                 end.stop_reason = halt.stop_reason;
                 return end;
             }
-            match stop.verdict {
-                StopVerdict::Allow => {
+            match stop.outcome {
+                StopOutcome::Allow => {
                     self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
                     return End::success(text);
                 }
-                StopVerdict::ForceContinue { reason, hook_id } => {
+                StopOutcome::ForceContinue { reason, hook_id } => {
                     if forced_in_a_row >= self.agent.config.max_forced_continuations {
                         let note = format!(
                             "Stop hook `{hook_id}` force-continue stripped: {} forced continuation(s) in a row already",
@@ -507,7 +507,7 @@ impl Run<'_> {
                     self.push_contexts(spine_protocol::hook::HookEventName::Stop, stop.contexts);
                     self.push(Message::user(reason));
                 }
-                StopVerdict::Failed(failure) => return End::failed(ExecutionError::Hook(failure)),
+                StopOutcome::Failed(failure) => return End::failed(ExecutionError::Hook(failure)),
             }
         }
     }
@@ -650,7 +650,12 @@ impl Run<'_> {
             .hooks
             .pre_compact(&self.hook_ctx, PreCompactInput { trigger: CompactTrigger::Auto, custom_instructions: None })
             .await;
-        if let PreCompactResult::Blocked { reason, hook_id } = pre {
+        let blocked = match pre.outcome {
+            PreCompactOutcome::Proceed => None,
+            PreCompactOutcome::Blocked { reason, hook_id } => Some((reason, hook_id)),
+            PreCompactOutcome::Failed(f) => Some((f.reason(), f.hook_id)),
+        };
+        if let Some((reason, hook_id)) = blocked {
             self.trace.warn(format!("compaction blocked by PreCompact hook `{hook_id}`: {reason}"), None);
             record_not_compacted(request.len(), Some(likely_model), &self.trace);
             return false;
@@ -686,7 +691,7 @@ impl Run<'_> {
                 SessionStartInput { source: SessionSource::Compact, model: Some(likely_model.to_owned()) },
             )
             .await;
-        if let Some(failure) = start.failure {
+        if let ContextOutcome::Failed(failure) = start.outcome {
             self.trace.warn(format!("SessionStart (compact) {failure}"), None);
         }
         self.push_contexts(HookEventName::SessionStart, start.contexts);

@@ -15,10 +15,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use spine_core::hooks::{FailurePolicy, RunMode};
 use spine_core::permission::PermissionRule;
-use spine_protocol::hook::HookEventName;
+use spine_protocol::hook::{HookEventName, HookKind};
 
 use super::Diagnostics;
-use super::events::has_tool_call;
 use crate::settings::type_name;
 
 /// Timeout of a handler that sets none, in seconds.
@@ -101,12 +100,12 @@ pub struct HttpConfig {
 }
 
 impl Handler {
-    /// `command`, `persistent` or `http`.
-    pub fn kind(&self) -> &'static str {
+    /// [`HookKind::Command`], [`HookKind::Persistent`] or [`HookKind::Http`].
+    pub fn kind(&self) -> HookKind {
         match self {
-            Handler::Command { persistent: false, .. } => "command",
-            Handler::Command { persistent: true, .. } => "persistent",
-            Handler::Http(_) => "http",
+            Handler::Command { persistent: false, .. } => HookKind::Command,
+            Handler::Command { persistent: true, .. } => HookKind::Persistent,
+            Handler::Http(_) => HookKind::Http,
         }
     }
 
@@ -203,7 +202,7 @@ pub(super) fn parse(
         None => None,
         Some(text) => match PermissionRule::parse(&text) {
             Ok(rule) => {
-                if !has_tool_call(event) {
+                if !event.has_tool_call() {
                     diag.warn(
                         f.at("if"),
                         format!("`if` only applies to tool events; this {event} hook will never run"),

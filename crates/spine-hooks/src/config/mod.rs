@@ -25,7 +25,7 @@ use spine_core::hooks::Matcher;
 use spine_protocol::hook::HookEventName;
 use thiserror::Error;
 
-pub use events::{has_tool_call, unsupported_event};
+pub use events::unsupported_event;
 pub(crate) use handler::is_var_name;
 pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
 

@@ -60,6 +60,7 @@ impl HookEvent for PermissionRequest {
     const NAME: HookEventName = HookEventName::PermissionRequest;
     type Input = PermissionRequestInput;
     type Action = PermissionRequestAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }

@@ -82,6 +82,7 @@ impl HookEvent for PostToolUse {
     const NAME: HookEventName = HookEventName::PostToolUse;
     type Input = PostToolUseInput;
     type Action = PostToolUseAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }

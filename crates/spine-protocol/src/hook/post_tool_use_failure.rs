@@ -30,6 +30,7 @@ impl HookEvent for PostToolUseFailure {
     const NAME: HookEventName = HookEventName::PostToolUseFailure;
     type Input = PostToolUseFailureInput;
     type Action = ContextAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }

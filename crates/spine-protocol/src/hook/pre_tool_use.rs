@@ -121,6 +121,7 @@ impl HookEvent for PreToolUse {
     const NAME: HookEventName = HookEventName::PreToolUse;
     type Input = PreToolUseInput;
     type Action = PreToolUseAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }
