@@ -26,6 +26,8 @@
 //! - [`fire`]: `spine hooks test` (fire one event against the configured hooks, no model).
 //! - [`record`]: raw answers of each call, for `spine hooks test`.
 
+#![warn(missing_docs)]
+
 pub mod build;
 pub mod check;
 pub mod command;

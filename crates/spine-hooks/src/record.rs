@@ -32,14 +32,14 @@ pub enum Raw {
     },
     /// An HTTP response.
     Http {
-        /// The status code.
+        /// The HTTP status.
         status: u16,
         /// The body (capped).
         body: String,
     },
     /// A persistent hook's answer line.
     Line {
-        /// The line.
+        /// The line as read, `spine_seq` included.
         line: String,
     },
     /// No answer at all (could not start, no connection, timed out before answering).
@@ -49,7 +49,7 @@ pub enum Raw {
 /// One call of one external hook.
 #[derive(Debug, Clone)]
 pub struct AnswerRecord {
-    /// The event.
+    /// The event that fired.
     pub event: HookEventName,
     /// The hook's id (its command or URL).
     pub hook_id: String,

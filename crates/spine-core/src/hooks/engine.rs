@@ -25,7 +25,7 @@ use crate::trace::{Trace, micros};
 /// Whether to go on with the next hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
-    /// Next hook.
+    /// Go on with the next hook.
     Continue,
     /// Short-circuit: later hooks of this event do not run (or are not applied).
     Stop,
@@ -89,17 +89,17 @@ impl HookRuntime {
         }
     }
 
-    /// The registry.
+    /// The frozen hooks this runtime fires.
     pub fn registry(&self) -> &HookRegistry {
         &self.registry
     }
 
-    /// The trace.
+    /// Where hook entries and warnings are recorded.
     pub fn trace(&self) -> &Trace {
         &self.trace
     }
 
-    /// The observer.
+    /// Who is told of firings, answers and warnings as they happen.
     pub fn observer(&self) -> &dyn RunObserver {
         self.observer.as_ref()
     }

@@ -53,7 +53,7 @@ pub struct HookSpec<E: HookEvent> {
     pub dedup_key: Option<String>,
     /// Blocking or background.
     pub run: RunMode,
-    /// The handler.
+    /// What answers the event.
     pub hook: Arc<dyn Hook<E>>,
 }
 
@@ -108,7 +108,7 @@ impl<E: HookEvent> HookSpec<E> {
 
 /// Hooks sharing a matcher.
 pub struct HookGroup<E: HookEvent> {
-    /// The matcher.
+    /// Which firings the group's hooks see (tool name, source, trigger…).
     pub matcher: Matcher,
     /// Chain or concurrent.
     pub mode: GroupMode,

@@ -51,7 +51,7 @@ pub struct HandlerConfig {
 pub enum Handler {
     /// A process per event, or one per run when `persistent`.
     Command {
-        /// The program.
+        /// How the process is started.
         program: Program,
         /// `"persistent": true`: one process per run, one JSON line in and out per event.
         persistent: bool,
@@ -69,7 +69,7 @@ pub enum Program {
     Exec {
         /// The program (a path, or a name looked up on PATH).
         program: String,
-        /// Its arguments.
+        /// The arguments, passed as they are.
         args: Vec<String>,
     },
 }
@@ -91,7 +91,7 @@ impl Program {
 /// An HTTP handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
-    /// The endpoint.
+    /// Where the event is POSTed (redirects are not followed).
     pub url: String,
     /// Header names and values as written (`$VAR` interpolated at send time).
     pub headers: Vec<(String, String)>,

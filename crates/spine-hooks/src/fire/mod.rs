@@ -37,7 +37,7 @@ use crate::record::{AnswerRecord, AnswerSink};
 
 /// What to fire.
 pub struct FireRequest {
-    /// The event.
+    /// The event to fire.
     pub event: HookEventName,
     /// The tool, for tool events (default `Bash`).
     pub tool: Option<String>,
@@ -52,7 +52,7 @@ pub struct FireRequest {
 /// What happened.
 #[derive(Debug)]
 pub struct FireReport {
-    /// The event.
+    /// The event that was fired.
     pub event: HookEventName,
     /// The event JSON the hooks received.
     pub input: Value,

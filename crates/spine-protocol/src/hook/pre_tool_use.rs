@@ -17,11 +17,11 @@ pub struct PreToolUse;
 /// PreToolUse input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PreToolUseInput {
-    /// The tool name.
+    /// The tool called (what matchers see; MCP tools are `mcp__<server>__<tool>`).
     pub tool_name: String,
     /// The arguments (file paths already made absolute and normalised).
     pub tool_input: Value,
-    /// The tool call id.
+    /// The model's id of the call (`tool_use_id`).
     pub tool_use_id: String,
 }
 

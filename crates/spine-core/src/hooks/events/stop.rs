@@ -17,7 +17,7 @@ pub enum StopOutcome {
     Allow,
     /// Ask the model again with `reason` as the next user message.
     ForceContinue {
-        /// The instruction.
+        /// The next user message.
         reason: String,
         /// The forcing hook.
         hook_id: String,
