@@ -90,7 +90,7 @@ fn pre_tool_use_dispatch(c: &mut Criterion) {
     for n in [0usize, 1, 10] {
         let runtime = HookRuntime::new(hooks(n), Trace::default(), Arc::new(NullObserver), cwd.clone());
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-            b.iter(|| rt.block_on(runtime.pre_tool_use(&ctx, &tools, &prepared, &cwd)));
+            b.iter(|| rt.block_on(runtime.pre_tool_use(&ctx, tools.as_ref(), &prepared, &cwd)));
         });
     }
     group.finish();

@@ -5,9 +5,10 @@
 //!   [`GroupMode::Concurrent`] (answers merged in configuration order by the engine), or
 //!   [`GroupMode::Chain`] with `"sequential": true`.
 //! - Each handler becomes a [`HookSpec`]: id = its command or URL, source = its settings file
-//!   and JSON path, kind = `command` | `http` | `persistent`, its `onFailure`, its `if`,
-//!   `async` → [`RunMode::Background`], and a dedup key (the same command or URL declared twice,
-//!   in one file or several, runs once per firing).
+//!   and JSON path, kind = command, http or persistent
+//!   ([`HookKind`](spine_protocol::hook::HookKind)), its `onFailure`, its `if`, `async` →
+//!   [`RunMode::Background`], and a dedup key (the same command or URL declared twice, in one
+//!   file or several, runs once per firing).
 //! - Handlers of a persistent command share one [`PersistentProcess`] per registry, across
 //!   events; HTTP handlers share one client.
 //! - With `disableAllHooks`, nothing is registered.
@@ -125,7 +126,7 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
     Some(HookSpec {
         id: h.handler.target(),
         source: format!("{} {}", group.origin, h.path),
-        kind: h.handler.kind().to_owned(),
+        kind: h.handler.kind(),
         on_failure: h.on_failure,
         condition: h.condition.as_ref().map(|(_, rule)| rule.clone()),
         dedup_key: Some(key),

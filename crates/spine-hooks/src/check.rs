@@ -41,13 +41,13 @@ impl Severity {
 /// One finding, located in the settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// How bad.
+    /// An error (exit 2) or a warning.
     pub severity: Severity,
-    /// The settings source.
+    /// The settings file (or `--settings` value) of the handler.
     pub origin: String,
-    /// The JSON path.
+    /// The handler's JSON path in it (`hooks.PreToolUse[0].hooks[1].command`).
     pub path: String,
-    /// What.
+    /// What is wrong, in one line.
     pub message: String,
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use spine_core::hooks::HookError;
-use spine_protocol::hook::{HookEvent, HookEventName, HookOutput};
+use spine_protocol::hook::{HookEvent, HookEventName, HookKind, HookOutput};
 
 /// A hook's raw answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -32,14 +32,14 @@ pub enum Raw {
     },
     /// An HTTP response.
     Http {
-        /// The status code.
+        /// The HTTP status.
         status: u16,
         /// The body (capped).
         body: String,
     },
     /// A persistent hook's answer line.
     Line {
-        /// The line.
+        /// The line as read, `spine_seq` included.
         line: String,
     },
     /// No answer at all (could not start, no connection, timed out before answering).
@@ -49,7 +49,7 @@ pub enum Raw {
 /// One call of one external hook.
 #[derive(Debug, Clone)]
 pub struct AnswerRecord {
-    /// The event.
+    /// The event that fired.
     pub event: HookEventName,
     /// The hook's id (its command or URL).
     pub hook_id: String,
@@ -57,8 +57,8 @@ pub struct AnswerRecord {
     pub path: String,
     /// Its settings source.
     pub source: String,
-    /// `command`, `http` or `persistent`.
-    pub kind: &'static str,
+    /// Command, HTTP or persistent.
+    pub kind: HookKind,
     /// What it returned.
     pub raw: Raw,
     /// What that meant: its output as JSON, or its error.
@@ -82,8 +82,8 @@ pub struct HookMeta {
     pub path: String,
     /// Its settings source.
     pub source: String,
-    /// Its kind.
-    pub kind: &'static str,
+    /// Command, HTTP or persistent.
+    pub kind: HookKind,
     /// Where records go.
     pub sink: Option<Arc<dyn AnswerSink>>,
 }

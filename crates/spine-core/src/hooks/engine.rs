@@ -25,7 +25,7 @@ use crate::trace::{Trace, micros};
 /// Whether to go on with the next hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
-    /// Next hook.
+    /// Go on with the next hook.
     Continue,
     /// Short-circuit: later hooks of this event do not run (or are not applied).
     Stop,
@@ -55,6 +55,9 @@ pub struct HaltBy {
 pub struct Dispatched {
     /// The first `continue: false`, if any hook asked (OR over hooks).
     pub halt: Option<HaltBy>,
+    /// `(hook id, answer in one word)` of each applied answer and each failure that counted,
+    /// in configuration order; a rewrite the fold rejects adds `contract_error` after it.
+    pub said: Vec<(String, &'static str)>,
 }
 
 /// The hooks of one run: the frozen registry plus per-run state (trace, observer, contexts
@@ -86,17 +89,17 @@ impl HookRuntime {
         }
     }
 
-    /// The registry.
+    /// The frozen hooks this runtime fires.
     pub fn registry(&self) -> &HookRegistry {
         &self.registry
     }
 
-    /// The trace.
+    /// Where hook entries and warnings are recorded.
     pub fn trace(&self) -> &Trace {
         &self.trace
     }
 
-    /// The observer.
+    /// Who is told of firings, answers and warnings as they happen.
     pub fn observer(&self) -> &dyn RunObserver {
         self.observer.as_ref()
     }
@@ -241,12 +244,14 @@ impl HookRuntime {
                 {
                     out.halt = Some(HaltBy { hook_id: hook.id.clone(), stop_reason: halt.stop_reason });
                 }
+                out.said.push((hook.id.clone(), decision));
                 match fold.answer(hook, output.action, input) {
                     Ok(flow) => {
                         self.record(hook, decision, true, elapsed, detail, tool_use_id);
                         flow
                     }
                     Err(violation) => {
+                        out.said.push((hook.id.clone(), violation.kind.as_str()));
                         self.record(
                             hook,
                             "contract_error",
@@ -268,6 +273,7 @@ impl HookRuntime {
                 let counts = error.kind == HookErrorKind::Contract || hook.on_failure == FailurePolicy::Closed;
                 self.record(hook, error.kind.as_str(), counts, elapsed, detail, tool_use_id);
                 if counts {
+                    out.said.push((hook.id.clone(), error.kind.as_str()));
                     fold.failure(hook, &error)
                 } else {
                     let text = format!("{} hook `{}` failed{}; failing open", E::NAME, hook.id, failure_reason(&error));

@@ -29,19 +29,20 @@ use tokio_util::sync::CancellationToken;
 pub use engine::HookRuntime;
 pub use matcher::{Matcher, MatcherError};
 pub use registry::{GroupMode, HookGroup, HookRegistry, HookRegistryBuilder, HookSpec, RunMode};
+pub use spine_protocol::hook::HookKind;
 
 /// Facts about the run that every hook may read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionInfo {
-    /// The session id.
+    /// The run's session id (`session_id` of every hook input).
     pub session_id: String,
     /// The JSONL transcript of the run.
     pub transcript_path: PathBuf,
-    /// The working directory.
+    /// The run's working directory; command hooks run there.
     pub cwd: PathBuf,
     /// The project root (`SPINE_PROJECT_DIR`, `CLAUDE_PROJECT_DIR`).
     pub project_dir: PathBuf,
-    /// The permission mode.
+    /// The run's permission mode, as hooks read it (`permission_mode`).
     pub permission_mode: PermissionMode,
     /// The file SessionStart hooks append `export` lines to (`CLAUDE_ENV_FILE`).
     pub env_file: Option<PathBuf>,
@@ -50,7 +51,7 @@ pub struct SessionInfo {
 /// What a hook receives beside its event's input.
 #[derive(Debug, Clone)]
 pub struct HookContext {
-    /// The run.
+    /// Facts about the run.
     pub session: Arc<SessionInfo>,
     /// The firing event.
     pub event: HookEventName,

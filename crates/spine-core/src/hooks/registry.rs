@@ -9,7 +9,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use spine_protocol::hook::{EventVisitor, HookEvent, HookEventName, visit_event};
+use spine_protocol::hook::{EventVisitor, HookEvent, HookEventName, HookKind, visit_event};
 
 use super::matcher::{Matcher, MatcherError};
 use super::{FailurePolicy, Hook};
@@ -42,8 +42,8 @@ pub struct HookSpec<E: HookEvent> {
     pub id: String,
     /// Where it came from: `rust`, or the settings file.
     pub source: String,
-    /// Its type, for listings: `rust`, `command`, `http`, `persistent`.
-    pub kind: String,
+    /// Its kind, for listings and records.
+    pub kind: HookKind,
     /// What its failure means.
     pub on_failure: FailurePolicy,
     /// An `if` rule in permission-rule syntax; the hook runs only for calls it matches (and
@@ -53,7 +53,7 @@ pub struct HookSpec<E: HookEvent> {
     pub dedup_key: Option<String>,
     /// Blocking or background.
     pub run: RunMode,
-    /// The handler.
+    /// What answers the event.
     pub hook: Arc<dyn Hook<E>>,
 }
 
@@ -62,7 +62,7 @@ impl<E: HookEvent> Clone for HookSpec<E> {
         HookSpec {
             id: self.id.clone(),
             source: self.source.clone(),
-            kind: self.kind.clone(),
+            kind: self.kind,
             on_failure: self.on_failure,
             condition: self.condition.clone(),
             dedup_key: self.dedup_key.clone(),
@@ -78,7 +78,7 @@ impl<E: HookEvent> HookSpec<E> {
         HookSpec {
             id: id.into(),
             source: "rust".to_owned(),
-            kind: "rust".to_owned(),
+            kind: HookKind::Rust,
             on_failure: FailurePolicy::Closed,
             condition: None,
             dedup_key: None,
@@ -108,7 +108,7 @@ impl<E: HookEvent> HookSpec<E> {
 
 /// Hooks sharing a matcher.
 pub struct HookGroup<E: HookEvent> {
-    /// The matcher.
+    /// Which firings the group's hooks see (tool name, source, trigger…).
     pub matcher: Matcher,
     /// Chain or concurrent.
     pub mode: GroupMode,

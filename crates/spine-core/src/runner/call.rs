@@ -22,7 +22,7 @@ use spine_protocol::trace::{DecisionOutcome, HookSaid, ToolDecisionRecord, Trace
 
 use super::round::RoundEnd;
 use super::{Run, error_result};
-use crate::hooks::events::PreToolVerdict;
+use crate::hooks::events::PreToolUseOutcome;
 use crate::registry::PreparedCall;
 use crate::stages::execute::{Executed, Execution, execute};
 use crate::stages::review_tool_call::review_tool_call;
@@ -122,7 +122,8 @@ impl Run<'_> {
         prepared: &PreparedCall,
         ledger: &mut Ledger,
     ) -> Result<Proposal, Settled> {
-        let pre = self.hooks.pre_tool_use(&self.hook_ctx, &self.agent.tools, prepared, &self.agent.config.cwd).await;
+        let pre =
+            self.hooks.pre_tool_use(&self.hook_ctx, self.agent.tools.as_ref(), prepared, &self.agent.config.cwd).await;
         ledger.record.pre = said(&pre.said);
         ledger.add_contexts(HookEventName::PreToolUse, pre.contexts);
         if let Some(halt) = pre.halt {
@@ -131,11 +132,11 @@ impl Run<'_> {
             let outcome = self.settle_with_error(ledger, call, error, DecisionOutcome::Halted);
             return Err(outcome.ending(RoundEnd::Halted { stop_reason: halt.stop_reason }).into());
         }
-        match pre.verdict {
-            PreToolVerdict::Proceed { args, permission, suggested_by } => {
+        match pre.outcome {
+            PreToolUseOutcome::Proceed { args, permission, suggested_by } => {
                 Ok(Proposal { args, suggestion: permission, suggested_by })
             }
-            PreToolVerdict::Blocked { reason, .. } => Err(self
+            PreToolUseOutcome::Blocked { reason, .. } => Err(self
                 .settle_with_error(
                     ledger,
                     call,
@@ -143,9 +144,9 @@ impl Run<'_> {
                     DecisionOutcome::Blocked,
                 )
                 .into()),
-            PreToolVerdict::Failed { error, hook_id, detail } => {
-                self.trace.warn(format!("PreToolUse hook `{hook_id}` failed closed: {detail}"), Some(&call.id));
-                Err(self.settle_with_error(ledger, call, error, DecisionOutcome::HookFailed).into())
+            PreToolUseOutcome::Failed(f) => {
+                self.trace.warn(format!("PreToolUse hook `{}` failed closed: {}", f.hook_id, f.detail), Some(&call.id));
+                Err(self.settle_with_error(ledger, call, f.tool_error(), DecisionOutcome::HookFailed).into())
             }
         }
     }

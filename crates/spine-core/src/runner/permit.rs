@@ -13,7 +13,7 @@ use spine_protocol::trace::DecisionOutcome;
 use super::Run;
 use super::call::{CallOutcome, Ledger, Proposal, RecordParts, Settled};
 use super::round::RoundEnd;
-use crate::hooks::events::PermissionVerdict;
+use crate::hooks::events::PermissionRequestOutcome;
 use crate::observer::RunEvent;
 use crate::permission::policy::{resolve_write_paths, shell_analysis};
 use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
@@ -124,22 +124,22 @@ impl Run<'_> {
     ) -> Result<PermissionDecision, Option<String>> {
         // A protected-path ask (policy row 5) goes to the approver only: no hook answers it.
         let verdict = if asked.source == DecisionSource::Workspace {
-            PermissionVerdict::NoDecision
+            PermissionRequestOutcome::NoDecision
         } else {
             let tools = Arc::clone(&self.agent.tools);
-            let answer = self.hooks.permission_request(&self.hook_ctx, &tools, call, args, &asked.reason).await;
+            let answer = self.hooks.permission_request(&self.hook_ctx, tools.as_ref(), call, args, &asked.reason).await;
             if let Some(halt) = answer.halt {
                 return Err(halt.stop_reason);
             }
-            answer.verdict
+            answer.outcome
         };
         let approved =
             |source| PermissionDecision::new(PermissionBehavior::Allow, source, "approved by PermissionRequest hook");
         Ok(match verdict {
-            PermissionVerdict::Allow { hook_id, args: None } => {
+            PermissionRequestOutcome::Allow { hook_id, args: None } => {
                 approved(DecisionSource::PermissionRequestHook { hook_id })
             }
-            PermissionVerdict::Allow { hook_id, args: Some(new_args) } => {
+            PermissionRequestOutcome::Allow { hook_id, args: Some(new_args) } => {
                 // Replacement arguments are checked against the rules again.
                 let recheck =
                     self.policy_decision(call, &new_args, &PermissionSuggestion::Allow { reason: None }, None);
@@ -153,12 +153,21 @@ impl Run<'_> {
                     }
                 }
             }
-            PermissionVerdict::Deny { hook_id, message } => PermissionDecision::new(
+            PermissionRequestOutcome::Deny { hook_id, message } => PermissionDecision::new(
                 PermissionBehavior::Deny,
                 DecisionSource::PermissionRequestHook { hook_id },
                 message,
             ),
-            PermissionVerdict::NoDecision => {
+            // A failing hook denies.
+            PermissionRequestOutcome::Failed(f) => {
+                let message = f.reason();
+                PermissionDecision::new(
+                    PermissionBehavior::Deny,
+                    DecisionSource::PermissionRequestHook { hook_id: f.hook_id },
+                    message,
+                )
+            }
+            PermissionRequestOutcome::NoDecision => {
                 let request =
                     ApprovalRequest { tool_name: &call.name, tool_use_id: &call.id, args, reason: &asked.reason };
                 match self.agent.approver.approve(&request).await {

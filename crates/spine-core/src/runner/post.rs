@@ -12,6 +12,7 @@ use spine_protocol::trace::DecisionOutcome;
 use super::Run;
 use super::call::{CallOutcome, Ledger, said};
 use super::round::RoundEnd;
+use crate::hooks::events::{ContextOutcome, PostToolUseOutcome};
 use crate::stages::project_tool_result::project_tool_result;
 use crate::tool::{Projection, Tool};
 
@@ -35,7 +36,7 @@ impl Run<'_> {
         };
         let failure = self.hooks.post_tool_use_failure(&self.hook_ctx, input).await;
         ledger.add_contexts(HookEventName::PostToolUseFailure, failure.contexts);
-        if let Some(f) = failure.failure {
+        if let ContextOutcome::Failed(f) = failure.outcome {
             self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
         }
         let mut outcome = self.settle_with_error(ledger, call, error, DecisionOutcome::Failed);
@@ -60,7 +61,7 @@ impl Run<'_> {
             tool_name: call.name.clone(),
             tool_input,
             tool_use_id: call.id.clone(),
-            tool_response: response,
+            tool_response: response.clone(),
             duration_ms,
         };
         let post = self.hooks.post_tool_use(&self.hook_ctx, input).await;
@@ -72,16 +73,15 @@ impl Run<'_> {
                 format!("PostToolUse hook feedback on {} call {}: {reason}", call.name, call.id),
             ));
         }
-        let (content, error_code) = match post.failure {
-            Some((error, failure)) => {
+        let (content, error_code) = match &post.outcome {
+            PostToolUseOutcome::Failed(failure) => {
                 self.trace.warn(format!("PostToolUse {failure}"), Some(&call.id));
+                let error = failure.tool_error();
                 (error.render(), Some(error.code))
             }
-            None => match post.text_override {
-                Some(text) => (text, None),
-                None if post.response_replaced => (tool.project(&post.response).content, None),
-                None => (projection.content, None),
-            },
+            PostToolUseOutcome::TextRewritten { text, .. } => (text.clone(), None),
+            PostToolUseOutcome::Rewritten(replaced) => (tool.project(replaced).content, None),
+            PostToolUseOutcome::Unchanged => (projection.content, None),
         };
         ledger.emit(
             &self.trace,
@@ -94,7 +94,7 @@ impl Run<'_> {
         }
         let end = post.halt.map(|h| RoundEnd::Prevented { output: content.clone(), stop_reason: h.stop_reason });
         let error = error_code.map(|code| ToolError::new(code, content.clone()));
-        let executed = error.is_none().then_some((post.response, projection_metadata));
+        let executed = post.outcome.response(response).map(|r| (r, projection_metadata));
         let result = ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code };
         CallOutcome { result: Some(result), contexts: ledger.take_contexts(), end, error, executed }
     }

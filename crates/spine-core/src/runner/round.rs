@@ -12,7 +12,7 @@ use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 
 use super::finish::End;
 use super::{Run, error_result};
-use crate::hooks::events::{PromptVerdict, StopVerdict};
+use crate::hooks::events::{ContextOutcome, StopOutcome, UserPromptSubmitOutcome};
 use crate::observer::RunEvent;
 use crate::session::TranscriptRecord;
 use crate::stages::handle_error::ExecutionError;
@@ -58,7 +58,7 @@ impl Run<'_> {
         if self.cancel.is_cancelled() {
             return End::canceled();
         }
-        if let Some(failure) = start.failure {
+        if let ContextOutcome::Failed(failure) = start.outcome {
             return End::failed(ExecutionError::Hook(failure));
         }
         if let Some(halt) = start.halt {
@@ -76,14 +76,14 @@ impl Run<'_> {
             if let Some(halt) = submitted.halt {
                 return End::halted(halt.stop_reason);
             }
-            match submitted.verdict {
-                PromptVerdict::Proceed => {}
-                PromptVerdict::Blocked { reason, hook_id } => {
+            match submitted.outcome {
+                UserPromptSubmitOutcome::Proceed => {}
+                UserPromptSubmitOutcome::Blocked { reason, hook_id } => {
                     let mut end = End::new(RunSubtype::Blocked, reason.clone(), SessionEndReason::Blocked);
                     end.stop_reason = Some(format!("prompt blocked by hook {hook_id}: {reason}"));
                     return end;
                 }
-                PromptVerdict::Failed(failure) => {
+                UserPromptSubmitOutcome::Failed(failure) => {
                     return End::failed(ExecutionError::Hook(failure));
                 }
             }
@@ -141,12 +141,12 @@ impl Run<'_> {
                 end.stop_reason = halt.stop_reason;
                 return end;
             }
-            match stop.verdict {
-                StopVerdict::Allow => {
+            match stop.outcome {
+                StopOutcome::Allow => {
                     self.push_contexts(HookEventName::Stop, stop.contexts);
                     return End::success(text);
                 }
-                StopVerdict::ForceContinue { reason, hook_id } => {
+                StopOutcome::ForceContinue { reason, hook_id } => {
                     if forced_in_a_row >= self.agent.config.max_forced_continuations {
                         let note = format!(
                             "Stop hook `{hook_id}` force-continue stripped: {} forced continuation(s) in a row already",
@@ -162,7 +162,7 @@ impl Run<'_> {
                     self.push_contexts(HookEventName::Stop, stop.contexts);
                     self.push(Message::user(reason));
                 }
-                StopVerdict::Failed(failure) => return End::failed(ExecutionError::Hook(failure)),
+                StopOutcome::Failed(failure) => return End::failed(ExecutionError::Hook(failure)),
             }
         }
     }

@@ -15,7 +15,7 @@ use spine_protocol::trace::{ModelAttemptTrace, ModelTrace, TraceRecord};
 
 use super::Run;
 use super::finish::End;
-use crate::hooks::events::PreCompactResult;
+use crate::hooks::events::{ContextOutcome, PreCompactOutcome};
 use crate::model::{AttemptOutcome, AttemptReport, ModelError, ModelErrorKind, ModelRequest, StreamSink};
 use crate::observer::{RunEvent, RunObserver};
 use crate::session::TranscriptRecord;
@@ -119,7 +119,12 @@ impl Run<'_> {
             .hooks
             .pre_compact(&self.hook_ctx, PreCompactInput { trigger: CompactTrigger::Auto, custom_instructions: None })
             .await;
-        if let PreCompactResult::Blocked { reason, hook_id } = pre {
+        let blocked = match pre.outcome {
+            PreCompactOutcome::Proceed => None,
+            PreCompactOutcome::Blocked { reason, hook_id } => Some((reason, hook_id)),
+            PreCompactOutcome::Failed(f) => Some((f.reason(), f.hook_id)),
+        };
+        if let Some((reason, hook_id)) = blocked {
             self.trace.warn(format!("compaction blocked by PreCompact hook `{hook_id}`: {reason}"), None);
             record_not_compacted(request.len(), Some(likely_model), &self.trace);
             return false;
@@ -155,7 +160,7 @@ impl Run<'_> {
                 SessionStartInput { source: SessionSource::Compact, model: Some(likely_model.to_owned()) },
             )
             .await;
-        if let Some(failure) = start.failure {
+        if let ContextOutcome::Failed(failure) = start.outcome {
             self.trace.warn(format!("SessionStart (compact) {failure}"), None);
         }
         self.push_contexts(HookEventName::SessionStart, start.contexts);

@@ -35,23 +35,6 @@ pub fn unsupported_event(name: &str) -> Option<String> {
         .map(|(n, why)| format!("spine does not fire the Claude Code event `{n}` ({why})"))
 }
 
-/// Whether an event is about one tool call (an `if` rule can only apply there).
-pub fn has_tool_call(event: HookEventName) -> bool {
-    match event {
-        HookEventName::PreToolUse
-        | HookEventName::PermissionRequest
-        | HookEventName::PostToolUse
-        | HookEventName::PostToolUseFailure => true,
-        HookEventName::SessionStart
-        | HookEventName::UserPromptSubmit
-        | HookEventName::PreCompact
-        | HookEventName::PostCompact
-        | HookEventName::Stop
-        | HookEventName::SessionEnd
-        | HookEventName::Notification => false,
-    }
-}
-
 /// The error text for a name that is no event at all, with the nearest known name.
 pub(crate) fn unknown_event_reason(name: &str) -> String {
     let known = HookEventName::ALL.iter().map(|e| e.as_str()).chain(CLAUDE_ONLY.iter().map(|(n, _)| *n));

@@ -15,10 +15,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use spine_core::hooks::{FailurePolicy, RunMode};
 use spine_core::permission::PermissionRule;
-use spine_protocol::hook::HookEventName;
+use spine_protocol::hook::{HookEventName, HookKind};
 
 use super::Diagnostics;
-use super::events::has_tool_call;
 use spine_settings::type_name;
 
 /// Timeout of a handler that sets none, in seconds.
@@ -52,7 +51,7 @@ pub struct HandlerConfig {
 pub enum Handler {
     /// A process per event, or one per run when `persistent`.
     Command {
-        /// The program.
+        /// How the process is started.
         program: Program,
         /// `"persistent": true`: one process per run, one JSON line in and out per event.
         persistent: bool,
@@ -70,7 +69,7 @@ pub enum Program {
     Exec {
         /// The program (a path, or a name looked up on PATH).
         program: String,
-        /// Its arguments.
+        /// The arguments, passed as they are.
         args: Vec<String>,
     },
 }
@@ -92,7 +91,7 @@ impl Program {
 /// An HTTP handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
-    /// The endpoint.
+    /// Where the event is POSTed (redirects are not followed).
     pub url: String,
     /// Header names and values as written (`$VAR` interpolated at send time).
     pub headers: Vec<(String, String)>,
@@ -101,12 +100,12 @@ pub struct HttpConfig {
 }
 
 impl Handler {
-    /// `command`, `persistent` or `http`.
-    pub fn kind(&self) -> &'static str {
+    /// [`HookKind::Command`], [`HookKind::Persistent`] or [`HookKind::Http`].
+    pub fn kind(&self) -> HookKind {
         match self {
-            Handler::Command { persistent: false, .. } => "command",
-            Handler::Command { persistent: true, .. } => "persistent",
-            Handler::Http(_) => "http",
+            Handler::Command { persistent: false, .. } => HookKind::Command,
+            Handler::Command { persistent: true, .. } => HookKind::Persistent,
+            Handler::Http(_) => HookKind::Http,
         }
     }
 
@@ -203,7 +202,7 @@ pub(super) fn parse(
         None => None,
         Some(text) => match PermissionRule::parse(&text) {
             Ok(rule) => {
-                if !has_tool_call(event) {
+                if !event.has_tool_call() {
                     diag.warn(
                         f.at("if"),
                         format!("`if` only applies to tool events; this {event} hook will never run"),

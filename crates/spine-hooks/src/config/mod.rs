@@ -26,7 +26,7 @@ use spine_protocol::hook::HookEventName;
 use spine_settings::{Origin, Settings, SettingsError, type_name};
 use thiserror::Error;
 
-pub use events::{has_tool_call, unsupported_event};
+pub use events::unsupported_event;
 pub(crate) use handler::is_var_name;
 pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
 
@@ -44,15 +44,15 @@ pub struct HookConfig {
 /// One matcher group of one event.
 #[derive(Debug, Clone)]
 pub struct GroupConfig {
-    /// The event.
+    /// The event whose hooks these are.
     pub event: HookEventName,
-    /// The settings source.
+    /// The settings file (or `--settings` value) that declares the group.
     pub origin: Origin,
     /// Its JSON path (`hooks.PreToolUse[0]`).
     pub path: String,
     /// The matcher as written (absent = all).
     pub matcher_text: Option<String>,
-    /// The compiled matcher.
+    /// The matcher as compiled, applied at each firing.
     pub matcher: Matcher,
     /// `"sequential": true`: the handlers run as a chain instead of concurrently.
     pub sequential: bool,
@@ -63,9 +63,9 @@ pub struct GroupConfig {
 /// Something configured that will not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigWarning {
-    /// The source.
+    /// The settings file (or `--settings` value) it comes from.
     pub origin: String,
-    /// The JSON path.
+    /// Where in it (`hooks.SubagentStop`).
     pub path: String,
     /// What and why.
     pub message: String,

@@ -12,6 +12,7 @@ mod support;
 mod answers;
 mod config;
 mod exit_codes;
+mod fire;
 mod http;
 mod merge;
 mod persistent;

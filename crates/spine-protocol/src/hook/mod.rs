@@ -44,8 +44,10 @@ pub use session_start::{SessionSource, SessionStart, SessionStartInput};
 pub use stop::{Stop, StopAction, StopInput};
 pub use user_prompt_submit::{PromptAction, UserPromptSubmit, UserPromptSubmitInput};
 
+/// Declares the events: `HookEventName`, its list and lookups, [`visit_event`] and
+/// [`with_hook_event!`](crate::with_hook_event). `$d` is a literal `$`, for the nested macro.
 macro_rules! hook_events {
-    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+    ($d:tt; $( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
         /// The name of a hook event, as written in settings files and in `hook_event_name`.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         pub enum HookEventName {
@@ -60,6 +62,28 @@ macro_rules! hook_events {
             pub fn as_str(self) -> &'static str {
                 match self { $( HookEventName::$name => stringify!($name), )* }
             }
+
+            /// Whether the event is about one tool call ([`HookEvent::HAS_TOOL_CALL`]), so
+            /// that an `if` rule can apply to it.
+            pub const fn has_tool_call(self) -> bool {
+                match self { $( HookEventName::$name => <$name as HookEvent>::HAS_TOOL_CALL, )* }
+            }
+        }
+
+        /// Evaluates `$body` with `$E` naming the marker type of the event `$event` (a
+        /// [`HookEventName`]): one `match` over every event, generated from the event list,
+        /// for code that needs a trait of its own on the event types
+        /// (`with_hook_event!(name, E => fire::<E>(…).await)`).
+        #[macro_export]
+        macro_rules! with_hook_event {
+            ($d event:expr, $d E:ident => $d body:expr) => {
+                match $d event {
+                    $( $d crate::hook::HookEventName::$name => {
+                        type $d E = $d crate::hook::$name;
+                        $d body
+                    } )*
+                }
+            };
         }
 
         /// Calls `visitor` with the marker type of the named event: the one place that maps
@@ -80,7 +104,7 @@ macro_rules! hook_events {
     };
 }
 
-hook_events! {
+hook_events! { $;
     /// Once, before the first prompt (`source`: startup, resume, compact).
     SessionStart,
     /// A prompt was submitted; the model has not been asked yet.
@@ -145,6 +169,38 @@ impl Action for Observe {
     }
 }
 
+/// What kind of handler a hook is, as listings and records name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookKind {
+    /// An in-process hook registered by a library user.
+    Rust,
+    /// A process started per event (`"type": "command"`).
+    Command,
+    /// One process per run, one JSON line per event (`"persistent": true`).
+    Persistent,
+    /// A POST request (`"type": "http"`).
+    Http,
+}
+
+impl HookKind {
+    /// The kind in one word: `rust`, `command`, `persistent`, `http`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookKind::Rust => "rust",
+            HookKind::Command => "command",
+            HookKind::Persistent => "persistent",
+            HookKind::Http => "http",
+        }
+    }
+}
+
+impl fmt::Display for HookKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A string that names no hook event.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown hook event `{0}`")]
@@ -162,6 +218,10 @@ pub trait HookEvent: Send + Sync + 'static {
     /// The value a matcher filters on (tool name, source, trigger…); `None` for events that
     /// have no matcher, whose hooks ignore any matcher they declare.
     fn matcher_subject(input: &Self::Input) -> Option<&str>;
+
+    /// Whether the event is about one tool call: then [`HookEvent::tool_call`] answers for
+    /// every input, and an `if` rule can apply.
+    const HAS_TOOL_CALL: bool = false;
 
     /// The tool name and arguments, for events about one tool call (for `if` rules).
     fn tool_call(_input: &Self::Input) -> Option<(&str, &Value)> {
@@ -276,5 +336,61 @@ mod tests {
         }
         assert_eq!(HookEventName::ALL.len(), 11);
         assert!("PreToolUsee".parse::<HookEventName>().is_err());
+    }
+
+    #[test]
+    fn exactly_the_four_tool_events_have_a_tool_call_and_answer_it() {
+        let tool: Vec<HookEventName> = HookEventName::ALL.iter().copied().filter(|e| e.has_tool_call()).collect();
+        assert_eq!(
+            tool,
+            [
+                HookEventName::PreToolUse,
+                HookEventName::PermissionRequest,
+                HookEventName::PostToolUse,
+                HookEventName::PostToolUseFailure
+            ]
+        );
+        let args = serde_json::json!({"command": "ls"});
+        let pre = PreToolUseInput { tool_name: "Bash".into(), tool_input: args.clone(), tool_use_id: "c".into() };
+        assert_eq!(PreToolUse::tool_call(&pre), Some(("Bash", &args)));
+        let asked = PermissionRequestInput {
+            tool_name: "Bash".into(),
+            tool_input: args.clone(),
+            tool_use_id: "c".into(),
+            reason: "r".into(),
+        };
+        assert_eq!(PermissionRequest::tool_call(&asked), Some(("Bash", &args)));
+        let post = PostToolUseInput {
+            tool_name: "Bash".into(),
+            tool_input: args.clone(),
+            tool_use_id: "c".into(),
+            tool_response: Value::Null,
+            duration_ms: 0,
+        };
+        assert_eq!(PostToolUse::tool_call(&post), Some(("Bash", &args)));
+        let failed = PostToolUseFailureInput {
+            tool_name: "Bash".into(),
+            tool_input: args.clone(),
+            tool_use_id: "c".into(),
+            error: "e".into(),
+            is_interrupt: false,
+            duration_ms: 0,
+        };
+        assert_eq!(PostToolUseFailure::tool_call(&failed), Some(("Bash", &args)));
+    }
+
+    #[test]
+    fn with_hook_event_names_the_marker_type_of_every_event() {
+        for e in HookEventName::ALL {
+            assert_eq!(with_hook_event!(*e, E => E::NAME), *e);
+        }
+    }
+
+    #[test]
+    fn a_hook_kind_serializes_as_its_one_word_name() {
+        for kind in [HookKind::Rust, HookKind::Command, HookKind::Persistent, HookKind::Http] {
+            assert_eq!(serde_json::to_value(kind).expect("ser"), serde_json::json!(kind.as_str()));
+            assert_eq!(kind.to_string(), kind.as_str());
+        }
     }
 }

@@ -11,7 +11,7 @@ pub struct Notification;
 /// Notification input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NotificationInput {
-    /// The message.
+    /// The text for the user.
     pub message: String,
     /// A title, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,11 +13,11 @@ pub struct PermissionRequest;
 /// PermissionRequest input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRequestInput {
-    /// The tool name.
+    /// The tool called (what matchers see; MCP tools are `mcp__<server>__<tool>`).
     pub tool_name: String,
     /// The (frozen) arguments.
     pub tool_input: Value,
-    /// The tool call id.
+    /// The model's id of the call (`tool_use_id`).
     pub tool_use_id: String,
     /// Why approval is needed (the policy's reason).
     pub reason: String,
@@ -60,6 +60,7 @@ impl HookEvent for PermissionRequest {
     const NAME: HookEventName = HookEventName::PermissionRequest;
     type Input = PermissionRequestInput;
     type Action = PermissionRequestAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }

@@ -15,11 +15,11 @@ pub struct PostToolUse;
 /// PostToolUse input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PostToolUseInput {
-    /// The tool name.
+    /// The tool called (what matchers see; MCP tools are `mcp__<server>__<tool>`).
     pub tool_name: String,
     /// The arguments the tool ran with.
     pub tool_input: Value,
-    /// The tool call id.
+    /// The model's id of the call (`tool_use_id`).
     pub tool_use_id: String,
     /// The tool's structured output (Bash: `{stdout, stderr, interrupted, exit_code}`).
     pub tool_response: Value,
@@ -82,6 +82,7 @@ impl HookEvent for PostToolUse {
     const NAME: HookEventName = HookEventName::PostToolUse;
     type Input = PostToolUseInput;
     type Action = PostToolUseAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }

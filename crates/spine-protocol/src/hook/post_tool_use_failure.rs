@@ -12,11 +12,11 @@ pub struct PostToolUseFailure;
 /// PostToolUseFailure input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PostToolUseFailureInput {
-    /// The tool name.
+    /// The tool called (what matchers see; MCP tools are `mcp__<server>__<tool>`).
     pub tool_name: String,
     /// The arguments the tool ran with.
     pub tool_input: Value,
-    /// The tool call id.
+    /// The model's id of the call (`tool_use_id`).
     pub tool_use_id: String,
     /// The error text (Bash: starts with `Exit code N`).
     pub error: String,
@@ -30,6 +30,7 @@ impl HookEvent for PostToolUseFailure {
     const NAME: HookEventName = HookEventName::PostToolUseFailure;
     type Input = PostToolUseFailureInput;
     type Action = ContextAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }

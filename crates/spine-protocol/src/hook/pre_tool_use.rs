@@ -17,11 +17,11 @@ pub struct PreToolUse;
 /// PreToolUse input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PreToolUseInput {
-    /// The tool name.
+    /// The tool called (what matchers see; MCP tools are `mcp__<server>__<tool>`).
     pub tool_name: String,
     /// The arguments (file paths already made absolute and normalised).
     pub tool_input: Value,
-    /// The tool call id.
+    /// The model's id of the call (`tool_use_id`).
     pub tool_use_id: String,
 }
 
@@ -121,6 +121,7 @@ impl HookEvent for PreToolUse {
     const NAME: HookEventName = HookEventName::PreToolUse;
     type Input = PreToolUseInput;
     type Action = PreToolUseAction;
+    const HAS_TOOL_CALL: bool = true;
     fn matcher_subject(input: &Self::Input) -> Option<&str> {
         Some(&input.tool_name)
     }

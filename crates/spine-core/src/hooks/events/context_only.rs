@@ -4,27 +4,30 @@ use spine_protocol::hook::{
     ContextAction, HookEvent, PostToolUseFailure, PostToolUseFailureInput, SessionStart, SessionStartInput,
 };
 
-use super::HookFailure;
-use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
+use super::{HookFailure, Merged};
+use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
 use crate::hooks::{HookContext, HookError};
 use crate::observer::RunEvent;
 
-/// The merged outcome of a context-only event.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ContextResult {
-    /// Additional context, in order.
-    pub contexts: Vec<String>,
-    /// A hook that failed closed.
-    pub failure: Option<HookFailure>,
-    /// `continue: false`.
-    pub halt: Option<HaltBy>,
+/// What the hooks of a context-only event decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContextOutcome {
+    /// Go on (with the contexts, if any).
+    Proceed,
+    /// A hook failed closed or broke the contract.
+    Failed(HookFailure),
 }
 
-#[derive(Default)]
 struct ContextFold {
     contexts: Vec<String>,
-    failure: Option<HookFailure>,
+    outcome: ContextOutcome,
+}
+
+impl ContextFold {
+    fn new() -> Self {
+        ContextFold { contexts: Vec::new(), outcome: ContextOutcome::Proceed }
+    }
 }
 
 impl<E: HookEvent<Action = ContextAction>> Fold<E> for ContextFold {
@@ -34,23 +37,27 @@ impl<E: HookEvent<Action = ContextAction>> Fold<E> for ContextFold {
     }
 
     fn failure(&mut self, hook: &HookSpec<E>, error: &HookError) -> Flow {
-        self.failure = Some(HookFailure::new(E::NAME, &hook.id, error));
+        self.outcome = ContextOutcome::Failed(HookFailure::new(E::NAME, &hook.id, error));
         Flow::Stop
     }
 }
 
 impl HookRuntime {
     /// Fires SessionStart.
-    pub async fn session_start(&self, ctx: &HookContext, mut input: SessionStartInput) -> ContextResult {
+    pub async fn session_start(&self, ctx: &HookContext, mut input: SessionStartInput) -> Merged<ContextOutcome> {
         self.observer().on_event(&RunEvent::HookFired { event: SessionStart::NAME, tool_name: None, status: None });
         let ctx = HookContext { event: SessionStart::NAME, ..ctx.clone() };
-        let mut fold = ContextFold::default();
+        let mut fold = ContextFold::new();
         let d = self.dispatch::<SessionStart, _>(&ctx, &mut input, &mut fold, None).await;
-        ContextResult { contexts: fold.contexts, failure: fold.failure, halt: d.halt }
+        Merged::new(fold.outcome, fold.contexts, d)
     }
 
     /// Fires PostToolUseFailure.
-    pub async fn post_tool_use_failure(&self, ctx: &HookContext, mut input: PostToolUseFailureInput) -> ContextResult {
+    pub async fn post_tool_use_failure(
+        &self,
+        ctx: &HookContext,
+        mut input: PostToolUseFailureInput,
+    ) -> Merged<ContextOutcome> {
         self.observer().on_event(&RunEvent::HookFired {
             event: PostToolUseFailure::NAME,
             tool_name: Some(&input.tool_name),
@@ -58,8 +65,8 @@ impl HookRuntime {
         });
         let ctx = HookContext { event: PostToolUseFailure::NAME, ..ctx.clone() };
         let id = input.tool_use_id.clone();
-        let mut fold = ContextFold::default();
+        let mut fold = ContextFold::new();
         let d = self.dispatch::<PostToolUseFailure, _>(&ctx, &mut input, &mut fold, Some(&id)).await;
-        ContextResult { contexts: fold.contexts, failure: fold.failure, halt: d.halt }
+        Merged::new(fold.outcome, fold.contexts, d)
     }
 }

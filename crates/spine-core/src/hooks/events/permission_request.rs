@@ -1,53 +1,47 @@
 //! PermissionRequest: hooks answer in the approver's place. A deny short-circuits and beats an
 //! earlier allow; an allow's replacement arguments are re-validated and frozen; a hook failing
-//! closed denies.
+//! closed is a failure the caller treats as a denial ([`HookFailure::reason`]).
 
 use serde_json::Value;
 use spine_protocol::hook::{HookEvent, PermissionRequest, PermissionRequestAction, PermissionRequestInput};
 
-use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
+use super::{ArgumentCheck, HookFailure, Merged};
+use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
 use crate::hooks::{HookContext, HookError};
 use crate::observer::RunEvent;
-use crate::registry::{PreparedCall, ToolRegistry};
+use crate::registry::PreparedCall;
 use crate::tool::Args;
 
 /// What the PermissionRequest hooks decided.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PermissionVerdict {
+pub enum PermissionRequestOutcome {
     /// No hook decided: the approver decides.
     NoDecision,
     /// Approved.
     Allow {
-        /// The hook.
+        /// The approving hook.
         hook_id: String,
         /// Replacement arguments, validated and frozen.
         args: Option<Args>,
     },
     /// Refused.
     Deny {
-        /// The hook.
+        /// The denying hook.
         hook_id: String,
         /// For the model.
         message: String,
     },
-}
-
-/// The merged outcome of PermissionRequest.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PermissionRequestResult {
-    /// The verdict.
-    pub verdict: PermissionVerdict,
-    /// `continue: false`.
-    pub halt: Option<HaltBy>,
+    /// A hook failed closed or broke the contract: the call is denied with
+    /// [`HookFailure::reason`].
+    Failed(HookFailure),
 }
 
 struct RequestFold<'a> {
-    tools: &'a ToolRegistry,
+    tools: &'a dyn ArgumentCheck,
     call: &'a PreparedCall,
-    verdict: PermissionVerdict,
+    outcome: PermissionRequestOutcome,
 }
-
 impl Fold<PermissionRequest> for RequestFold<'_> {
     fn answer(
         &mut self,
@@ -62,25 +56,25 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
                     Some(update) => {
                         let args = self
                             .tools
-                            .revalidate(self.call.handle, update)
+                            .validate(self.call, update)
                             .map_err(|e| HookError::contract(format!("invalid updated input: {}", e.message)))?;
                         input.tool_input = Value::Object((*args).clone());
                         Some(args)
                     }
                     None => None,
                 };
-                self.verdict = PermissionVerdict::Allow { hook_id: hook.id.clone(), args };
+                self.outcome = PermissionRequestOutcome::Allow { hook_id: hook.id.clone(), args };
                 Ok(Flow::Continue)
             }
             PermissionRequestAction::Deny { message } => {
-                self.verdict = PermissionVerdict::Deny { hook_id: hook.id.clone(), message };
+                self.outcome = PermissionRequestOutcome::Deny { hook_id: hook.id.clone(), message };
                 Ok(Flow::Stop)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<PermissionRequest>, error: &HookError) -> Flow {
-        self.verdict = PermissionVerdict::Deny {
+        self.outcome = PermissionRequestOutcome::Deny {
             hook_id: hook.id.clone(),
             message: format!("PermissionRequest hook failed ({})", error.kind),
         };
@@ -89,22 +83,23 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
 }
 
 impl HookRuntime {
-    /// Fires PermissionRequest for a call the policy wants approved.
+    /// Fires PermissionRequest for a call the policy wants approved; `tools` re-validates
+    /// replacement arguments.
     pub async fn permission_request(
         &self,
         ctx: &HookContext,
-        tools: &ToolRegistry,
+        tools: &dyn ArgumentCheck,
         call: &PreparedCall,
         args: &Args,
         reason: &str,
-    ) -> PermissionRequestResult {
+    ) -> Merged<PermissionRequestOutcome> {
         self.observer().on_event(&RunEvent::HookFired {
             event: PermissionRequest::NAME,
             tool_name: Some(&call.name),
             status: None,
         });
         let ctx = HookContext { event: PermissionRequest::NAME, ..ctx.clone() };
-        let mut fold = RequestFold { tools, call, verdict: PermissionVerdict::NoDecision };
+        let mut fold = RequestFold { tools, call, outcome: PermissionRequestOutcome::NoDecision };
         let mut input = PermissionRequestInput {
             tool_name: call.name.clone(),
             tool_input: Value::Object((**args).clone()),
@@ -112,6 +107,6 @@ impl HookRuntime {
             reason: reason.to_owned(),
         };
         let d = self.dispatch::<PermissionRequest, _>(&ctx, &mut input, &mut fold, Some(&call.id)).await;
-        PermissionRequestResult { verdict: fold.verdict, halt: d.halt }
+        Merged::new(fold.outcome, Vec::new(), d)
     }
 }

@@ -8,21 +8,21 @@ use std::path::Path;
 use serde_json::Value;
 use spine_protocol::hook::{HookEvent, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::permission::PermissionSuggestion;
-use spine_protocol::tool::{ErrorCode, ToolError};
 
-use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
+use super::{ArgumentCheck, HookFailure, Merged};
+use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
-use crate::hooks::{HookContext, HookError, HookErrorKind};
+use crate::hooks::{HookContext, HookError};
 use crate::observer::RunEvent;
-use crate::registry::{PreparedCall, ToolRegistry};
+use crate::registry::PreparedCall;
 use crate::tool::Args;
 
 /// What PreToolUse decided for a call.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PreToolVerdict {
+pub enum PreToolUseOutcome {
     /// Go on to the permission policy with these (frozen) arguments.
     Proceed {
-        /// The arguments: the original ones, or the last valid rewrite.
+        /// The original arguments, or the last valid rewrite.
         args: Args,
         /// The strongest suggestion.
         permission: PermissionSuggestion,
@@ -33,35 +33,16 @@ pub enum PreToolVerdict {
     Blocked {
         /// For the model.
         reason: String,
-        /// The hook.
+        /// The blocking hook.
         hook_id: String,
     },
-    /// A hook failed closed or broke the contract; `error` is the fixed text the model reads.
-    Failed {
-        /// `hook_contract_error`, `hook_execution_error` or `hook_launch_error`.
-        error: ToolError,
-        /// The hook.
-        hook_id: String,
-        /// The detail for the trace.
-        detail: String,
-    },
-}
-
-/// The merged outcome of PreToolUse.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PreToolUseResult {
-    /// The verdict.
-    pub verdict: PreToolVerdict,
-    /// Context for the model, placed after the round's results.
-    pub contexts: Vec<String>,
-    /// `continue: false`: the call is not executed and the run ends.
-    pub halt: Option<HaltBy>,
-    /// The hooks' answers, in order (for the decision record).
-    pub said: Vec<(String, &'static str)>,
+    /// A hook failed closed or broke the contract; the model reads
+    /// [`HookFailure::tool_error`].
+    Failed(HookFailure),
 }
 
 struct PreFold<'a> {
-    tools: &'a ToolRegistry,
+    tools: &'a dyn ArgumentCheck,
     call: &'a PreparedCall,
     cwd: &'a Path,
     args: Args,
@@ -69,8 +50,7 @@ struct PreFold<'a> {
     suggested_by: Option<String>,
     rewritten_by: Option<String>,
     contexts: Vec<String>,
-    end: Option<PreToolVerdict>,
-    said: Vec<(String, &'static str)>,
+    end: Option<PreToolUseOutcome>,
 }
 
 impl Fold<PreToolUse> for PreFold<'_> {
@@ -80,16 +60,14 @@ impl Fold<PreToolUse> for PreFold<'_> {
         action: PreToolUseAction,
         input: &mut PreToolUseInput,
     ) -> Result<Flow, HookError> {
-        use spine_protocol::hook::Action as _;
-        self.said.push((hook.id.clone(), action.decision()));
         match action {
             PreToolUseAction::Proceed { permission, updated_input, additional_context } => {
                 self.contexts.extend(additional_context);
                 if let Some(mut update) = updated_input {
-                    self.tools.tool(self.call.handle).normalize(&mut update, self.cwd);
+                    self.tools.normalize(self.call, &mut update, self.cwd);
                     let args = self
                         .tools
-                        .revalidate(self.call.handle, update)
+                        .validate(self.call, update)
                         .map_err(|e| HookError::contract(format!("invalid updated input: {}", e.message)))?;
                     input.tool_input = Value::Object((*args).clone());
                     self.args = args;
@@ -103,46 +81,39 @@ impl Fold<PreToolUse> for PreFold<'_> {
             }
             PreToolUseAction::Block { reason, additional_context } => {
                 self.contexts.extend(additional_context);
-                self.end = Some(PreToolVerdict::Blocked { reason, hook_id: hook.id.clone() });
+                self.end = Some(PreToolUseOutcome::Blocked { reason, hook_id: hook.id.clone() });
                 Ok(Flow::Stop)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<PreToolUse>, error: &HookError) -> Flow {
-        self.said.push((hook.id.clone(), error.kind.as_str()));
-        let error_result = match error.kind {
-            HookErrorKind::Contract => {
-                ToolError::new(ErrorCode::HookContractError, "PreToolUse hook returned an invalid update")
-            }
-            HookErrorKind::Launch => ToolError::new(ErrorCode::HookLaunchError, "PreToolUse hook could not be started"),
-            HookErrorKind::Failed | HookErrorKind::Timeout => {
-                ToolError::new(ErrorCode::HookExecutionError, "PreToolUse hook failed")
-            }
-        };
-        self.end = Some(PreToolVerdict::Failed {
-            error: error_result,
-            hook_id: hook.id.clone(),
-            detail: error.detail.clone(),
-        });
+        self.end = Some(PreToolUseOutcome::Failed(HookFailure::new(PreToolUse::NAME, &hook.id, error)));
         Flow::Stop
     }
 }
 
 impl HookRuntime {
-    /// Fires PreToolUse for a prepared call.
+    /// Fires PreToolUse for a prepared call; `tools` re-validates rewrites.
     pub async fn pre_tool_use(
         &self,
         ctx: &HookContext,
-        tools: &ToolRegistry,
+        tools: &dyn ArgumentCheck,
         call: &PreparedCall,
         cwd: &Path,
-    ) -> PreToolUseResult {
+    ) -> Merged<PreToolUseOutcome> {
         self.observer().on_event(&RunEvent::HookFired {
             event: PreToolUse::NAME,
             tool_name: Some(&call.name),
             status: None,
         });
+        if !self.registry().has::<PreToolUse>() {
+            return Merged::alone(PreToolUseOutcome::Proceed {
+                args: call.args.clone(),
+                permission: PermissionSuggestion::Passthrough,
+                suggested_by: None,
+            });
+        }
         let ctx = HookContext { event: PreToolUse::NAME, ..ctx.clone() };
         let mut fold = PreFold {
             tools,
@@ -154,23 +125,14 @@ impl HookRuntime {
             rewritten_by: None,
             contexts: Vec::new(),
             end: None,
-            said: Vec::new(),
         };
-        if !self.registry().has::<PreToolUse>() {
-            return PreToolUseResult {
-                verdict: PreToolVerdict::Proceed { args: fold.args, permission: fold.permission, suggested_by: None },
-                contexts: Vec::new(),
-                halt: None,
-                said: Vec::new(),
-            };
-        }
         let mut input = PreToolUseInput {
             tool_name: call.name.clone(),
             tool_input: Value::Object((*call.args).clone()),
             tool_use_id: call.id.clone(),
         };
         let d = self.dispatch::<PreToolUse, _>(&ctx, &mut input, &mut fold, Some(&call.id)).await;
-        let verdict = match fold.end {
+        let outcome = match fold.end {
             Some(end) => {
                 if let Some(by) = &fold.rewritten_by {
                     self.trace().warn(
@@ -180,12 +142,12 @@ impl HookRuntime {
                 }
                 end
             }
-            None => PreToolVerdict::Proceed {
+            None => PreToolUseOutcome::Proceed {
                 args: fold.args,
                 permission: fold.permission,
                 suggested_by: fold.suggested_by,
             },
         };
-        PreToolUseResult { verdict, contexts: fold.contexts, halt: d.halt, said: fold.said }
+        Merged::new(outcome, fold.contexts, d)
     }
 }

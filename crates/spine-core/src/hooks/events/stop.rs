@@ -4,41 +4,30 @@
 
 use spine_protocol::hook::{HookEvent, Stop, StopAction, StopInput};
 
-use super::HookFailure;
-use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
+use super::{HookFailure, Merged};
+use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
 use crate::hooks::{HookContext, HookError};
 use crate::observer::RunEvent;
 
 /// What the Stop hooks decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopVerdict {
+pub enum StopOutcome {
     /// The run ends with the candidate answer.
     Allow,
     /// Ask the model again with `reason` as the next user message.
     ForceContinue {
-        /// The instruction.
+        /// The next user message.
         reason: String,
-        /// The hook.
+        /// The forcing hook.
         hook_id: String,
     },
     /// A hook failed closed or broke the contract: the run fails.
     Failed(HookFailure),
 }
 
-/// The merged outcome of Stop.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StopResult {
-    /// The verdict.
-    pub verdict: StopVerdict,
-    /// Context for the model, placed before the forced user message.
-    pub contexts: Vec<String>,
-    /// `continue: false`.
-    pub halt: Option<HaltBy>,
-}
-
 struct StopFold {
-    verdict: StopVerdict,
+    outcome: StopOutcome,
     contexts: Vec<String>,
 }
 
@@ -54,26 +43,31 @@ impl Fold<Stop> for StopFold {
                     return Err(HookError::contract("Stop hook forced a continuation without a reason"));
                 }
                 self.contexts.extend(additional_context);
-                self.verdict = StopVerdict::ForceContinue { reason, hook_id: hook.id.clone() };
+                self.outcome = StopOutcome::ForceContinue { reason, hook_id: hook.id.clone() };
                 Ok(Flow::Stop)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<Stop>, error: &HookError) -> Flow {
-        self.verdict = StopVerdict::Failed(HookFailure::new(Stop::NAME, &hook.id, error));
+        self.outcome = StopOutcome::Failed(HookFailure::new(Stop::NAME, &hook.id, error));
         Flow::Stop
     }
 }
 
 impl HookRuntime {
-    /// Fires Stop for a candidate final answer.
-    pub async fn stop(&self, ctx: &HookContext, stop_hook_active: bool, last_assistant_message: &str) -> StopResult {
+    /// Fires Stop for a candidate final answer. Its contexts go before the forced user message.
+    pub async fn stop(
+        &self,
+        ctx: &HookContext,
+        stop_hook_active: bool,
+        last_assistant_message: &str,
+    ) -> Merged<StopOutcome> {
         self.observer().on_event(&RunEvent::HookFired { event: Stop::NAME, tool_name: None, status: None });
         let ctx = HookContext { event: Stop::NAME, ..ctx.clone() };
         let mut input = StopInput { stop_hook_active, last_assistant_message: last_assistant_message.to_owned() };
-        let mut fold = StopFold { verdict: StopVerdict::Allow, contexts: Vec::new() };
+        let mut fold = StopFold { outcome: StopOutcome::Allow, contexts: Vec::new() };
         let d = self.dispatch::<Stop, _>(&ctx, &mut input, &mut fold, None).await;
-        StopResult { verdict: fold.verdict, contexts: fold.contexts, halt: d.halt }
+        Merged::new(fold.outcome, fold.contexts, d)
     }
 }

@@ -2,15 +2,15 @@
 
 use spine_protocol::hook::{HookEvent, PromptAction, UserPromptSubmit, UserPromptSubmitInput};
 
-use super::HookFailure;
-use crate::hooks::engine::{Flow, Fold, HaltBy, HookRuntime};
+use super::{HookFailure, Merged};
+use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
 use crate::hooks::{HookContext, HookError};
 use crate::observer::RunEvent;
 
 /// What happens to the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PromptVerdict {
+pub enum UserPromptSubmitOutcome {
     /// The model is asked.
     Proceed,
     /// The prompt is refused.
@@ -20,23 +20,12 @@ pub enum PromptVerdict {
         /// The blocking hook.
         hook_id: String,
     },
-    /// A hook failed closed: the run fails.
+    /// A hook failed closed or broke the contract: the run fails.
     Failed(HookFailure),
 }
 
-/// The merged outcome of UserPromptSubmit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptResult {
-    /// The verdict.
-    pub verdict: PromptVerdict,
-    /// Context for the model, placed after the prompt.
-    pub contexts: Vec<String>,
-    /// `continue: false`.
-    pub halt: Option<HaltBy>,
-}
-
 struct PromptFold {
-    verdict: PromptVerdict,
+    outcome: UserPromptSubmitOutcome,
     contexts: Vec<String>,
 }
 
@@ -53,26 +42,26 @@ impl Fold<UserPromptSubmit> for PromptFold {
                 Ok(Flow::Continue)
             }
             PromptAction::Block { reason } => {
-                self.verdict = PromptVerdict::Blocked { reason, hook_id: hook.id.clone() };
+                self.outcome = UserPromptSubmitOutcome::Blocked { reason, hook_id: hook.id.clone() };
                 Ok(Flow::Stop)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<UserPromptSubmit>, error: &HookError) -> Flow {
-        self.verdict = PromptVerdict::Failed(HookFailure::new(UserPromptSubmit::NAME, &hook.id, error));
+        self.outcome = UserPromptSubmitOutcome::Failed(HookFailure::new(UserPromptSubmit::NAME, &hook.id, error));
         Flow::Stop
     }
 }
 
 impl HookRuntime {
-    /// Fires UserPromptSubmit.
-    pub async fn user_prompt_submit(&self, ctx: &HookContext, prompt: &str) -> PromptResult {
+    /// Fires UserPromptSubmit. Its contexts go after the prompt.
+    pub async fn user_prompt_submit(&self, ctx: &HookContext, prompt: &str) -> Merged<UserPromptSubmitOutcome> {
         self.observer().on_event(&RunEvent::HookFired { event: UserPromptSubmit::NAME, tool_name: None, status: None });
         let ctx = HookContext { event: UserPromptSubmit::NAME, ..ctx.clone() };
         let mut input = UserPromptSubmitInput { prompt: prompt.to_owned() };
-        let mut fold = PromptFold { verdict: PromptVerdict::Proceed, contexts: Vec::new() };
+        let mut fold = PromptFold { outcome: UserPromptSubmitOutcome::Proceed, contexts: Vec::new() };
         let d = self.dispatch::<UserPromptSubmit, _>(&ctx, &mut input, &mut fold, None).await;
-        PromptResult { verdict: fold.verdict, contexts: fold.contexts, halt: d.halt }
+        Merged::new(fold.outcome, fold.contexts, d)
     }
 }

@@ -1,0 +1,327 @@
+//! How `spine hooks test` fires each event: its default input, the engine method that fires it,
+//! and its merged decision as JSON. One [`Fire`] implementation per event; `fire` reaches them
+//! through [`with_hook_event!`](spine_protocol::with_hook_event), so the compiler checks that
+//! every event has one.
+
+use serde_json::{Map, Value, json};
+use spine_core::hooks::events::{
+    ContextOutcome, Merged, PermissionRequestOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome,
+    StopOutcome, UserPromptSubmitOutcome,
+};
+use spine_core::hooks::{HookContext, HookRuntime};
+use spine_protocol::hook::{
+    HookEvent, Notification, Observe, PermissionRequest, PermissionRequestInput, PostCompact, PostToolUse,
+    PostToolUseFailure, PostToolUseFailureInput, PostToolUseInput, PreCompact, PreCompactInput, PreToolUse,
+    PreToolUseInput, SessionEnd, SessionStart, SessionStartInput, Stop, StopInput, UserPromptSubmit,
+    UserPromptSubmitInput,
+};
+
+use super::{FireError, FireRequest, default_response, prepare, shown, typed, with};
+
+/// One event as `spine hooks test` fires it.
+pub(super) trait Fire: HookEvent {
+    /// Builds the input from the defaults overlaid with `fields`, fires the event, and returns
+    /// the input as the hooks saw it and the merged decision.
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError>;
+}
+
+impl Fire for SessionStart {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let input: SessionStartInput = typed(json!({"source": "startup"}), fields)?;
+        let input_shown = shown(ctx, &input);
+        Ok((input_shown, context_json(&runtime.session_start(ctx, input).await)))
+    }
+}
+
+impl Fire for UserPromptSubmit {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let input: UserPromptSubmitInput = typed(json!({"prompt": "hello"}), fields)?;
+        let input_shown = shown(ctx, &input);
+        let merged = runtime.user_prompt_submit(ctx, &input.prompt).await;
+        let decision = match &merged.outcome {
+            UserPromptSubmitOutcome::Proceed => json!({"decision": "proceed"}),
+            UserPromptSubmitOutcome::Blocked { reason, hook_id } => {
+                json!({"decision": "block", "reason": reason, "hook_id": hook_id})
+            }
+            UserPromptSubmitOutcome::Failed(f) => {
+                json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()})
+            }
+        };
+        Ok((input_shown, with(decision, &merged.contexts, merged.halt.as_ref())))
+    }
+}
+
+impl Fire for PreToolUse {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let call = prepare(request, &fields)?;
+        let input = PreToolUseInput {
+            tool_name: call.name.clone(),
+            tool_input: Value::Object((*call.args).clone()),
+            tool_use_id: call.id.clone(),
+        };
+        let input_shown = shown(ctx, &input);
+        let merged = runtime.pre_tool_use(ctx, request.tools.as_ref(), &call, &request.session.cwd).await;
+        let decision = match &merged.outcome {
+            PreToolUseOutcome::Proceed { args, permission, suggested_by } => json!({
+                "decision": "proceed",
+                "permission": permission,
+                "suggested_by": suggested_by,
+                "tool_input": Value::Object((**args).clone()),
+            }),
+            PreToolUseOutcome::Blocked { reason, hook_id } => json!({
+                "decision": "block",
+                "reason": reason,
+                "hook_id": hook_id,
+                "model_sees": format!("Error [hook_blocked]: {reason}"),
+            }),
+            PreToolUseOutcome::Failed(f) => json!({
+                "decision": "failed",
+                "hook_id": f.hook_id,
+                "detail": f.detail,
+                "model_sees": f.tool_error().render(),
+            }),
+        };
+        Ok((input_shown, with(decision, &merged.contexts, merged.halt.as_ref())))
+    }
+}
+
+impl Fire for PermissionRequest {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let reason = fields.get("reason").and_then(Value::as_str).unwrap_or("hooks test").to_owned();
+        let mut call_fields = fields;
+        call_fields.remove("reason");
+        let call = prepare(request, &call_fields)?;
+        let input = PermissionRequestInput {
+            tool_name: call.name.clone(),
+            tool_input: Value::Object((*call.args).clone()),
+            tool_use_id: call.id.clone(),
+            reason: reason.clone(),
+        };
+        let input_shown = shown(ctx, &input);
+        let merged = runtime.permission_request(ctx, request.tools.as_ref(), &call, &call.args, &reason).await;
+        let decision = match &merged.outcome {
+            PermissionRequestOutcome::NoDecision => json!({"decision": "no_decision"}),
+            PermissionRequestOutcome::Allow { hook_id, args } => json!({
+                "decision": "allow",
+                "hook_id": hook_id,
+                "tool_input": args.as_ref().map(|a| Value::Object((**a).clone())),
+            }),
+            PermissionRequestOutcome::Deny { hook_id, message } => {
+                json!({"decision": "deny", "hook_id": hook_id, "message": message})
+            }
+            // A failing hook denies the call.
+            PermissionRequestOutcome::Failed(f) => {
+                json!({"decision": "deny", "hook_id": f.hook_id, "message": f.reason()})
+            }
+        };
+        Ok((input_shown, with(decision, &[], merged.halt.as_ref())))
+    }
+}
+
+impl Fire for PostToolUse {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let response = fields.get("tool_response").cloned();
+        let duration_ms = fields.get("duration_ms").and_then(Value::as_u64).unwrap_or(0);
+        let mut call_fields = fields;
+        call_fields.remove("tool_response");
+        call_fields.remove("duration_ms");
+        let call = prepare(request, &call_fields)?;
+        let input = PostToolUseInput {
+            tool_name: call.name.clone(),
+            tool_input: Value::Object((*call.args).clone()),
+            tool_use_id: call.id.clone(),
+            tool_response: response.unwrap_or_else(|| default_response(&call.name)),
+            duration_ms,
+        };
+        let input_shown = shown(ctx, &input);
+        let original = input.tool_response.clone();
+        let merged = runtime.post_tool_use(ctx, input).await;
+        let tool = request.tools.tool(call.handle);
+        let (model_sees, text_override, replaced) = match &merged.outcome {
+            PostToolUseOutcome::Unchanged => (tool.project(&original).content, None, None),
+            PostToolUseOutcome::Rewritten(value) => (tool.project(value).content, None, Some(value)),
+            PostToolUseOutcome::TextRewritten { text, response } => (text.clone(), Some(text), response.as_ref()),
+            PostToolUseOutcome::Failed(f) => (f.tool_error().render(), None, None),
+        };
+        let failed = match &merged.outcome {
+            PostToolUseOutcome::Failed(f) => Some(f),
+            PostToolUseOutcome::Unchanged
+            | PostToolUseOutcome::Rewritten(_)
+            | PostToolUseOutcome::TextRewritten { .. } => None,
+        };
+        let decision = match (failed, merged.block_reasons.is_empty()) {
+            (Some(_), _) => "failed",
+            (None, true) => "proceed",
+            (None, false) => "block",
+        };
+        let mut v = json!({
+            "decision": decision,
+            "tool_response": replaced.unwrap_or(&original),
+            "response_replaced": replaced.is_some(),
+            "text_override": text_override,
+            "block_reasons": merged.block_reasons,
+            "model_sees": model_sees,
+        });
+        if let (Some(obj), Some(f)) = (v.as_object_mut(), failed) {
+            obj.insert("hook_id".into(), json!(f.hook_id));
+            obj.insert("detail".into(), json!(f.to_string()));
+        }
+        Ok((input_shown, with(v, &merged.contexts, merged.halt.as_ref())))
+    }
+}
+
+impl Fire for PostToolUseFailure {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let mut call_fields = fields.clone();
+        for k in ["error", "is_interrupt", "duration_ms"] {
+            call_fields.remove(k);
+        }
+        let call = prepare(request, &call_fields)?;
+        let mut defaults = json!({"error": "Exit code 1", "is_interrupt": false, "duration_ms": 0});
+        if let Some(obj) = defaults.as_object_mut() {
+            obj.insert("tool_name".into(), Value::String(call.name.clone()));
+            obj.insert("tool_input".into(), Value::Object((*call.args).clone()));
+            obj.insert("tool_use_id".into(), Value::String(call.id.clone()));
+        }
+        let mut rest = fields;
+        for k in ["tool_name", "tool_input", "tool_use_id"] {
+            rest.remove(k);
+        }
+        let input: PostToolUseFailureInput = typed(defaults, rest)?;
+        let input_shown = shown(ctx, &input);
+        Ok((input_shown, context_json(&runtime.post_tool_use_failure(ctx, input).await)))
+    }
+}
+
+impl Fire for PreCompact {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let input: PreCompactInput = typed(json!({"trigger": "manual"}), fields)?;
+        let input_shown = shown(ctx, &input);
+        let decision = match runtime.pre_compact(ctx, input).await.outcome {
+            PreCompactOutcome::Proceed => json!({"decision": "proceed"}),
+            PreCompactOutcome::Blocked { reason, hook_id } => {
+                json!({"decision": "block", "reason": reason, "hook_id": hook_id})
+            }
+            // A failing hook blocks the compaction.
+            PreCompactOutcome::Failed(f) => json!({"decision": "block", "reason": f.reason(), "hook_id": f.hook_id}),
+        };
+        Ok((input_shown, decision))
+    }
+}
+
+impl Fire for Stop {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let input: StopInput = typed(json!({"stop_hook_active": false, "last_assistant_message": "Done."}), fields)?;
+        let input_shown = shown(ctx, &input);
+        let merged = runtime.stop(ctx, input.stop_hook_active, &input.last_assistant_message).await;
+        let decision = match &merged.outcome {
+            StopOutcome::Allow => json!({"decision": "allow"}),
+            StopOutcome::ForceContinue { reason, hook_id } => {
+                json!({"decision": "force_continue", "reason": reason, "hook_id": hook_id})
+            }
+            StopOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),
+        };
+        Ok((input_shown, with(decision, &merged.contexts, merged.halt.as_ref())))
+    }
+}
+
+/// Fires an observe-only event from its defaults overlaid with `fields`.
+async fn observe<E: HookEvent<Action = Observe>>(
+    runtime: &HookRuntime,
+    ctx: &HookContext,
+    defaults: Value,
+    fields: Map<String, Value>,
+) -> Result<(Value, Value), FireError> {
+    let input: E::Input = typed(defaults, fields)?;
+    let input_shown = shown(ctx, &input);
+    runtime.observe::<E>(ctx, input).await;
+    Ok((input_shown, json!({"decision": "observe"})))
+}
+
+impl Fire for PostCompact {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        observe::<PostCompact>(runtime, ctx, json!({"trigger": "manual"}), fields).await
+    }
+}
+
+impl Fire for SessionEnd {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        observe::<SessionEnd>(runtime, ctx, json!({"reason": "completed"}), fields).await
+    }
+}
+
+impl Fire for Notification {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        observe::<Notification>(runtime, ctx, json!({"message": "hooks test", "notification_type": "test"}), fields)
+            .await
+    }
+}
+
+/// The decision of a context-only event (SessionStart, PostToolUseFailure).
+fn context_json(merged: &Merged<ContextOutcome>) -> Value {
+    let decision = match &merged.outcome {
+        ContextOutcome::Proceed => json!({"decision": "proceed"}),
+        ContextOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),
+    };
+    with(decision, &merged.contexts, merged.halt.as_ref())
+}
