@@ -27,8 +27,8 @@ use crate::trace::{Trace, micros};
 pub enum Flow {
     /// Go on with the next hook.
     Continue,
-    /// Short-circuit: later hooks of this event do not run (or are not applied).
-    Stop,
+    /// Later hooks of this event do not run (or are not applied).
+    ShortCircuit,
 }
 
 /// An event's merge rules.
@@ -151,7 +151,7 @@ impl HookRuntime {
                         let started = Instant::now();
                         let result = hook.hook.call(ctx, input).await;
                         flow = self.settle(hook, result, started.elapsed(), input, fold, &mut out, tool_use_id, true);
-                        if flow == Flow::Stop {
+                        if flow == Flow::ShortCircuit {
                             break;
                         }
                     }
@@ -179,7 +179,7 @@ impl HookRuntime {
                     flow
                 }
             };
-            if flow == Flow::Stop {
+            if flow == Flow::ShortCircuit {
                 break;
             }
         }
@@ -233,7 +233,7 @@ impl HookRuntime {
                 };
                 if !live {
                     self.record(hook, decision, false, elapsed, detail, tool_use_id);
-                    return Flow::Stop;
+                    return Flow::ShortCircuit;
                 }
                 self.observer.on_event(&RunEvent::HookAnswered { event: E::NAME, hook_id: &hook.id, decision });
                 if let Some(text) = &output.system_message {
@@ -268,7 +268,7 @@ impl HookRuntime {
                 let detail = Value::String(error.to_string());
                 if !live {
                     self.record(hook, "failed", false, elapsed, detail, tool_use_id);
-                    return Flow::Stop;
+                    return Flow::ShortCircuit;
                 }
                 let counts = error.kind == HookErrorKind::Contract || hook.on_failure == FailurePolicy::Closed;
                 self.record(hook, error.kind.as_str(), counts, elapsed, detail, tool_use_id);

@@ -38,7 +38,7 @@ impl<E: HookEvent<Action = ContextAction>> Fold<E> for ContextFold {
 
     fn failure(&mut self, hook: &HookSpec<E>, error: &HookError) -> Flow {
         self.outcome = ContextOutcome::Failed(HookFailure::new(E::NAME, &hook.id, error));
-        Flow::Stop
+        Flow::ShortCircuit
     }
 }
 

@@ -68,7 +68,7 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
             }
             PermissionRequestAction::Deny { message } => {
                 self.outcome = PermissionRequestOutcome::Deny { hook_id: hook.id.clone(), message };
-                Ok(Flow::Stop)
+                Ok(Flow::ShortCircuit)
             }
         }
     }
@@ -78,7 +78,7 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
             hook_id: hook.id.clone(),
             message: format!("PermissionRequest hook failed ({})", error.kind),
         };
-        Flow::Stop
+        Flow::ShortCircuit
     }
 }
 

@@ -94,7 +94,7 @@ impl Fold<PostToolUse> for PostFold {
 
     fn failure(&mut self, hook: &HookSpec<PostToolUse>, error: &HookError) -> Flow {
         self.outcome = PostToolUseOutcome::Failed(HookFailure::new(PostToolUse::NAME, &hook.id, error));
-        Flow::Stop
+        Flow::ShortCircuit
     }
 }
 

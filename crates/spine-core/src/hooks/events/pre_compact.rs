@@ -38,14 +38,14 @@ impl Fold<PreCompact> for PreCompactFold {
             PreCompactAction::Proceed => Ok(Flow::Continue),
             PreCompactAction::Block { reason } => {
                 self.0 = PreCompactOutcome::Blocked { reason, hook_id: hook.id.clone() };
-                Ok(Flow::Stop)
+                Ok(Flow::ShortCircuit)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<PreCompact>, error: &HookError) -> Flow {
         self.0 = PreCompactOutcome::Failed(HookFailure::new(PreCompact::NAME, &hook.id, error));
-        Flow::Stop
+        Flow::ShortCircuit
     }
 }
 

@@ -82,14 +82,14 @@ impl Fold<PreToolUse> for PreFold<'_> {
             PreToolUseAction::Block { reason, additional_context } => {
                 self.contexts.extend(additional_context);
                 self.end = Some(PreToolUseOutcome::Blocked { reason, hook_id: hook.id.clone() });
-                Ok(Flow::Stop)
+                Ok(Flow::ShortCircuit)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<PreToolUse>, error: &HookError) -> Flow {
         self.end = Some(PreToolUseOutcome::Failed(HookFailure::new(PreToolUse::NAME, &hook.id, error)));
-        Flow::Stop
+        Flow::ShortCircuit
     }
 }
 

@@ -44,14 +44,14 @@ impl Fold<Stop> for StopFold {
                 }
                 self.contexts.extend(additional_context);
                 self.outcome = StopOutcome::ForceContinue { reason, hook_id: hook.id.clone() };
-                Ok(Flow::Stop)
+                Ok(Flow::ShortCircuit)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<Stop>, error: &HookError) -> Flow {
         self.outcome = StopOutcome::Failed(HookFailure::new(Stop::NAME, &hook.id, error));
-        Flow::Stop
+        Flow::ShortCircuit
     }
 }
 

@@ -43,14 +43,14 @@ impl Fold<UserPromptSubmit> for PromptFold {
             }
             PromptAction::Block { reason } => {
                 self.outcome = UserPromptSubmitOutcome::Blocked { reason, hook_id: hook.id.clone() };
-                Ok(Flow::Stop)
+                Ok(Flow::ShortCircuit)
             }
         }
     }
 
     fn failure(&mut self, hook: &HookSpec<UserPromptSubmit>, error: &HookError) -> Flow {
         self.outcome = UserPromptSubmitOutcome::Failed(HookFailure::new(UserPromptSubmit::NAME, &hook.id, error));
-        Flow::Stop
+        Flow::ShortCircuit
     }
 }
 
