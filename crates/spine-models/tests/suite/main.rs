@@ -1,11 +1,10 @@
 //! spine-models integration tests: each provider against a local server that speaks its wire
-//! format byte for byte. Tests reach only 127.0.0.1.
+//! format byte for byte (`spine_testkit::http::TestServer`). Tests reach only 127.0.0.1.
 
 mod anthropic;
 mod factory;
 mod openai;
 mod robustness;
-mod server;
 
 use std::sync::Mutex;
 use std::time::Duration;
