@@ -61,9 +61,9 @@ pub enum AssemblyError {
     /// `allowed tools` names a tool that does not exist.
     #[error("unknown tool `{name}` in the allowed tools (known: {known})")]
     UnknownTool {
-        /// The unknown name.
+        /// The name as given.
         name: String,
-        /// The registered names.
+        /// Every registered name, comma-separated.
         known: String,
     },
     /// `.mcp.json` could not be read.
@@ -72,9 +72,9 @@ pub enum AssemblyError {
     /// The workspace directory is unusable.
     #[error("workspace {path}: {reason}")]
     Workspace {
-        /// The directory.
+        /// The project directory as given.
         path: PathBuf,
-        /// Why.
+        /// Why it cannot be the workspace root (missing, not a directory, unreadable).
         reason: String,
     },
 }
@@ -115,7 +115,7 @@ pub enum Tools {
 /// A frozen tool registry and the registries of its families.
 #[derive(Clone)]
 pub struct ToolSet {
-    /// The tools.
+    /// The frozen registry, shared by every agent built on this set.
     pub registry: Arc<ToolRegistry>,
     /// The command runs and processes behind the family tools; everything they started is
     /// killed when the last handle goes, or by [`FamilyHandles::shutdown`].
@@ -124,7 +124,7 @@ pub struct ToolSet {
 
 /// An assembled agent and what the caller should show the user.
 pub struct Assembled {
-    /// The agent.
+    /// The agent, ready to run.
     pub agent: Agent,
     /// Warnings (hooks spine does not run, disabled hooks…), for stderr.
     pub warnings: Vec<String>,

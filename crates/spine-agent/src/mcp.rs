@@ -13,7 +13,7 @@ use crate::{AssemblyError, apply_env_passthrough};
 /// One configured MCP server: where it is written, whether it may start, its entry.
 #[derive(Debug, Clone)]
 pub struct ConfiguredMcpServer {
-    /// The configured name.
+    /// The name it is configured under (its tools are `mcp__NAME__TOOL`).
     pub name: String,
     /// The file that configures it (absent for inline `--settings` JSON).
     pub file: Option<PathBuf>,
@@ -24,7 +24,7 @@ pub struct ConfiguredMcpServer {
     /// Whether it is the one that starts under its name (a later approved entry of the same
     /// name replaces it; a skipped one never does).
     pub effective: bool,
-    /// The entry.
+    /// The entry as written in its source (`command`, `args`, `env`, or `url`…).
     pub config: Value,
 }
 

@@ -74,7 +74,7 @@ pub enum Presence {
 pub enum EntryKind {
     /// A regular file.
     File,
-    /// A directory.
+    /// A directory (a file operation on it is [`OpenError::IsDirectory`]).
     Directory,
     /// A symlink (only reported by listings, which do not follow links).
     Symlink,
@@ -112,33 +112,33 @@ pub enum OpenError {
     /// Nothing at the path.
     #[error("{path} does not exist")]
     NotFound {
-        /// The path.
+        /// The path as given.
         path: PathBuf,
     },
     /// A directory where a file was wanted.
     #[error("{path} is a directory")]
     IsDirectory {
-        /// The path.
+        /// The path as given.
         path: PathBuf,
     },
     /// Not a directory where one was wanted (also: a file in the middle of the path).
     #[error("{path} is not a directory")]
     NotDirectory {
-        /// The path.
+        /// The path as given.
         path: PathBuf,
     },
     /// A FIFO, socket or device where a regular file was wanted.
     #[error("{path} is not a regular file")]
     NotRegular {
-        /// The path.
+        /// The path as given.
         path: PathBuf,
     },
     /// Any other I/O error.
     #[error("{path}: {source}")]
     Io {
-        /// The path.
+        /// The path as given.
         path: PathBuf,
-        /// The error.
+        /// The system's error.
         #[source]
         source: io::Error,
     },

@@ -24,7 +24,7 @@ enum ExecRecord {
     Claimed { delivery_id: String, attempt_no: u32, worker_id: String, cancel_requested: bool },
     /// A close request came before any delivery.
     CancelRequested,
-    /// The item finished.
+    /// The item finished, with its terminal report (stored once per item).
     Terminal { attempt_no: u32, report: Box<Report> },
 }
 

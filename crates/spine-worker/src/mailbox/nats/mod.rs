@@ -98,7 +98,7 @@ struct Inner {
 }
 
 impl NatsMailbox {
-    /// The options.
+    /// The options it was opened with.
     pub fn options(&self) -> &NatsOptions {
         &self.inner.options
     }

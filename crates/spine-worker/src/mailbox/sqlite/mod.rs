@@ -80,7 +80,7 @@ impl Drop for Inner {
 }
 
 impl SqliteMailbox {
-    /// The options.
+    /// The options it was opened with.
     pub fn options(&self) -> SqliteOptions {
         self.inner.options
     }
