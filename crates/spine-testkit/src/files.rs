@@ -43,6 +43,13 @@ pub fn json_lines(path: &Path) -> Vec<Value> {
     parse_json_lines(&std::fs::read_to_string(path).unwrap_or_default())
 }
 
+/// The records of a JSON-lines file spine wrote (a trace, a transcript): the file must exist
+/// and every line must be one JSON value; panics otherwise.
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+}
+
 /// The JSON values of a text of JSON lines (blank lines skipped); panics on a line that is not
 /// JSON.
 pub fn parse_json_lines(text: &str) -> Vec<Value> {

@@ -2,7 +2,7 @@
 //! router; [`TestServer`] plays scripted replies byte for byte (SSE pieces, pauses, cut or
 //! stalled bodies) and records every request (path, headers, JSON body, arrival time);
 //! [`CountingServer`] counts the requests it gets and redirects on demand. [`free_port`] is a
-//! port nothing listens on.
+//! port nothing listens on; [`server_runtime`] serves them for synchronous tests.
 
 use std::collections::VecDeque;
 use std::io;
@@ -31,6 +31,13 @@ pub async fn serve(app: Router) -> SocketAddr {
         let _ = axum::serve(listener, app).await;
     });
     addr
+}
+
+/// A runtime for the servers of a synchronous test (`#[test]`): one worker thread serves them
+/// while the test blocks on a child process. Start servers with `runtime.block_on(…)`; they stop
+/// when the runtime is dropped.
+pub fn server_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("server runtime")
 }
 
 /// A port of 127.0.0.1 nothing listens on (bound, then released).

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
-use spine_testkit::http::{End, Reply, TestServer, raw};
+use spine_testkit::http::{End, Reply, TestServer, raw, server_runtime};
 
 use crate::support::*;
 
@@ -23,7 +23,7 @@ struct Server {
 
 impl Server {
     fn start(replies: Vec<String>) -> Server {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("rt");
+        let runtime = server_runtime();
         let replies = replies.iter().map(|sse| Reply::Sse(vec![raw(sse)], End::Close)).collect();
         let inner = runtime.block_on(TestServer::start(replies));
         Server { addr: inner.addr(), inner, _runtime: runtime }
@@ -331,12 +331,8 @@ fn a_silent_endpoint_fails_with_a_timeout_after_the_configured_first_byte_timeou
     assert!(lines[0].contains("(timeout): ") && lines[0].contains("; retrying in "), "{}", lines[0]);
     assert!(lines[3].starts_with("[Model] request 1 attempt 4 failed after") && lines[3].ends_with("; giving up"));
     // A trace record per attempt.
-    let attempts: Vec<Value> = std::fs::read_to_string(&trace)
-        .expect("trace")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
-        .filter(|e| e["kind"] == "model_attempt")
-        .collect();
+    let attempts: Vec<Value> =
+        spine_testkit::files::read_jsonl(&trace).into_iter().filter(|e| e["kind"] == "model_attempt").collect();
     let outcomes: Vec<(u64, &str, &str)> = attempts
         .iter()
         .map(|a| {

@@ -3,7 +3,7 @@
 //! they receive.
 
 use serde_json::{Value, json};
-use spine_testkit::http::CountingServer;
+use spine_testkit::http::{CountingServer, server_runtime};
 
 use crate::support::*;
 
@@ -22,7 +22,7 @@ fn fetch(s: &Sandbox, url: &str, settings: &Value) -> Value {
 
 #[test]
 fn spine_run_checks_webfetch_redirect_hops_against_the_rules_and_private_networks_against_settings() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("rt");
+    let runtime = server_runtime();
     let first = runtime.block_on(CountingServer::start());
     let second = runtime.block_on(CountingServer::start());
     let s = Sandbox::new();
