@@ -18,16 +18,17 @@
 //! outside `[A-Za-z0-9_-]` written `=XX`.
 //!
 //! `attempt_no` counts deliveries: the message's delivery count from JetStream. Long items
-//! send in-progress acks (`+WPI`) through [`Lease::keep_alive`](super::Lease::keep_alive), so ack-wait redelivery only
-//! happens when the worker is gone. The consumer allows one delivery beyond the mailbox's
+//! send in-progress acks (`+WPI`) through [`Lease::keep_alive`](super::Lease::keep_alive), so
+//! ack-wait redelivery only happens when the worker is gone. The consumer allows one delivery beyond the mailbox's
 //! `max_deliver`: the worker that receives it does not run the item but dead-letters it —
 //! publishes it to `p.dead.<item>`, reports the failure and terminates the message (`+TERM`) —
 //! so an item whose last worker crashed is still reported and kept, without relying on
 //! JetStream's max-deliveries advisories.
 //!
 //! The backend's parts, one module each: `connect` (the first connection and the streams),
-//! `names` (subjects and stream names), `queue` (submitting, leasing and settling items, dead
-//! letters), `exec` (the idempotency store and cancellation) and `reports`.
+//! `names` (subjects and stream names), `queue` (submitting, leasing and settling items,
+//! dead-lettering one), `exec` (the idempotency store and cancellation) and `reports` (reports,
+//! and reading the dead letters back).
 
 mod connect;
 mod exec;

@@ -17,8 +17,9 @@
 //! [`CHECKPOINT_EVERY`], so that no commit pays for an fsync.
 //!
 //! The backend's parts, one module each: `store` (opening the file, the schema, checkpoints),
-//! `queue` (submitting, leasing and settling items, dead letters), `exec` (the idempotency
-//! store and cancellation) and `reports`.
+//! `queue` (submitting, leasing and settling items, dead-lettering one), `exec` (the
+//! idempotency store and cancellation) and `reports` (reports, and reading the dead letters
+//! back).
 
 mod exec;
 mod queue;
