@@ -9,13 +9,13 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use spine_protocol::report::Report;
+use spine_testkit::http::free_port;
 use spine_worker::{MailboxUrl, ReportQuery, ReportStream};
 
 use super::worker::{Backend, example, mailbox_url, spawn_worker};
@@ -155,12 +155,6 @@ fn killing_two_workers_mid_run_loses_no_item_and_completes_none_twice(backend: B
     assert!(no_effect.is_empty(), "items whose work never happened: {no_effect:?}");
     assert_eq!(terminals.len(), items, "reports of unknown items");
     assert!(redelivered > 0, "the kills hit no running item");
-}
-
-/// A port nothing listens on (bound, then released).
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("addr").port()
 }
 
 /// Forwards a child's stderr lines to a channel.

@@ -3,73 +3,38 @@
 //! carry `Error [hook_blocked]: …` as that call's result, and the API key must appear nowhere.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
-use axum::routing::post;
+use axum::http::HeaderMap;
 use serde_json::{Value, json};
+use spine_testkit::http::{End, Reply, TestServer, raw, server_runtime};
 
 use crate::support::*;
 
 const KEY: &str = "sk-test-secret-key-0123456789";
 
-#[derive(Default)]
-struct Shared {
-    replies: Mutex<Vec<String>>,
-    requests: Mutex<Vec<(HeaderMap, Value)>>,
-}
-
-/// A server on 127.0.0.1 that answers each POST with the next SSE body and records requests.
+/// A server on 127.0.0.1 that answers each request with the next SSE body (then 500s saying
+/// `script exhausted`) and records requests, on a runtime of its own (these tests are
+/// synchronous).
 struct Server {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    inner: TestServer,
     _runtime: tokio::runtime::Runtime,
 }
 
 impl Server {
     fn start(replies: Vec<String>) -> Server {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("rt");
-        let shared =
-            Arc::new(Shared { replies: Mutex::new(replies.into_iter().rev().collect()), requests: Mutex::default() });
-        let app = Router::new()
-            .route("/v1/chat/completions", post(handle))
-            .route("/v1/messages", post(handle))
-            .with_state(Arc::clone(&shared));
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        runtime.spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Server { addr, shared, _runtime: runtime }
+        let runtime = server_runtime();
+        let replies = replies.iter().map(|sse| Reply::Sse(vec![raw(sse)], End::Close)).collect();
+        let inner = runtime.block_on(TestServer::start(replies));
+        Server { addr: inner.addr(), inner, _runtime: runtime }
     }
 
     fn bodies(&self) -> Vec<Value> {
-        self.shared.requests.lock().expect("requests").iter().map(|(_, b)| b.clone()).collect()
+        self.inner.requests().into_iter().map(|r| r.body).collect()
     }
 
     fn headers(&self) -> Vec<HeaderMap> {
-        self.shared.requests.lock().expect("requests").iter().map(|(h, _)| h.clone()).collect()
-    }
-}
-
-async fn handle(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: String) -> Response {
-    let json: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    shared.requests.lock().expect("requests").push((headers, json));
-    let next = shared.replies.lock().expect("replies").pop();
-    match next {
-        Some(sse) => Response::builder()
-            .status(StatusCode::OK)
-            .header("content-type", "text/event-stream")
-            .body(Body::from(sse))
-            .unwrap_or_default(),
-        None => Response::builder()
-            .status(StatusCode::INTERNAL_SERVER_ERROR)
-            .body(Body::from("script exhausted"))
-            .unwrap_or_default(),
+        self.inner.requests().into_iter().map(|r| r.headers).collect()
     }
 }
 
@@ -366,12 +331,8 @@ fn a_silent_endpoint_fails_with_a_timeout_after_the_configured_first_byte_timeou
     assert!(lines[0].contains("(timeout): ") && lines[0].contains("; retrying in "), "{}", lines[0]);
     assert!(lines[3].starts_with("[Model] request 1 attempt 4 failed after") && lines[3].ends_with("; giving up"));
     // A trace record per attempt.
-    let attempts: Vec<Value> = std::fs::read_to_string(&trace)
-        .expect("trace")
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
-        .filter(|e| e["kind"] == "model_attempt")
-        .collect();
+    let attempts: Vec<Value> =
+        spine_testkit::files::read_jsonl(&trace).into_iter().filter(|e| e["kind"] == "model_attempt").collect();
     let outcomes: Vec<(u64, &str, &str)> = attempts
         .iter()
         .map(|a| {

@@ -2,6 +2,8 @@
 
 use serde_json::{Value, json};
 
+use spine_testkit::files::mkfifo;
+
 use crate::support::*;
 
 fn read_then_answer() -> Value {
@@ -348,15 +350,6 @@ fn a_bad_model_flag_is_still_reported_as_model_flag() {
     let err = stderr(&out);
     assert!(err.contains("--model: "), "{err}");
     assert!(!err.contains("settings.json"), "{err}");
-}
-
-/// Makes a FIFO at `path` (with its parents).
-fn mkfifo(path: &std::path::Path) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
-    assert!(status.success(), "mkfifo {}", path.display());
 }
 
 /// `spine run` with `args`, killed if it has not ended within 30 s (a liveness bound: a hang

@@ -28,19 +28,15 @@ impl Sandbox {
         self.dir.path().join("home")
     }
 
+    /// Writes a file under the project (parents created) and returns its path.
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.project().join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(&path, text).expect("write");
-        path
+        spine_testkit::files::write_file(&self.project(), rel, text)
     }
 
     /// Writes a scripted-model file and returns its path.
     pub fn script(&self, turns: Value) -> PathBuf {
         let path = self.dir.path().join("script.json");
-        std::fs::write(&path, serde_json::json!({ "turns": turns }).to_string()).expect("script");
+        spine_testkit::script::write_script_file(&path, turns).expect("script");
         path
     }
 

@@ -1,20 +1,9 @@
 //! `spine run` with the tool families and MCP servers configured as Claude Code does: the
 //! tools are there, hooks match them, and nothing the run started outlives it.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::json;
 
 use crate::support::*;
-
-fn peers() -> PathBuf {
-    let dir = std::env::var_os("SPINE_TEST_MCP_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-peers"));
-    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(entry.is_file(), "the MCP test peers are missing in {}: run scripts/mcp-peers.sh", dir.display());
-    dir
-}
 
 /// Processes whose `file` (`cmdline` or `environ`) in /proc holds `marker`.
 fn processes_with(file: &str, marker: &str) -> Vec<String> {
@@ -33,7 +22,7 @@ fn processes_with(file: &str, marker: &str) -> Vec<String> {
 #[test]
 fn mcp_servers_from_mcp_json_expose_their_tools_hooks_match_them_and_they_stop_with_the_run() {
     let s = Sandbox::new();
-    let everything = peers().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let everything = spine_testkit::mcp::peer_entry("server-everything");
     let marker = format!("spine-cli-mcp-{}", std::process::id());
     s.write(
         ".mcp.json",

@@ -1,6 +1,6 @@
 //! `--trace FILE` and `spine trace show`.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::*;
 
@@ -17,11 +17,7 @@ fn trace_file_holds_one_entry_per_stage_and_a_decision_record_per_call() {
     let trace = s.dir.path().join("trace.jsonl");
     let out = s.run(&script, &["--trace", trace.to_str().expect("utf8")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let entries: Vec<Value> = std::fs::read_to_string(&trace)
-        .expect("trace")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json"))
-        .collect();
+    let entries = spine_testkit::files::read_jsonl(&trace);
     let decisions: Vec<(&str, &str)> = entries
         .iter()
         .filter(|e| e["kind"] == "tool_decision")

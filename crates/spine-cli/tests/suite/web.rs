@@ -2,54 +2,10 @@
 //! run's permission rules decide every redirect hop. Servers on 127.0.0.1 count the requests
 //! they receive.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use axum::Router;
-use axum::extract::Path;
-use axum::response::Redirect;
-use axum::routing::get;
 use serde_json::{Value, json};
+use spine_testkit::http::{CountingServer, server_runtime};
 
 use crate::support::*;
-
-/// A server on 127.0.0.1: `/text`, and `/to/{port}` redirecting to `http://localhost:{port}/text`.
-struct Counted {
-    port: u16,
-    hits: Arc<AtomicUsize>,
-}
-
-impl Counted {
-    fn start(runtime: &tokio::runtime::Runtime) -> Counted {
-        let hits = Arc::new(AtomicUsize::new(0));
-        let (a, b) = (Arc::clone(&hits), Arc::clone(&hits));
-        let app = Router::new()
-            .route(
-                "/text",
-                get(move || {
-                    a.fetch_add(1, Ordering::SeqCst);
-                    async { "plain text\n" }
-                }),
-            )
-            .route(
-                "/to/{port}",
-                get(move |Path(port): Path<u16>| {
-                    b.fetch_add(1, Ordering::SeqCst);
-                    async move { Redirect::temporary(&format!("http://localhost:{port}/text")) }
-                }),
-            );
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        runtime.spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Counted { port, hits }
-    }
-
-    fn hits(&self) -> usize {
-        self.hits.load(Ordering::SeqCst)
-    }
-}
 
 /// Runs one WebFetch call with these settings; returns the tool result message.
 fn fetch(s: &Sandbox, url: &str, settings: &Value) -> Value {
@@ -66,9 +22,9 @@ fn fetch(s: &Sandbox, url: &str, settings: &Value) -> Value {
 
 #[test]
 fn spine_run_checks_webfetch_redirect_hops_against_the_rules_and_private_networks_against_settings() {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("rt");
-    let first = Counted::start(&runtime);
-    let second = Counted::start(&runtime);
+    let runtime = server_runtime();
+    let first = runtime.block_on(CountingServer::start());
+    let second = runtime.block_on(CountingServer::start());
     let s = Sandbox::new();
     let hop = format!("http://127.0.0.1:{}/to/{}", first.port, second.port);
 

@@ -3,11 +3,12 @@
 //! server fails the `nats` tests).
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use spine_testkit::files::wait_for_file_blocking;
 
 use crate::support::*;
 
@@ -46,11 +47,8 @@ pub(crate) fn mailbox_url(sandbox: &Sandbox, backend: Backend, options: &str) ->
     match backend {
         Backend::Sqlite => format!("sqlite:{}?{options}", sandbox.dir.path().join("mailbox.db").display()),
         Backend::Nats => {
-            let url = std::env::var("SPINE_TEST_NATS_URL")
-                .ok()
-                .filter(|v| !v.is_empty())
-                .unwrap_or_else(|| "nats://127.0.0.1:4222".into());
-            let prefix = format!("cli{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+            let url = spine_testkit::nats::nats_url();
+            let prefix = spine_testkit::nats::unique_prefix("cli");
             format!("{url}?prefix={prefix}&{options}")
         }
     }
@@ -105,14 +103,6 @@ pub(crate) fn spawn_worker(sandbox: &Sandbox, url: &str, extra: &[&str]) -> Chil
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn spine worker")
-}
-
-fn wait_for(path: &Path, timeout: Duration) {
-    let deadline = Instant::now() + timeout;
-    while !path.exists() {
-        assert!(Instant::now() < deadline, "{} did not appear within {timeout:?}", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn submit_then_worker_once_then_reports_prints_the_example_reports(backend: Backend) {
@@ -204,7 +194,7 @@ fn a_worker_killed_mid_item_loses_nothing_the_item_completes_on_attempt_2(backen
     // A worker has nobody to answer `ask`: its settings must allow the Bash call.
     let allow_bash = r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#;
     let mut first = spawn_worker(&sandbox, &url, &["--settings", allow_bash]);
-    wait_for(&marker, Duration::from_secs(30));
+    wait_for_file_blocking(&marker, Duration::from_secs(30));
     // Reports are published in the background: kill once `tool_reviewed` is out, so that the
     // check below is about what survives the kill, not about publishing speed.
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -39,7 +39,7 @@ pub enum BoundaryError {
     Unresolvable {
         /// The path as given.
         path: PathBuf,
-        /// Why.
+        /// Why (a symlink loop, or the error reading a link).
         reason: String,
     },
 }

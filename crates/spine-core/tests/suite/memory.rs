@@ -17,16 +17,6 @@ use spine_core::workspace::Workspace;
 /// Set in the child that measures.
 const CHILD: &str = "SPINE_MEMORY_TEST_CHILD";
 
-/// `VmHWM` in KiB.
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
-
 /// Pseudo-random lowercase letters: the whole text is one pre-token of the BPE's regex.
 fn unbroken(bytes: usize) -> String {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -63,7 +53,7 @@ fn prepare_turn_on_10_mb_of_unbroken_text_peaks_below_4x_its_size() {
     let ws = Workspace::new(dir.path()).expect("ws");
     let skills = SkillCatalog::default();
     let settings = TurnSettings { profile: "worker".into(), ..Default::default() };
-    let before = peak_rss_kib();
+    let before = spine_testkit::procs::peak_rss_kib().expect("VmHWM");
 
     let values = vec![json!({"role": "user", "content": unbroken(SIZE)})];
     let transcript = normalize_transcript(&values).expect("transcript");
@@ -77,7 +67,7 @@ fn prepare_turn_on_10_mb_of_unbroken_text_peaks_below_4x_its_size() {
     };
     let prepared = prepare_turn(&inputs, &transcript, None, &Trace::default());
 
-    let growth = (peak_rss_kib() - before) * 1024;
+    let growth = (spine_testkit::procs::peak_rss_kib().expect("VmHWM") - before) * 1024;
     println!("peak growth {} MiB for {} MiB of unbroken text", growth >> 20, SIZE >> 20);
     assert!(prepared.estimated_token_count > (SIZE / 16) as u64, "the text was counted");
     assert!(growth <= 4 * SIZE as u64, "peak RSS grew by {} MiB for {} MiB of input", growth >> 20, SIZE >> 20);

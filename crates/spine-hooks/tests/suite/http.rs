@@ -10,6 +10,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use serde_json::{Value, json};
 use spine_protocol::tool::ErrorCode;
+use spine_testkit::http::{free_port, serve};
 
 use crate::support::*;
 
@@ -42,12 +43,7 @@ async fn server() -> (String, Seen) {
             }),
         )
         .with_state(Arc::clone(&seen));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (format!("http://{addr}"), seen)
+    (format!("http://{}", serve(app).await), seen)
 }
 
 fn http(url: String, extra: Value) -> Value {
@@ -109,9 +105,7 @@ async fn a_slow_endpoint_times_out() {
 #[tokio::test]
 async fn a_connection_error_is_a_failure() {
     let p = Project::new();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    drop(listener);
+    let port = free_port();
     let ran =
         run(&p, pre(http(format!("http://127.0.0.1:{port}/x"), json!({}))), vec![bash("c1", "echo ran"), text("ok")])
             .await;
@@ -157,11 +151,7 @@ async fn a_redirect_is_never_followed_and_fails_the_hook() {
             async move { (StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, target)], "") }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let first = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, redirecting).await;
-    });
+    let first = format!("http://{}", serve(redirecting).await);
     let secret = json!({"headers": {"Authorization": "Bearer $HOME"}, "allowedEnvVars": ["HOME"]});
     let ran =
         run(&p, pre(http(format!("{first}/hook"), secret.clone())), vec![bash("c1", "echo ran"), text("ok")]).await;

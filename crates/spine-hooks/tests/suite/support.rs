@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -26,6 +26,7 @@ use spine_protocol::trace::TraceRecord;
 use spine_settings::{Origin, Settings, SettingsLayer};
 pub use spine_testkit::{Script, calls, results, roles, text};
 
+pub use spine_testkit::files::json_lines;
 pub use spine_testkit::procs::eventually_dead;
 
 pub fn bash(id: &str, command: &str) -> AssistantMessage {
@@ -72,20 +73,12 @@ impl Project {
 
     /// Writes a file under the project.
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(&path, text).expect("write");
-        path
+        spine_testkit::files::write_file(&self.root, rel, text)
     }
 
     /// Writes an executable script under `hooks/` and returns its absolute path.
     pub fn script(&self, name: &str, body: &str) -> String {
-        use std::os::unix::fs::PermissionsExt;
-        let path = self.write(&format!("hooks/{name}"), body);
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        path.display().to_string()
+        spine_testkit::files::write_executable(&self.root, &format!("hooks/{name}"), body).display().to_string()
     }
 
     /// A path under the project, as a string.
@@ -233,16 +226,6 @@ pub async fn run(project: &Project, setup: Setup, replies: Vec<AssistantMessage>
         .await;
     validate_pairing(&outcome.messages).expect("the final conversation is paired");
     Ran { outcome, script }
-}
-
-/// Reads a file the hooks wrote, as JSON lines.
-pub fn json_lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
 }
 
 /// The sorted keys of a JSON object.

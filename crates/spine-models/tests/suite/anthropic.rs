@@ -10,8 +10,8 @@ use spine_protocol::message::Message;
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolArguments;
 
-use crate::server::{End, Piece, Reply, TestServer, named_events, raw, rechunk};
 use crate::{KEY, Recorder, fast_retries, full_conversation, tools};
+use spine_testkit::http::{End, Piece, Reply, TestServer, named_events, raw, rechunk};
 
 pub fn config(server: &TestServer) -> AnthropicConfig {
     let mut c = AnthropicConfig::new("claude-test", server.url("")).with_api_key(KEY);

@@ -1,5 +1,5 @@
 //! spine-models integration tests: each provider against a local server that speaks its wire
-//! format byte for byte. Tests reach only 127.0.0.1.
+//! format byte for byte (`spine_testkit::http::TestServer`). Tests reach only 127.0.0.1.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).
@@ -9,7 +9,6 @@ mod anthropic;
 mod factory;
 mod openai;
 mod robustness;
-mod server;
 
 use std::sync::Mutex;
 use std::time::Duration;

@@ -9,8 +9,8 @@ use spine_protocol::message::Message;
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolArguments;
 
-use crate::server::{End, Piece, Reply, TestServer, data_events, done, raw, rechunk};
 use crate::{KEY, Recorder, fast_retries, full_conversation, tools};
+use spine_testkit::http::{End, Piece, Reply, TestServer, data_events, done, raw, rechunk};
 
 pub fn config(server: &TestServer) -> OpenAiConfig {
     let mut c = OpenAiConfig::new("gpt-test", server.url("/v1")).with_api_key(KEY);

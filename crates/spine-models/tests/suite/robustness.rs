@@ -13,8 +13,8 @@ use spine_models::openai::OpenAiClient;
 use spine_models::retry::RetryPolicy;
 use spine_protocol::message::Message;
 
-use crate::server::{End, Piece, Reply, TestServer, data_events, done, named_events};
 use crate::{KEY, Recorder, anthropic, openai};
+use spine_testkit::http::{End, Piece, Reply, TestServer, data_events, done, named_events};
 
 fn user() -> Vec<Message> {
     vec![Message::user("hi")]
@@ -372,9 +372,9 @@ async fn base_url_credentials_and_query_never_appear_in_errors() {
 async fn a_64_mib_line_without_an_end_is_an_invalid_reply_not_a_hang() {
     for provider in BOTH {
         // 64 MiB of one unterminated `data:` line, in 1 MiB writes.
-        let mut pieces = vec![crate::server::Piece::Bytes(bytes::Bytes::from_static(b"data: \""))];
+        let mut pieces = vec![spine_testkit::http::Piece::Bytes(bytes::Bytes::from_static(b"data: \""))];
         let mib = bytes::Bytes::from(vec![b'x'; 1 << 20]);
-        pieces.extend((0..64).map(|_| crate::server::Piece::Bytes(mib.clone())));
+        pieces.extend((0..64).map(|_| spine_testkit::http::Piece::Bytes(mib.clone())));
         let server = TestServer::always(Reply::Sse(pieces, End::Close)).await;
         let (reply, _) = provider.complete(&server).await;
         let err = reply.expect_err("an over-long line is refused");
@@ -464,7 +464,7 @@ async fn a_trickling_stream_is_cut_by_the_total_deadline() {
     let mut pieces = Vec::new();
     for _ in 0..2000 {
         pieces.push(Piece::Pause(Duration::from_millis(50)));
-        pieces.push(crate::server::raw(": keep-alive\n\n"));
+        pieces.push(spine_testkit::http::raw(": keep-alive\n\n"));
     }
     for provider in BOTH {
         let server = TestServer::always(Reply::Sse(pieces.clone(), End::Stall)).await;

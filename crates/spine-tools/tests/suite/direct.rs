@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
@@ -13,6 +12,9 @@ use spine_core::tool::{Projection, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_protocol::tool::ToolError;
 use spine_tools::{FamilyConfig, FamilyHandles, register_families};
+
+pub use spine_testkit::http::free_port;
+pub use spine_testkit::procs::{eventually_none_with, marker, processes_with};
 
 /// A workspace, the family tools and their registries.
 pub struct Direct {
@@ -56,44 +58,4 @@ impl Direct {
     pub fn project(&self, tool: &str, response: &Value) -> Projection {
         spine_testkit::direct::project(&self.registry, tool, response).expect("tool")
     }
-}
-
-/// A string no other process on the machine has in its command line.
-pub fn marker() -> String {
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    format!("{}.{:09}", 50_000 + std::process::id() % 10_000, nanos)
-}
-
-/// The pids of live (non-zombie) processes whose command line contains `needle`.
-pub fn processes_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else { return found };
-    for entry in dir.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(needle) && !crate::support::dead(pid) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Polls until no live process has `needle` in its command line (up to five seconds).
-pub async fn eventually_none_with(needle: &str) -> Vec<u32> {
-    for _ in 0..500 {
-        let left = processes_with(needle);
-        if left.is_empty() {
-            return left;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    processes_with(needle)
-}
-
-/// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
 }

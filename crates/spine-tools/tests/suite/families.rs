@@ -81,11 +81,7 @@ async fn every_family_tool_answers_through_the_runner() {
             axum::Json(json!({"results": [{"title": "Tokio", "url": "https://tokio.rs", "content": "runtime"}]}))
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let addr = spine_testkit::http::serve(app).await;
     let mut h = AgentHarness::new();
     register_families(
         &mut h.tools,

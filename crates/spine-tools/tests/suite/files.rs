@@ -158,16 +158,6 @@ async fn edit_missing_old_string_identical_strings_and_missing_file_are_refused(
     assert_eq!(e.code, ErrorCode::NotFound);
 }
 
-/// The process's peak resident set (`VmHWM`), in KiB.
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
-
 #[tokio::test]
 async fn read_of_a_1_gib_sparse_file_is_refused_in_bounded_memory() {
     let f = Fixture::new();
@@ -176,7 +166,7 @@ async fn read_of_a_1_gib_sparse_file_is_refused_in_bounded_memory() {
     std::io::Write::write_all(&mut head, b"first line\nsecond line\n").expect("head");
     head.set_len(1 << 30).expect("sparse 1 GiB after a text head");
     drop(head);
-    let before = peak_rss_kib();
+    let before = spine_testkit::procs::peak_rss_kib().expect("VmHWM");
     for name in ["sparse.img", "sparse.log"] {
         let e = f.call("Read", json!({"file_path": name})).await.expect_err("binary");
         assert_eq!(e.code, ErrorCode::ValidationError, "{name}");
@@ -184,7 +174,7 @@ async fn read_of_a_1_gib_sparse_file_is_refused_in_bounded_memory() {
     }
     let e = f.call("Read", json!({"file_path": "sparse.log", "limit": 1})).await.expect_err("binary");
     assert!(e.message.contains("binary"), "{}", e.message);
-    let grown_mib = peak_rss_kib().saturating_sub(before) / 1024;
+    let grown_mib = spine_testkit::procs::peak_rss_kib().expect("VmHWM").saturating_sub(before) / 1024;
     assert!(grown_mib < 64, "reading 1 GiB files raised the peak RSS by {grown_mib} MiB");
 }
 

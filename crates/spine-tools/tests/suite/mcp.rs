@@ -3,7 +3,6 @@
 //! into `SPINE_TEST_MCP_DIR`, default `<workspace>/target/test-peers`), plus a small server
 //! written against the same SDK for schemas and names the real ones do not exercise.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,31 +19,8 @@ use crate::agent::{AgentHarness, calls, projected_metadata, results, text};
 use crate::direct::{eventually_none_with, free_port};
 use crate::support::eventually_dead;
 
-/// The installed peers, or a failure that says how to install them.
-fn peers() -> PathBuf {
-    let dir = std::env::var_os("SPINE_TEST_MCP_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-peers"));
-    for package in ["server-everything", "server-filesystem", "sdk"] {
-        let path = dir.join("node_modules/@modelcontextprotocol").join(package);
-        assert!(
-            path.is_dir(),
-            "the MCP test peers are not installed in {} (missing {}): run scripts/mcp-peers.sh \
-             (it installs them there; set SPINE_TEST_MCP_DIR to use another directory)",
-            dir.display(),
-            path.display()
-        );
-    }
-    dir
-}
-
 fn server_js(package: &str) -> String {
-    peers()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js")
-        .to_string_lossy()
-        .into_owned()
+    spine_testkit::mcp::peer_entry(package).to_string_lossy().into_owned()
 }
 
 /// `server-everything` over streamable HTTP, killed when dropped.
@@ -228,7 +204,7 @@ async fn dropping_the_handle_kills_stdio_servers() {
 #[tokio::test]
 async fn a_tool_whose_schema_does_not_compile_is_skipped_with_an_issue() {
     let dir = tempfile::tempdir().expect("tmp");
-    let sdk = peers().join("node_modules/@modelcontextprotocol/sdk/dist/cjs");
+    let sdk = spine_testkit::mcp::peers().join("node_modules/@modelcontextprotocol/sdk/dist/cjs");
     let script = dir.path().join("odd.cjs");
     std::fs::write(
         &script,

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 use spine_protocol::tool::ErrorCode;
+use spine_testkit::files::mkfifo;
 
 use crate::support::{Fixture, set_mtime};
 
@@ -168,12 +169,6 @@ async fn grep_invalid_regex_is_a_validation_error_and_no_match_says_so() {
     assert_eq!(e.code, ErrorCode::ValidationError);
     let r = f.call("Grep", json!({"pattern": "zzz", "output_mode": "content"})).await.expect("grep");
     assert_eq!(f.project("Grep", &r).content, "No matches found.");
-}
-
-/// Makes a FIFO at `path`.
-fn mkfifo(path: &std::path::Path) {
-    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
-    assert!(status.success(), "mkfifo {}", path.display());
 }
 
 #[tokio::test]

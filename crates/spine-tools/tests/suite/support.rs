@@ -11,7 +11,7 @@ use spine_core::tool::{OutputStream, ProgressSink, Projection, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_protocol::tool::ToolError;
 
-pub use spine_testkit::procs::{dead, eventually_dead};
+pub use spine_testkit::procs::eventually_dead;
 
 /// Reads a pid written by a test command (panics when none appears: the test failed).
 pub async fn read_pid(path: &Path) -> u32 {
@@ -48,12 +48,7 @@ impl Fixture {
 
     /// Writes a file under the root (parents created).
     pub fn write(&self, rel: &str, content: &str) -> PathBuf {
-        let p = self.root().join(rel);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(&p, content).expect("write");
-        p
+        spine_testkit::files::write_file(&self.root(), rel, content)
     }
 
     /// Prepares (schema, normalisation) and executes a call.

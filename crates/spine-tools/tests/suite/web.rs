@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -20,6 +19,7 @@ use spine_core::permission::{DenyApprover, PermissionRule, PermissionRules};
 use spine_protocol::hook::{HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::ErrorCode;
+use spine_testkit::http::CountingServer;
 use spine_tools::FamilyConfig;
 use spine_tools::web::{PrivateNetworks, WebOptions};
 
@@ -85,12 +85,7 @@ async fn serve() -> String {
             }),
         )
         .route("/search", get(search));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}")
+    format!("http://{}", spine_testkit::http::serve(app).await)
 }
 
 /// The web options of tests against servers on 127.0.0.1: private networks allowed.
@@ -300,34 +295,6 @@ async fn webfetch_goes_through_pre_tool_use_and_projection_in_the_runner() {
     assert_eq!(r[2].error_code, Some(ErrorCode::ValidationError));
 }
 
-/// A server on 127.0.0.1 that counts the requests it receives: `/text`, and `/to/{port}`
-/// redirecting to `http://localhost:{port}/text`. Returns its port and the counter.
-async fn counted() -> (u16, Arc<AtomicUsize>) {
-    let hits = Arc::new(AtomicUsize::new(0));
-    let (text_hits, redirect_hits) = (Arc::clone(&hits), Arc::clone(&hits));
-    let app = Router::new()
-        .route(
-            "/text",
-            get(move || {
-                text_hits.fetch_add(1, Ordering::SeqCst);
-                async { ([(header::CONTENT_TYPE, "text/plain")], "plain text\n") }
-            }),
-        )
-        .route(
-            "/to/{port}",
-            get(move |Path(port): Path<u16>| {
-                redirect_hits.fetch_add(1, Ordering::SeqCst);
-                async move { Redirect::temporary(&format!("http://localhost:{port}/text")) }
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (port, hits)
-}
-
 /// A runner with the web families on loopback, these allow rules, and no one to answer `ask`.
 fn gated_harness(allow: &[&str]) -> AgentHarness {
     let mut h = AgentHarness::new();
@@ -342,7 +309,8 @@ fn gated_harness(allow: &[&str]) -> AgentHarness {
 
 #[tokio::test]
 async fn domain_rules_are_not_fooled_by_userinfo_and_no_request_is_made() {
-    let (port, hits) = counted().await;
+    let server = CountingServer::start().await;
+    let port = server.port;
     let h = gated_harness(&["WebFetch(domain:allowed.test)"]);
     let run = h
         .run(
@@ -368,13 +336,13 @@ async fn domain_rules_are_not_fooled_by_userinfo_and_no_request_is_made() {
         .expect_err("userinfo");
     assert_eq!(e.code, ErrorCode::PermissionDenied);
     assert!(e.message.contains("URLs with credentials are refused"), "{}", e.message);
-    assert_eq!(hits.load(Ordering::SeqCst), 0, "no request reached the server");
+    assert_eq!(server.hits(), 0, "no request reached the server");
 }
 
 #[tokio::test]
 async fn a_redirect_to_a_host_the_rules_do_not_allow_is_refused_and_never_requested() {
-    let (first, first_hits) = counted().await;
-    let (second, second_hits) = counted().await;
+    let (first_server, second_server) = (CountingServer::start().await, CountingServer::start().await);
+    let (first, second) = (first_server.port, second_server.port);
     let url = format!("http://127.0.0.1:{first}/to/{second}");
     let h = gated_harness(&["WebFetch(domain:127.0.0.1)"]);
     let run = h.run("fetch", vec![calls(&[("c1", "WebFetch", json!({"url": url}))]), text("done")]).await;
@@ -385,7 +353,7 @@ async fn a_redirect_to_a_host_the_rules_do_not_allow_is_refused_and_never_reques
         "{}",
         r[0].content
     );
-    assert_eq!((first_hits.load(Ordering::SeqCst), second_hits.load(Ordering::SeqCst)), (1, 0));
+    assert_eq!((first_server.hits(), second_server.hits()), (1, 0));
 
     let h = gated_harness(&["WebFetch(domain:127.0.0.1)", "WebFetch(domain:localhost)"]);
     let run = h.run("fetch", vec![calls(&[("c1", "WebFetch", json!({"url": url}))]), text("done")]).await;
@@ -394,12 +362,13 @@ async fn a_redirect_to_a_host_the_rules_do_not_allow_is_refused_and_never_reques
         r[0].content,
         format!("Fetched http://localhost:{second}/text (HTTP 200, text/plain, 11 bytes).\n\nplain text")
     );
-    assert_eq!(second_hits.load(Ordering::SeqCst), 1, "followed when both hosts are allowed");
+    assert_eq!(second_server.hits(), 1, "followed when both hosts are allowed");
 }
 
 #[tokio::test]
 async fn private_networks_are_refused_after_dns_unless_allowed() {
-    let (port, hits) = counted().await;
+    let server = CountingServer::start().await;
+    let port = server.port;
     let refused = Direct::new();
     let e = refused.call("WebFetch", json!({"url": format!("http://localhost:{port}/text")})).await.expect_err("name");
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
@@ -416,30 +385,27 @@ async fn private_networks_are_refused_after_dns_unless_allowed() {
     });
     let e = search.call("WebSearch", json!({"query": "x"})).await.expect_err("search endpoint on loopback");
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
-    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing reached the server");
+    assert_eq!(server.hits(), 0, "nothing reached the server");
 
     let allowed = Direct::with(loopback());
     let r = allowed.call("WebFetch", json!({"url": format!("http://localhost:{port}/text")})).await.expect("allowed");
     assert_eq!(r["result"], json!("plain text\n"));
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    assert_eq!(server.hits(), 1);
 }
 
 #[tokio::test]
 async fn a_redirect_hop_into_a_private_network_or_another_scheme_is_refused() {
-    let (port, hits) = counted().await;
+    let server = CountingServer::start().await;
+    let port = server.port;
     let app = Router::new()
         .route("/file", get(|| async { Redirect::temporary("file:///etc/passwd") }))
         .route("/creds", get(move || async move { Redirect::temporary(&format!("http://u:p@127.0.0.1:{port}/text")) }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let base = format!("http://{}", spine_testkit::http::serve(app).await);
     let d = Direct::with(loopback());
     let e = d.call("WebFetch", json!({"url": format!("{base}/file")})).await.expect_err("file hop");
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
     assert!(e.message.contains("only http and https URLs can be fetched"), "{}", e.message);
     let e = d.call("WebFetch", json!({"url": format!("{base}/creds")})).await.expect_err("userinfo hop");
     assert_eq!(e.code, ErrorCode::PermissionDenied, "{e}");
-    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    assert_eq!(server.hits(), 0);
 }

@@ -41,17 +41,17 @@ pub enum MailboxError {
     /// The SQLite store failed.
     #[error("sqlite mailbox {path}: {message}")]
     Sqlite {
-        /// The database file.
+        /// The database file, as the URL names it.
         path: String,
-        /// What failed.
+        /// What failed, with SQLite's own message.
         message: String,
     },
     /// The NATS server failed or could not be reached.
     #[error("nats mailbox {url}: {message}")]
     Nats {
-        /// The server.
+        /// The server, as the URL names it.
         url: String,
-        /// What failed.
+        /// What failed, with the client's own message.
         message: String,
     },
     /// Something stored in the mailbox is not what the worker wrote (a report or execution
@@ -123,11 +123,11 @@ pub trait Lease: Send + Sync {
 pub struct Claim {
     /// The item (or, for items without one, the delivery id).
     pub item_id: String,
-    /// The attempt.
+    /// The attempt, from 1; it never repeats for one item (see [`Mailbox::begin`]).
     pub attempt_no: u32,
     /// The delivery running it.
     pub delivery_id: String,
-    /// The worker.
+    /// The worker running it (recorded in the execution record, for people).
     pub worker_id: String,
     /// The backend's version of the claim record (set by `begin`, checked by `finish`).
     pub version: u64,
@@ -169,7 +169,7 @@ pub struct CancelSignal {
 /// An item in the dead-letter place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadLetter {
-    /// The delivery id of the message.
+    /// The message's [`Delivery::delivery_id`].
     pub delivery_id: String,
     /// Why it was given up.
     pub reason: String,

@@ -220,7 +220,7 @@ async fn a_close_request_cancels_a_running_bash_assignment_and_its_process_group
     let worker = h.start(h.config(2, false)).await;
     wait_for_file(&pid_file, Duration::from_secs(20)).await;
     let pid: u32 = std::fs::read_to_string(&pid_file).expect("pid").trim().parse().expect("pid number");
-    assert!(!process_gone(pid), "sleep runs before the close request");
+    assert!(!dead(pid), "sleep runs before the close request");
 
     h.submit(&close("close-1", "long")).await;
     let target = h.wait_terminal("long", Duration::from_secs(20)).await;
@@ -234,7 +234,7 @@ async fn a_close_request_cancels_a_running_bash_assignment_and_its_process_group
     assert_eq!(json_of(&closed[1])["close_outcome_kind"], "graceful");
     assert_eq!(json_of(&closed[1])["resource_id"], "long");
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while !process_gone(pid) {
+    while !dead(pid) {
         assert!(std::time::Instant::now() < deadline, "the sleep process {pid} survived the close request");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -243,11 +243,11 @@ async fn a_close_request_cancels_a_running_bash_assignment_and_its_process_group
 async fn an_agent_run_assignment_runs_the_agent_loop_and_reports_through_the_same_collector(backend: Backend) {
     let h = Harness::new(backend).await;
     let script = h.workspace().join("script.json");
-    let turns = json!({"turns": [
+    let turns = json!([
         {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "6 * 7"}}]},
         {"text": "The answer is 42."}
-    ]});
-    std::fs::write(&script, turns.to_string()).expect("script");
+    ]);
+    spine_testkit::script::write_script_file(&script, turns).expect("script");
     let run = |id: &str, prompt: &str| {
         assignment(
             id,

@@ -15,6 +15,9 @@ use spine_worker::shutdown::{self, ShutdownTrigger};
 use spine_worker::{Environment, MailboxUrl, ReportQuery, Worker, WorkerConfig, WorkerSummary};
 use tokio::task::JoinHandle;
 
+pub use spine_testkit::files::wait_for_file;
+pub use spine_testkit::procs::dead;
+
 /// Generates `mod NAME { sqlite, nats }` tests calling `NAME(Backend)`.
 #[macro_export]
 macro_rules! both_backends {
@@ -38,13 +41,6 @@ macro_rules! both_backends {
 pub enum Backend {
     Sqlite,
     Nats,
-}
-
-pub fn nats_url() -> String {
-    std::env::var("SPINE_TEST_NATS_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "nats://127.0.0.1:4222".into())
 }
 
 pub struct Harness {
@@ -72,8 +68,8 @@ impl Harness {
         let url = match backend {
             Backend::Sqlite => format!("sqlite:{}?{options}", dir.path().join("mailbox.db").display()),
             Backend::Nats => {
-                let prefix = format!("t{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
-                format!("{}?prefix={prefix}&{options}", nats_url())
+                let prefix = spine_testkit::nats::unique_prefix("t");
+                format!("{}?prefix={prefix}&{options}", spine_testkit::nats::nats_url())
             }
         };
         let mailbox = open(&url).await;
@@ -225,21 +221,4 @@ pub fn close(item_id: &str, target: &str) -> Value {
         "logical_work_id": format!("work-{item_id}"),
         "payload": {"protocol_version": "spine-assignment/1", "resource_type": "execution", "resource_id": target}
     })
-}
-
-/// Waits until a file exists.
-pub async fn wait_for_file(path: &std::path::Path, timeout: Duration) {
-    let deadline = tokio::time::Instant::now() + timeout;
-    while !path.exists() {
-        assert!(tokio::time::Instant::now() < deadline, "{} did not appear in {timeout:?}", path.display());
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Whether a process is gone (a zombie waiting for init counts as gone).
-pub fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-    }
 }

@@ -1,20 +1,88 @@
-//! A local test server (axum on 127.0.0.1:0) that plays scripted replies byte for byte and
-//! records every request (path, headers, JSON body, arrival time).
+//! Local HTTP servers for tests (axum on 127.0.0.1, a fresh port each): [`serve`] runs any
+//! router; [`TestServer`] plays scripted replies byte for byte (SSE pieces, pauses, cut or
+//! stalled bodies) and records every request (path, headers, JSON body, arrival time);
+//! [`CountingServer`] counts the requests it gets and redirects on demand. [`free_port`] is a
+//! port nothing listens on; [`server_runtime`] serves them for synchronous tests.
 
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::Path;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{Redirect, Response};
+use axum::routing::get;
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
 use serde_json::Value;
+
+/// Serves `app` on a fresh port of 127.0.0.1 from a task of the current runtime; returns the
+/// address. The server lives as long as the runtime.
+pub async fn serve(app: Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    addr
+}
+
+/// A runtime for the servers of a synchronous test (`#[test]`): one worker thread serves them
+/// while the test blocks on a child process. Start servers with `runtime.block_on(…)`; they stop
+/// when the runtime is dropped.
+pub fn server_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("server runtime")
+}
+
+/// A port of 127.0.0.1 nothing listens on (bound, then released).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("addr").port()
+}
+
+/// A server that counts every request it receives: `GET /text` answers `plain text\n`
+/// (`text/plain`), `GET /to/{port}` redirects (307) to `http://localhost:{port}/text`.
+pub struct CountingServer {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    hits: Arc<AtomicUsize>,
+}
+
+impl CountingServer {
+    /// Starts one on the current runtime.
+    pub async fn start() -> Self {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let (text_hits, redirect_hits) = (Arc::clone(&hits), Arc::clone(&hits));
+        let app = Router::new()
+            .route(
+                "/text",
+                get(move || {
+                    text_hits.fetch_add(1, Ordering::SeqCst);
+                    async { ([(axum::http::header::CONTENT_TYPE, "text/plain")], "plain text\n") }
+                }),
+            )
+            .route(
+                "/to/{port}",
+                get(move |Path(port): Path<u16>| {
+                    redirect_hits.fetch_add(1, Ordering::SeqCst);
+                    async move { Redirect::temporary(&format!("http://localhost:{port}/text")) }
+                }),
+            );
+        let port = serve(app).await.port();
+        CountingServer { port, hits }
+    }
+
+    /// How many requests it received so far (redirects included).
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
 
 /// A piece of a streamed body.
 #[derive(Debug, Clone)]
@@ -44,7 +112,14 @@ pub enum Reply {
     /// 200 with `application/json`.
     Json(Value),
     /// Any status, headers and body.
-    Status { status: u16, headers: Vec<(&'static str, String)>, body: String },
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// Headers: lowercase names, values.
+        headers: Vec<(&'static str, String)>,
+        /// The whole body.
+        body: String,
+    },
     /// The reply, after holding back the headers.
     Delayed(Duration, Box<Reply>),
 }
@@ -52,9 +127,13 @@ pub enum Reply {
 /// A request the server received.
 #[derive(Debug, Clone)]
 pub struct Recorded {
+    /// The URI's path (no query).
     pub path: String,
+    /// Every request header.
     pub headers: HeaderMap,
+    /// The body parsed as JSON (`Null` when it is not JSON).
     pub body: Value,
+    /// When the whole request had arrived.
     pub at: Instant,
 }
 
@@ -73,7 +152,7 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Starts a server playing `replies` in order (then 500s).
+    /// Starts a server playing `replies` in order (then 500s saying `script exhausted`).
     pub async fn start(replies: Vec<Reply>) -> Self {
         Self::start_with_fallback(replies, None).await
     }
@@ -89,13 +168,13 @@ impl TestServer {
             fallback: Mutex::new(fallback),
             requests: Mutex::new(Vec::new()),
         });
-        let app = Router::new().fallback(handle).with_state(Arc::clone(&shared));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let addr = serve(Router::new().fallback(handle).with_state(Arc::clone(&shared))).await;
         TestServer { addr, shared }
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT` followed by `path`.
@@ -129,7 +208,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let reply = next.or_else(|| shared.fallback.lock().expect("lock").clone()).unwrap_or(Reply::Status {
         status: 500,
         headers: Vec::new(),
-        body: "test server: no more scripted replies".into(),
+        body: "test server: script exhausted".into(),
     });
     respond(reply).await
 }

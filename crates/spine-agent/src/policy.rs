@@ -1,0 +1,51 @@
+//! What governs a run besides its model and tools: the permission rules, the hooks of the
+//! settings, and the skill roots.
+
+use std::path::Path;
+
+use spine_core::hooks::{HookRegistry, HookRegistryBuilder};
+use spine_core::permission::PermissionRule;
+use spine_core::skills::{SkillRoot, SkillRootKind};
+use spine_core::workspace::Workspace;
+use spine_hooks::HookConfig;
+use spine_settings::RuleEntry;
+use spine_settings::Settings;
+
+use crate::AssemblyError;
+
+/// Parses settings rules; an error names the rule's file and JSON path.
+pub(crate) fn parse_rules(entries: &[RuleEntry]) -> Result<Vec<PermissionRule>, AssemblyError> {
+    entries
+        .iter()
+        .map(|e| {
+            PermissionRule::parse(&e.rule)
+                .map_err(|err| AssemblyError::Rule(format!("{}: {}: {err}", e.origin, e.path)))
+        })
+        .collect()
+}
+
+/// The hooks of the settings, and the warnings about what will not run.
+pub fn build_hooks(settings: &Settings) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
+    let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
+    let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
+    if let Some(origin) = &hooks.disabled_by {
+        warnings.push(format!("every hook is disabled by `disableAllHooks` in {origin}"));
+    }
+    let mut builder = HookRegistryBuilder::new();
+    spine_hooks::register(&hooks, &mut builder, &spine_hooks::BuildOptions::default())
+        .map_err(|e| AssemblyError::Hooks(e.to_string()))?;
+    Ok((builder.build(), warnings))
+}
+
+/// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live).
+pub fn skill_roots(settings: &Settings, spine_home: &Path, project: &Path) -> Vec<SkillRoot> {
+    match &settings.skill_roots {
+        Some(roots) => {
+            roots.iter().map(|r| SkillRoot { path: Workspace::normalize(&r.path, project), kind: r.kind }).collect()
+        }
+        None => vec![
+            SkillRoot { path: spine_home.join("skills"), kind: SkillRootKind::System },
+            SkillRoot { path: project.join(".spine").join("skills"), kind: SkillRootKind::Live },
+        ],
+    }
+}

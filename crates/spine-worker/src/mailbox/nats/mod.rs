@@ -1,0 +1,177 @@
+//! The distributed mailbox: NATS JetStream (`nats://HOST:PORT`).
+//!
+//! Names derive from a prefix `p` (default `spine`; streams use it upper-cased, `P`):
+//!
+//! | what | stream | subjects | retention |
+//! | --- | --- | --- | --- |
+//! | items | `P_ITEMS` | `p.items` | work queue; one durable pull consumer `p-workers` shared by every worker: explicit ack, `ack_wait` = the lease, `max_deliver` = the mailbox's + 1 |
+//! | reports | `P_REPORTS` | `p.reports.<item>` | limits (kept); one subject per item so that `spine reports --item ID` filters on the server |
+//! | executions | `P_EXEC` | `p.exec.<item>` | limits, 8 per subject: the idempotency store (claim, cancel flag, terminal report per attempt), updated with compare-and-set (`Nats-Expected-Last-Subject-Sequence`) |
+//! | dead letters | `P_DEAD` | `p.dead.<item>` | limits: items that exhausted their deliveries, with the reason in the `Spine-Dead-Reason` header |
+//!
+//! The first connection is retried with backoff (100 ms doubling to 2 s) for the URL's
+//! `connect_wait_ms` when the server is unreachable, so that a worker started before its broker
+//! waits for it instead of exiting; later disconnections are handled by the client.
+//!
+//! Cancellation signals are core NATS messages on `p.cancel` (every worker subscribes).
+//! Streams and the consumer are created when missing. `<item>` is the item id with every byte
+//! outside `[A-Za-z0-9_-]` written `=XX`.
+//!
+//! `attempt_no` counts deliveries: the message's delivery count from JetStream. Long items
+//! send in-progress acks (`+WPI`) through [`Lease::keep_alive`](super::Lease::keep_alive), so
+//! ack-wait redelivery only happens when the worker is gone. The consumer allows one delivery beyond the mailbox's
+//! `max_deliver`: the worker that receives it does not run the item but dead-letters it —
+//! publishes it to `p.dead.<item>`, reports the failure and terminates the message (`+TERM`) —
+//! so an item whose last worker crashed is still reported and kept, without relying on
+//! JetStream's max-deliveries advisories.
+//!
+//! The backend's parts, one module each: `connect` (the first connection and the streams),
+//! `names` (subjects and stream names), `queue` (submitting, leasing and settling items,
+//! dead-lettering one), `exec` (the idempotency store and cancellation) and `reports` (reports,
+//! and reading the dead letters back).
+
+mod connect;
+mod exec;
+mod names;
+mod queue;
+mod reports;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::consumer::PullConsumer;
+use async_nats::jetstream::consumer::pull;
+use async_nats::jetstream::{self, stream};
+use async_trait::async_trait;
+use futures_util::stream::BoxStream;
+use spine_protocol::report::Report;
+use tokio::sync::Mutex;
+
+use names::Names;
+pub use names::subject_token;
+
+use super::{
+    Begin, CancelSignal, CancelState, Claim, DeadLetter, Delivery, Mailbox, MailboxError, PendingPublish, ReportQuery,
+};
+
+/// Options of the NATS mailbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NatsOptions {
+    /// Prefix of subjects, streams and the consumer (`[A-Za-z0-9_-]+`).
+    pub prefix: String,
+    /// How long a delivery stays unacknowledged before redelivery (the consumer's ack wait).
+    pub ack_wait: Duration,
+    /// Deliveries before an item is dead-lettered.
+    pub max_deliver: u32,
+    /// How long the first connection is retried (with backoff) while the server is unreachable;
+    /// `None` when the URL does not say (one attempt, unless the caller sets a default).
+    pub connect_wait: Option<Duration>,
+}
+
+impl Default for NatsOptions {
+    fn default() -> Self {
+        NatsOptions {
+            prefix: "spine".to_owned(),
+            ack_wait: Duration::from_secs(30),
+            max_deliver: 5,
+            connect_wait: None,
+        }
+    }
+}
+
+/// A NATS JetStream mailbox. Cloning shares the connection.
+#[derive(Clone)]
+pub struct NatsMailbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    url: String,
+    options: NatsOptions,
+    names: Names,
+    client: async_nats::Client,
+    js: jetstream::Context,
+    consumer: PullConsumer,
+    reports: stream::Stream,
+    exec: stream::Stream,
+    dead: stream::Stream,
+    pull: Mutex<Option<pull::Stream>>,
+}
+
+impl NatsMailbox {
+    /// The options it was opened with.
+    pub fn options(&self) -> &NatsOptions {
+        &self.inner.options
+    }
+
+    /// The dead-letter subject of an item.
+    pub fn dead_letter_subject(&self, item_id: &str) -> String {
+        format!("{}.{}", self.inner.names.dead_prefix, subject_token(item_id))
+    }
+
+    fn error(&self, message: impl std::fmt::Display) -> MailboxError {
+        MailboxError::Nats { url: self.inner.url.clone(), message: message.to_string() }
+    }
+}
+
+#[async_trait]
+impl Mailbox for NatsMailbox {
+    fn describe(&self) -> String {
+        format!("{} (prefix {})", self.inner.url, self.inner.options.prefix)
+    }
+
+    async fn submit(&self, body: &[u8]) -> Result<String, MailboxError> {
+        self.submit_item(body).await
+    }
+
+    async fn lease(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, MailboxError> {
+        self.lease_batch(max, wait).await
+    }
+
+    async fn release(&self) {
+        self.release_prefetched().await;
+    }
+
+    async fn drained(&self) -> Result<bool, MailboxError> {
+        self.queue_drained().await
+    }
+
+    async fn begin(&self, claim: &mut Claim) -> Result<Begin, MailboxError> {
+        self.begin_execution(claim).await
+    }
+
+    async fn finish(&self, claim: &Claim, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
+        self.finish_execution(claim, report).await
+    }
+
+    async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
+        self.stored_terminal(item_id).await
+    }
+
+    async fn request_cancel(&self, item_id: &str, requested_by: &str) -> Result<CancelState, MailboxError> {
+        self.flag_cancel(item_id, requested_by).await
+    }
+
+    async fn cancel_signals(&self) -> Result<BoxStream<'static, CancelSignal>, MailboxError> {
+        self.subscribe_cancels().await
+    }
+
+    async fn publish(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
+        self.publish_report(report).await
+    }
+
+    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
+        self.republish_unless_present(report).await
+    }
+
+    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
+        self.read_dead_letters().await
+    }
+
+    async fn reports(
+        &self,
+        query: &ReportQuery,
+    ) -> Result<BoxStream<'static, Result<Report, MailboxError>>, MailboxError> {
+        self.read_reports(query).await
+    }
+}

@@ -1,0 +1,109 @@
+//! Reports (the `reports` table, read in insertion order and optionally followed) and the
+//! dead letters (`items` rows in state `dead`).
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::{self, BoxStream};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use spine_protocol::report::Report;
+
+use super::{SqliteMailbox, delivery_id, parse_report, to_json};
+use crate::mailbox::{DeadLetter, MailboxError, PendingPublish, ReportQuery};
+
+/// The longest pause of a report follower between two polls (it polls again at once while
+/// reports keep coming, and backs off from 1 ms when they do not).
+const MAX_FOLLOW_PAUSE: Duration = Duration::from_millis(2);
+
+impl SqliteMailbox {
+    pub(super) async fn publish_report(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
+        let text = to_json(report)?;
+        let item = report.mailbox_item_id.clone();
+        self.call(move |c| {
+            c.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?.execute(params![item, text])
+        })
+        .await?;
+        Ok(Box::pin(async { Ok(()) }))
+    }
+
+    pub(super) async fn republish_unless_present(
+        &self,
+        report: &Report,
+    ) -> Result<Option<PendingPublish>, MailboxError> {
+        let text = to_json(report)?;
+        let item = report.mailbox_item_id.clone();
+        let inserted = self
+            .call(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let present = tx
+                    .prepare_cached("SELECT 1 FROM reports WHERE item_id = ?1 AND body = ?2")?
+                    .query_row(params![item, text], |_| Ok(()))
+                    .optional()?
+                    .is_some();
+                if !present {
+                    tx.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?
+                        .execute(params![item, text])?;
+                }
+                tx.commit()?;
+                Ok(!present)
+            })
+            .await?;
+        Ok(inserted.then(|| Box::pin(async { Ok(()) }) as PendingPublish))
+    }
+
+    pub(super) async fn read_dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
+        self.call(|c| {
+            let mut st =
+                c.prepare("SELECT seq, COALESCE(dead_reason, ''), body FROM items WHERE state = 'dead' ORDER BY seq")?;
+            let rows = st.query_map([], |r| {
+                Ok(DeadLetter { delivery_id: delivery_id(r.get(0)?), reason: r.get(1)?, body: r.get(2)? })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .await
+    }
+
+    pub(super) async fn read_reports(
+        &self,
+        query: &ReportQuery,
+    ) -> Result<BoxStream<'static, Result<Report, MailboxError>>, MailboxError> {
+        let mailbox = self.clone();
+        let query = query.clone();
+        let batches = stream::unfold(Some((mailbox, 0_i64)), move |state| {
+            let query = query.clone();
+            async move {
+                let (mailbox, last) = state?;
+                let mut pause = Duration::from_millis(1);
+                loop {
+                    let item = query.item_id.clone();
+                    let polled = mailbox
+                        .call(move |c| {
+                            let mut st = c.prepare_cached(
+                                "SELECT seq, body FROM reports WHERE seq > ?1 AND (?2 IS NULL OR item_id = ?2) \
+                                 ORDER BY seq LIMIT 1000",
+                            )?;
+                            let rows = st.query_map(params![last, item], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                            rows.collect::<rusqlite::Result<Vec<(i64, String)>>>()
+                        })
+                        .await;
+                    match polled {
+                        Err(e) => return Some((vec![Err(e)], None)),
+                        Ok(rows) if rows.is_empty() => {
+                            if !query.follow {
+                                return None;
+                            }
+                            tokio::time::sleep(pause).await;
+                            pause = (pause * 2).min(MAX_FOLLOW_PAUSE);
+                        }
+                        Ok(rows) => {
+                            let next = rows.last().map_or(last, |(seq, _)| *seq);
+                            let reports = rows.into_iter().map(|(_, body)| parse_report(&body)).collect();
+                            return Some((reports, Some((mailbox, next))));
+                        }
+                    }
+                }
+            }
+        });
+        Ok(batches.flat_map(stream::iter).boxed())
+    }
+}
