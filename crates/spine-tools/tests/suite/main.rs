@@ -18,5 +18,6 @@ mod memory;
 mod processes;
 mod race;
 mod registry;
+mod schemas;
 mod search;
 mod web;
