@@ -27,4 +27,4 @@ pub mod secrets;
 
 pub use capture::CappedText;
 pub use group::{GroupChild, ProcessError, TERM_GRACE};
-pub use run::{DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, run};
+pub use run::{DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, join_readers, run};

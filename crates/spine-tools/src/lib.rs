@@ -22,7 +22,9 @@
 //!   (`exec_command`, `write_stdin`, `command_run_*`), [`processes`] (`process_*`), [`memory`]
 //!   (`memory_*`), [`web`] (`WebFetch`, `WebSearch`) and [`mcp`] (`mcp__<server>__<tool>`).
 //!   Their shared parts: `live` (a child process that outlives one call: process group,
-//!   pipes or pty, output rings, supervisor) and `ring` (the bounded output ring).
+//!   pipes or pty, output rings, supervisor), [`LiveRegistry`] (the per-run registry of such
+//!   processes, one per [`Family`]: command runs and background processes) and `ring` (the
+//!   bounded output ring).
 //! - [`families`]: [`register_families`] adds the families with their per-run registries and
 //!   returns the [`FamilyHandles`] (operator state, shutdown); MCP tools come from
 //!   [`mcp::connect_mcp_servers`] and are added with [`mcp::McpTools::register`].
@@ -60,6 +62,7 @@ pub use edit::EditTool;
 pub use families::{FamilyConfig, FamilyHandles, register_families};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use live::registry::{Family, LiveRegistry};
 pub use paths::FILE_TOOL_TIME_LIMIT;
 pub use read::ReadTool;
 pub use time_limit::TimeLimited;

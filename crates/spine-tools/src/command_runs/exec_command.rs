@@ -18,7 +18,7 @@ use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use super::{CommandRuns, project};
 use crate::args;
-use crate::live::{WaitEnd, progress_emit};
+use crate::live::{Terminal, WaitEnd, progress_emit};
 
 /// Default time the call waits for the command to end, in milliseconds.
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
@@ -79,7 +79,8 @@ impl Tool for ExecCommandTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ErrorCode::Canceled, "the run was canceled before the command started"));
         }
-        let run = self.runs.start(command, pty, ctx)?;
+        let terminal = if pty { Terminal::Pty } else { Terminal::Pipes };
+        let run = self.runs.start_run(command, terminal, ctx)?;
         let started = Instant::now();
         let listener = run.live.listen(progress_emit(ctx));
         let end = run.live.wait_exit(Duration::from_millis(yield_ms), &ctx.cancel).await;

@@ -16,7 +16,7 @@ use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
-use super::{ProcessEntry, Processes, project};
+use super::{ProcessEntry, Processes, ServiceLabel, project};
 use crate::args;
 use crate::command_runs::project_output;
 use crate::live::{WaitEnd, progress_emit};
@@ -98,7 +98,8 @@ impl Tool for ProcessExecTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ErrorCode::Canceled, "the run was canceled before the process started"));
         }
-        let entry = self.processes.start(command, name, port, ctx)?;
+        let label = ServiceLabel { name: name.map(str::to_owned), port };
+        let entry = self.processes.start_service(command, label, ctx)?;
         let started = Instant::now();
         let listener = entry.live.listen(progress_emit(ctx));
         let readiness = match port {
