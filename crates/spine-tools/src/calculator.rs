@@ -18,6 +18,8 @@
 //! (and within ±2^53), a float otherwise; the projection reads `The calculator returned 4.`
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Number, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
@@ -319,6 +321,14 @@ fn apply(op: char, pos: usize, a: f64, b: f64) -> Result<f64, CalcError> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CalculatorTool;
 
+/// `calculator`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+struct CalculatorArgs {
+    /// The expression, e.g. "(2 + 3) * 4 ^ 2 / 8".
+    #[schemars(length(min = 1))]
+    expression: String,
+}
+
 #[async_trait]
 impl Tool for CalculatorTool {
     fn spec(&self) -> ToolSpec {
@@ -327,18 +337,7 @@ impl Tool for CalculatorTool {
             description: "Evaluates an arithmetic expression: + - * / % ^ (power, \
                           right-associative), parentheses, decimals, unary minus."
                 .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "expression": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "The expression, e.g. \"(2 + 3) * 4 ^ 2 / 8\"."
-                    }
-                },
-                "required": ["expression"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<CalculatorArgs>(),
         }
     }
 
@@ -347,8 +346,8 @@ impl Tool for CalculatorTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        let expression = args::string(args, "expression")?;
-        let value = evaluate(expression).map_err(|e| ToolError::new(ErrorCode::ValidationError, e.to_string()))?;
+        let CalculatorArgs { expression } = args::parse(args)?;
+        let value = evaluate(&expression).map_err(|e| ToolError::new(ErrorCode::ValidationError, e.to_string()))?;
         let result = json_number(value).map_or(Value::Null, Value::Number);
         Ok(json!({"expression": expression, "result": result}))
     }

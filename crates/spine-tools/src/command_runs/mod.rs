@@ -42,7 +42,9 @@ pub mod write_stdin;
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use spine_core::stages::prepare_turn::OperatorStateSource;
 use spine_core::tool::{Tool, ToolContext};
 use spine_protocol::tool::{ErrorCode, ToolError};
@@ -145,20 +147,12 @@ impl OperatorStateSource for LiveRegistry<CommandRun> {
     }
 }
 
-/// The JSON Schema of `{command_run_id}` plus extra properties.
-pub(crate) fn id_schema(extra: Value) -> Value {
-    let mut properties = Map::new();
-    properties.insert(
-        "command_run_id".into(),
-        json!({"type": "string", "description": "The id exec_command returned (cmd-N)."}),
-    );
-    if let Value::Object(more) = extra {
-        properties.extend(more);
-    }
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": ["command_run_id"],
-        "additionalProperties": false
-    })
+/// The description of `command_run_id`, the first argument of every tool but exec_command.
+pub(crate) const RUN_ID: &str = "The id exec_command returned (cmd-N).";
+
+/// The arguments of the tools that take only a run: `{command_run_id}`.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct RunIdArgs {
+    #[schemars(description = RUN_ID)]
+    pub command_run_id: String,
 }

@@ -36,6 +36,8 @@ mod project;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use spine_core::stages::prepare_turn::OperatorStateSource;
 use spine_core::tool::{Tool, ToolContext};
@@ -91,6 +93,13 @@ impl Family for BackgroundProcess {
     fn full(running: usize) -> String {
         format!("{running} background processes are running; stop one with process_stop first")
     }
+}
+
+/// The arguments of the tools that take only a process: `{process_run_id}`.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct ProcessIdArgs {
+    /// The id process_exec returned (proc-N).
+    pub process_run_id: String,
 }
 
 /// One registered process.
