@@ -18,6 +18,8 @@
 //!
 //! This crate knows nothing of spine's engine: it depends on tokio and nix only.
 
+#![warn(missing_docs)]
+
 pub mod capture;
 pub mod group;
 pub mod guard;

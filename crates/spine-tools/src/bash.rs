@@ -43,7 +43,6 @@ pub const OUTPUT_CAP: usize = 30_000;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BashTool;
 
-/// `Bash`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct BashArgs {
     /// The command to run.

@@ -41,9 +41,9 @@ pub enum CalcError {
     /// A character that is no part of the grammar.
     #[error("unknown character '{ch}' at position {pos}")]
     UnknownChar {
-        /// The character.
+        /// The offending character.
         ch: char,
-        /// Where.
+        /// 1-based character column.
         pos: usize,
     },
     /// The input ended where more was needed.
@@ -57,9 +57,9 @@ pub enum CalcError {
     /// A token in the wrong place.
     #[error("unexpected '{found}' at position {pos}: expected {expected}")]
     Unexpected {
-        /// The token.
+        /// The token as written.
         found: String,
-        /// Where.
+        /// 1-based character column of the token.
         pos: usize,
         /// What was needed.
         expected: &'static str,
@@ -67,9 +67,9 @@ pub enum CalcError {
     /// A malformed number such as `1.2.3`.
     #[error("malformed number '{text}' at position {pos}")]
     BadNumber {
-        /// The text.
+        /// The number as written.
         text: String,
-        /// Where.
+        /// 1-based character column where it starts.
         pos: usize,
     },
     /// Division or remainder by zero.
@@ -83,7 +83,7 @@ pub enum CalcError {
     /// A result that is infinite or not a number.
     #[error("the result of '{op}' at position {pos} is {what}")]
     NotFinite {
-        /// The operator.
+        /// The binary operator (`+ - * / % ^`).
         op: char,
         /// The operator's position.
         pos: usize,
@@ -93,7 +93,7 @@ pub enum CalcError {
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("the expression nests deeper than {MAX_DEPTH} levels at position {pos}")]
     TooDeep {
-        /// Where.
+        /// 1-based character column of the token that went too deep.
         pos: usize,
     },
 }
@@ -321,7 +321,6 @@ fn apply(op: char, pos: usize, a: f64, b: f64) -> Result<f64, CalcError> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CalculatorTool;
 
-/// `calculator`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct CalculatorArgs {
     /// The expression, e.g. "(2 + 3) * 4 ^ 2 / 8".

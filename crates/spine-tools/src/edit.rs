@@ -22,7 +22,6 @@ use crate::{args, paths};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditTool;
 
-/// `Edit`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct EditArgs {
     /// The file to edit.

@@ -26,7 +26,6 @@ pub const MAX_FILES: usize = 100;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GlobTool;
 
-/// `Glob`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct GlobArgs {
     /// The glob pattern.

@@ -46,7 +46,6 @@ pub const PROJECTION_CAP: usize = 30_000;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrepTool;
 
-/// `Grep`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct GrepArgs {
     /// The regular expression.

@@ -29,6 +29,8 @@
 //!   returns the [`FamilyHandles`] (operator state, shutdown); MCP tools come from
 //!   [`mcp::connect_mcp_servers`] and are added with [`mcp::McpTools::register`].
 
+#![warn(missing_docs)]
+
 use std::sync::Arc;
 
 use spine_core::registry::ToolRegistryBuilder;

@@ -52,7 +52,6 @@ const BLOCK: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadTool;
 
-/// `Read`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct ReadArgs {
     /// The file to read.

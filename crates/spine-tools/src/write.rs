@@ -21,7 +21,6 @@ use crate::{args, paths};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteTool;
 
-/// `Write`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct WriteArgs {
     /// The file to write.

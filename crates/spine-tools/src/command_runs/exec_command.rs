@@ -27,7 +27,6 @@ pub const DEFAULT_YIELD_MS: u64 = 10_000;
 /// Longest accepted `yield_ms`.
 pub const MAX_YIELD_MS: u64 = 600_000;
 
-/// `exec_command`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct ExecCommandArgs {
     /// The command to run.

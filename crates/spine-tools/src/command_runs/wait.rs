@@ -25,7 +25,6 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 /// Longest accepted wait.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 
-/// `command_run_wait`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct WaitArgs {
     #[schemars(description = RUN_ID)]

@@ -31,7 +31,6 @@ pub const MAX_YIELD_MS: u64 = 30_000;
 /// Output counts as complete after this long without more, in milliseconds.
 pub const QUIET_MS: u64 = 50;
 
-/// `write_stdin`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct WriteStdinArgs {
     #[schemars(description = RUN_ID)]

@@ -6,11 +6,11 @@
 //!   working directory with the run's environment file applied, as the leader of a **new
 //!   process group** ([`spine_process::GroupChild`]), with pipes or a pseudo-terminal
 //!   ([`pty`]).
-//! - Output is read as it comes into one bounded [`OutputRing`] per stream (bytes counted, the
+//! - Output is read as it comes into one bounded [`OutputRing`](crate::ring::OutputRing) per stream (bytes counted, the
 //!   newest kept) and forwarded, decoded, to the listeners attached with [`Live::listen`] (the
 //!   tool calls currently waiting on the process, which stream it as progress).
 //! - A supervisor task waits for the leader to exit (or for the kill token), gives the output
-//!   [`DRAIN_GRACE`] to reach end-of-file, ends whatever the command left in its group, and
+//!   [`DRAIN_GRACE`](spine_process::DRAIN_GRACE) to reach end-of-file, ends whatever the command left in its group, and
 //!   only then records the [`Exit`]: once a process reads as exited, its output is complete.
 //! - [`Live::terminate`] ends the group (SIGTERM, then SIGKILL) and waits for the supervisor.
 //!   Canceling the kill token has the same effect without waiting; it is a child of the owning
@@ -64,9 +64,8 @@ pub(crate) enum StdinMode {
 
 /// What to start.
 pub(crate) struct SpawnSpec<'a> {
-    /// The shell command.
+    /// Run as `bash -c COMMAND`.
     pub command: &'a str,
-    /// The working directory.
     pub cwd: &'a Path,
     /// The run's `export NAME=value` file.
     pub env_file: Option<&'a PathBuf>,
@@ -162,7 +161,6 @@ pub(crate) type Emit = Arc<dyn Fn(OutputStream, &str) + Send + Sync>;
 pub(crate) struct Snapshot {
     /// Tail of stdout (of the pty, for a pty run).
     pub stdout: Tail,
-    /// Tail of stderr.
     pub stderr: Tail,
     /// How it ended; `None` while it runs.
     pub exit: Option<Exit>,

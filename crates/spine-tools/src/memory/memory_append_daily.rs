@@ -16,7 +16,6 @@ use std::io::Write;
 use super::{DAILY_DIR, check_size, confine, relative};
 use crate::{args, paths};
 
-/// `memory_append_daily`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct AppendArgs {
     /// The note (Markdown).

@@ -20,7 +20,6 @@ use crate::args;
 /// Results returned at most.
 pub const MAX_RESULTS: usize = 10;
 
-/// `memory_search`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct SearchArgs {
     /// Words or a phrase to find.

@@ -15,7 +15,6 @@ use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use super::{check_size, key_description, key_path, relative, write_atomic};
 use crate::args;
 
-/// `memory_store`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct StoreArgs {
     #[schemars(description = key_description())]

@@ -32,7 +32,6 @@ pub const START_WINDOW_MS: u64 = 300;
 /// Pause between connection attempts.
 const PROBE_INTERVAL: Duration = Duration::from_millis(50);
 
-/// `process_exec`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct ProcessExecArgs {
     /// The command that runs the service.

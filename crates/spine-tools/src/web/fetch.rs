@@ -36,7 +36,6 @@ const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,applicati
 /// Wrap width of converted HTML.
 const HTML_WIDTH: usize = 100;
 
-/// `WebFetch`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct FetchArgs {
     /// The URL to fetch.

@@ -44,7 +44,6 @@ impl WebSearchTool {
     }
 }
 
-/// `WebSearch`'s arguments.
 #[derive(Deserialize, JsonSchema)]
 struct SearchArgs {
     /// The search query.
