@@ -1,6 +1,7 @@
 //! Typed tool arguments: each tool declares its arguments once, as a struct deriving
 //! `Deserialize` and `JsonSchema`. [`schema`] derives the model-facing JSON Schema from it and
-//! [`parse`] reads a call's arguments into it.
+//! [`parse`] reads a call's arguments into it. A field's doc comment (or its
+//! `#[schemars(description = ...)]`) is the description the model reads.
 //!
 //! # The schema
 //!

@@ -13,7 +13,7 @@
 //!
 //! - One module per tool: [`read`], [`write`](mod@write), [`edit`], [`glob`], [`grep`], [`bash`],
 //!   [`calculator`].
-//! - Shared parts: `args` (typed argument access), `paths` (normalisation and the workspace
+//! - Shared parts: `args` (typed arguments, and the model-facing schemas derived from them), `paths` (normalisation and the workspace
 //!   boundary), `walk` (the gitignore-aware walk and glob rules of Glob and Grep), `output`
 //!   (line cuts; capped head+tail text comes from `spine-process`, as do process groups, time
 //!   limits and cancellation), `env_file` (the run's `export NAME=value` file).

@@ -200,3 +200,6 @@ impl<F: Family> Drop for LiveRegistry<F> {
 fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests;
