@@ -8,7 +8,9 @@
 //!   whole group on demand, SIGKILL when dropped.
 //! - [`run`](mod@run): [`run()`](run::run) a command to completion: stdin payload written
 //!   EPIPE-tolerantly in its own task, output read concurrently into capped buffers, time limit
-//!   and cancellation ending the group, leftovers of the group reaped.
+//!   and cancellation ending the group, leftovers of the group reaped. [`join_readers`] is its
+//!   bounded wait for a child's output readers, shared with callers that pump output
+//!   themselves.
 //! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
 //! - [`guard`]: a companion process that kills the groups spine started if spine dies without
 //!   ending them (SIGKILL).
