@@ -35,9 +35,9 @@ pub enum ProcessError {
     /// The program could not be started (missing, not executable, bad working directory).
     #[error("cannot start {program}: {source}")]
     Spawn {
-        /// The program.
+        /// The program as given to the command.
         program: String,
-        /// Why.
+        /// The operating system's refusal (`ENOENT`, `EACCES`, …).
         source: io::Error,
     },
 }

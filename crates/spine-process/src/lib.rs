@@ -8,7 +8,9 @@
 //!   whole group on demand, SIGKILL when dropped.
 //! - [`run`](mod@run): [`run()`](run::run) a command to completion: stdin payload written
 //!   EPIPE-tolerantly in its own task, output read concurrently into capped buffers, time limit
-//!   and cancellation ending the group, leftovers of the group reaped.
+//!   and cancellation ending the group, leftovers of the group reaped. [`join_readers`] is its
+//!   bounded wait for a child's output readers, shared with callers that pump output
+//!   themselves.
 //! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
 //! - [`guard`]: a companion process that kills the groups spine started if spine dies without
 //!   ending them (SIGKILL).
@@ -21,6 +23,7 @@
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![warn(missing_docs)]
 
 pub mod capture;
 pub mod group;
@@ -31,4 +34,4 @@ pub mod secrets;
 
 pub use capture::CappedText;
 pub use group::{GroupChild, ProcessError, TERM_GRACE};
-pub use run::{DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, run};
+pub use run::{DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, join_readers, run};

@@ -200,8 +200,10 @@ async fn write_stdin(mut pipe: ChildStdin, bytes: Vec<u8>) -> StdinOutcome {
     }
 }
 
-/// Waits up to `limit` for the readers to reach end-of-file; true when they all did.
-async fn join_readers(readers: &mut [JoinHandle<()>], limit: Duration) -> bool {
+/// Waits up to `limit` for the output readers of a child to reach end-of-file; true when they
+/// all did. Readers still running afterwards are left to the caller (to wait again, or abort):
+/// members of the child's group may hold the output open after the leader exits.
+pub async fn join_readers(readers: &mut [JoinHandle<()>], limit: Duration) -> bool {
     tokio::time::timeout(limit, async {
         for reader in readers.iter_mut() {
             if !reader.is_finished() {

@@ -21,12 +21,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{OutputStream, Projection, Tool, ToolContext};
 use spine_process::{Ending, Finished, Limits, RunOptions, Stream};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
-use crate::args;
+use crate::args::{self, Count};
 use crate::env_file;
 use crate::output;
 
@@ -41,6 +43,20 @@ pub const OUTPUT_CAP: usize = 30_000;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BashTool;
 
+#[derive(Deserialize, JsonSchema)]
+struct BashArgs {
+    /// The command to run.
+    command: String,
+    /// What the command does, in a few words.
+    #[allow(dead_code, reason = "for the transcript and hooks; the tool does not read it")]
+    description: Option<String>,
+    /// Time limit in milliseconds.
+    #[schemars(range(min = 1, max = MAX_TIMEOUT_MS))]
+    timeout: Option<Count>,
+    /// Not supported: use exec_command or process_exec; must be false or absent.
+    run_in_background: Option<bool>,
+}
+
 #[async_trait]
 impl Tool for BashTool {
     fn spec(&self) -> ToolSpec {
@@ -52,28 +68,7 @@ impl Tool for BashTool {
                  milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}). Output \
                  beyond {OUTPUT_CAP} characters is cut in the middle."
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The command to run."},
-                    "description": {
-                        "type": "string",
-                        "description": "What the command does, in a few words."
-                    },
-                    "timeout": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_TIMEOUT_MS,
-                        "description": "Time limit in milliseconds."
-                    },
-                    "run_in_background": {
-                        "type": "boolean",
-                        "description": "Not supported: use exec_command or process_exec; must be false or absent."
-                    }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<BashArgs>(),
         }
     }
 
@@ -82,9 +77,9 @@ impl Tool for BashTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let command = args::string(args, "command")?;
-        let timeout_ms = args::opt_u64(args, "timeout")?.unwrap_or(DEFAULT_TIMEOUT_MS).clamp(1, MAX_TIMEOUT_MS);
-        if args::opt_bool(args, "run_in_background")? == Some(true) {
+        let BashArgs { command, timeout, run_in_background, .. } = args::parse(args)?;
+        let timeout_ms = timeout.map_or(DEFAULT_TIMEOUT_MS, Count::get).clamp(1, MAX_TIMEOUT_MS);
+        if run_in_background == Some(true) {
             return Err(ToolError::new(
                 ErrorCode::ValidationError,
                 "run_in_background is not supported by Bash; use exec_command (returns a command_run_id) or process_exec for a long-lived service",

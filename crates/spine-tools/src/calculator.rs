@@ -18,6 +18,8 @@
 //! (and within ±2^53), a float otherwise; the projection reads `The calculator returned 4.`
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Number, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
@@ -39,9 +41,9 @@ pub enum CalcError {
     /// A character that is no part of the grammar.
     #[error("unknown character '{ch}' at position {pos}")]
     UnknownChar {
-        /// The character.
+        /// The offending character.
         ch: char,
-        /// Where.
+        /// 1-based character column.
         pos: usize,
     },
     /// The input ended where more was needed.
@@ -55,9 +57,9 @@ pub enum CalcError {
     /// A token in the wrong place.
     #[error("unexpected '{found}' at position {pos}: expected {expected}")]
     Unexpected {
-        /// The token.
+        /// The token as written.
         found: String,
-        /// Where.
+        /// 1-based character column of the token.
         pos: usize,
         /// What was needed.
         expected: &'static str,
@@ -65,9 +67,9 @@ pub enum CalcError {
     /// A malformed number such as `1.2.3`.
     #[error("malformed number '{text}' at position {pos}")]
     BadNumber {
-        /// The text.
+        /// The number as written.
         text: String,
-        /// Where.
+        /// 1-based character column where it starts.
         pos: usize,
     },
     /// Division or remainder by zero.
@@ -81,7 +83,7 @@ pub enum CalcError {
     /// A result that is infinite or not a number.
     #[error("the result of '{op}' at position {pos} is {what}")]
     NotFinite {
-        /// The operator.
+        /// The binary operator (`+ - * / % ^`).
         op: char,
         /// The operator's position.
         pos: usize,
@@ -91,7 +93,7 @@ pub enum CalcError {
     /// Nesting deeper than [`MAX_DEPTH`].
     #[error("the expression nests deeper than {MAX_DEPTH} levels at position {pos}")]
     TooDeep {
-        /// Where.
+        /// 1-based character column of the token that went too deep.
         pos: usize,
     },
 }
@@ -319,6 +321,13 @@ fn apply(op: char, pos: usize, a: f64, b: f64) -> Result<f64, CalcError> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CalculatorTool;
 
+#[derive(Deserialize, JsonSchema)]
+struct CalculatorArgs {
+    /// The expression, e.g. "(2 + 3) * 4 ^ 2 / 8".
+    #[schemars(length(min = 1))]
+    expression: String,
+}
+
 #[async_trait]
 impl Tool for CalculatorTool {
     fn spec(&self) -> ToolSpec {
@@ -327,18 +336,7 @@ impl Tool for CalculatorTool {
             description: "Evaluates an arithmetic expression: + - * / % ^ (power, \
                           right-associative), parentheses, decimals, unary minus."
                 .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "expression": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "The expression, e.g. \"(2 + 3) * 4 ^ 2 / 8\"."
-                    }
-                },
-                "required": ["expression"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<CalculatorArgs>(),
         }
     }
 
@@ -347,8 +345,8 @@ impl Tool for CalculatorTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        let expression = args::string(args, "expression")?;
-        let value = evaluate(expression).map_err(|e| ToolError::new(ErrorCode::ValidationError, e.to_string()))?;
+        let CalculatorArgs { expression } = args::parse(args)?;
+        let value = evaluate(&expression).map_err(|e| ToolError::new(ErrorCode::ValidationError, e.to_string()))?;
         let result = json_number(value).map_or(Value::Null, Value::Number);
         Ok(json!({"expression": expression, "result": result}))
     }

@@ -10,6 +10,8 @@
 //! Response: `{"filePath","oldString","newString","replaceAll","replacements"}`.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
@@ -20,6 +22,18 @@ use crate::{args, paths};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EditTool;
 
+#[derive(Deserialize, JsonSchema)]
+struct EditArgs {
+    /// The file to edit.
+    file_path: String,
+    /// The exact text to replace.
+    old_string: String,
+    /// The replacement text.
+    new_string: String,
+    /// Replace every occurrence (default false).
+    replace_all: Option<bool>,
+}
+
 #[async_trait]
 impl Tool for EditTool {
     fn spec(&self) -> ToolSpec {
@@ -29,20 +43,7 @@ impl Tool for EditTool {
                           occur exactly once (include surrounding lines to make it unique) \
                           unless `replace_all` is true."
                 .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "file_path": {"type": "string", "description": "The file to edit."},
-                    "old_string": {"type": "string", "description": "The exact text to replace."},
-                    "new_string": {"type": "string", "description": "The replacement text."},
-                    "replace_all": {
-                        "type": "boolean",
-                        "description": "Replace every occurrence (default false)."
-                    }
-                },
-                "required": ["file_path", "old_string", "new_string"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<EditArgs>(),
         }
     }
 
@@ -59,10 +60,9 @@ impl Tool for EditTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let file_path = args::string(args, "file_path")?;
-        let old = args::string(args, "old_string")?;
-        let new = args::string(args, "new_string")?;
-        let replace_all = args::opt_bool(args, "replace_all")?.unwrap_or(false);
+        let EditArgs { file_path, old_string: old, new_string: new, replace_all } = args::parse(args)?;
+        let (file_path, old, new) = (file_path.as_str(), old.as_str(), new.as_str());
+        let replace_all = replace_all.unwrap_or(false);
         if old.is_empty() {
             return Err(invalid("old_string must not be empty; use Write to create a file"));
         }

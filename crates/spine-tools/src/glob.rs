@@ -9,6 +9,8 @@
 //! [`MAX_FILES`]. Response: `{"filenames": [absolute paths], "numFiles", "truncated"}`.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::workspace::open::EntryKind;
@@ -24,6 +26,14 @@ pub const MAX_FILES: usize = 100;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GlobTool;
 
+#[derive(Deserialize, JsonSchema)]
+struct GlobArgs {
+    /// The glob pattern.
+    pattern: String,
+    /// The directory to search (default: the working directory).
+    path: Option<String>,
+}
+
 #[async_trait]
 impl Tool for GlobTool {
     fn spec(&self) -> ToolSpec {
@@ -34,18 +44,7 @@ impl Tool for GlobTool {
                  without `/` matches file names at any depth), skipping hidden and \
                  git-ignored files. Returns absolute paths, newest first, at most {MAX_FILES}."
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "The glob pattern."},
-                    "path": {
-                        "type": "string",
-                        "description": "The directory to search (default: the working directory)."
-                    }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<GlobArgs>(),
         }
     }
 
@@ -62,8 +61,8 @@ impl Tool for GlobTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let pattern = args::string(args, "pattern")?;
-        let path_arg = args::opt_string(args, "path")?;
+        let GlobArgs { pattern, path } = args::parse(args)?;
+        let (pattern, path_arg) = (pattern.as_str(), path.as_deref());
         let root = paths::confine_root(ctx, path_arg)?;
         let shown_root = path_arg.map_or_else(|| ctx.cwd.clone(), std::path::PathBuf::from);
         match ctx.workspace.kind(&root) {

@@ -24,14 +24,17 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use regex::{Regex, RegexBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::{self, Count};
 use crate::output::truncate_line;
+use crate::paths;
 use crate::walk::{self, Found, PathGlob};
-use crate::{args, paths};
 use spine_core::workspace::Workspace;
 
 /// Longest line shown whole in content mode.
@@ -43,30 +46,48 @@ pub const PROJECTION_CAP: usize = 30_000;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrepTool;
 
-/// What Grep reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, JsonSchema)]
+struct GrepArgs {
+    /// The regular expression.
+    pattern: String,
+    /// A file or directory to search (default: the working directory).
+    path: Option<String>,
+    /// Only files matching this glob (e.g. "*.rs", "src/**/*.ts").
+    glob: Option<String>,
+    // No description: the tool's description explains the modes.
+    output_mode: Option<Mode>,
+    /// Case-insensitive.
+    #[serde(rename = "-i")]
+    case_insensitive: Option<bool>,
+    /// Line numbers in content mode (default true).
+    #[serde(rename = "-n")]
+    line_numbers: Option<bool>,
+    /// Lines after each match.
+    #[serde(rename = "-A")]
+    after: Option<Count>,
+    /// Lines before each match.
+    #[serde(rename = "-B")]
+    before: Option<Count>,
+    /// Lines around each match.
+    #[serde(rename = "-C")]
+    context: Option<Count>,
+    /// Keep only the first N lines, files or entries.
+    #[schemars(range(min = 1))]
+    head_limit: Option<Count>,
+}
+
+// What Grep reports (no doc comment: it would become the schema's description of
+// `output_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 enum Mode {
     Content,
+    #[default]
     FilesWithMatches,
     Count,
 }
 
 impl Mode {
-    fn parse(s: Option<&str>) -> Result<Mode, ToolError> {
-        match s {
-            None | Some("files_with_matches") => Ok(Mode::FilesWithMatches),
-            Some("content") => Ok(Mode::Content),
-            Some("count") => Ok(Mode::Count),
-            Some(other) => Err(ToolError::new(
-                ErrorCode::InvalidArguments,
-                format!(
-                    "/output_mode: {other:?} is not one of \"content\", \"files_with_matches\", \
-                     \"count\""
-                ),
-            )),
-        }
-    }
-
     fn as_str(self) -> &'static str {
         match self {
             Mode::Content => "content",
@@ -104,39 +125,7 @@ impl Tool for GrepTool {
                           output_mode: \"files_with_matches\" (default), \"content\" (matching \
                           lines, with -n/-A/-B/-C) or \"count\". Filter files with `glob`."
                 .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "The regular expression."},
-                    "path": {
-                        "type": "string",
-                        "description": "A file or directory to search (default: the working directory)."
-                    },
-                    "glob": {
-                        "type": "string",
-                        "description": "Only files matching this glob (e.g. \"*.rs\", \"src/**/*.ts\")."
-                    },
-                    "output_mode": {
-                        "type": "string",
-                        "enum": ["content", "files_with_matches", "count"]
-                    },
-                    "-i": {"type": "boolean", "description": "Case-insensitive."},
-                    "-n": {
-                        "type": "boolean",
-                        "description": "Line numbers in content mode (default true)."
-                    },
-                    "-A": {"type": "integer", "minimum": 0, "description": "Lines after each match."},
-                    "-B": {"type": "integer", "minimum": 0, "description": "Lines before each match."},
-                    "-C": {"type": "integer", "minimum": 0, "description": "Lines around each match."},
-                    "head_limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "Keep only the first N lines, files or entries."
-                    }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<GrepArgs>(),
         }
     }
 
@@ -153,30 +142,29 @@ impl Tool for GrepTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let pattern = args::string(args, "pattern")?;
-        let mode = Mode::parse(args::opt_string(args, "output_mode")?)?;
-        let regex =
-            RegexBuilder::new(pattern)
-                .case_insensitive(args::opt_bool(args, "-i")?.unwrap_or(false))
-                .build()
-                .map_err(|e| ToolError::new(ErrorCode::ValidationError, format!("invalid regular expression: {e}")))?;
-        let context = args::opt_u64(args, "-C")?;
+        let a: GrepArgs = args::parse(args)?;
+        let mode = a.output_mode.unwrap_or_default();
+        let regex = RegexBuilder::new(&a.pattern)
+            .case_insensitive(a.case_insensitive.unwrap_or(false))
+            .build()
+            .map_err(|e| ToolError::new(ErrorCode::ValidationError, format!("invalid regular expression: {e}")))?;
+        let context = a.context.map(Count::get);
         let search = Search {
             regex,
             mode,
-            line_numbers: args::opt_bool(args, "-n")?.unwrap_or(true),
-            before: to_usize(args::opt_u64(args, "-B")?.or(context)),
-            after: to_usize(args::opt_u64(args, "-A")?.or(context)),
+            line_numbers: a.line_numbers.unwrap_or(true),
+            before: to_usize(a.before.map(Count::get).or(context)),
+            after: to_usize(a.after.map(Count::get).or(context)),
         };
-        let head_limit = args::opt_u64(args, "head_limit")?.map(|n| to_usize(Some(n)));
-        let glob = match args::opt_string(args, "glob")? {
+        let head_limit = a.head_limit.map(|n| to_usize(Some(n.get())));
+        let glob = match a.glob.as_deref() {
             Some(g) => Some(
                 PathGlob::new(g)
                     .map_err(|e| ToolError::new(ErrorCode::ValidationError, format!("invalid glob {g:?}: {e}")))?,
             ),
             None => None,
         };
-        let path_arg = args::opt_string(args, "path")?;
+        let path_arg = a.path.as_deref();
         let root = paths::confine_root(ctx, path_arg)?;
         if let Err(e) = ctx.workspace.kind(&root) {
             let shown = path_arg.map_or_else(|| ctx.cwd.clone(), PathBuf::from);

@@ -13,7 +13,7 @@
 //!
 //! - One module per tool: [`read`], [`write`](mod@write), [`edit`], [`glob`], [`grep`], [`bash`],
 //!   [`calculator`].
-//! - Shared parts: `args` (typed argument access), `paths` (normalisation and the workspace
+//! - Shared parts: `args` (typed arguments, and the model-facing schemas derived from them), `paths` (normalisation and the workspace
 //!   boundary), `walk` (the gitignore-aware walk and glob rules of Glob and Grep), `output`
 //!   (line cuts; capped head+tail text comes from `spine-process`, as do process groups, time
 //!   limits and cancellation), `env_file` (the run's `export NAME=value` file).
@@ -22,7 +22,9 @@
 //!   (`exec_command`, `write_stdin`, `command_run_*`), [`processes`] (`process_*`), [`memory`]
 //!   (`memory_*`), [`web`] (`WebFetch`, `WebSearch`) and [`mcp`] (`mcp__<server>__<tool>`).
 //!   Their shared parts: `live` (a child process that outlives one call: process group,
-//!   pipes or pty, output rings, supervisor) and `ring` (the bounded output ring).
+//!   pipes or pty, output rings, supervisor), [`LiveRegistry`] (the per-run registry of such
+//!   processes, one per [`Family`]: command runs and background processes) and `ring` (the
+//!   bounded output ring).
 //! - [`families`]: [`register_families`] adds the families with their per-run registries and
 //!   returns the [`FamilyHandles`] (operator state, shutdown); MCP tools come from
 //!   [`mcp::connect_mcp_servers`] and are added with [`mcp::McpTools::register`].
@@ -30,6 +32,7 @@
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![warn(missing_docs)]
 
 use std::sync::Arc;
 
@@ -64,6 +67,7 @@ pub use edit::EditTool;
 pub use families::{FamilyConfig, FamilyHandles, register_families};
 pub use glob::GlobTool;
 pub use grep::GrepTool;
+pub use live::registry::{Family, LiveRegistry};
 pub use paths::FILE_TOOL_TIME_LIMIT;
 pub use read::ReadTool;
 pub use time_limit::TimeLimited;

@@ -23,6 +23,8 @@ use std::io::Read;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::workspace::open::{OpenError, OpenFor};
@@ -50,6 +52,17 @@ const BLOCK: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadTool;
 
+#[derive(Deserialize, JsonSchema)]
+struct ReadArgs {
+    /// The file to read.
+    file_path: String,
+    /// The line number to start reading from (1-based).
+    offset: Option<args::Count>,
+    /// The number of lines to read.
+    #[schemars(range(min = 1))]
+    limit: Option<args::Count>,
+}
+
 #[async_trait]
 impl Tool for ReadTool {
     fn spec(&self) -> ToolSpec {
@@ -61,24 +74,7 @@ impl Tool for ReadTool {
                  and `limit` for other parts. Lines longer than {MAX_LINE_CHARS} characters are \
                  cut."
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "file_path": {"type": "string", "description": "The file to read."},
-                    "offset": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "description": "The line number to start reading from (1-based)."
-                    },
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "The number of lines to read."
-                    }
-                },
-                "required": ["file_path"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<ReadArgs>(),
         }
     }
 
@@ -95,9 +91,10 @@ impl Tool for ReadTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let file_path = args::string(args, "file_path")?;
-        let start = args::opt_u64(args, "offset")?.unwrap_or(1).max(1);
-        let limit = args::opt_u64(args, "limit")?.unwrap_or(DEFAULT_LIMIT).max(1);
+        let ReadArgs { file_path, offset, limit } = args::parse(args)?;
+        let file_path = file_path.as_str();
+        let start = offset.map_or(1, args::Count::get).max(1);
+        let limit = limit.map_or(DEFAULT_LIMIT, args::Count::get).max(1);
         let path = paths::confine(ctx, file_path)?;
         // Opened race-free beneath the root and checked by descriptor (a regular file), then
         // read block by block: only the window and a bounded count of the lines after it.

@@ -24,7 +24,7 @@ pub(crate) struct OutputRing {
 /// The rendered tail of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Tail {
-    /// The text.
+    /// The newest bytes of the stream, decoded as UTF-8 (invalid sequences replaced).
     pub text: String,
     /// Bytes of the stream the text covers.
     pub shown_bytes: u64,

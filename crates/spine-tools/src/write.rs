@@ -8,6 +8,8 @@
 //! directory, FIFO, socket or device at the path is a `validation_error`.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::workspace::open::Presence;
@@ -19,6 +21,14 @@ use crate::{args, paths};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteTool;
 
+#[derive(Deserialize, JsonSchema)]
+struct WriteArgs {
+    /// The file to write.
+    file_path: String,
+    /// The whole new content.
+    content: String,
+}
+
 #[async_trait]
 impl Tool for WriteTool {
     fn spec(&self) -> ToolSpec {
@@ -27,15 +37,7 @@ impl Tool for WriteTool {
             description: "Writes a file, replacing it if it exists and creating missing parent \
                           directories."
                 .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "file_path": {"type": "string", "description": "The file to write."},
-                    "content": {"type": "string", "description": "The whole new content."}
-                },
-                "required": ["file_path", "content"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<WriteArgs>(),
         }
     }
 
@@ -52,13 +54,12 @@ impl Tool for WriteTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let file_path = args::string(args, "file_path")?;
-        let content = args::string(args, "content")?;
-        let path = paths::confine(ctx, file_path)?;
+        let WriteArgs { file_path, content } = args::parse(args)?;
+        let path = paths::confine(ctx, &file_path)?;
         // Parents made with mkdirat and the file opened with openat2, beneath the root; the
         // content goes through that descriptor.
         let workspace = ctx.workspace.clone();
-        let shown = file_path.to_owned();
+        let shown = file_path.clone();
         let bytes = content.as_bytes().to_vec();
         let presence =
             paths::blocking(move || workspace.write_file(&path, &bytes).map_err(|e| paths::open_error(&shown, e)))

@@ -1,4 +1,4 @@
-//! `run`: stdin payload, concurrent capped reads, time limit, cancellation, drop.
+//! `run`: stdin payload, concurrent capped reads, time limit, cancellation, drop; `join_readers`.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -125,4 +125,24 @@ async fn a_missing_program_is_a_spawn_error() {
     let cmd = tokio::process::Command::new("/definitely/not/here");
     let err = run(cmd, RunOptions::new(limits(1000, 100))).await.expect_err("spawn");
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[tokio::test]
+async fn join_readers_says_whether_every_reader_finished_within_the_limit() {
+    let finished = tokio::spawn(async {});
+    let mut readers = vec![finished];
+    assert!(spine_process::join_readers(&mut readers, Duration::from_secs(60)).await);
+
+    // A reader blocked on output someone else holds open: the wait gives up and leaves it to
+    // the caller.
+    let (_held_open, blocked) = tokio::sync::oneshot::channel::<()>();
+    let mut readers = vec![
+        tokio::spawn(async {}),
+        tokio::spawn(async move {
+            let _ = blocked.await;
+        }),
+    ];
+    assert!(!spine_process::join_readers(&mut readers, Duration::from_millis(50)).await);
+    assert!(!readers[1].is_finished(), "the blocked reader is left running");
+    readers[1].abort();
 }

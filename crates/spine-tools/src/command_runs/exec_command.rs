@@ -12,18 +12,32 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use super::{CommandRuns, project};
-use crate::args;
-use crate::live::{WaitEnd, progress_emit};
+use crate::args::{self, Count};
+use crate::live::{Terminal, WaitEnd, progress_emit};
 
 /// Default time the call waits for the command to end, in milliseconds.
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
 /// Longest accepted `yield_ms`.
 pub const MAX_YIELD_MS: u64 = 600_000;
+
+#[derive(Deserialize, JsonSchema)]
+struct ExecCommandArgs {
+    /// The command to run.
+    #[schemars(length(min = 1))]
+    command: String,
+    /// Run on a pseudo-terminal (default false).
+    pty: Option<bool>,
+    /// How long to wait for the command to end, in milliseconds.
+    #[schemars(range(max = MAX_YIELD_MS))]
+    yield_ms: Option<Count>,
+}
 
 /// The `exec_command` tool.
 #[derive(Debug, Clone)]
@@ -50,21 +64,7 @@ impl Tool for ExecCommandTool {
                  command_run_wait, command_run_read_output and command_run_terminate, and the \
                  output so far. pty: true runs it on a pseudo-terminal (no echo)."
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "minLength": 1, "description": "The command to run."},
-                    "pty": {"type": "boolean", "description": "Run on a pseudo-terminal (default false)."},
-                    "yield_ms": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "maximum": MAX_YIELD_MS,
-                        "description": "How long to wait for the command to end, in milliseconds."
-                    }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<ExecCommandArgs>(),
         }
     }
 
@@ -73,13 +73,15 @@ impl Tool for ExecCommandTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let command = args::string(args, "command")?;
-        let pty = args::opt_bool(args, "pty")?.unwrap_or(false);
-        let yield_ms = args::opt_u64(args, "yield_ms")?.unwrap_or(DEFAULT_YIELD_MS).min(MAX_YIELD_MS);
+        let ExecCommandArgs { command, pty, yield_ms } = args::parse(args)?;
+        let command = command.as_str();
+        let pty = pty.unwrap_or(false);
+        let yield_ms = yield_ms.map_or(DEFAULT_YIELD_MS, Count::get).min(MAX_YIELD_MS);
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ErrorCode::Canceled, "the run was canceled before the command started"));
         }
-        let run = self.runs.start(command, pty, ctx)?;
+        let terminal = if pty { Terminal::Pty } else { Terminal::Pipes };
+        let run = self.runs.start_run(command, terminal, ctx)?;
         let started = Instant::now();
         let listener = run.live.listen(progress_emit(ctx));
         let end = run.live.wait_exit(Duration::from_millis(yield_ms), &ctx.cancel).await;

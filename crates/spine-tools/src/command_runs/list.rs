@@ -11,6 +11,7 @@ use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
 use super::{CommandRuns, project};
+use crate::args::{self, NoArgs};
 
 /// The `command_run_list` tool.
 #[derive(Debug, Clone)]
@@ -31,7 +32,7 @@ impl Tool for CommandRunListTool {
         ToolSpec {
             name: "command_run_list".to_owned(),
             description: "Lists the command runs of this session: id, command, status and exit status.".to_owned(),
-            input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            input_schema: args::schema::<NoArgs>(),
         }
     }
 

@@ -12,7 +12,8 @@
 //! | [`command_run_terminate`](terminate) `{command_run_id}` | execute | ends the run's process group and removes the run |
 //!
 //! Rules:
-//! - Each run is a process group (the crate's `live` module); its stdout and stderr go into bounded
+//! - Each run is a process group (the crate's `live` module), kept in a [`CommandRuns`]
+//!   registry ([`LiveRegistry`], shared with [`crate::processes`]); its stdout and stderr go into bounded
 //!   rings ([`CommandRunOptions::ring_cap`] bytes each, newest kept, every byte counted). A
 //!   call waiting on a run streams the run's output as progress chunks.
 //! - A run that ended stays in the registry — it can still be read and waited — until it is
@@ -39,15 +40,16 @@ pub mod terminate;
 pub mod wait;
 pub mod write_stdin;
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use spine_core::stages::prepare_turn::OperatorStateSource;
 use spine_core::tool::{Tool, ToolContext};
 use spine_protocol::tool::{ErrorCode, ToolError};
-use tokio_util::sync::CancellationToken;
 
-use crate::live::{Live, SpawnSpec, StdinMode, Terminal};
+use crate::live::{Enlist, Entry, Family, LiveRegistry, SpawnSpec, StdinMode, Terminal};
 
 pub(crate) use project::output_text as project_output;
 
@@ -75,48 +77,33 @@ impl Default for CommandRunOptions {
     }
 }
 
-/// One registered run.
-#[derive(Clone)]
-pub(crate) struct RunEntry {
-    /// `cmd-N`.
-    pub id: String,
-    /// The command as given.
-    pub command: String,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
-    /// The process.
-    pub live: Arc<Live>,
+/// The command-run family: ids `cmd-N`, at most [`CommandRunOptions::max_runs`] runs.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandRun;
+
+impl Family for CommandRun {
+    type Options = CommandRunOptions;
+    /// A run keeps nothing beyond the registry's own fields (its pty flag is the process's).
+    type Meta = ();
+    const ID_PREFIX: &'static str = "cmd";
+    const NOUN: &'static str = "command run";
+
+    fn capacity(options: &CommandRunOptions) -> usize {
+        options.max_runs
+    }
+
+    fn full(running: usize) -> String {
+        format!("{running} command runs are still running; end one with command_run_terminate before starting another")
+    }
 }
 
-struct Inner {
-    next: u64,
-    runs: Vec<RunEntry>,
-}
+/// One registered run.
+pub(crate) type RunEntry = Entry<()>;
 
 /// The command runs of one agent run. Dropping it ends every run's process group.
-pub struct CommandRuns {
-    inner: Mutex<Inner>,
-    owner: CancellationToken,
-    options: CommandRunOptions,
-}
+pub type CommandRuns = LiveRegistry<CommandRun>;
 
-impl std::fmt::Debug for CommandRuns {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ids: Vec<String> = self.entries().into_iter().map(|e| e.id).collect();
-        f.debug_struct("CommandRuns").field("runs", &ids).field("options", &self.options).finish()
-    }
-}
-
-impl CommandRuns {
-    /// An empty registry.
-    pub fn new(options: CommandRunOptions) -> Arc<Self> {
-        Arc::new(CommandRuns {
-            inner: Mutex::new(Inner { next: 1, runs: Vec::new() }),
-            owner: CancellationToken::new(),
-            options,
-        })
-    }
-
+impl LiveRegistry<CommandRun> {
     /// The six tools, sharing this registry.
     pub fn tools(self: &Arc<Self>) -> Vec<Arc<dyn Tool>> {
         vec![
@@ -129,92 +116,18 @@ impl CommandRuns {
         ]
     }
 
-    /// The limits.
-    pub fn options(&self) -> CommandRunOptions {
-        self.options
-    }
-
-    /// How many runs are registered.
-    pub fn len(&self) -> usize {
-        self.lock().runs.len()
-    }
-
-    /// Whether no run is registered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The leaders' process ids of the runs still running.
-    pub fn running_pids(&self) -> Vec<u32> {
-        self.entries().iter().filter(|e| e.live.exit().is_none()).filter_map(|e| e.live.pid()).collect()
-    }
-
-    /// Ends every run (SIGTERM, then SIGKILL, to each process group), waits until they are
-    /// gone, and empties the registry.
-    pub async fn shutdown(&self) {
-        let runs = std::mem::take(&mut self.lock().runs);
-        for run in &runs {
-            run.live.kill();
-        }
-        for run in &runs {
-            run.live.terminate().await;
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Starts a run, evicting the oldest ended run when the registry is full.
-    pub(crate) fn start(&self, command: &str, pty: bool, ctx: &ToolContext) -> Result<RunEntry, ToolError> {
-        let mut inner = self.lock();
-        if inner.runs.len() >= self.options.max_runs {
-            match inner.runs.iter().position(|r| r.live.exit().is_some()) {
-                Some(oldest_ended) => {
-                    inner.runs.remove(oldest_ended);
-                }
-                None => {
-                    return Err(ToolError::new(
-                        ErrorCode::ValidationError,
-                        format!(
-                            "{} command runs are still running; end one with command_run_terminate before starting another",
-                            inner.runs.len()
-                        ),
-                    ));
-                }
-            }
-        }
-        let mut spec = SpawnSpec::for_call(command, ctx, self.options.ring_cap);
-        spec.terminal = if pty { Terminal::Pty } else { Terminal::Pipes };
+    /// Starts and registers a run (pipes with a stdin pipe, or a pty), evicting the oldest
+    /// ended run when the registry is full.
+    pub(crate) fn start_run(
+        &self,
+        command: &str,
+        terminal: Terminal,
+        ctx: &ToolContext,
+    ) -> Result<RunEntry, ToolError> {
+        let mut spec = SpawnSpec::for_call(command, ctx, self.options().ring_cap);
+        spec.terminal = terminal;
         spec.stdin = StdinMode::Piped;
-        let live =
-            Live::spawn(spec, &self.owner).map_err(|e| ToolError::new(ErrorCode::RuntimeError, e.to_string()))?;
-        let id = format!("cmd-{}", inner.next);
-        inner.next += 1;
-        let entry = RunEntry { id, command: command.to_owned(), started_at: now_rfc3339(), live };
-        inner.runs.push(entry.clone());
-        Ok(entry)
-    }
-
-    /// A run by id; `not_found` naming the known ids otherwise.
-    pub(crate) fn get(&self, id: &str) -> Result<RunEntry, ToolError> {
-        let inner = self.lock();
-        match inner.runs.iter().find(|r| r.id == id) {
-            Some(run) => Ok(run.clone()),
-            None => Err(unknown(id, inner.runs.iter().map(|r| r.id.as_str()))),
-        }
-    }
-
-    /// Removes a run from the registry.
-    pub(crate) fn remove(&self, id: &str) -> Option<RunEntry> {
-        let mut inner = self.lock();
-        let i = inner.runs.iter().position(|r| r.id == id)?;
-        Some(inner.runs.remove(i))
-    }
-
-    /// Every run, oldest first.
-    pub(crate) fn entries(&self) -> Vec<RunEntry> {
-        self.lock().runs.clone()
+        self.start(spec, (), Enlist::Now)
     }
 
     /// Terminates a run a canceled call was waiting on and removes it.
@@ -225,13 +138,7 @@ impl CommandRuns {
     }
 }
 
-impl Drop for CommandRuns {
-    fn drop(&mut self) {
-        self.owner.cancel();
-    }
-}
-
-impl OperatorStateSource for CommandRuns {
+impl OperatorStateSource for LiveRegistry<CommandRun> {
     fn sections(&self) -> Map<String, Value> {
         let runs: Vec<Value> = self.entries().iter().map(project::summary).collect();
         let mut sections = Map::new();
@@ -240,32 +147,12 @@ impl OperatorStateSource for CommandRuns {
     }
 }
 
-/// `not_found` for an unknown id.
-pub(crate) fn unknown<'a>(id: &str, known: impl Iterator<Item = &'a str>) -> ToolError {
-    let known: Vec<&str> = known.collect();
-    let hint = if known.is_empty() { "there are none".to_owned() } else { format!("known: {}", known.join(", ")) };
-    ToolError::new(ErrorCode::NotFound, format!("no command run `{id}` ({hint})"))
-}
+/// The description of `command_run_id`, the first argument of every tool but exec_command.
+pub(crate) const RUN_ID: &str = "The id exec_command returned (cmd-N).";
 
-/// The current time as RFC 3339 (UTC).
-pub(crate) fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
-}
-
-/// The JSON Schema of `{command_run_id}` plus extra properties.
-pub(crate) fn id_schema(extra: Value) -> Value {
-    let mut properties = Map::new();
-    properties.insert(
-        "command_run_id".into(),
-        json!({"type": "string", "description": "The id exec_command returned (cmd-N)."}),
-    );
-    if let Value::Object(more) = extra {
-        properties.extend(more);
-    }
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": ["command_run_id"],
-        "additionalProperties": false
-    })
+/// The arguments of the tools that take only a run: `{command_run_id}`.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct RunIdArgs {
+    #[schemars(description = RUN_ID)]
+    pub command_run_id: String,
 }

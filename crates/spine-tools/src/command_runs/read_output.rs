@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
-use super::{CommandRuns, id_schema, project};
+use super::{CommandRuns, RunIdArgs, project};
 use crate::args;
 
 /// The `command_run_read_output` tool.
@@ -35,7 +35,7 @@ impl Tool for CommandRunReadOutputTool {
             description: "Reads the latest output of a command run (the tails of stdout and stderr, \
                           and how many bytes each has produced) without waiting."
                 .to_owned(),
-            input_schema: id_schema(json!({})),
+            input_schema: args::schema::<RunIdArgs>(),
         }
     }
 
@@ -44,7 +44,8 @@ impl Tool for CommandRunReadOutputTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        let run = self.runs.get(args::string(args, "command_run_id")?)?;
+        let RunIdArgs { command_run_id } = args::parse(args)?;
+        let run = self.runs.get(&command_run_id)?;
         Ok(Value::Object(project::state(&run, self.runs.options().tail_bytes)))
     }
 

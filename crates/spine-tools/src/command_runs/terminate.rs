@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
-use super::{CommandRuns, id_schema, project};
+use super::{CommandRuns, RunIdArgs, project};
 use crate::args;
 
 /// The `command_run_terminate` tool.
@@ -34,7 +34,7 @@ impl Tool for CommandRunTerminateTool {
         ToolSpec {
             name: "command_run_terminate".to_owned(),
             description: "Terminates a command run (with everything it started) and removes it.".to_owned(),
-            input_schema: id_schema(json!({})),
+            input_schema: args::schema::<RunIdArgs>(),
         }
     }
 
@@ -43,7 +43,8 @@ impl Tool for CommandRunTerminateTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        let id = args::string(args, "command_run_id")?;
+        let RunIdArgs { command_run_id } = args::parse(args)?;
+        let id = command_run_id.as_str();
         let run = self.runs.get(id)?;
         let was_running = run.live.exit().is_none();
         run.live.terminate().await;

@@ -10,18 +10,29 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
-use super::{CommandRuns, id_schema, project};
-use crate::args;
+use super::{CommandRuns, RUN_ID, project};
+use crate::args::{self, Count};
 use crate::live::{WaitEnd, progress_emit};
 
 /// Default wait, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 /// Longest accepted wait.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+#[derive(Deserialize, JsonSchema)]
+struct WaitArgs {
+    #[schemars(description = RUN_ID)]
+    command_run_id: String,
+    /// How long to wait, in milliseconds.
+    #[schemars(range(max = MAX_TIMEOUT_MS))]
+    timeout_ms: Option<Count>,
+}
 
 /// The `command_run_wait` tool.
 #[derive(Debug, Clone)]
@@ -45,14 +56,7 @@ impl Tool for CommandRunWaitTool {
                 "Waits for a command run to end (up to timeout_ms, default {DEFAULT_TIMEOUT_MS}) and \
                  returns its exit status and output tails."
             ),
-            input_schema: id_schema(json!({
-                "timeout_ms": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "maximum": MAX_TIMEOUT_MS,
-                    "description": "How long to wait, in milliseconds."
-                }
-            })),
+            input_schema: args::schema::<WaitArgs>(),
         }
     }
 
@@ -61,8 +65,9 @@ impl Tool for CommandRunWaitTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let id = args::string(args, "command_run_id")?;
-        let timeout_ms = args::opt_u64(args, "timeout_ms")?.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
+        let WaitArgs { command_run_id, timeout_ms } = args::parse(args)?;
+        let id = command_run_id.as_str();
+        let timeout_ms = timeout_ms.map_or(DEFAULT_TIMEOUT_MS, Count::get).min(MAX_TIMEOUT_MS);
         let run = self.runs.get(id)?;
         let listener = run.live.listen(progress_emit(ctx));
         let end = run.live.wait_exit(Duration::from_millis(timeout_ms), &ctx.cancel).await;

@@ -14,12 +14,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
-use super::{CommandRuns, id_schema, project};
-use crate::args;
+use super::{CommandRuns, RUN_ID, project};
+use crate::args::{self, Count};
 use crate::live::{InputError, WaitEnd, progress_emit};
 
 /// Default time to wait for the answer, in milliseconds.
@@ -28,6 +30,19 @@ pub const DEFAULT_YIELD_MS: u64 = 250;
 pub const MAX_YIELD_MS: u64 = 30_000;
 /// Output counts as complete after this long without more, in milliseconds.
 pub const QUIET_MS: u64 = 50;
+
+#[derive(Deserialize, JsonSchema)]
+struct WriteStdinArgs {
+    #[schemars(description = RUN_ID)]
+    command_run_id: String,
+    /// Text to write.
+    text: Option<String>,
+    /// Close the input after writing (default false).
+    eof: Option<bool>,
+    /// How long to wait for output, in milliseconds.
+    #[schemars(range(max = MAX_YIELD_MS))]
+    yield_ms: Option<Count>,
+}
 
 /// The `write_stdin` tool.
 #[derive(Debug, Clone)]
@@ -52,16 +67,7 @@ impl Tool for WriteStdinTool {
                  closes its input (eof: true), then waits up to yield_ms (default {DEFAULT_YIELD_MS}) \
                  for its answer and returns the output tails."
             ),
-            input_schema: id_schema(json!({
-                "text": {"type": "string", "description": "Text to write."},
-                "eof": {"type": "boolean", "description": "Close the input after writing (default false)."},
-                "yield_ms": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "maximum": MAX_YIELD_MS,
-                    "description": "How long to wait for output, in milliseconds."
-                }
-            })),
+            input_schema: args::schema::<WriteStdinArgs>(),
         }
     }
 
@@ -70,10 +76,11 @@ impl Tool for WriteStdinTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let id = args::string(args, "command_run_id")?;
-        let text = args::opt_string(args, "text")?.unwrap_or("");
-        let eof = args::opt_bool(args, "eof")?.unwrap_or(false);
-        let yield_ms = args::opt_u64(args, "yield_ms")?.unwrap_or(DEFAULT_YIELD_MS).min(MAX_YIELD_MS);
+        let WriteStdinArgs { command_run_id, text, eof, yield_ms } = args::parse(args)?;
+        let id = command_run_id.as_str();
+        let text = text.as_deref().unwrap_or("");
+        let eof = eof.unwrap_or(false);
+        let yield_ms = yield_ms.map_or(DEFAULT_YIELD_MS, Count::get).min(MAX_YIELD_MS);
         let run = self.runs.get(id)?;
         let changes = run.live.changes();
         let listener = run.live.listen(progress_emit(ctx));

@@ -36,11 +36,11 @@ pub const MCP_JSON: &str = ".mcp.json";
 pub enum ServerTransport {
     /// A child process speaking JSON-RPC on stdin/stdout.
     Stdio {
-        /// The program.
+        /// The program, looked up on `PATH` when it has no `/`.
         command: String,
-        /// Its arguments.
+        /// Passed to the program as they are (no shell).
         args: Vec<String>,
-        /// Extra environment variables.
+        /// Added to the server's environment.
         env: BTreeMap<String, String>,
     },
     /// A streamable-HTTP endpoint.

@@ -5,6 +5,8 @@
 //! `{date, path, time, bytes}` (`bytes`: the log's size after the append).
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::workspace::open::OpenFor;
@@ -13,6 +15,12 @@ use std::io::Write;
 
 use super::{DAILY_DIR, check_size, confine, relative};
 use crate::{args, paths};
+
+#[derive(Deserialize, JsonSchema)]
+struct AppendArgs {
+    /// The note (Markdown).
+    text: String,
+}
 
 /// The `memory_append_daily` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,12 +34,7 @@ impl Tool for MemoryAppendDailyTool {
             description: "Appends a timestamped note to today's daily log in the workspace memory \
                           (.spine/memory/daily/YYYY-MM-DD.md, UTC)."
                 .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {"text": {"type": "string", "description": "The note (Markdown)."}},
-                "required": ["text"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<AppendArgs>(),
         }
     }
 
@@ -44,7 +47,8 @@ impl Tool for MemoryAppendDailyTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let text = args::string(args, "text")?;
+        let AppendArgs { text } = args::parse(args)?;
+        let text = text.as_str();
         if text.trim().is_empty() {
             return Err(ToolError::new(ErrorCode::ValidationError, "the text is empty"));
         }

@@ -9,7 +9,7 @@ use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::workspace::open::OpenError;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
-use super::{key_path, key_schema, relative};
+use super::{KeyArgs, key_path, relative};
 use crate::{args, paths};
 
 /// The `memory_get` tool.
@@ -22,7 +22,7 @@ impl Tool for MemoryGetTool {
         ToolSpec {
             name: "memory_get".to_owned(),
             description: "Reads the workspace memory note stored under a key.".to_owned(),
-            input_schema: key_schema(json!({}), &["key"]),
+            input_schema: args::schema::<KeyArgs>(),
         }
     }
 
@@ -35,7 +35,8 @@ impl Tool for MemoryGetTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let key = args::string(args, "key")?;
+        let KeyArgs { key } = args::parse(args)?;
+        let key = key.as_str();
         let path = key_path(ctx, key)?;
         let bytes = match ctx.workspace.read_file(&path) {
             Ok(bytes) => bytes,

@@ -13,6 +13,7 @@ use spine_core::workspace::open::OpenFor;
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
 use super::{DAILY_DIR, MEMORY_DIR, confine};
+use crate::args::{self, NoArgs};
 
 /// The `memory_list` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -24,7 +25,7 @@ impl Tool for MemoryListTool {
         ToolSpec {
             name: "memory_list".to_owned(),
             description: "Lists the workspace memory notes (keys and sizes) and daily logs.".to_owned(),
-            input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            input_schema: args::schema::<NoArgs>(),
         }
     }
 

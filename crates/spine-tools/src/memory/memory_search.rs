@@ -6,6 +6,8 @@
 //! keys `daily/YYYY-MM-DD`. A query without letters or digits is a `validation_error`.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
@@ -17,6 +19,12 @@ use crate::args;
 
 /// Results returned at most.
 pub const MAX_RESULTS: usize = 10;
+
+#[derive(Deserialize, JsonSchema)]
+struct SearchArgs {
+    /// Words or a phrase to find.
+    query: String,
+}
 
 /// The `memory_search` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,12 +38,7 @@ impl Tool for MemorySearchTool {
             description: "Searches the workspace memory notes and daily logs (case-insensitive phrase and \
                           word match) and returns the best matches with line snippets."
                 .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {"query": {"type": "string", "description": "Words or a phrase to find."}},
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<SearchArgs>(),
         }
     }
 
@@ -48,7 +51,8 @@ impl Tool for MemorySearchTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let text = args::string(args, "query")?;
+        let SearchArgs { query: text } = args::parse(args)?;
+        let text = text.as_str();
         let Some(query) = Query::parse(text) else {
             return Err(ToolError::new(ErrorCode::ValidationError, "the query has no letters or digits to search for"));
         };

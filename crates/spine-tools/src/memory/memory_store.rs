@@ -5,13 +5,23 @@
 //! every prompt includes.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::workspace::open::EntryKind;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
-use super::{check_size, key_path, key_schema, relative, write_atomic};
+use super::{check_size, key_description, key_path, relative, write_atomic};
 use crate::args;
+
+#[derive(Deserialize, JsonSchema)]
+struct StoreArgs {
+    #[schemars(description = key_description())]
+    key: String,
+    /// The note (Markdown).
+    value: String,
+}
 
 /// The `memory_store` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -25,10 +35,7 @@ impl Tool for MemoryStoreTool {
             description: "Stores a Markdown note under a key in the workspace memory (.spine/memory/<key>.md), \
                           replacing the previous value. The key `root` is included in every prompt."
                 .to_owned(),
-            input_schema: key_schema(
-                json!({"value": {"type": "string", "description": "The note (Markdown)."}}),
-                &["key", "value"],
-            ),
+            input_schema: args::schema::<StoreArgs>(),
         }
     }
 
@@ -41,8 +48,8 @@ impl Tool for MemoryStoreTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let key = args::string(args, "key")?;
-        let value = args::string(args, "value")?;
+        let StoreArgs { key, value } = args::parse(args)?;
+        let (key, value) = (key.as_str(), value.as_str());
         let path = key_path(ctx, key)?;
         check_size("value", value)?;
         let created = match ctx.workspace.kind(&path) {

@@ -32,7 +32,8 @@ mod search;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use spine_core::tool::{Tool, ToolContext};
 use spine_protocol::tool::{ErrorCode, ToolError};
 
@@ -128,22 +129,18 @@ pub(crate) async fn write_atomic(ctx: &ToolContext, path: &Path, content: &str) 
     .await
 }
 
-/// The JSON Schema of `{key}` plus extra properties. The key's rules are checked by the tool
+/// The description of the `key` argument. The key's rules are checked by the tool
 /// ([`validate_key`], a `validation_error`), not by the schema.
-pub(crate) fn key_schema(extra: serde_json::Value, required: &[&str]) -> serde_json::Value {
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "key".into(),
-        json!({
-            "type": "string",
-            "description": format!(
-                "The entry's name: letters, digits, '.', '_' and '-', not starting with '.', at most \
-                 {MAX_KEY_LEN} characters. `root` is the memory loaded into every prompt."
-            )
-        }),
-    );
-    if let serde_json::Value::Object(more) = extra {
-        properties.extend(more);
-    }
-    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+pub(crate) fn key_description() -> String {
+    format!(
+        "The entry's name: letters, digits, '.', '_' and '-', not starting with '.', at most {MAX_KEY_LEN} \
+         characters. `root` is the memory loaded into every prompt."
+    )
+}
+
+/// The arguments of `memory_get`: `{key}`.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct KeyArgs {
+    #[schemars(description = key_description())]
+    pub key: String,
 }

@@ -11,7 +11,8 @@
 //! | [`process_stop`] `{process_run_id}` | execute | ends the process group and removes it |
 //!
 //! Rules:
-//! - A process is `bash -c COMMAND` in its own process group, stdin `/dev/null`, stdout and
+//! - A process is `bash -c COMMAND` in its own process group, kept in a [`Processes`]
+//!   registry ([`LiveRegistry`], shared with [`crate::command_runs`]), stdin `/dev/null`, stdout and
 //!   stderr kept in bounded rings ([`ProcessOptions::ring_cap`] bytes each) for its whole life.
 //! - Readiness: with `port`, a TCP connection to `127.0.0.1:port` must succeed within
 //!   `ready_timeout_ms` (default [`process_exec::DEFAULT_READY_TIMEOUT_MS`]); otherwise the
@@ -33,16 +34,16 @@ pub mod process_read_output;
 pub mod process_stop;
 mod project;
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use spine_core::stages::prepare_turn::OperatorStateSource;
 use spine_core::tool::{Tool, ToolContext};
-use spine_protocol::tool::{ErrorCode, ToolError};
-use tokio_util::sync::CancellationToken;
+use spine_protocol::tool::ToolError;
 
-use crate::command_runs::now_rfc3339;
-use crate::live::{Live, SpawnSpec};
+use crate::live::{Enlist, Entry, Family, LiveRegistry, SpawnSpec};
 
 pub use process_exec::ProcessExecTool;
 pub use process_list::ProcessListTool;
@@ -66,52 +67,48 @@ impl Default for ProcessOptions {
     }
 }
 
-/// One registered process.
-#[derive(Clone)]
-pub(crate) struct ProcessEntry {
-    /// `proc-N`.
-    pub id: String,
-    /// The label the model gave it.
+/// The background-process family: ids `proc-N`, at most [`ProcessOptions::max_processes`].
+#[derive(Debug, Clone, Copy)]
+pub struct BackgroundProcess;
+
+/// What a background process keeps beside its command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceLabel {
+    /// The label the model gave it (`name`).
     pub name: Option<String>,
-    /// The command.
-    pub command: String,
-    /// The port it serves, when declared.
+    /// The TCP port it serves on 127.0.0.1, when declared.
     pub port: Option<u16>,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
-    /// The process.
-    pub live: Arc<Live>,
 }
 
-struct Inner {
-    next: u64,
-    entries: Vec<ProcessEntry>,
+impl Family for BackgroundProcess {
+    type Options = ProcessOptions;
+    type Meta = ServiceLabel;
+    const ID_PREFIX: &'static str = "proc";
+    const NOUN: &'static str = "process run";
+
+    fn capacity(options: &ProcessOptions) -> usize {
+        options.max_processes
+    }
+
+    fn full(running: usize) -> String {
+        format!("{running} background processes are running; stop one with process_stop first")
+    }
 }
+
+/// The arguments of the tools that take only a process: `{process_run_id}`.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct ProcessIdArgs {
+    /// The id process_exec returned (proc-N).
+    pub process_run_id: String,
+}
+
+/// One registered process.
+pub(crate) type ProcessEntry = Entry<ServiceLabel>;
 
 /// The background processes of one agent run. Dropping it ends every process group.
-pub struct Processes {
-    inner: Mutex<Inner>,
-    owner: CancellationToken,
-    options: ProcessOptions,
-}
+pub type Processes = LiveRegistry<BackgroundProcess>;
 
-impl std::fmt::Debug for Processes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ids: Vec<String> = self.entries().into_iter().map(|e| e.id).collect();
-        f.debug_struct("Processes").field("processes", &ids).field("options", &self.options).finish()
-    }
-}
-
-impl Processes {
-    /// An empty registry.
-    pub fn new(options: ProcessOptions) -> Arc<Self> {
-        Arc::new(Processes {
-            inner: Mutex::new(Inner { next: 1, entries: Vec::new() }),
-            owner: CancellationToken::new(),
-            options,
-        })
-    }
-
+impl LiveRegistry<BackgroundProcess> {
     /// The four tools, sharing this registry.
     pub fn tools(self: &Arc<Self>) -> Vec<Arc<dyn Tool>> {
         vec![
@@ -122,127 +119,20 @@ impl Processes {
         ]
     }
 
-    /// The limits.
-    pub fn options(&self) -> ProcessOptions {
-        self.options
-    }
-
-    /// How many processes are registered.
-    pub fn len(&self) -> usize {
-        self.lock().entries.len()
-    }
-
-    /// Whether no process is registered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The leaders' process ids of the processes still running.
-    pub fn running_pids(&self) -> Vec<u32> {
-        self.entries().iter().filter(|e| e.live.exit().is_none()).filter_map(|e| e.live.pid()).collect()
-    }
-
-    /// Ends every process (SIGTERM, then SIGKILL, to each group), waits until they are gone,
-    /// and empties the registry.
-    pub async fn shutdown(&self) {
-        let entries = std::mem::take(&mut self.lock().entries);
-        for e in &entries {
-            e.live.kill();
-        }
-        for e in &entries {
-            e.live.terminate().await;
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Starts a process (not yet registered: [`Processes::insert`] once it is ready).
-    pub(crate) fn start(
+    /// Starts a process (stdin `/dev/null`), not yet registered: [`LiveRegistry::insert`] it
+    /// once it is ready.
+    pub(crate) fn start_service(
         &self,
         command: &str,
-        name: Option<&str>,
-        port: Option<u16>,
+        label: ServiceLabel,
         ctx: &ToolContext,
     ) -> Result<ProcessEntry, ToolError> {
-        {
-            let mut inner = self.lock();
-            if inner.entries.len() >= self.options.max_processes {
-                match inner.entries.iter().position(|e| e.live.exit().is_some()) {
-                    Some(oldest_ended) => {
-                        inner.entries.remove(oldest_ended);
-                    }
-                    None => {
-                        return Err(ToolError::new(
-                            ErrorCode::ValidationError,
-                            format!(
-                                "{} background processes are running; stop one with process_stop first",
-                                inner.entries.len()
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        let spec = SpawnSpec::for_call(command, ctx, self.options.ring_cap);
-        let live =
-            Live::spawn(spec, &self.owner).map_err(|e| ToolError::new(ErrorCode::RuntimeError, e.to_string()))?;
-        let id = {
-            let mut inner = self.lock();
-            let id = format!("proc-{}", inner.next);
-            inner.next += 1;
-            id
-        };
-        Ok(ProcessEntry {
-            id,
-            name: name.map(str::to_owned),
-            command: command.to_owned(),
-            port,
-            started_at: now_rfc3339(),
-            live,
-        })
-    }
-
-    /// Registers a process that became ready.
-    pub(crate) fn insert(&self, entry: ProcessEntry) {
-        self.lock().entries.push(entry);
-    }
-
-    /// A process by id; `not_found` naming the known ids otherwise.
-    pub(crate) fn get(&self, id: &str) -> Result<ProcessEntry, ToolError> {
-        let inner = self.lock();
-        match inner.entries.iter().find(|e| e.id == id) {
-            Some(e) => Ok(e.clone()),
-            None => {
-                let known: Vec<&str> = inner.entries.iter().map(|e| e.id.as_str()).collect();
-                let hint =
-                    if known.is_empty() { "there are none".to_owned() } else { format!("known: {}", known.join(", ")) };
-                Err(ToolError::new(ErrorCode::NotFound, format!("no process run `{id}` ({hint})")))
-            }
-        }
-    }
-
-    /// Removes a process from the registry.
-    pub(crate) fn remove(&self, id: &str) -> Option<ProcessEntry> {
-        let mut inner = self.lock();
-        let i = inner.entries.iter().position(|e| e.id == id)?;
-        Some(inner.entries.remove(i))
-    }
-
-    /// Every process, oldest first.
-    pub(crate) fn entries(&self) -> Vec<ProcessEntry> {
-        self.lock().entries.clone()
+        let spec = SpawnSpec::for_call(command, ctx, self.options().ring_cap);
+        self.start(spec, label, Enlist::WhenReady)
     }
 }
 
-impl Drop for Processes {
-    fn drop(&mut self) {
-        self.owner.cancel();
-    }
-}
-
-impl OperatorStateSource for Processes {
+impl OperatorStateSource for LiveRegistry<BackgroundProcess> {
     fn sections(&self) -> Map<String, Value> {
         let list: Vec<Value> = self.entries().iter().map(project::summary).collect();
         let mut sections = Map::new();

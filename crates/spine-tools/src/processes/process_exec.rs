@@ -11,13 +11,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
-use super::{ProcessEntry, Processes, project};
-use crate::args;
+use super::{ProcessEntry, Processes, ServiceLabel, project};
+use crate::args::{self, Count};
 use crate::command_runs::project_output;
 use crate::live::{WaitEnd, progress_emit};
 
@@ -29,6 +31,21 @@ pub const MAX_READY_TIMEOUT_MS: u64 = 600_000;
 pub const START_WINDOW_MS: u64 = 300;
 /// Pause between connection attempts.
 const PROBE_INTERVAL: Duration = Duration::from_millis(50);
+
+#[derive(Deserialize, JsonSchema)]
+struct ProcessExecArgs {
+    /// The command that runs the service.
+    #[schemars(length(min = 1))]
+    command: String,
+    /// A short label for the service.
+    name: Option<String>,
+    /// The TCP port the service listens on (127.0.0.1).
+    #[schemars(range(min = 1, max = 65535))]
+    port: Option<Count>,
+    /// How long the service has to become ready, in milliseconds.
+    #[schemars(range(max = MAX_READY_TIMEOUT_MS))]
+    ready_timeout_ms: Option<Count>,
+}
 
 /// The `process_exec` tool.
 #[derive(Debug, Clone)]
@@ -62,22 +79,7 @@ impl Tool for ProcessExecTool {
                  (up to ready_timeout_ms, default {DEFAULT_READY_TIMEOUT_MS}). Returns a process_run_id \
                  for process_read_output and process_stop."
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "minLength": 1, "description": "The command that runs the service."},
-                    "name": {"type": "string", "description": "A short label for the service."},
-                    "port": {"type": "integer", "minimum": 1, "maximum": 65535, "description": "The TCP port the service listens on (127.0.0.1)."},
-                    "ready_timeout_ms": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "maximum": MAX_READY_TIMEOUT_MS,
-                        "description": "How long the service has to become ready, in milliseconds."
-                    }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<ProcessExecArgs>(),
         }
     }
 
@@ -86,19 +88,20 @@ impl Tool for ProcessExecTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let command = args::string(args, "command")?;
-        let name = args::opt_string(args, "name")?;
-        let port = match args::opt_u64(args, "port")? {
+        let ProcessExecArgs { command, name, port, ready_timeout_ms } = args::parse(args)?;
+        let command = command.as_str();
+        let port = match port.map(Count::get) {
             None => None,
             Some(p) => Some(u16::try_from(p).ok().filter(|p| *p > 0).ok_or_else(|| {
                 ToolError::new(ErrorCode::ValidationError, format!("port {p} is not a TCP port (1-65535)"))
             })?),
         };
-        let ready_ms = args::opt_u64(args, "ready_timeout_ms")?.map(|ms| ms.min(MAX_READY_TIMEOUT_MS));
+        let ready_ms = ready_timeout_ms.map(|ms| ms.get().min(MAX_READY_TIMEOUT_MS));
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ErrorCode::Canceled, "the run was canceled before the process started"));
         }
-        let entry = self.processes.start(command, name, port, ctx)?;
+        let label = ServiceLabel { name, port };
+        let entry = self.processes.start_service(command, label, ctx)?;
         let started = Instant::now();
         let listener = entry.live.listen(progress_emit(ctx));
         let readiness = match port {

@@ -11,6 +11,7 @@ use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
 use super::{Processes, project};
+use crate::args::{self, NoArgs};
 
 /// The `process_list` tool.
 #[derive(Debug, Clone)]
@@ -31,7 +32,7 @@ impl Tool for ProcessListTool {
         ToolSpec {
             name: "process_list".to_owned(),
             description: "Lists the background processes of this session: id, name, port and status.".to_owned(),
-            input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            input_schema: args::schema::<NoArgs>(),
         }
     }
 

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
-use super::{Processes, project};
+use super::{ProcessIdArgs, Processes, project};
 use crate::args;
 
 /// The `process_read_output` tool.
@@ -26,16 +26,6 @@ impl ProcessReadOutputTool {
     }
 }
 
-/// The JSON Schema of `{process_run_id}`.
-pub(crate) fn id_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"process_run_id": {"type": "string", "description": "The id process_exec returned (proc-N)."}},
-        "required": ["process_run_id"],
-        "additionalProperties": false
-    })
-}
-
 #[async_trait]
 impl Tool for ProcessReadOutputTool {
     fn spec(&self) -> ToolSpec {
@@ -44,7 +34,7 @@ impl Tool for ProcessReadOutputTool {
             description:
                 "Reads the latest output (stdout and stderr tails, byte counts) and status of a background process."
                     .to_owned(),
-            input_schema: id_schema(),
+            input_schema: args::schema::<ProcessIdArgs>(),
         }
     }
 
@@ -53,7 +43,8 @@ impl Tool for ProcessReadOutputTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        let entry = self.processes.get(args::string(args, "process_run_id")?)?;
+        let ProcessIdArgs { process_run_id } = args::parse(args)?;
+        let entry = self.processes.get(&process_run_id)?;
         Ok(Value::Object(project::state(&entry, self.processes.options().tail_bytes)))
     }
 

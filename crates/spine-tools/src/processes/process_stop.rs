@@ -11,8 +11,7 @@ use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
-use super::process_read_output::id_schema;
-use super::{Processes, project};
+use super::{ProcessIdArgs, Processes, project};
 use crate::args;
 
 /// The `process_stop` tool.
@@ -34,7 +33,7 @@ impl Tool for ProcessStopTool {
         ToolSpec {
             name: "process_stop".to_owned(),
             description: "Stops a background process (with everything it started) and removes it.".to_owned(),
-            input_schema: id_schema(),
+            input_schema: args::schema::<ProcessIdArgs>(),
         }
     }
 
@@ -43,7 +42,8 @@ impl Tool for ProcessStopTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        let id = args::string(args, "process_run_id")?;
+        let ProcessIdArgs { process_run_id } = args::parse(args)?;
+        let id = process_run_id.as_str();
         let entry = self.processes.get(id)?;
         let was_running = entry.live.exit().is_none();
         entry.live.terminate().await;

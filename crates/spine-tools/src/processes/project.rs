@@ -17,9 +17,9 @@ pub(crate) fn state(entry: &ProcessEntry, tail_bytes: usize) -> Map<String, Valu
     let snap = entry.live.snapshot(tail_bytes);
     let mut m = Map::new();
     m.insert("process_run_id".into(), json!(entry.id));
-    m.insert("name".into(), json!(entry.name));
+    m.insert("name".into(), json!(entry.meta.name));
     m.insert("command".into(), json!(entry.command));
-    m.insert("port".into(), json!(entry.port));
+    m.insert("port".into(), json!(entry.meta.port));
     m.insert("pid".into(), json!(entry.live.pid()));
     m.insert("started_at".into(), json!(entry.started_at));
     m.insert("status".into(), json!(Exit::status_word(snap.exit)));
@@ -39,9 +39,9 @@ pub(crate) fn summary(entry: &ProcessEntry) -> Value {
     let (stdout_bytes, stderr_bytes) = entry.live.byte_counts();
     json!({
         "process_run_id": entry.id,
-        "name": entry.name,
+        "name": entry.meta.name,
         "command": entry.command,
-        "port": entry.port,
+        "port": entry.meta.port,
         "pid": entry.live.pid(),
         "started_at": entry.started_at,
         "status": Exit::status_word(exit),

@@ -20,6 +20,8 @@
 use std::time::Instant;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
@@ -33,6 +35,14 @@ const ERROR_BODY_CHARS: usize = 2_000;
 const ACCEPT: &str = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.8";
 /// Wrap width of converted HTML.
 const HTML_WIDTH: usize = 100;
+
+#[derive(Deserialize, JsonSchema)]
+struct FetchArgs {
+    /// The URL to fetch.
+    url: String,
+    /// What to extract from the page.
+    prompt: Option<String>,
+}
 
 /// The `WebFetch` tool.
 #[derive(Debug)]
@@ -108,15 +118,7 @@ impl Tool for WebFetchTool {
                 o.max_bytes / (1024 * 1024),
                 o.text_chars
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string", "description": "The URL to fetch."},
-                    "prompt": {"type": "string", "description": "What to extract from the page."}
-                },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<FetchArgs>(),
         }
     }
 
@@ -125,8 +127,8 @@ impl Tool for WebFetchTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let raw_url = args::string(args, "url")?;
-        let prompt = args::opt_string(args, "prompt")?;
+        let FetchArgs { url: raw_url, prompt } = args::parse(args)?;
+        let (raw_url, prompt) = (raw_url.as_str(), prompt.as_deref());
         let url = http_url(raw_url)?;
         refuse_userinfo(&url)?;
         let client = self.client.get()?;

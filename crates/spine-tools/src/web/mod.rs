@@ -57,7 +57,7 @@ pub struct WebOptions {
     pub timeout: Duration,
     /// Redirects followed at most (default 5).
     pub max_redirects: usize,
-    /// The `User-Agent` header.
+    /// The `User-Agent` header (default `spine/<version> (+WebFetch)`).
     pub user_agent: String,
     /// Whether loopback, private and link-local addresses may be reached (default: refused;
     /// settings `web.allow_private_networks`).

@@ -16,6 +16,8 @@
 //! one. A non-2xx answer or a body that is not the expected JSON is a `runtime_error`.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
@@ -42,17 +44,24 @@ impl WebSearchTool {
     }
 }
 
-fn domains(args: &Map<String, Value>, key: &str) -> Vec<String> {
-    args.get(key)
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(Value::as_str)
-                .map(|d| d.trim().trim_start_matches("*.").trim_start_matches('.').to_ascii_lowercase())
-                .filter(|d| !d.is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
+#[derive(Deserialize, JsonSchema)]
+struct SearchArgs {
+    /// The search query.
+    #[schemars(length(min = 1))]
+    query: String,
+    /// Only results from these domains.
+    allowed_domains: Option<Vec<String>>,
+    /// Never results from these domains.
+    blocked_domains: Option<Vec<String>>,
+}
+
+/// Domains as matched: trimmed, lower-case, without a leading `*.` or `.`; empty ones dropped.
+fn domains(list: Option<&[String]>) -> Vec<String> {
+    list.unwrap_or_default()
+        .iter()
+        .map(|d| d.trim().trim_start_matches("*.").trim_start_matches('.').to_ascii_lowercase())
+        .filter(|d| !d.is_empty())
+        .collect()
 }
 
 fn host_matches(host: &str, domain: &str) -> bool {
@@ -68,24 +77,7 @@ impl Tool for WebSearchTool {
                 "Searches the web and returns up to {MAX_RESULTS} results (title, URL, snippet). \
                  allowed_domains / blocked_domains filter the results by site."
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "minLength": 1, "description": "The search query."},
-                    "allowed_domains": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "Only results from these domains."
-                    },
-                    "blocked_domains": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "Never results from these domains."
-                    }
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
+            input_schema: args::schema::<SearchArgs>(),
         }
     }
 
@@ -94,7 +86,8 @@ impl Tool for WebSearchTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let query = args::string(args, "query")?;
+        let SearchArgs { query, allowed_domains, blocked_domains } = args::parse(args)?;
+        let query = query.as_str();
         let Some(endpoint) = &self.search_url else {
             return Err(ToolError::new(
                 ErrorCode::ValidationError,
@@ -105,8 +98,8 @@ impl Tool for WebSearchTool {
         };
         let mut url = http_url(endpoint)?;
         url.query_pairs_mut().append_pair("q", query).append_pair("format", "json");
-        let allowed = domains(args, "allowed_domains");
-        let blocked = domains(args, "blocked_domains");
+        let allowed = domains(allowed_domains.as_deref());
+        let blocked = domains(blocked_domains.as_deref());
         let client = self.client.get()?;
         let options = self.client.options();
         let fetched = async {

@@ -22,5 +22,6 @@ mod memory;
 mod processes;
 mod race;
 mod registry;
+mod schemas;
 mod search;
 mod web;
