@@ -10,6 +10,8 @@
 //! and [`mcp`] (the configured MCP servers and their connection). Their functions are
 //! re-exported here.
 
+#![warn(missing_docs)]
+
 pub mod mcp;
 pub mod model;
 pub mod policy;

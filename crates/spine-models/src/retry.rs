@@ -83,7 +83,7 @@ pub enum Progress {
 /// One failed attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptError {
-    /// The error.
+    /// What went wrong, classified (retryable or not).
     pub error: ModelError,
     /// How long the server asked us to wait, if it did.
     pub retry_after: Option<Duration>,

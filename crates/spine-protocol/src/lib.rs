@@ -12,6 +12,8 @@
 //! - [`trace`]: structured trace entries written by every stage and every hook.
 //! - [`run`]: the result of a run (`success`, `error_max_turns`, …) and token usage.
 
+#![warn(missing_docs)]
+
 pub mod hook;
 pub mod message;
 pub mod pairing;

@@ -275,8 +275,8 @@ pub struct ModelAttemptTrace {
     pub attempt: u32,
     /// How long the attempt took.
     pub duration_us: u64,
-    /// `ok`, `retry` (failed; the request is sent again) or `failed` (the request fails).
-    pub outcome: String,
+    /// How the attempt ended.
+    pub outcome: AttemptResult,
     /// The error kind (`timeout`, `http 503`, `transport`, …) when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<String>,
@@ -286,6 +286,31 @@ pub struct ModelAttemptTrace {
     /// The wait before the next attempt, when it is retried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
+}
+
+/// How one attempt of a model request ended, written `ok`, `retry` or `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AttemptResult {
+    /// The model answered.
+    #[serde(rename = "ok")]
+    Ok,
+    /// It failed and the request is sent again.
+    #[serde(rename = "retry")]
+    Retry,
+    /// It failed and the request fails with it.
+    #[serde(rename = "failed")]
+    Failed,
+}
+
+impl AttemptResult {
+    /// The wire name: `ok`, `retry` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptResult::Ok => "ok",
+            AttemptResult::Retry => "retry",
+            AttemptResult::Failed => "failed",
+        }
+    }
 }
 
 /// Something the user should know about that did not stop the run.

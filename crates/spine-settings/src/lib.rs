@@ -29,6 +29,8 @@
 //!   trusted-projects store, the one-line notice.
 //! - [`model_options`]: the `model_options` key (model request timeouts).
 
+#![warn(missing_docs)]
+
 mod discover;
 mod merge;
 pub mod model_options;

@@ -16,6 +16,7 @@
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
 #![cfg_attr(test, allow(unused_crate_dependencies))]
+#![warn(missing_docs)]
 
 pub mod direct;
 pub mod files;

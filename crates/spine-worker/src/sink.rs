@@ -85,7 +85,7 @@ impl Publisher {
         Publisher { sink, task }
     }
 
-    /// The sink.
+    /// Where the item's flow emits its reports; this publisher drains it.
     pub fn sink(&self) -> &Arc<MailboxSink> {
         &self.sink
     }

@@ -38,9 +38,9 @@ pub struct ConnectRetry {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("invalid mailbox URL `{url}`: {reason}")]
 pub struct UrlError {
-    /// The URL.
+    /// As given on the command line.
     pub url: String,
-    /// Why.
+    /// What is wrong with it, for the error line.
     pub reason: String,
 }
 
@@ -51,7 +51,7 @@ pub enum MailboxUrl {
     Sqlite {
         /// The database file.
         path: PathBuf,
-        /// Options.
+        /// The query's options (`lease_ms`, `max_deliveries`, …).
         options: SqliteOptions,
     },
     /// `nats://HOST:PORT`.
@@ -59,7 +59,7 @@ pub enum MailboxUrl {
     Nats {
         /// The server URL, without the query.
         url: String,
-        /// Options.
+        /// The query's options (`lease_ms`, `max_deliveries`, stream and subject names, …).
         options: crate::mailbox::nats::NatsOptions,
     },
 }

@@ -134,7 +134,7 @@ fn line(e: &TraceEntry) -> String {
             "model request {} attempt {} -> {}{}{} ({})",
             a.turn,
             a.attempt,
-            a.outcome,
+            a.outcome.as_str(),
             a.error.as_deref().map(|e| format!(" error: {e}")).unwrap_or_default(),
             a.wait_ms.map(|w| format!(" (next in {w} ms)")).unwrap_or_default(),
             dur(a.duration_us)

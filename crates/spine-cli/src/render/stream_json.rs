@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
+use spine_protocol::trace::AttemptResult;
 
 /// Prints reports (`execution_started` … `execution_complete`) as `{"type":"report",…}` lines.
 pub struct StreamJsonReports;
@@ -48,17 +49,17 @@ impl RunObserver for StreamJsonObserver {
             RunEvent::ModelRequest { turn } => json!({"type": "model_request", "turn": turn}),
             RunEvent::ModelAttempt { turn, report } => {
                 let (outcome, error, wait_ms) = match report.outcome {
-                    AttemptOutcome::Succeeded => ("ok", None, None),
+                    AttemptOutcome::Succeeded => (AttemptResult::Ok, None, None),
                     AttemptOutcome::Retrying { error, wait } => {
-                        ("retry", Some(error), Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)))
+                        (AttemptResult::Retry, Some(error), Some(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)))
                     }
-                    AttemptOutcome::Failed { error } => ("failed", Some(error), None),
+                    AttemptOutcome::Failed { error } => (AttemptResult::Failed, Some(error), None),
                 };
                 json!({
                     "type": "model_attempt",
                     "turn": turn,
                     "attempt": report.attempt,
-                    "outcome": outcome,
+                    "outcome": outcome.as_str(),
                     "error_kind": error.map(|e| e.kind.to_string()),
                     "error": error.map(|e| e.message.as_str()),
                     "wait_ms": wait_ms,

@@ -11,7 +11,7 @@ use spine_protocol::hook::{
 };
 use spine_protocol::message::{AssistantMessage, Message};
 use spine_protocol::pairing::{unique_call_ids, validate_pairing};
-use spine_protocol::trace::{ModelAttemptTrace, ModelTrace, TraceRecord};
+use spine_protocol::trace::{AttemptResult, ModelAttemptTrace, ModelTrace, TraceRecord};
 
 use super::Run;
 use super::finish::End;
@@ -183,15 +183,15 @@ impl StreamSink for ObserverStream {
 
     fn attempt(&self, report: &AttemptReport<'_>) {
         let (outcome, error, wait_ms) = match report.outcome {
-            AttemptOutcome::Succeeded => ("ok", None, None),
-            AttemptOutcome::Retrying { error, wait } => ("retry", Some(error), Some(millis(wait))),
-            AttemptOutcome::Failed { error } => ("failed", Some(error), None),
+            AttemptOutcome::Succeeded => (AttemptResult::Ok, None, None),
+            AttemptOutcome::Retrying { error, wait } => (AttemptResult::Retry, Some(error), Some(millis(wait))),
+            AttemptOutcome::Failed { error } => (AttemptResult::Failed, Some(error), None),
         };
         self.trace.record(TraceRecord::ModelAttempt(ModelAttemptTrace {
             turn: self.turn,
             attempt: report.attempt,
             duration_us: micros(report.duration),
-            outcome: outcome.to_owned(),
+            outcome,
             error_kind: error.map(|e| e.kind.to_string()),
             error: error.map(|e| e.message.clone()),
             wait_ms,

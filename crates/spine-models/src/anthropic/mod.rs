@@ -29,7 +29,7 @@ pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version header value.
 pub const API_VERSION: &str = "2023-06-01";
 
-/// The default `max_tokens`.
+/// `max_tokens` sent when the caller sets none (the Messages API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// The context window of Claude models (200k tokens), reported for `claude-*` model ids.
