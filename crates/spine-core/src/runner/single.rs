@@ -3,7 +3,7 @@
 //! `project_tool_result` → PostToolUse / PostToolUseFailure, and one decision record.
 //!
 //! This is the path the worker's deterministic and agent-program tool items take: exactly the
-//! code of a model's tool call in a run ([`super::call`]), so a deny rule, a PreToolUse hook or
+//! code of a model's tool call in a run (`runner/call.rs`), so a deny rule, a PreToolUse hook or
 //! an `ask` that nobody can answer stops a mailbox item as it stops the model. A deferral is
 //! not possible here (there is no run to end): it is asked instead, and the approver decides.
 
