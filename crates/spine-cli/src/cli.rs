@@ -67,6 +67,9 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long = "output-format", value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// Add the conversation (`messages`) to the JSON result object.
+    #[arg(long = "include-messages")]
+    pub include_messages: bool,
     /// Model requests before the run ends with error_max_turns (default 20).
     #[arg(long = "max-turns")]
     pub max_turns: Option<u32>,

@@ -7,6 +7,7 @@
 //! - [`spec`]: parsing `--model` specs (`scripted:FILE`, `openai:MODEL`, `anthropic:MODEL`).
 //! - [`openai`]: OpenAI-compatible chat completions (streamed or whole).
 //! - [`anthropic`]: the Anthropic Messages API (streamed).
+//! - [`pricing`]: list prices per model and the cost of a run's usage.
 //! - [`factory`]: a client from a spec ([`client_for`]); the spec to use when none was given
 //!   ([`default_spec_from_env`]).
 //!
@@ -26,6 +27,7 @@ pub mod error;
 pub mod factory;
 pub mod http;
 pub mod openai;
+pub mod pricing;
 mod reply;
 pub mod retry;
 pub mod scripted;

@@ -25,14 +25,28 @@ use crate::error::{config, exit};
 use crate::out;
 use crate::render::Fanout;
 use crate::render::approver::TerminalApprover;
-use crate::render::result::result_json;
+use crate::render::result::{ResultContext, config_error_json, denial_note, permission_denials, result_json};
 use crate::render::stderr::StderrObserver;
 use crate::render::stream_json::{StreamJsonObserver, StreamJsonReports, emit};
 use crate::render::trace_file::TraceFile;
 
-/// Runs `spine run`.
+/// Runs `spine run`. With a JSON output format, a configuration error is also printed as a
+/// result object on stdout (the error line on stderr and exit status 2 stay).
 pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
+    let format = args.output_format;
+    let result = run_inner(args, started).await;
+    if let Err(e) = &result
+        && let Some(config) = e.downcast_ref::<crate::error::ConfigError>()
+        && format != OutputFormat::Text
+    {
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let _ = out::line(config_error_json(&config.0, duration_ms));
+    }
+    result
+}
+
+async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     // Descendants that leave their process group are re-parented to spine, and killed at the end.
     crate::guard::start();
     if let Err(e) = spine_process::orphans::become_subreaper() {
@@ -107,6 +121,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         }
     }
     let (agent, families) = (assembled.agent, assembled.tools.families);
+    let model_id = agent.model.model().to_owned();
+    let context_window = agent.model.context_window();
 
     let trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
         Some(path) => {
@@ -180,6 +196,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     mcp.shutdown().await;
     spine_process::orphans::kill_orphans().await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let result_context =
+        ResultContext { duration_ms, model: &model_id, context_window, include_messages: args.include_messages };
     match args.output_format {
         OutputFormat::Text => match outcome.subtype {
             RunSubtype::Success => {
@@ -194,9 +212,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             }
         },
         OutputFormat::Json => {
-            let _ = out::line(result_json(&outcome, duration_ms));
+            let _ = out::line(result_json(&outcome, &result_context));
         }
-        OutputFormat::StreamJson => emit(&result_json(&outcome, duration_ms)),
+        OutputFormat::StreamJson => emit(&result_json(&outcome, &result_context)),
+    }
+    if !args.quiet
+        && !args.verbose
+        && let Some(note) = denial_note(&permission_denials(&outcome))
+    {
+        eprintln!("{note}");
     }
     if let Some(reason) = &outcome.stop_reason
         && !args.quiet

@@ -1,30 +1,193 @@
-//! The result object of `--output-format json` (and the last line of stream-json):
-//! `{"type":"result","subtype","is_error","result","session_id","num_turns","messages","usage",
-//! "duration_ms"}` plus `stop_reason` and `deferred_tool_use` when they apply.
+//! The result object of `--output-format json` (and the last line of stream-json), in Claude
+//! Code's shape so that scripts written for `claude -p` read it unchanged:
+//!
+//! `type`, `subtype`, `is_error`, `duration_ms`, `duration_api_ms`, `num_turns`, `result`,
+//! `stop_reason` (why the model's last reply ended: `end_turn`, `tool_use`, or the provider's
+//! word), `session_id`, `total_cost_usd` (from `spine_models::pricing`; 0 for models without a
+//! price), `usage` (`input_tokens` counts uncached input, as Claude Code's does; the cache
+//! fields beside it), `modelUsage` (per model), `permission_denials` (`tool_name`,
+//! `tool_use_id`, `tool_input` of every call the permission step refused).
+//!
+//! spine adds `hook_stop_reason` (a hook's `stopReason`, when a hook ended the run),
+//! `deferred_tool_use` (the call a deferral left pending) and, with `--include-messages`,
+//! `messages` (the conversation as sent to the model).
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use spine_core::model::FinishReason;
 use spine_core::runner::RunOutcome;
+use spine_protocol::message::Message;
+use spine_protocol::tool::ToolArguments;
+use spine_protocol::trace::{DecisionOutcome, TraceRecord};
+
+/// What the result object needs besides the outcome.
+#[derive(Debug, Clone, Copy)]
+pub struct ResultContext<'a> {
+    /// Wall time of the whole command, in milliseconds.
+    pub duration_ms: u64,
+    /// The model's id (the key of `modelUsage`, and what prices the run).
+    pub model: &'a str,
+    /// The model's context window in tokens, when known.
+    pub context_window: Option<u64>,
+    /// Whether to add the conversation as `messages`.
+    pub include_messages: bool,
+}
+
+/// A call the permission step refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Denial {
+    /// The tool the call named.
+    pub tool_name: String,
+    /// The call's id.
+    pub tool_use_id: String,
+    /// The arguments the model sent.
+    pub tool_input: Value,
+}
+
+/// Every call of the run that the permission step (rules, mode, PermissionRequest hooks or the
+/// approver) refused, in order.
+pub fn permission_denials(outcome: &RunOutcome) -> Vec<Denial> {
+    let input_of = |id: &str| {
+        outcome.messages.iter().find_map(|m| match m {
+            Message::Assistant(a) => a.tool_calls.iter().find(|c| c.id == id).map(|c| match &c.arguments {
+                ToolArguments::Json(v) => v.clone(),
+                ToolArguments::Raw(raw) => Value::String(raw.clone()),
+            }),
+            _ => None,
+        })
+    };
+    outcome
+        .trace
+        .entries()
+        .into_iter()
+        .filter_map(|e| match e.record {
+            TraceRecord::ToolDecision(d) if d.outcome == DecisionOutcome::Denied => Some(Denial {
+                tool_input: input_of(&d.tool_use_id).unwrap_or(Value::Null),
+                tool_name: d.tool_name,
+                tool_use_id: d.tool_use_id,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Time spent in model requests, in milliseconds (every attempt of every request).
+fn api_duration_ms(outcome: &RunOutcome) -> u64 {
+    let micros: u64 = outcome
+        .trace
+        .entries()
+        .into_iter()
+        .filter_map(|e| match e.record {
+            TraceRecord::Model(m) => Some(m.duration_us),
+            _ => None,
+        })
+        .sum();
+    micros / 1000
+}
+
+/// Claude Code's word for why the model's last reply ended.
+fn stop_reason(finish: Option<&FinishReason>) -> Value {
+    match finish {
+        Some(FinishReason::Stop) => json!("end_turn"),
+        Some(FinishReason::ToolCalls) => json!("tool_use"),
+        Some(FinishReason::Other(word)) => json!(word),
+        None => Value::Null,
+    }
+}
 
 /// Builds the result object.
-pub fn result_json(outcome: &RunOutcome, duration_ms: u64) -> Value {
+pub fn result_json(outcome: &RunOutcome, ctx: &ResultContext<'_>) -> Value {
+    let usage = outcome.usage;
+    let cost = spine_models::pricing::cost(ctx.model, &usage);
+    let mut model_usage = Map::new();
+    if outcome.num_turns > 0 {
+        model_usage.insert(
+            ctx.model.to_owned(),
+            json!({
+                "inputTokens": usage.uncached_input_tokens(),
+                "outputTokens": usage.output_tokens,
+                "cacheReadInputTokens": usage.cache_read_input_tokens,
+                "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+                "webSearchRequests": 0,
+                "costUSD": cost,
+                "contextWindow": ctx.context_window,
+            }),
+        );
+    }
+    let denials: Vec<Value> = permission_denials(outcome)
+        .into_iter()
+        .map(|d| json!({"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}))
+        .collect();
     let mut v = json!({
         "type": "result",
         "subtype": outcome.subtype,
         "is_error": outcome.subtype.is_error(),
-        "result": outcome.result,
-        "session_id": outcome.session_id,
+        "duration_ms": ctx.duration_ms,
+        "duration_api_ms": api_duration_ms(outcome),
         "num_turns": outcome.num_turns,
-        "messages": outcome.messages,
-        "usage": outcome.usage,
-        "duration_ms": duration_ms,
+        "result": outcome.result,
+        "stop_reason": stop_reason(outcome.finish_reason.as_ref()),
+        "session_id": outcome.session_id,
+        "total_cost_usd": cost,
+        "usage": {
+            "input_tokens": usage.uncached_input_tokens(),
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "output_tokens": usage.output_tokens,
+        },
+        "modelUsage": model_usage,
+        "permission_denials": denials,
     });
     if let Some(map) = v.as_object_mut() {
         if let Some(reason) = &outcome.stop_reason {
-            map.insert("stop_reason".into(), json!(reason));
+            map.insert("hook_stop_reason".into(), json!(reason));
         }
         if let Some(call) = &outcome.deferred {
             map.insert("deferred_tool_use".into(), json!(call));
         }
+        if ctx.include_messages {
+            map.insert("messages".into(), json!(outcome.messages));
+        }
     }
     v
+}
+
+/// The result object of a run that could not start (bad usage or configuration): `subtype`
+/// `error_during_execution`, `is_error`, the message as `result`, no turns.
+pub fn config_error_json(message: &str, duration_ms: u64) -> Value {
+    json!({
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": true,
+        "duration_ms": duration_ms,
+        "duration_api_ms": 0,
+        "num_turns": 0,
+        "result": message,
+        "stop_reason": Value::Null,
+        "session_id": Value::Null,
+        "total_cost_usd": 0.0,
+        "usage": {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0},
+        "modelUsage": {},
+        "permission_denials": [],
+        "error": "configuration",
+    })
+}
+
+/// The line `spine run` prints on stderr (without `-v`) when the permission step refused calls:
+/// how many, which tools, and what would allow them.
+pub fn denial_note(denials: &[Denial]) -> Option<String> {
+    if denials.is_empty() {
+        return None;
+    }
+    let mut tools: Vec<&str> = denials.iter().map(|d| d.tool_name.as_str()).collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let calls = if denials.len() == 1 { "call was" } else { "calls were" };
+    Some(format!(
+        "note: {} tool {calls} refused by the permission policy ({}); allow them with an allow rule \
+         (`permissions.allow` in settings, or --allowedTools \"{}\") or a permission mode \
+         (--permission-mode acceptEdits|bypassPermissions); -v shows each decision",
+        denials.len(),
+        tools.join(", "),
+        tools.first().copied().unwrap_or("Tool"),
+    ))
 }

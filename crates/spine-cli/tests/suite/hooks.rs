@@ -37,10 +37,10 @@ fn run_applies_project_hooks_and_the_model_reads_hook_blocked() {
         r#"{"permissions": {"allow": ["Bash"]}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR/.spine/hooks/guard.sh\""}]}]}}"#,
     );
-    let out = s.run(&s.script(bash_then_answer("rm -rf build")), &["--output-format", "json"]);
+    let out = s.run(&s.script(bash_then_answer("rm -rf build")), &["--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(tool_contents(&json(&out)), ["Error [hook_blocked]: destructive command refused"]);
-    let out = s.run(&s.script(bash_then_answer("echo fine")), &["--output-format", "json"]);
+    let out = s.run(&s.script(bash_then_answer("echo fine")), &["--output-format", "json", "--include-messages"]);
     assert!(tool_contents(&json(&out))[0].contains("fine"));
 }
 

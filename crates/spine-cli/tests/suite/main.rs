@@ -11,6 +11,7 @@ mod hooks;
 mod load;
 mod pipes;
 mod providers;
+mod result_json;
 mod run;
 mod shell_rules;
 mod tools;

@@ -51,7 +51,7 @@ fn every_printing_command_ends_normally_when_stdout_is_closed() {
         vec!["hooks", "list"],
         vec!["trace", "show", trace.to_str().expect("utf-8")],
         vec!["run", "-p", "go", "--model", &model],
-        vec!["run", "-p", "go", "--model", &model, "--output-format", "json"],
+        vec!["run", "-p", "go", "--model", &model, "--output-format", "json", "--include-messages"],
         vec!["run", "-p", "go", "--model", &model, "--output-format", "stream-json"],
     ];
     for args in cases {

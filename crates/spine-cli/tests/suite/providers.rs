@@ -91,7 +91,16 @@ fn openai_run_with_a_blocking_hook_sends_hook_blocked_as_the_tool_result() {
         .spine()
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
         .env("OPENAI_API_KEY", KEY)
-        .args(["run", "-p", "clean the build", "--model", "openai:gpt-4.1-mini", "--output-format", "json"])
+        .args([
+            "run",
+            "-p",
+            "clean the build",
+            "--model",
+            "openai:gpt-4.1-mini",
+            "--output-format",
+            "json",
+            "--include-messages",
+        ])
         .args(["--settings", &block_rm_settings(&s), "--trace", trace.to_str().expect("utf8")])
         .output()
         .expect("runs");
@@ -155,7 +164,16 @@ fn anthropic_run_with_a_blocking_hook_sends_hook_blocked_as_an_error_tool_result
         .spine()
         .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
         .env("ANTHROPIC_API_KEY", KEY)
-        .args(["run", "-p", "clean the build", "--model", "anthropic:claude-sonnet-4-5", "--output-format", "json"])
+        .args([
+            "run",
+            "-p",
+            "clean the build",
+            "--model",
+            "anthropic:claude-sonnet-4-5",
+            "--output-format",
+            "json",
+            "--include-messages",
+        ])
         .args(["--settings", &block_rm_settings(&s), "--trace", trace.to_str().expect("utf8")])
         .output()
         .expect("runs");
@@ -252,7 +270,16 @@ fn provider_keys_reach_neither_bash_nor_hooks_nor_the_transcript() {
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
         .env("OPENAI_API_KEY", KEY)
         .env("ANTHROPIC_API_KEY", KEY)
-        .args(["run", "-p", "show the environment", "--model", "openai:gpt-4.1-mini", "--output-format", "json"])
+        .args([
+            "run",
+            "-p",
+            "show the environment",
+            "--model",
+            "openai:gpt-4.1-mini",
+            "--output-format",
+            "json",
+            "--include-messages",
+        ])
         .args(["--settings", &env_dump_settings(&hook_env, json!({}))])
         .args(["--trace", trace.to_str().expect("utf8")])
         .output()
@@ -284,7 +311,16 @@ fn env_passthrough_hands_the_named_key_to_bash() {
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
         .env("OPENAI_API_KEY", KEY)
         .env("ANTHROPIC_API_KEY", "sk-ant-other-secret-0123456789")
-        .args(["run", "-p", "show the environment", "--model", "openai:gpt-4.1-mini", "--output-format", "json"])
+        .args([
+            "run",
+            "-p",
+            "show the environment",
+            "--model",
+            "openai:gpt-4.1-mini",
+            "--output-format",
+            "json",
+            "--include-messages",
+        ])
         .args(["--settings", &settings])
         .output()
         .expect("runs");

@@ -26,7 +26,7 @@ fn text_mode_prints_only_the_final_answer_on_stdout() {
 fn json_mode_prints_one_result_object_with_the_whole_conversation() {
     let s = Sandbox::new();
     s.write("README.md", "hello\n");
-    let out = s.run(&s.script(read_then_answer()), &["--output-format", "json"]);
+    let out = s.run(&s.script(read_then_answer()), &["--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0));
     let v = json(&out);
     assert_eq!(v["type"], "result");
@@ -72,7 +72,7 @@ fn a_denied_call_is_answered_with_permission_denied_and_the_run_goes_on() {
         {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "echo hi"}}]},
         {"text": "done"}
     ]));
-    let out = s.run(&script, &["--output-format", "json"]);
+    let out = s.run(&script, &["--output-format", "json", "--include-messages"]);
     let v = json(&out);
     assert_eq!(v["subtype"], "success");
     let tool = &v["messages"][3];
@@ -91,7 +91,7 @@ fn settings_permissions_allow_a_command_and_deny_rules_win() {
         {"text": "done"}
     ]));
     let settings = r#"{"permissions": {"allow": ["Bash"], "deny": ["Bash(rm *)"]}}"#;
-    let out = s.run(&script, &["--settings", settings, "--output-format", "json"]);
+    let out = s.run(&script, &["--settings", settings, "--output-format", "json", "--include-messages"]);
     let v = json(&out);
     assert!(v["messages"][3]["content"].as_str().expect("c1").contains("allowed"), "{}", v["messages"][3]);
     assert_eq!(v["messages"][4]["content"], "Error [permission_denied]: denied by rule Bash(rm *)");
@@ -105,7 +105,8 @@ fn workspace_escapes_are_hard_denials_even_in_bypass_mode() {
         {"tool_calls": [{"id": "c1", "name": "Read", "arguments": {"file_path": "../outside.txt"}}]},
         {"text": "done"}
     ]));
-    let out = s.run(&script, &["--permission-mode", "bypassPermissions", "--output-format", "json"]);
+    let out =
+        s.run(&script, &["--permission-mode", "bypassPermissions", "--output-format", "json", "--include-messages"]);
     let v = json(&out);
     let content = v["messages"][3]["content"].as_str().expect("content");
     assert!(
@@ -123,7 +124,7 @@ fn allowed_tools_hides_the_others_with_tool_not_allowed() {
         {"tool_calls": [{"id": "c1", "name": "Glob", "arguments": {"pattern": "*.md"}}]},
         {"text": "done"}
     ]));
-    let out = s.run(&script, &["--allowed-tools", "Read,Grep", "--output-format", "json"]);
+    let out = s.run(&script, &["--allowed-tools", "Read,Grep", "--output-format", "json", "--include-messages"]);
     let v = json(&out);
     assert_eq!(v["messages"][3]["error_code"], "tool_not_allowed");
 }
@@ -136,7 +137,7 @@ fn max_turns_exits_1_with_error_max_turns() {
         {"tool_calls": [{"id": "c2", "name": "calculator", "arguments": {"expression": "2+2"}}]},
         {"text": "done"}
     ]));
-    let out = s.run(&script, &["--max-turns", "1", "--output-format", "json"]);
+    let out = s.run(&script, &["--max-turns", "1", "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(1));
     let v = json(&out);
     assert_eq!((v["subtype"].as_str(), v["is_error"].as_bool()), (Some("error_max_turns"), Some(true)));
@@ -160,7 +161,7 @@ fn raw_unparsable_arguments_become_invalid_arguments() {
         {"tool_calls": [{"id": "call_2", "name": "Bash", "arguments_raw": "{not json"}]},
         {"text": "done"}
     ]));
-    let v = json(&s.run(&script, &["--output-format", "json"]));
+    let v = json(&s.run(&script, &["--output-format", "json", "--include-messages"]));
     assert_eq!(v["messages"][3]["error_code"], "invalid_arguments");
     assert_eq!(v["messages"][2]["tool_calls"][0]["arguments_raw"], "{not json");
 }
@@ -203,7 +204,14 @@ fn the_prompt_can_come_from_stdin_and_missing_prompts_are_usage_errors() {
     let script = s.script(json!([{"text": "echoed"}]));
     let out = s
         .spine()
-        .args(["run", "--model", &format!("scripted:{}", script.display()), "--output-format", "json"])
+        .args([
+            "run",
+            "--model",
+            &format!("scripted:{}", script.display()),
+            "--output-format",
+            "json",
+            "--include-messages",
+        ])
         .write_stdin("from stdin\n")
         .output()
         .expect("runs");
@@ -245,7 +253,7 @@ fn stream_json_prints_events_then_reports_then_the_result() {
 #[test]
 fn resume_continues_a_session_with_its_history() {
     let s = Sandbox::new();
-    let first = s.run(&s.script(json!([{"text": "first answer"}])), &["--output-format", "json"]);
+    let first = s.run(&s.script(json!([{"text": "first answer"}])), &["--output-format", "json", "--include-messages"]);
     let id = json(&first)["session_id"].as_str().expect("id").to_owned();
     let script = s.script(json!([{"text": "second answer"}]));
     let out = s
@@ -260,6 +268,7 @@ fn resume_continues_a_session_with_its_history() {
             &format!("scripted:{}", script.display()),
             "--output-format",
             "json",
+            "--include-messages",
         ])
         .output()
         .expect("runs");
@@ -299,7 +308,7 @@ fn a_deferred_call_ends_the_run_and_resume_fires_pre_tool_use_for_it_again() {
     .to_string();
     let first = s
         .script(json!([{"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "echo deferred-ran"}}]}]));
-    let out = s.run(&first, &["--settings", &settings, "--output-format", "json"]);
+    let out = s.run(&first, &["--settings", &settings, "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["subtype"], "deferred");
@@ -311,7 +320,7 @@ fn a_deferred_call_ends_the_run_and_resume_fires_pre_tool_use_for_it_again() {
     let out = s
         .spine()
         .args(["run", "--resume", &id, "--model", &format!("scripted:{}", second.display())])
-        .args(["--settings", &settings, "--output-format", "json"])
+        .args(["--settings", &settings, "--output-format", "json", "--include-messages"])
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -68,8 +68,18 @@ fn deny_rule_catches_every_spelling_of_rm_through_every_shell_tool_in_bypass_mod
     let expected = calls.len();
     let script = s.script(json!([{"tool_calls": calls}, {"text": "done"}]));
     let settings = r#"{"permissions": {"deny": ["Bash(rm *)"]}}"#;
-    let out =
-        s.run(&script, &["--settings", settings, "--permission-mode", "bypassPermissions", "--output-format", "json"]);
+    let out = s.run(
+        &script,
+        &[
+            "--settings",
+            settings,
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "json",
+            "--include-messages",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = results(&json(&out));
     assert_eq!(results.len(), expected, "{results:?}");
@@ -99,7 +109,7 @@ fn allow_rule_approves_only_commands_it_covers_entirely() {
     ];
     let script = s.script(json!([{"tool_calls": calls}, {"text": "done"}]));
     let settings = r#"{"permissions": {"allow": ["Bash(echo *)"]}}"#;
-    let out = s.run(&script, &["--settings", settings, "--output-format", "json"]);
+    let out = s.run(&script, &["--settings", settings, "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = results(&json(&out));
     assert_eq!(results.len(), 9, "{results:?}");

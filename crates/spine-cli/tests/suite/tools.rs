@@ -41,7 +41,7 @@ fn mcp_servers_from_mcp_json_expose_their_tools_hooks_match_them_and_they_stop_w
         {"text": "done"}
     ]));
     s.trust();
-    let out = s.run(&script, &["--settings", &settings.to_string(), "--output-format", "json"]);
+    let out = s.run(&script, &["--settings", &settings.to_string(), "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let result = v["messages"][3]["content"].as_str().expect("tool result");
@@ -68,7 +68,7 @@ fn command_runs_and_memory_work_through_spine_run_and_leave_no_process_behind() 
         {"text": "done"}
     ]));
     let settings = r#"{"permissions": {"allow": ["exec_command", "memory_store"]}}"#;
-    let out = s.run(&script, &["--settings", settings, "--output-format", "json"]);
+    let out = s.run(&script, &["--settings", settings, "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let run = v["messages"][3]["content"].as_str().expect("exec result");

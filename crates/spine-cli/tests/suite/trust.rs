@@ -201,7 +201,7 @@ fn writes_into_protected_directories_are_refused_in_accept_edits_and_bypass_unle
         let generic = r#"{"permissions": {"allow": ["Edit", "Edit(**)"]}}"#;
         let out = s.run(
             &s.script(write_call(".spine/settings.local.json")),
-            &["--permission-mode", mode, "--settings", generic, "--output-format", "json"],
+            &["--permission-mode", mode, "--settings", generic, "--output-format", "json", "--include-messages"],
         );
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let result = first_tool_result(&json(&out));
@@ -210,7 +210,7 @@ fn writes_into_protected_directories_are_refused_in_accept_edits_and_bypass_unle
     }
     let out = s.run(
         &s.script(write_call(".git/hooks/pre-commit")),
-        &["--permission-mode", "bypassPermissions", "--output-format", "json"],
+        &["--permission-mode", "bypassPermissions", "--output-format", "json", "--include-messages"],
     );
     assert!(first_tool_result(&json(&out)).contains("permission_denied"));
     assert!(!s.project().join(".git/hooks/pre-commit").exists());
@@ -225,7 +225,7 @@ fn writes_into_protected_directories_are_refused_in_accept_edits_and_bypass_unle
     .to_string();
     let out = s.run(
         &s.script(write_call(".spine/settings.local.json")),
-        &["--settings", &allow_all, "--output-format", "json"],
+        &["--settings", &allow_all, "--output-format", "json", "--include-messages"],
     );
     assert!(first_tool_result(&json(&out)).contains("permission_denied"), "{}", first_tool_result(&json(&out)));
     assert!(!target.exists(), "hook allows do not open a protected path");
@@ -234,7 +234,7 @@ fn writes_into_protected_directories_are_refused_in_accept_edits_and_bypass_unle
     .to_string();
     let out = s.run(
         &s.script(write_call("ordinary.json")),
-        &["--settings", &permission_request_only, "--output-format", "json"],
+        &["--settings", &permission_request_only, "--output-format", "json", "--include-messages"],
     );
     assert!(
         s.project().join("ordinary.json").exists(),
@@ -245,7 +245,7 @@ fn writes_into_protected_directories_are_refused_in_accept_edits_and_bypass_unle
     let named = r#"{"permissions": {"allow": ["Edit(.spine/settings.local.json)"]}}"#;
     let out = s.run(
         &s.script(write_call(".spine/settings.local.json")),
-        &["--permission-mode", "acceptEdits", "--settings", named, "--output-format", "json"],
+        &["--permission-mode", "acceptEdits", "--settings", named, "--output-format", "json", "--include-messages"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -269,7 +269,14 @@ fn a_server_over_its_startup_timeout_fails_and_the_run_goes_on_with_the_others_t
     ]));
     let out = s.run(
         &script,
-        &["--trust", "--settings", r#"{"permissions": {"allow": ["mcp__fast__*"]}}"#, "--output-format", "json"],
+        &[
+            "--trust",
+            "--settings",
+            r#"{"permissions": {"allow": ["mcp__fast__*"]}}"#,
+            "--output-format",
+            "json",
+            "--include-messages",
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(first_tool_result(&json(&out)), "pong from fast");
@@ -289,7 +296,7 @@ fn resume_refuses_anything_but_a_session_id_with_exit_2() {
         assert!(stderr(&out).contains("invalid session id"), "{bad}: {}", stderr(&out));
     }
     assert_eq!(std::fs::read_to_string(s.dir.path().join("x.jsonl")).expect("read"), "", "nothing appended");
-    let first = s.run(&s.script(json!([{"text": "first"}])), &["--output-format", "json"]);
+    let first = s.run(&s.script(json!([{"text": "first"}])), &["--output-format", "json", "--include-messages"]);
     let id = json(&first)["session_id"].as_str().expect("id").to_owned();
     let script = s.script(json!([{"text": "second"}]));
     let out = s.resume(&id, "again", &script);
@@ -309,8 +316,10 @@ fn shell_redirections_into_protected_directories_are_refused_in_bypass_unless_an
         ])
     };
     for tool in ["Bash", "exec_command"] {
-        let out =
-            s.run(&s.script(redirect(tool)), &["--permission-mode", "bypassPermissions", "--output-format", "json"]);
+        let out = s.run(
+            &s.script(redirect(tool)),
+            &["--permission-mode", "bypassPermissions", "--output-format", "json", "--include-messages"],
+        );
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let result = first_tool_result(&json(&out));
         assert!(result.contains("permission_denied") && result.contains(".spine/"), "{tool}: {result}");
@@ -319,7 +328,15 @@ fn shell_redirections_into_protected_directories_are_refused_in_bypass_unless_an
     let named = r#"{"permissions": {"allow": ["Edit(.spine/settings.local.json)"]}}"#;
     let out = s.run(
         &s.script(redirect("Bash")),
-        &["--permission-mode", "bypassPermissions", "--settings", named, "--output-format", "json"],
+        &[
+            "--permission-mode",
+            "bypassPermissions",
+            "--settings",
+            named,
+            "--output-format",
+            "json",
+            "--include-messages",
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(target.exists(), "an allow rule naming the file lets the redirection write it");

@@ -13,7 +13,7 @@ fn fetch(s: &Sandbox, url: &str, settings: &Value) -> Value {
         {"tool_calls": [{"id": "c1", "name": "WebFetch", "arguments": {"url": url}}]},
         {"text": "done"}
     ]));
-    let out = s.run(&script, &["--settings", &settings.to_string(), "--output-format", "json"]);
+    let out = s.run(&script, &["--settings", &settings.to_string(), "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let messages = v["messages"].as_array().expect("messages");

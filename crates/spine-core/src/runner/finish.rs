@@ -127,6 +127,7 @@ impl Run<'_> {
             trace: self.trace,
             deferred: end.deferred,
             stop_reason: end.stop_reason,
+            finish_reason: self.last_finish.take(),
             error: end.error,
         }
     }

@@ -38,6 +38,7 @@ use spine_protocol::tool::{ToolCall, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{HookContext, HookRuntime, SessionInfo};
+use crate::model::FinishReason;
 use crate::observer::{RunEvent, RunObserver};
 use crate::reports::ReportCollector;
 use crate::session::{Transcript, TranscriptRecord};
@@ -66,6 +67,8 @@ struct Run<'a> {
     reports: Option<Arc<ReportCollector>>,
     /// The messages of the last model request.
     last_request: Vec<Message>,
+    /// Why the model's last reply ended.
+    last_finish: Option<FinishReason>,
     skills: SkillCatalog,
     estimator: Arc<dyn TokenEstimator>,
     token_cache: TokenCache,
@@ -125,6 +128,7 @@ impl<'a> Run<'a> {
             progress,
             reports: parts.reports,
             last_request: Vec::new(),
+            last_finish: None,
             skills: SkillCatalog::default(),
             estimator: Arc::new(crate::tokens::WordsEstimator),
             token_cache: TokenCache::new(),

@@ -10,6 +10,7 @@ use spine_protocol::run::{RunSubtype, Usage};
 use spine_protocol::tool::ToolCall;
 use tokio_util::sync::CancellationToken;
 
+use crate::model::FinishReason;
 use crate::observer::{NullObserver, RunObserver};
 use crate::reports::ReportCollector;
 use crate::session::Transcript;
@@ -136,6 +137,8 @@ pub struct RunOutcome {
     pub deferred: Option<ToolCall>,
     /// A hook's `stopReason`, when a hook ended the run.
     pub stop_reason: Option<String>,
+    /// Why the model's last reply ended (none when no reply came).
+    pub finish_reason: Option<FinishReason>,
     /// The error, when the run failed or was canceled.
     pub error: Option<ExecutionError>,
 }

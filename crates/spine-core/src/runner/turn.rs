@@ -72,6 +72,7 @@ impl Run<'_> {
                 if let Some(u) = reply.usage {
                     self.usage.add(u);
                 }
+                self.last_finish = Some(reply.finish_reason.clone());
                 let mut message = reply.message;
                 // Ids are made unique before any call is looked at (see `unique_call_ids`).
                 for (old, new) in unique_call_ids(&mut message.tool_calls, &self.call_ids, turn) {

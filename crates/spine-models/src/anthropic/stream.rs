@@ -79,6 +79,8 @@ struct Assembler {
     stop_reason: Option<String>,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    cache_creation_tokens: u64,
+    cache_read_tokens: u64,
     progress: Progress,
 }
 
@@ -90,12 +92,22 @@ impl Default for Assembler {
             stop_reason: None,
             input_tokens: None,
             output_tokens: None,
+            cache_creation_tokens: 0,
+            cache_read_tokens: 0,
             progress: Progress::NothingDelivered,
         }
     }
 }
 
 impl Assembler {
+    /// Takes the figures a `usage` object sends (each is cumulative; absent ones stay).
+    fn usage(&mut self, usage: &super::wire::WireUsage) {
+        self.input_tokens = usage.input().or(self.input_tokens);
+        self.output_tokens = usage.output_tokens.or(self.output_tokens);
+        self.cache_creation_tokens = usage.cache_creation_input_tokens.unwrap_or(self.cache_creation_tokens);
+        self.cache_read_tokens = usage.cache_read_input_tokens.unwrap_or(self.cache_read_tokens);
+    }
+
     fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<Flow, AttemptError> {
         let event: Event<'_> = serde_json::from_str(data).map_err(|e| {
             self.fail(AttemptError::new(
@@ -106,8 +118,7 @@ impl Assembler {
         match event {
             Event::MessageStart { message } => {
                 if let Some(usage) = message.usage {
-                    self.input_tokens = usage.input().or(self.input_tokens);
-                    self.output_tokens = usage.output_tokens.or(self.output_tokens);
+                    self.usage(&usage);
                 }
             }
             Event::ContentBlockStart { index, content_block } => {
@@ -151,8 +162,7 @@ impl Assembler {
                     self.stop_reason = Some(reason);
                 }
                 if let Some(usage) = usage {
-                    self.input_tokens = usage.input().or(self.input_tokens);
-                    self.output_tokens = usage.output_tokens.or(self.output_tokens);
+                    self.usage(&usage);
                 }
             }
             Event::MessageStop => return Ok(Flow::Done),
@@ -190,7 +200,12 @@ impl Assembler {
         }
         let usage = match (self.input_tokens, self.output_tokens) {
             (None, None) => None,
-            (i, o) => Some(Usage { input_tokens: i.unwrap_or(0), output_tokens: o.unwrap_or(0) }),
+            (i, o) => Some(Usage {
+                input_tokens: i.unwrap_or(0),
+                output_tokens: o.unwrap_or(0),
+                cache_creation_input_tokens: self.cache_creation_tokens,
+                cache_read_input_tokens: self.cache_read_tokens,
+            }),
         };
         let mut tool_calls = Vec::new();
         for (_, block) in self.blocks {

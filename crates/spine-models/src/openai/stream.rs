@@ -396,6 +396,6 @@ mod tests {
         let reply = read_whole(body, &NoStream).expect("reply");
         assert_eq!(reply.finish_reason, FinishReason::ToolCalls);
         assert_eq!(reply.message.tool_calls[0].arguments, ToolArguments::Json(serde_json::json!({"a": 1})));
-        assert_eq!(reply.usage, Some(Usage { input_tokens: 3, output_tokens: 4 }));
+        assert_eq!(reply.usage, Some(Usage::new(3, 4)));
     }
 }

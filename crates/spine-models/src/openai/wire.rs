@@ -185,11 +185,25 @@ pub(crate) struct WireUsage {
     pub prompt_tokens: Option<u64>,
     #[serde(default)]
     pub completion_tokens: Option<u64>,
+    #[serde(default)]
+    pub prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+/// `usage.prompt_tokens_details`: the cached part of the prompt.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) struct WirePromptDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
 }
 
 impl WireUsage {
     pub(crate) fn usage(self) -> Usage {
-        Usage { input_tokens: self.prompt_tokens.unwrap_or(0), output_tokens: self.completion_tokens.unwrap_or(0) }
+        Usage {
+            input_tokens: self.prompt_tokens.unwrap_or(0),
+            output_tokens: self.completion_tokens.unwrap_or(0),
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: self.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0),
+        }
     }
 }
 

@@ -94,7 +94,7 @@ async fn tool_use_input_split_over_many_json_deltas_is_joined() {
     let call = &reply.message.tool_calls[0];
     assert_eq!((call.id.as_str(), call.name.as_str()), ("toolu_1", "Read"));
     assert_eq!(call.arguments, ToolArguments::Json(json!({"file_path": "src/main.rs", "limit": 10})));
-    assert_eq!(reply.usage, Some(Usage { input_tokens: 50, output_tokens: 30 }));
+    assert_eq!(reply.usage, Some(Usage::new(50, 30)));
 }
 
 #[tokio::test]
@@ -151,7 +151,7 @@ async fn text_then_tool_use_streams_the_text_and_returns_both() {
     assert_eq!(reply.message.content.as_deref(), Some("Let me check ü."));
     assert_eq!(reply.message.tool_calls.len(), 1);
     assert_eq!(reply.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(reply.usage, Some(Usage { input_tokens: 12, output_tokens: 20 }));
+    assert_eq!(reply.usage, Some(Usage::new(12, 20)));
 }
 
 #[tokio::test]

@@ -82,7 +82,7 @@ async fn one_tool_call_split_over_many_deltas_is_joined_by_index() {
     let call = &reply.message.tool_calls[0];
     assert_eq!((call.id.as_str(), call.name.as_str()), ("call_abc", "Read"));
     assert_eq!(call.arguments, ToolArguments::Json(json!({"file_path": "src/main.rs", "limit": 10})));
-    assert_eq!(reply.usage, Some(Usage { input_tokens: 120, output_tokens: 17 }));
+    assert_eq!(reply.usage, Some(Usage::new(120, 17)));
     assert!(sink.deltas().is_empty());
 }
 
@@ -332,7 +332,7 @@ async fn non_streaming_mode_sends_stream_false_and_reads_the_whole_reply() {
     assert_eq!(reply.message.tool_calls[0].id, "call_9");
     assert_eq!(reply.message.tool_calls[0].arguments, ToolArguments::Json(json!({"file_path": "a"})));
     assert_eq!(reply.finish_reason, FinishReason::ToolCalls);
-    assert_eq!(reply.usage, Some(Usage { input_tokens: 9, output_tokens: 4 }));
+    assert_eq!(reply.usage, Some(Usage::new(9, 4)));
 }
 
 #[tokio::test]
