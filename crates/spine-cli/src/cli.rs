@@ -70,6 +70,12 @@ pub struct RunArgs {
     /// Add the conversation (`messages`) to the JSON result object.
     #[arg(long = "include-messages")]
     pub include_messages: bool,
+    /// With stream-json: also spine's hook, permission, model-attempt and warning events.
+    #[arg(long = "include-hook-events")]
+    pub include_hook_events: bool,
+    /// With stream-json: also the execution reports (execution_started … execution_complete).
+    #[arg(long = "include-reports")]
+    pub include_reports: bool,
     /// Model requests before the run ends with error_max_turns (default 20).
     #[arg(long = "max-turns")]
     pub max_turns: Option<u32>,

@@ -27,7 +27,7 @@ use crate::render::Fanout;
 use crate::render::approver::TerminalApprover;
 use crate::render::result::{ResultContext, config_error_json, denial_note, permission_denials, result_json};
 use crate::render::stderr::StderrObserver;
-use crate::render::stream_json::{StreamJsonObserver, StreamJsonReports, emit};
+use crate::render::stream_json::{HookEvents, InitInfo, StreamJsonObserver, StreamJsonReports, emit};
 use crate::render::trace_file::TraceFile;
 
 /// Runs `spine run`. With a JSON output format, a configuration error is also printed as a
@@ -133,7 +133,19 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     let mut observers: Vec<Arc<dyn RunObserver>> =
         vec![Arc::new(StderrObserver::new(args.verbose, args.quiet, args.verbose && std::io::stderr().is_terminal()))];
     if args.output_format == OutputFormat::StreamJson {
-        observers.push(Arc::new(StreamJsonObserver));
+        let init = InitInfo {
+            cwd: agent.config.cwd.display().to_string(),
+            tools: agent
+                .tools
+                .specs()
+                .filter(|s| agent.config.visibility.allows(&s.name))
+                .map(|s| s.name.clone())
+                .collect(),
+            mcp_servers: mcp.server_names().into_iter().map(str::to_owned).collect(),
+            permission_mode: agent.policy.mode().as_str().to_owned(),
+        };
+        let hook_events = if args.include_hook_events { HookEvents::Include } else { HookEvents::Omit };
+        observers.push(Arc::new(StreamJsonObserver::new(init, hook_events)));
     }
     let transcript_file = transcript_path(&home, &session_id);
     let transcript = Transcript::open(&transcript_file)
@@ -143,7 +155,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         return Err(config(format!("cannot create {}: {e}", env_file.display())));
     }
 
-    let reports = (args.output_format == OutputFormat::StreamJson).then(|| {
+    let reports = (args.output_format == OutputFormat::StreamJson && args.include_reports).then(|| {
         let identity = WorkIdentity {
             mailbox_item_id: session_id.clone(),
             logical_work_id: session_id.clone(),

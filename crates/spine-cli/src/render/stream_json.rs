@@ -1,12 +1,26 @@
-//! `--output-format stream-json`: one JSON object per line on stdout as the run goes, then the
-//! result object. Event types: `session_start`, `hook`, `hook_answer`, `permission`,
-//! `model_request`, `model_attempt` (one per attempt of a model request), `message`,
-//! `tool_result`, `system_message`, `warning`, `report` (the execution reports of
-//! docs/pipeline.md), `result`.
+//! `--output-format stream-json`: one JSON object per line on stdout as the run goes, in Claude
+//! Code's event stream so that its readers work unchanged:
+//!
+//! - `{"type":"system","subtype":"init", cwd, session_id, tools, mcp_servers, model,
+//!   permissionMode, spine_version, uuid}` when the session starts;
+//! - `{"type":"assistant","message":{…, "content":[text and tool_use blocks]}, session_id,
+//!   parent_tool_use_id, uuid}` for each model turn;
+//! - `{"type":"user","message":{"role":"user","content":[one tool_result block]}, …}` for each
+//!   tool result (once: there is no second copy of a result);
+//! - the result object of `json`, always the last line.
+//!
+//! spine's own events come only when asked: with `--include-hook-events`, `hook`,
+//! `hook_answer`, `permission`, `model_request`, `model_attempt`, `system_message`, `warning`
+//! and `context` (hook context for the model) lines; with `--include-reports`, the execution
+//! reports of docs/pipeline.md as `report` lines.
+
+use std::time::SystemTime;
 
 use serde_json::{Value, json};
 use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
+use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::tool::ToolArguments;
 use spine_protocol::trace::AttemptResult;
 
 /// Prints reports (`execution_started` … `execution_complete`) as `{"type":"report",…}` lines.
@@ -22,21 +36,106 @@ impl spine_core::reports::ReportSink for StreamJsonReports {
     }
 }
 
-/// Prints run events as JSON lines on stdout.
-#[derive(Default)]
-pub struct StreamJsonObserver;
-
-/// Writes one JSON line to stdout.
-pub fn emit(value: &Value) {
-    let _ = crate::out::line(value);
+/// What the `init` line says about the run, known before it starts.
+#[derive(Debug, Clone)]
+pub struct InitInfo {
+    /// The working directory.
+    pub cwd: String,
+    /// The tools visible to the model, by name.
+    pub tools: Vec<String>,
+    /// The connected MCP servers, by name.
+    pub mcp_servers: Vec<String>,
+    /// The permission mode, as written on the command line.
+    pub permission_mode: String,
 }
 
-impl RunObserver for StreamJsonObserver {
-    fn on_event(&self, event: &RunEvent<'_>) {
-        let value = match *event {
-            RunEvent::SessionStarted { session_id, model } => {
-                json!({"type": "session_start", "session_id": session_id, "model": model})
-            }
+/// Which of spine's own events the stream carries besides Claude Code's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvents {
+    /// Only Claude Code's events.
+    Omit,
+    /// Also hook, permission, model-attempt and warning lines.
+    Include,
+}
+
+/// Prints run events as JSON lines on stdout.
+pub struct StreamJsonObserver {
+    init: InitInfo,
+    hook_events: HookEvents,
+    session_id: std::sync::Mutex<String>,
+    model: std::sync::Mutex<String>,
+}
+
+impl StreamJsonObserver {
+    /// An observer that opens the stream with `init`.
+    pub fn new(init: InitInfo, hook_events: HookEvents) -> Self {
+        StreamJsonObserver {
+            init,
+            hook_events,
+            session_id: std::sync::Mutex::new(String::new()),
+            model: std::sync::Mutex::new(String::new()),
+        }
+    }
+
+    fn session_id(&self) -> String {
+        self.session_id.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn model(&self) -> String {
+        self.model.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn assistant(&self, message: &AssistantMessage) -> Value {
+        let mut content: Vec<Value> = Vec::new();
+        if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        for call in &message.tool_calls {
+            let input = match &call.arguments {
+                ToolArguments::Json(v) => v.clone(),
+                ToolArguments::Raw(raw) => Value::String(raw.clone()),
+            };
+            content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+        }
+        json!({
+            "type": "assistant",
+            "message": {
+                "id": format!("msg_{}", uuid::Uuid::new_v4().simple()),
+                "type": "message",
+                "role": "assistant",
+                "model": self.model(),
+                "content": content,
+                "stop_reason": Value::Null,
+                "stop_sequence": Value::Null,
+            },
+            "parent_tool_use_id": Value::Null,
+            "session_id": self.session_id(),
+            "uuid": uuid::Uuid::new_v4().to_string(),
+        })
+    }
+
+    fn tool_result(&self, result: &ToolResultMessage) -> Value {
+        json!({
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{
+                    "tool_use_id": result.tool_call_id,
+                    "type": "tool_result",
+                    "content": result.content,
+                    "is_error": result.is_error(),
+                }],
+            },
+            "parent_tool_use_id": Value::Null,
+            "session_id": self.session_id(),
+            "uuid": uuid::Uuid::new_v4().to_string(),
+            "timestamp": timestamp(),
+        })
+    }
+
+    /// spine's own lines (`--include-hook-events`).
+    fn spine_event(&self, event: &RunEvent<'_>) -> Option<Value> {
+        Some(match *event {
             RunEvent::HookFired { event, tool_name, status } => {
                 json!({"type": "hook", "event": event, "tool_name": tool_name, "status": status})
             }
@@ -65,14 +164,68 @@ impl RunObserver for StreamJsonObserver {
                     "wait_ms": wait_ms,
                 })
             }
-            RunEvent::TextDelta { .. } => return,
-            RunEvent::Message { message } => json!({"type": "message", "message": message}),
-            RunEvent::ToolResult { result } => json!({"type": "tool_result", "result": result}),
+            RunEvent::Message { message: Message::Context(context) } => {
+                json!({"type": "context", "event": context.event, "content": context.content})
+            }
             RunEvent::SystemMessage { hook_id, text } => {
                 json!({"type": "system_message", "hook_id": hook_id, "text": text})
             }
             RunEvent::Warning { text } => json!({"type": "warning", "text": text}),
+            RunEvent::SessionStarted { .. }
+            | RunEvent::TextDelta { .. }
+            | RunEvent::Message { .. }
+            | RunEvent::ToolResult { .. } => return None,
+        })
+    }
+}
+
+/// Writes one JSON line to stdout.
+pub fn emit(value: &Value) {
+    let _ = crate::out::line(value);
+}
+
+/// Now as RFC 3339 with milliseconds, as Claude Code writes `timestamp`.
+fn timestamp() -> String {
+    let now = time::OffsetDateTime::from(SystemTime::now());
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+    now.format(&format).unwrap_or_default()
+}
+
+impl RunObserver for StreamJsonObserver {
+    fn on_event(&self, event: &RunEvent<'_>) {
+        let value = match event {
+            RunEvent::SessionStarted { session_id, model } => {
+                if let Ok(mut s) = self.session_id.lock() {
+                    *s = (*session_id).to_owned();
+                }
+                if let Ok(mut m) = self.model.lock() {
+                    *m = (*model).to_owned();
+                }
+                let mcp: Vec<Value> =
+                    self.init.mcp_servers.iter().map(|name| json!({"name": name, "status": "connected"})).collect();
+                Some(json!({
+                    "type": "system",
+                    "subtype": "init",
+                    "cwd": self.init.cwd,
+                    "session_id": session_id,
+                    "tools": self.init.tools,
+                    "mcp_servers": mcp,
+                    "model": model,
+                    "permissionMode": self.init.permission_mode,
+                    "spine_version": env!("CARGO_PKG_VERSION"),
+                    "uuid": uuid::Uuid::new_v4().to_string(),
+                }))
+            }
+            RunEvent::Message { message: Message::Assistant(a) } => Some(self.assistant(a)),
+            RunEvent::Message { message: Message::Tool(result) } => Some(self.tool_result(result)),
+            other => match self.hook_events {
+                HookEvents::Include => self.spine_event(other),
+                HookEvents::Omit => None,
+            },
         };
-        emit(&value);
+        if let Some(value) = value {
+            emit(&value);
+        }
     }
 }

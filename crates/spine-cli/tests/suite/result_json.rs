@@ -133,3 +133,59 @@ fn total_cost_prices_the_usage_of_a_model_in_the_price_table() {
     assert_eq!(v["modelUsage"]["gpt-4o-mini"]["costUSD"], v["total_cost_usd"]);
     assert_eq!(v["modelUsage"]["gpt-4o-mini"]["outputTokens"], 500);
 }
+
+fn stream_lines(name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(format!("{FIXTURES}/{name}")).expect("fixture");
+    text.lines().map(|l| serde_json::from_str(l).expect("fixture line")).collect()
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    k.sort();
+    k
+}
+
+#[test]
+fn stream_json_speaks_claude_codes_event_stream_with_one_copy_of_each_tool_result() {
+    let reference = stream_lines("stream-json-verbose.jsonl");
+    let s = Sandbox::new();
+    let script = s.script(json!([
+        {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "2 + 2"}}]},
+        {"text": "four"}
+    ]));
+    let out = s.run(&script, &["--output-format", "stream-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap_or("")).collect();
+    let reference_types: Vec<&str> = reference.iter().map(|l| l["type"].as_str().unwrap_or("")).collect();
+    assert_eq!(types, reference_types, "system init, assistant, user (tool result), assistant, result");
+
+    let init = &lines[0];
+    assert_eq!(init["subtype"], "init");
+    for field in ["cwd", "session_id", "tools", "mcp_servers", "model", "permissionMode", "uuid"] {
+        assert!(reference[0].get(field).is_some(), "the reference init lacks `{field}`");
+        assert!(init.get(field).is_some(), "spine's init lacks `{field}`: {init}");
+    }
+    assert!(init["tools"].as_array().expect("tools").iter().any(|t| t == "calculator"), "{init}");
+    assert_eq!(init["permissionMode"], "default");
+
+    let call = &lines[1];
+    assert_eq!(keys(call), keys(&reference[1]), "assistant line fields");
+    assert_eq!(
+        call["message"]["content"][0],
+        json!({"type": "tool_use", "id": "c1", "name": "calculator", "input": {"expression": "2 + 2"}})
+    );
+    let result = &lines[2];
+    let reference_result_keys: Vec<String> =
+        keys(&reference[2]).into_iter().filter(|k| k != "tool_use_result").collect();
+    assert_eq!(keys(result), reference_result_keys, "user line fields (Claude Code adds tool_use_result)");
+    let block = &result["message"]["content"][0];
+    assert_eq!(keys(block), keys(&reference[2]["message"]["content"][0]));
+    assert_eq!(block["tool_use_id"], "c1");
+    assert_eq!(block["content"], "The calculator returned 4.");
+    assert_eq!(block["is_error"], false);
+    assert_eq!(lines[3]["message"]["content"][0], json!({"type": "text", "text": "four"}));
+    let session = init["session_id"].clone();
+    assert!(lines.iter().all(|l| l["session_id"] == session), "every line names the session");
+    assert_eq!(lines[4]["result"], "four");
+}

@@ -228,18 +228,18 @@ fn the_prompt_can_come_from_stdin_and_missing_prompts_are_usage_errors() {
 }
 
 #[test]
-fn stream_json_prints_events_then_reports_then_the_result() {
+fn stream_json_with_hook_events_and_reports_prints_them_then_the_result() {
     let s = Sandbox::new();
     let script = s.script(json!([
         {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "2 + 2"}}]},
         {"text": "four"}
     ]));
-    let out = s.run(&script, &["--output-format", "stream-json"]);
+    let out = s.run(&script, &["--output-format", "stream-json", "--include-hook-events", "--include-reports"]);
     let lines: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap_or("")).collect();
     assert_eq!(types.first(), Some(&"report"));
     assert_eq!(types.last(), Some(&"result"));
-    assert!(types.contains(&"hook") && types.contains(&"permission") && types.contains(&"message"));
+    assert!(types.contains(&"hook") && types.contains(&"permission") && types.contains(&"assistant"));
     let methods: Vec<&str> =
         lines.iter().filter(|l| l["type"] == "report").map(|l| l["method_id"].as_str().unwrap_or("")).collect();
     assert_eq!(methods, vec!["execution_started", "execution_progress", "execution_complete"]);
