@@ -3,10 +3,12 @@
 //! servers deviate).
 //!
 //! Messages: `system` → `{"role":"system"}`; `user` → `{"role":"user"}`; `assistant` →
-//! `{"role":"assistant","content":text|null,"tool_calls":[{"id","type":"function",
+//! `{"role":"assistant","content":text,"tool_calls":[{"id","type":"function",
 //! "function":{"name","arguments":<string>}}]}` (arguments as [`ToolArguments::to_wire`], so raw
 //! text goes back verbatim; `tool_calls` omitted when empty); `tool` →
 //! `{"role":"tool","tool_call_id","content"}`; `context` → `{"role":"system","content"}`.
+//! An assistant turn with only tool calls sends `"content": ""`, never `null`: some compatible
+//! servers (llama.cpp's chat templates) answer `null` with a 500.
 //! Tools: `[{"type":"function","function":{"name","description","parameters"}}]`, omitted when
 //! there are none.
 
@@ -48,7 +50,7 @@ enum WireMessage<'a> {
         content: &'a str,
     },
     Assistant {
-        content: Option<&'a str>,
+        content: &'a str,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<WireToolCall<'a>>,
     },
@@ -109,7 +111,7 @@ fn message(m: &Message) -> WireMessage<'_> {
         Message::System { content } => WireMessage::System { content },
         Message::User { content } => WireMessage::User { content },
         Message::Assistant(a) => WireMessage::Assistant {
-            content: a.content.as_deref(),
+            content: a.content.as_deref().unwrap_or(""),
             tool_calls: a
                 .tool_calls
                 .iter()

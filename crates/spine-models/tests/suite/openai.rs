@@ -285,7 +285,7 @@ async fn request_body_maps_every_message_kind_field_by_field() {
 }
 
 #[tokio::test]
-async fn an_assistant_turn_with_only_tool_calls_sends_null_content_and_no_key_sends_no_authorization() {
+async fn an_assistant_turn_with_only_tool_calls_sends_empty_content_and_no_key_sends_no_authorization() {
     let server = TestServer::start(vec![Reply::Sse(sse(&[text("ok"), finish("stop")]), End::Close)]).await;
     let mut cfg = config(&server);
     cfg.api_key = None;
@@ -305,8 +305,7 @@ async fn an_assistant_turn_with_only_tool_calls_sends_null_content_and_no_key_se
     client.complete(request, &Recorder::default(), &CancellationToken::new()).await.expect("reply");
     let req = server.only_request();
     assert!(req.headers.get("authorization").is_none());
-    assert_eq!(req.body["messages"][1]["content"], Value::Null);
-    assert!(req.body["messages"][1].as_object().expect("obj").contains_key("content"));
+    assert_eq!(req.body["messages"][1]["content"], "", "a tool-call turn sends empty content, never null");
     assert!(req.body.get("tools").is_none(), "tools are omitted when empty");
 }
 
