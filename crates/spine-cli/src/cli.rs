@@ -5,12 +5,24 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// spine: an agent runtime whose every tool call passes through a hook pipeline you can trust.
+///
+/// `spine -p "PROMPT"` (or `spine "PROMPT"`) runs the agent like `spine run`, as `claude -p` does.
 #[derive(Debug, Parser)]
-#[command(name = "spine", version, about, propagate_version = true)]
+#[command(
+    name = "spine",
+    version,
+    about,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Cli {
-    /// The command.
+    /// The command; without one, the top-level flags and prompt run the agent like `spine run`.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// `spine run`'s flags, accepted at the top level.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// The commands.
@@ -55,9 +67,14 @@ pub enum OutputFormat {
 /// `spine run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The prompt (else read from stdin when it is not a terminal).
-    #[arg(short = 'p', long = "prompt")]
+    /// The prompt. Stdin, when it is not a terminal, is appended to it (or is the prompt when
+    /// none is given).
+    #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,
+    /// Print the result and exit (spine always does; the flag is accepted as in Claude Code, and
+    /// at the top level it selects a run).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
     /// The model: scripted:FILE, openai:MODEL or anthropic:MODEL.
     #[arg(long)]
     pub model: Option<String>,
