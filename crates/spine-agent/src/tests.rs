@@ -20,6 +20,7 @@ fn options(dir: &Path) -> AgentOptions {
         permission_mode: None,
         max_turns: None,
         allowed_tools: vec![],
+        command_line: CommandLine::default(),
         approver: Arc::new(DenyApprover),
         allow_defer: true,
         conversation_id: None,

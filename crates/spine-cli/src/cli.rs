@@ -90,12 +90,22 @@ pub struct RunArgs {
     /// Working directory and workspace root (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// Tools visible to the model, comma-separated (default: all).
-    #[arg(long = "allowed-tools", value_delimiter = ',')]
+    /// Permission rules that allow, space- or comma-separated (`"Bash(git *) Edit"`); repeatable.
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES")]
     pub allowed_tools: Vec<String>,
+    /// Permission rules that deny, space- or comma-separated (`"Bash(rm *) WebFetch"`);
+    /// repeatable.
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", value_name = "RULES")]
+    pub disallowed_tools: Vec<String>,
+    /// Tools visible to the model, space- or comma-separated; `default` is all (the default).
+    #[arg(long = "tools", value_name = "TOOLS")]
+    pub tools: Vec<String>,
     /// Permission mode: default, acceptEdits, bypassPermissions, plan.
     #[arg(long = "permission-mode")]
     pub permission_mode: Option<String>,
+    /// The same as `--permission-mode bypassPermissions`.
+    #[arg(long = "dangerously-skip-permissions", conflicts_with = "permission_mode")]
+    pub dangerously_skip_permissions: bool,
     /// Write the run's trace as JSONL to this file.
     #[arg(long)]
     pub trace: Option<PathBuf>,

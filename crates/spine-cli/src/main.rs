@@ -10,6 +10,7 @@
 mod cli;
 mod commands;
 mod error;
+mod flags;
 mod guard;
 mod out;
 mod render;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use spine_agent::{AgentOptions, Tools};
+use spine_agent::{AgentOptions, CommandLine, Tools};
 use spine_core::CancellationToken;
 use spine_core::observer::RunObserver;
 use spine_core::permission::{Approver, DenyApprover};
@@ -22,6 +22,7 @@ use spine_protocol::run::RunSubtype;
 use super::context;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::error::{config, exit};
+use crate::flags::split_list;
 use crate::out;
 use crate::render::Fanout;
 use crate::render::approver::TerminalApprover;
@@ -74,6 +75,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
 
     let permission_mode = match &args.permission_mode {
         Some(flag) => Some(flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?),
+        None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
         None => None,
     };
     let approver: Arc<dyn Approver> =
@@ -93,7 +95,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             model: args.model.clone(),
             permission_mode,
             max_turns: args.max_turns,
-            allowed_tools: args.allowed_tools.clone(),
+            allowed_tools: visible_tools(&args.tools)?,
+            command_line: CommandLine {
+                allow: split_list(&args.allowed_tools),
+                deny: split_list(&args.disallowed_tools),
+                system_prompt: None,
+                append_system_prompt: None,
+            },
             approver,
             allow_defer: !interactive_prompt,
             conversation_id: Some(session_id.clone()),
@@ -213,6 +221,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             exit::FAILED
         }
     })
+}
+
+/// `--tools`: the names, or every tool (an empty list) for `default`. A `--tools` that names no
+/// tool at all (Claude Code's `--tools ""`, no tools) is a usage error: spine's agent needs one.
+fn visible_tools(values: &[String]) -> anyhow::Result<Vec<String>> {
+    let names = split_list(values);
+    if !values.is_empty() && names.is_empty() {
+        return Err(config("--tools: no tool named (use `default` for every tool)"));
+    }
+    Ok(if names.iter().any(|n| n == "default") { Vec::new() } else { names })
 }
 
 fn subtype_name(s: RunSubtype) -> String {

@@ -98,3 +98,112 @@ fn subcommands_still_win_over_a_prompt_of_the_same_name() {
     let out = s.spine().args(["trust", "--list"]).output().expect("spine runs");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+fn two_shell_calls() -> Value {
+    json!([
+        {"tool_calls": [
+            {"id": "c1", "name": "Bash", "arguments": {"command": "echo allowed"}},
+            {"id": "c2", "name": "Bash", "arguments": {"command": "echo a,b"}}
+        ]},
+        {"text": "done"}
+    ])
+}
+
+fn tool_result(v: &Value, index: usize) -> String {
+    v["messages"][index]["content"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn allowed_tools_flag_takes_permission_rules_separated_by_spaces_or_commas() {
+    let s = Sandbox::new();
+    let script = s.script(two_shell_calls());
+    for flag in ["--allowedTools", "--allowed-tools"] {
+        let out = s.run(&script, &[flag, "Bash(echo allowed) Edit,Bash(echo a,b)", "--output-format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v = json(&out);
+        assert!(tool_result(&v, 3).contains("allowed"), "{flag}: {}", v["messages"][3]);
+        assert!(tool_result(&v, 4).contains("a,b"), "{flag}: {}", v["messages"][4]);
+    }
+}
+
+#[test]
+fn without_an_allow_rule_a_non_interactive_shell_call_is_refused() {
+    let s = Sandbox::new();
+    let out = s.run(&s.script(two_shell_calls()), &["--allowedTools", "Bash(echo allowed)", "--output-format", "json"]);
+    let v = json(&out);
+    assert!(tool_result(&v, 3).contains("allowed"), "{}", v["messages"][3]);
+    assert!(tool_result(&v, 4).starts_with("Error [permission_denied]"), "{}", v["messages"][4]);
+}
+
+#[test]
+fn disallowed_tools_flag_denies_even_when_permissions_are_skipped() {
+    let s = Sandbox::new();
+    let script = s.script(two_shell_calls());
+    for flag in ["--disallowedTools", "--disallowed-tools"] {
+        let out =
+            s.run(&script, &["--dangerously-skip-permissions", flag, "Bash(echo a,b)", "--output-format", "json"]);
+        let v = json(&out);
+        assert!(tool_result(&v, 3).contains("allowed"), "{flag}: {}", v["messages"][3]);
+        assert_eq!(tool_result(&v, 4), "Error [permission_denied]: denied by rule Bash(echo a,b)", "{flag}");
+    }
+}
+
+#[test]
+fn dangerously_skip_permissions_is_bypass_permissions() {
+    let s = Sandbox::new();
+    let out = s.run(&s.script(two_shell_calls()), &["--dangerously-skip-permissions", "--output-format", "json"]);
+    let v = json(&out);
+    assert!(tool_result(&v, 3).contains("allowed") && tool_result(&v, 4).contains("a,b"), "{v}");
+    let out = s.run(&s.script(two_shell_calls()), &["--dangerously-skip-permissions", "--permission-mode", "default"]);
+    assert_eq!(out.status.code(), Some(2), "the two flags conflict: {}", stderr(&out));
+}
+
+#[test]
+fn a_settings_deny_rule_wins_over_a_flag_allow_rule() {
+    let s = Sandbox::new();
+    let settings = r#"{"permissions": {"deny": ["Bash(echo a,b)"]}}"#;
+    let out = s.run(
+        &s.script(two_shell_calls()),
+        &["--settings", settings, "--allowedTools", "Bash", "--output-format", "json"],
+    );
+    let v = json(&out);
+    assert!(tool_result(&v, 3).contains("allowed"), "{}", v["messages"][3]);
+    assert_eq!(tool_result(&v, 4), "Error [permission_denied]: denied by rule Bash(echo a,b)");
+}
+
+#[test]
+fn a_flag_deny_rule_wins_over_a_settings_allow_rule() {
+    let s = Sandbox::new();
+    let settings = r#"{"permissions": {"allow": ["Bash"]}}"#;
+    let out = s.run(
+        &s.script(two_shell_calls()),
+        &["--settings", settings, "--disallowedTools", "Bash(echo allowed)", "--output-format", "json"],
+    );
+    let v = json(&out);
+    assert_eq!(tool_result(&v, 3), "Error [permission_denied]: denied by rule Bash(echo allowed)");
+    assert!(tool_result(&v, 4).contains("a,b"), "{}", v["messages"][4]);
+}
+
+#[test]
+fn a_bad_rule_in_a_flag_exits_2_naming_the_flag() {
+    let s = Sandbox::new();
+    let out = s.run(&s.script(answer("x")), &["--allowedTools", "Bash(unclosed"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--allowedTools: `Bash(unclosed`"), "{}", stderr(&out));
+}
+
+#[test]
+fn tools_flag_sets_visibility_and_default_means_every_tool() {
+    let s = Sandbox::new();
+    s.write("README.md", "hello\n");
+    let script = s.script(json!([
+        {"tool_calls": [{"id": "c1", "name": "Glob", "arguments": {"pattern": "*.md"}}]},
+        {"text": "done"}
+    ]));
+    let out = s.run(&script, &["--tools", "Read Grep", "--output-format", "json"]);
+    assert_eq!(json(&out)["messages"][3]["error_code"], "tool_not_allowed");
+    let out = s.run(&script, &["--tools", "default", "--output-format", "json"]);
+    assert!(tool_result(&json(&out), 3).contains("README.md"), "{}", stdout(&out));
+    let out = s.run(&script, &["--tools", ""]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

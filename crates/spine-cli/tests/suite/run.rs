@@ -116,14 +116,14 @@ fn workspace_escapes_are_hard_denials_even_in_bypass_mode() {
 }
 
 #[test]
-fn allowed_tools_hides_the_others_with_tool_not_allowed() {
+fn tools_flag_hides_the_others_with_tool_not_allowed() {
     let s = Sandbox::new();
     s.write("README.md", "hello\n");
     let script = s.script(json!([
         {"tool_calls": [{"id": "c1", "name": "Glob", "arguments": {"pattern": "*.md"}}]},
         {"text": "done"}
     ]));
-    let out = s.run(&script, &["--allowed-tools", "Read,Grep", "--output-format", "json"]);
+    let out = s.run(&script, &["--tools", "Read,Grep", "--output-format", "json"]);
     let v = json(&out);
     assert_eq!(v["messages"][3]["error_code"], "tool_not_allowed");
 }
