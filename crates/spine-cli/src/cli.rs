@@ -75,9 +75,16 @@ pub struct RunArgs {
     /// at the top level it selects a run).
     #[arg(short = 'p', long = "print")]
     pub print: bool,
-    /// The model: scripted:FILE, openai:MODEL or anthropic:MODEL.
+    /// The model: scripted:FILE, openai:MODEL, anthropic:MODEL, a claude-*, gpt-*, o1-o4 or
+    /// chatgpt-* name, or sonnet, opus, haiku.
     #[arg(long)]
     pub model: Option<String>,
+    /// Replaces the built-in agent prompt (the first layer of the system prompt).
+    #[arg(long = "system-prompt", value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Appended to the agent prompt layer, after a blank line.
+    #[arg(long = "append-system-prompt", value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
     /// A settings file or inline JSON, applied after the settings files (repeatable).
     #[arg(long = "settings", value_name = "FILE|JSON")]
     pub settings: Vec<String>,

@@ -99,8 +99,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             command_line: CommandLine {
                 allow: split_list(&args.allowed_tools),
                 deny: split_list(&args.disallowed_tools),
-                system_prompt: None,
-                append_system_prompt: None,
+                system_prompt: args.system_prompt.clone(),
+                append_system_prompt: args.append_system_prompt.clone(),
             },
             approver,
             allow_defer: !interactive_prompt,

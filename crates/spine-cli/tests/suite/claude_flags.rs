@@ -3,9 +3,12 @@
 //! and model flags, sessions and the turn limit. Every test goes through the binary with the
 //! scripted model or a local HTTP server.
 
+use std::net::SocketAddr;
 use std::process::Output;
 
+use axum::http::HeaderMap;
 use serde_json::{Value, json};
+use spine_testkit::http::{End, Reply, TestServer, raw, server_runtime};
 
 use crate::support::*;
 
@@ -206,4 +209,184 @@ fn tools_flag_sets_visibility_and_default_means_every_tool() {
     assert!(tool_result(&json(&out), 3).contains("README.md"), "{}", stdout(&out));
     let out = s.run(&script, &["--tools", ""]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn system_prompt_replaces_the_built_in_agent_prompt() {
+    let s = Sandbox::new();
+    let out =
+        s.run(&s.script(answer("ok")), &["--system-prompt", "You are a terse reviewer.", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let system = json(&out)["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system.contains("You are a terse reviewer."), "{system}");
+    assert!(!system.contains("You are spine"), "{system}");
+}
+
+#[test]
+fn append_system_prompt_follows_the_agent_prompt() {
+    let s = Sandbox::new();
+    let out =
+        s.run(&s.script(answer("ok")), &["--append-system-prompt", "Answer in French.", "--output-format", "json"]);
+    let system = json(&out)["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+    let (built_in, appended) = (system.find("You are spine"), system.find("Answer in French."));
+    assert!(matches!((built_in, appended), (Some(a), Some(b)) if a < b), "{system}");
+    let out = s.run(
+        &s.script(answer("ok")),
+        &["--system-prompt", "Base.", "--append-system-prompt", "Extra.", "--output-format", "json"],
+    );
+    let system = json(&out)["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system.contains("Base.\n\nExtra.") && !system.contains("You are spine"), "{system}");
+}
+
+/// A server on 127.0.0.1 that answers each request with the next SSE body and records
+/// requests, on a runtime of its own.
+struct Server {
+    addr: SocketAddr,
+    inner: TestServer,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Server {
+    fn start(replies: Vec<String>) -> Server {
+        let runtime = server_runtime();
+        let replies = replies.iter().map(|sse| Reply::Sse(vec![raw(sse)], End::Close)).collect();
+        let inner = runtime.block_on(TestServer::start(replies));
+        Server { addr: inner.addr(), inner, _runtime: runtime }
+    }
+
+    fn only(&self) -> (HeaderMap, Value) {
+        let requests = self.inner.requests();
+        assert_eq!(requests.len(), 1, "one request");
+        let r = requests.into_iter().next().expect("request");
+        (r.headers, r.body)
+    }
+}
+
+fn anthropic_text(text: &str) -> String {
+    [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "m", "stop_reason": null, "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+        json!({"type": "message_stop"}),
+    ]
+    .iter()
+    .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+    .collect()
+}
+
+fn openai_text(text: &str) -> String {
+    let events = [
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ];
+    let mut out: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+#[test]
+fn anthropic_auth_token_is_sent_as_bearer_with_the_custom_headers_and_anthropic_model() {
+    let s = Sandbox::new();
+    let server = Server::start(vec![anthropic_text("hello")]);
+    let out = s
+        .spine()
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
+        .env("ANTHROPIC_AUTH_TOKEN", "tok-0123456789")
+        .env("ANTHROPIC_CUSTOM_HEADERS", "X-Team: core\nX-Trace-Id: 42\n")
+        .env("ANTHROPIC_MODEL", "haiku")
+        .args(["-p", "hi", "--output-format", "json"])
+        .output()
+        .expect("spine runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["result"], "hello");
+    let (headers, body) = server.only();
+    assert_eq!(header(&headers, "authorization"), Some("Bearer tok-0123456789"));
+    assert_eq!(header(&headers, "x-api-key"), None);
+    assert_eq!((header(&headers, "x-team"), header(&headers, "x-trace-id")), (Some("core"), Some("42")));
+    assert_eq!(body["model"], spine_models::spec::HAIKU);
+}
+
+#[test]
+fn anthropic_api_key_alone_is_sent_as_x_api_key() {
+    let s = Sandbox::new();
+    let server = Server::start(vec![anthropic_text("hello")]);
+    let out = s
+        .spine()
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
+        .env("ANTHROPIC_API_KEY", "sk-0123456789")
+        .args(["-p", "hi", "--model", "sonnet"])
+        .output()
+        .expect("spine runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (headers, body) = server.only();
+    assert_eq!((header(&headers, "x-api-key"), header(&headers, "authorization")), (Some("sk-0123456789"), None));
+    assert_eq!(body["model"], spine_models::spec::SONNET);
+}
+
+#[test]
+fn a_bad_custom_header_line_exits_2_naming_the_variable() {
+    let s = Sandbox::new();
+    let out = s
+        .spine()
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("ANTHROPIC_CUSTOM_HEADERS", "no colon here")
+        .args(["-p", "hi", "--model", "opus"])
+        .output()
+        .expect("spine runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("ANTHROPIC_CUSTOM_HEADERS: `no colon here`"), "{}", stderr(&out));
+}
+
+#[test]
+fn bare_openai_model_names_select_openai() {
+    let s = Sandbox::new();
+    let server = Server::start(vec![openai_text("hi from gpt")]);
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .args(["-p", "hi", "--model", "gpt-4.1-mini"])
+        .output()
+        .expect("spine runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "hi from gpt");
+    assert_eq!(server.only().1["model"], "gpt-4.1-mini");
+}
+
+#[test]
+fn model_flag_beats_anthropic_model_which_beats_the_settings_model() {
+    let s = Sandbox::new();
+    let script = s.script(answer("from the script"));
+    let settings = r#"{"model": "scripted:/nonexistent.json"}"#;
+    let out = s
+        .spine()
+        .env("ANTHROPIC_MODEL", "opus")
+        .args(["-p", "hi", "--settings", settings, "--model", &scripted(&script)])
+        .output()
+        .expect("spine runs");
+    assert_eq!(stdout(&out).trim(), "from the script", "{}", stderr(&out));
+
+    let server = Server::start(vec![anthropic_text("from opus")]);
+    let out = s
+        .spine()
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
+        .env("ANTHROPIC_MODEL", "opus")
+        .args(["-p", "hi", "--settings", settings])
+        .output()
+        .expect("spine runs");
+    assert_eq!(stdout(&out).trim(), "from opus", "{}", stderr(&out));
+    assert_eq!(server.only().1["model"], spine_models::spec::OPUS);
+}
+
+#[test]
+fn an_unknown_bare_model_name_exits_2() {
+    let s = Sandbox::new();
+    let out = s.spine().args(["-p", "hi", "--model", "llama3"]).output().expect("spine runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--model: invalid model spec `llama3`"), "{}", stderr(&out));
 }

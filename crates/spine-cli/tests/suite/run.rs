@@ -181,7 +181,7 @@ fn configuration_errors_exit_2_and_name_the_file_and_field() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--settings #1") && stderr(&out).contains("permissions.deny[0]"), "{}", stderr(&out));
 
-    let out = s.spine().args(["run", "-p", "x", "--model", "gpt-4"]).output().expect("runs");
+    let out = s.spine().args(["run", "-p", "x", "--model", "llama3"]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("invalid model spec"), "{}", stderr(&out));
 
