@@ -116,9 +116,19 @@ pub struct RunArgs {
     /// Write the run's trace as JSONL to this file.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Continue a session by id (as printed by spine; a UUID).
-    #[arg(long)]
+    /// Continue a session by id (as printed by spine; a UUID), in its directory and with its
+    /// model unless --cwd or --model say otherwise.
+    #[arg(short = 'r', long, conflicts_with_all = ["continue_session", "session_id"])]
     pub resume: Option<String>,
+    /// Continue the most recent session of this project (as --resume).
+    #[arg(short = 'c', long = "continue", conflicts_with = "session_id")]
+    pub continue_session: bool,
+    /// The id of the new session (a UUID; refused when that session exists).
+    #[arg(long = "session-id", value_name = "UUID")]
+    pub session_id: Option<String>,
+    /// Write no transcript file (hooks still get the path; nothing can resume the run).
+    #[arg(long = "no-session-persistence")]
+    pub no_session_persistence: bool,
     /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
     #[arg(long)]
     pub trust: bool,

@@ -14,6 +14,7 @@ mod flags;
 mod guard;
 mod out;
 mod render;
+mod sessions;
 mod signals;
 
 use std::process::ExitCode;

@@ -13,7 +13,7 @@ use spine_core::observer::RunObserver;
 use spine_core::permission::{Approver, DenyApprover};
 use spine_core::reports::{ReportCollector, WorkIdentity};
 use spine_core::runner::RunRequest;
-use spine_core::session::{Transcript, check_session_id, new_session_id};
+use spine_core::session::{LoadedSession, Transcript, check_session_id, new_session_id};
 use spine_core::trace::{Trace, TraceSink};
 use spine_protocol::hook::SessionSource;
 use spine_protocol::permission::PermissionMode;
@@ -42,7 +42,41 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         );
     }
     let home = context::spine_home()?;
-    let project = context::project_dir(args.cwd.as_ref())?;
+    let launch_dir = context::project_dir(args.cwd.as_ref())?;
+    let (session_id, resumed) = choose_session(&args, &home, &launch_dir)?;
+    // A resumed session runs where it ran before, with the model it used, unless the flags say
+    // otherwise.
+    let project = match (&args.cwd, resumed.as_ref().and_then(|r| r.cwd.as_ref())) {
+        (None, Some(cwd)) if cwd != &launch_dir => match cwd.canonicalize() {
+            Ok(dir) if dir.is_dir() => dir,
+            Ok(_) | Err(_) => {
+                if !args.quiet {
+                    eprintln!(
+                        "note: the session's directory {} is gone; running in {}",
+                        cwd.display(),
+                        launch_dir.display()
+                    );
+                }
+                launch_dir.clone()
+            }
+        },
+        _ => launch_dir.clone(),
+    };
+    let model = match (&args.model, resumed.as_ref().and_then(|r| r.model.as_deref())) {
+        (Some(flag), _) => Some(flag.clone()),
+        (None, Some(name)) => match name.parse::<spine_models::spec::ModelSpec>() {
+            Ok(_) => Some(name.to_owned()),
+            Err(_) => {
+                if !args.quiet {
+                    eprintln!(
+                        "note: the session's model `{name}` is not a model name spine can choose again; using the configured model"
+                    );
+                }
+                None
+            }
+        },
+        (None, None) => None,
+    };
     let settings = context::settings(&home, &project, &args.settings, args.trust)?;
     if args.verbose {
         for note in &settings.notes {
@@ -52,22 +86,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let interactive_prompt = args.prompt.is_some() && std::io::stdin().is_terminal();
     let prompt = read_prompt(args.prompt.clone(), args.quiet)?;
 
-    let (session_id, history, deferred, source) = match &args.resume {
-        Some(id) => {
-            check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
-            let path = transcript_path(&home, id);
-            let loaded =
-                Transcript::load(&path).map_err(|e| config(format!("--resume {id}: {}: {e}", path.display())))?;
+    let (history, deferred, source) = match resumed {
+        Some(loaded) => {
             if !loaded.repaired.is_empty() && !args.quiet {
                 eprintln!(
-                    "note: session {id} ended with {} unanswered tool call(s) ({}); they are answered Error [canceled]",
+                    "note: session {session_id} ended with {} unanswered tool call(s) ({}); they are answered Error [canceled]",
                     loaded.repaired.len(),
                     loaded.repaired.join(", ")
                 );
             }
-            (id.clone(), loaded.messages, loaded.deferred, SessionSource::Resume)
+            (loaded.messages, loaded.deferred, SessionSource::Resume)
         }
-        None => (new_session_id(), Vec::new(), None, SessionSource::Startup),
+        None => (Vec::new(), None, SessionSource::Startup),
     };
     if prompt.is_none() && deferred.is_none() {
         return Err(config("no prompt: pass it as an argument (spine -p \"PROMPT\") or pipe it on stdin"));
@@ -92,7 +122,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         AgentOptions {
             project: project.clone(),
             spine_home: home.clone(),
-            model: args.model.clone(),
+            model,
             permission_mode,
             max_turns: args.max_turns,
             allowed_tools: visible_tools(&args.tools)?,
@@ -128,9 +158,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         observers.push(Arc::new(StreamJsonObserver));
     }
     let transcript_file = transcript_path(&home, &session_id);
-    let transcript = Transcript::open(&transcript_file)
-        .map_err(|e| config(format!("cannot write the session transcript {}: {e}", transcript_file.display())))?;
+    let transcript = if args.no_session_persistence {
+        Transcript::discard(&transcript_file)
+    } else {
+        Transcript::open(&transcript_file)
+            .map_err(|e| config(format!("cannot write the session transcript {}: {e}", transcript_file.display())))?
+    };
     let env_file = home.join("sessions").join(format!("{session_id}.env"));
+    if let Err(e) = std::fs::create_dir_all(home.join("sessions")) {
+        return Err(config(format!("cannot create {}: {e}", home.join("sessions").display())));
+    }
     if let Err(e) = std::fs::OpenOptions::new().create(true).append(true).open(&env_file) {
         return Err(config(format!("cannot create {}: {e}", env_file.display())));
     }
@@ -235,6 +272,40 @@ fn visible_tools(values: &[String]) -> anyhow::Result<Vec<String>> {
 
 fn subtype_name(s: RunSubtype) -> String {
     serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// The session of the run: `--resume ID` or `--continue` (the most recent session of this
+/// project) load a transcript; `--session-id UUID` names a new session (refused when that
+/// session exists); otherwise a new id.
+fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Result<(String, Option<LoadedSession>)> {
+    let (id, flag) = match (&args.resume, args.continue_session, &args.session_id) {
+        (Some(id), _, _) => {
+            check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
+            (id.clone(), "--resume")
+        }
+        (None, true, _) => {
+            let sessions = home.join("sessions");
+            let latest = crate::sessions::latest_for_project(&sessions, launch_dir)
+                .map_err(|e| config(format!("--continue: cannot read {}: {e}", sessions.display())))?;
+            let id = latest
+                .ok_or_else(|| config(format!("--continue: no session of {} to continue", launch_dir.display())))?;
+            (id, "--continue")
+        }
+        (None, false, Some(given)) => {
+            let id = uuid::Uuid::try_parse(given)
+                .map_err(|_| config(format!("--session-id: `{given}` is not a UUID")))?
+                .hyphenated()
+                .to_string();
+            if transcript_path(home, &id).exists() {
+                return Err(config(format!("--session-id: session {id} is already in use (use --resume {id})")));
+            }
+            return Ok((id, None));
+        }
+        (None, false, None) => return Ok((new_session_id(), None)),
+    };
+    let path = transcript_path(home, &id);
+    let loaded = Transcript::load(&path).map_err(|e| config(format!("{flag} {id}: {}: {e}", path.display())))?;
+    Ok((id, Some(loaded)))
 }
 
 fn transcript_path(home: &Path, session_id: &str) -> PathBuf {

@@ -390,3 +390,130 @@ fn an_unknown_bare_model_name_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--model: invalid model spec `llama3`"), "{}", stderr(&out));
 }
+
+fn session_of(out: &Output) -> String {
+    json(out)["session_id"].as_str().expect("session_id").to_owned()
+}
+
+fn user_prompts(v: &Value) -> Vec<String> {
+    v["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str().map(str::to_owned)).collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn continue_picks_the_most_recent_session_of_this_project() {
+    let s = Sandbox::new();
+    let script = s.script(answer("ok"));
+    let first = s
+        .spine()
+        .args(["-p", "first", "--model", &scripted(&script), "--output-format", "json"])
+        .output()
+        .expect("runs");
+    let first_id = session_of(&first);
+    // A later session of another project is not this project's.
+    let other = s.dir.path().join("other");
+    std::fs::create_dir_all(&other).expect("other");
+    let elsewhere = s
+        .spine()
+        .args(["-p", "elsewhere", "--cwd", other.to_str().expect("utf8"), "--model", &scripted(&script)])
+        .args(["--output-format", "json"])
+        .output()
+        .expect("runs");
+    assert_ne!(session_of(&elsewhere), first_id);
+    for flag in ["-c", "--continue"] {
+        let out = spine_json(&s, &script, &[flag, "-p", "again"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(session_of(&out), first_id, "{flag}");
+        let prompts = user_prompts(&json(&out));
+        assert_eq!(prompts.first().map(String::as_str), Some("first"), "{flag}: {prompts:?}");
+        assert_eq!(prompts.last().map(String::as_str), Some("again"), "{flag}: {prompts:?}");
+    }
+}
+
+#[test]
+fn continue_without_a_session_of_this_project_exits_2() {
+    let s = Sandbox::new();
+    let out = s.run(&s.script(answer("x")), &["--continue"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--continue: no session of"), "{}", stderr(&out));
+}
+
+#[test]
+fn session_id_names_the_new_session_and_is_validated() {
+    let s = Sandbox::new();
+    let script = s.script(answer("ok"));
+    let id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let out = s.run(&script, &["--session-id", &id.to_uppercase(), "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(session_of(&out), id);
+    assert!(s.home().join("sessions").join(format!("{id}.jsonl")).is_file());
+
+    let out = s.run(&script, &["--session-id", id]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("already in use"), "{}", stderr(&out));
+    let out = s.run(&script, &["--session-id", "../../etc/passwd"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("is not a UUID"), "{}", stderr(&out));
+    let out = s.run(&script, &["--session-id", id, "--resume", id]);
+    assert_eq!(out.status.code(), Some(2), "the flags conflict");
+}
+
+#[test]
+fn no_session_persistence_writes_no_transcript() {
+    let s = Sandbox::new();
+    let script = s.script(answer("ok"));
+    let out = s.run(&script, &["--no-session-persistence", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = session_of(&out);
+    assert!(!s.home().join("sessions").join(format!("{id}.jsonl")).exists());
+    let out = s.resume(&id, "again", &script);
+    assert_eq!(out.status.code(), Some(2), "nothing to resume: {}", stderr(&out));
+}
+
+#[test]
+fn resume_restores_the_sessions_model() {
+    let s = Sandbox::new();
+    let server = Server::start(vec![anthropic_text("one"), anthropic_text("two")]);
+    let base = format!("http://{}", server.addr);
+    let run = |args: &[&str]| {
+        s.spine().env("ANTHROPIC_BASE_URL", &base).args(args).args(["--output-format", "json"]).output().expect("runs")
+    };
+    let first = run(&["-p", "hi", "--model", "opus"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let id = session_of(&first);
+    let second = run(&["-p", "more", "--resume", &id]);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let models: Vec<Value> = server.inner.requests().into_iter().map(|r| r.body["model"].clone()).collect();
+    assert_eq!(models, [json!(spine_models::spec::OPUS), json!(spine_models::spec::OPUS)]);
+}
+
+#[test]
+fn resume_restores_the_sessions_directory() {
+    let s = Sandbox::new();
+    s.write("README.md", "hello from the project\n");
+    let script = s.script(json!([
+        {"tool_calls": [{"id": "c1", "name": "Read", "arguments": {"file_path": "README.md"}}]},
+        {"text": "done"}
+    ]));
+    let first = s.run(&script, &["--output-format", "json"]);
+    let id = session_of(&first);
+    let out = s
+        .spine()
+        .current_dir(s.dir.path())
+        .args(["-p", "again", "--resume", &id, "--model", &scripted(&script), "--output-format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let last_read = v["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "tool"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(last_read.contains("hello from the project"), "{last_read}");
+}
