@@ -91,7 +91,8 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long = "output-format", value_enum, default_value = "text")]
     pub output_format: OutputFormat,
-    /// Model requests before the run ends with error_max_turns (default 20).
+    /// Model requests before the run ends with error_max_turns (default: the settings'
+    /// maxTurns, else no limit).
     #[arg(long = "max-turns")]
     pub max_turns: Option<u32>,
     /// Working directory and workspace root (default: the current directory).

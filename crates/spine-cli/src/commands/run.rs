@@ -124,7 +124,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
             spine_home: home.clone(),
             model,
             permission_mode,
-            max_turns: args.max_turns,
+            max_turns: Some(args.max_turns.or(settings.max_turns).unwrap_or(NO_TURN_LIMIT)),
             allowed_tools: visible_tools(&args.tools)?,
             command_line: CommandLine {
                 allow: split_list(&args.allowed_tools),
@@ -311,6 +311,11 @@ fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Res
 fn transcript_path(home: &Path, session_id: &str) -> PathBuf {
     home.join("sessions").join(format!("{session_id}.jsonl"))
 }
+
+/// The turn limit of `spine run` without `--max-turns` or a `maxTurns` setting: none, as in
+/// Claude Code (the worker keeps spine-agent's default of 20). A user who wants a safety net
+/// sets `"maxTurns"` in `~/.spine/settings.json`.
+const NO_TURN_LIMIT: u32 = u32::MAX;
 
 /// How long stdin may stay silent, when a prompt was given, before the run goes on without it
 /// (Claude Code waits the same 3 s, for a stdin that is an open pipe nobody writes to).

@@ -517,3 +517,31 @@ fn resume_restores_the_sessions_directory() {
         .to_owned();
     assert!(last_read.contains("hello from the project"), "{last_read}");
 }
+
+fn calculator_turns(n: usize) -> Value {
+    let mut turns: Vec<Value> = (0..n)
+        .map(|i| json!({"tool_calls": [{"id": format!("c{i}"), "name": "calculator", "arguments": {"expression": "1 + 1"}}]}))
+        .collect();
+    turns.push(json!({"text": "done"}));
+    Value::Array(turns)
+}
+
+#[test]
+fn max_turns_has_no_default_limit() {
+    let s = Sandbox::new();
+    let out = s.run(&s.script(calculator_turns(25)), &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!((v["subtype"].as_str(), v["num_turns"].as_u64()), (Some("success"), Some(26)));
+}
+
+#[test]
+fn a_max_turns_setting_is_a_safety_limit_and_the_flag_overrides_it() {
+    let s = Sandbox::new();
+    let script = s.script(calculator_turns(3));
+    let out = s.run(&script, &["--settings", r#"{"maxTurns": 2}"#, "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["subtype"], "error_max_turns");
+    let out = s.run(&script, &["--settings", r#"{"maxTurns": 2}"#, "--max-turns", "10", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
