@@ -46,37 +46,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     let (session_id, resumed) = choose_session(&args, &home, &launch_dir)?;
     // A resumed session runs where it ran before, with the model it used, unless the flags say
     // otherwise.
-    let project = match (&args.cwd, resumed.as_ref().and_then(|r| r.cwd.as_ref())) {
-        (None, Some(cwd)) if cwd != &launch_dir => match cwd.canonicalize() {
-            Ok(dir) if dir.is_dir() => dir,
-            Ok(_) | Err(_) => {
-                if !args.quiet {
-                    eprintln!(
-                        "note: the session's directory {} is gone; running in {}",
-                        cwd.display(),
-                        launch_dir.display()
-                    );
-                }
-                launch_dir.clone()
-            }
-        },
-        _ => launch_dir.clone(),
-    };
-    let model = match (&args.model, resumed.as_ref().and_then(|r| r.model.as_deref())) {
-        (Some(flag), _) => Some(flag.clone()),
-        (None, Some(name)) => match name.parse::<spine_models::spec::ModelSpec>() {
-            Ok(_) => Some(name.to_owned()),
-            Err(_) => {
-                if !args.quiet {
-                    eprintln!(
-                        "note: the session's model `{name}` is not a model name spine can choose again; using the configured model"
-                    );
-                }
-                None
-            }
-        },
-        (None, None) => None,
-    };
+    let project = resumed_project(&args, resumed.as_ref(), &launch_dir);
+    let model = resumed_model(&args, resumed.as_ref());
     let settings = context::settings(&home, &project, &args.settings, args.trust)?;
     if args.verbose {
         for note in &settings.notes {
@@ -272,6 +243,47 @@ fn visible_tools(values: &[String]) -> anyhow::Result<Vec<String>> {
 
 fn subtype_name(s: RunSubtype) -> String {
     serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// The project of the run: a resumed session's directory when `--cwd` is not given and that
+/// directory still exists, else the launch directory.
+fn resumed_project(args: &RunArgs, resumed: Option<&LoadedSession>, launch_dir: &Path) -> PathBuf {
+    let Some(cwd) = resumed.and_then(|r| r.cwd.as_ref()).filter(|_| args.cwd.is_none()) else {
+        return launch_dir.to_path_buf();
+    };
+    match cwd.canonicalize() {
+        Ok(dir) if dir.is_dir() => dir,
+        Ok(_) | Err(_) => {
+            if !args.quiet {
+                eprintln!(
+                    "note: the session's directory {} is gone; running in {}",
+                    cwd.display(),
+                    launch_dir.display()
+                );
+            }
+            launch_dir.to_path_buf()
+        }
+    }
+}
+
+/// The model spec of the run: `--model`, else a resumed session's model when it is a name
+/// `--model` accepts, else none (settings and environment decide).
+fn resumed_model(args: &RunArgs, resumed: Option<&LoadedSession>) -> Option<String> {
+    if args.model.is_some() {
+        return args.model.clone();
+    }
+    let name = resumed.and_then(|r| r.model.as_deref())?;
+    match name.parse::<spine_models::spec::ModelSpec>() {
+        Ok(_) => Some(name.to_owned()),
+        Err(_) => {
+            if !args.quiet {
+                eprintln!(
+                    "note: the session's model `{name}` is not a model name spine can choose again; using the configured model"
+                );
+            }
+            None
+        }
+    }
 }
 
 /// The session of the run: `--resume ID` or `--continue` (the most recent session of this
