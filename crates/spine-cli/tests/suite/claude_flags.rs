@@ -545,3 +545,29 @@ fn a_max_turns_setting_is_a_safety_limit_and_the_flag_overrides_it() {
     let out = s.run(&script, &["--settings", r#"{"maxTurns": 2}"#, "--max-turns", "10", "--output-format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[test]
+fn an_open_silent_stdin_does_not_hold_a_run_that_has_a_prompt() {
+    let s = Sandbox::new();
+    let script = s.script(answer("went on"));
+    let mut child = s
+        .spine_process()
+        .args(["-p", "hi", "--model", &scripted(&script)])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn spine");
+    // The write end stays open (and silent) until the run has ended.
+    let stdin = child.stdin.take();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        assert!(std::time::Instant::now() < deadline, "spine waited for stdin for a minute");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "went on");
+    assert!(stderr(&out).contains("no stdin data received"), "{}", stderr(&out));
+}
