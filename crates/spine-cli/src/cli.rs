@@ -98,15 +98,17 @@ pub struct RunArgs {
     /// Working directory and workspace root (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// Permission rules that allow, space- or comma-separated (`"Bash(git *) Edit"`); repeatable.
-    #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES")]
+    /// Permission rules that allow, space- or comma-separated (`"Bash(git *) Edit"`). As in
+    /// Claude Code the flag takes every following word up to the next flag: put the prompt first.
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
     pub allowed_tools: Vec<String>,
-    /// Permission rules that deny, space- or comma-separated (`"Bash(rm *) WebFetch"`);
-    /// repeatable.
-    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", value_name = "RULES")]
+    /// Permission rules that deny, space- or comma-separated (`"Bash(rm *) WebFetch"`); takes
+    /// every following word up to the next flag.
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
     pub disallowed_tools: Vec<String>,
     /// Tools visible to the model, space- or comma-separated; `default` is all (the default).
-    #[arg(long = "tools", value_name = "TOOLS")]
+    /// Takes every following word up to the next flag.
+    #[arg(long = "tools", value_name = "TOOLS", num_args = 1..)]
     pub tools: Vec<String>,
     /// Permission mode: default, acceptEdits, bypassPermissions, plan.
     #[arg(long = "permission-mode")]

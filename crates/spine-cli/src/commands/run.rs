@@ -71,7 +71,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
         None => (Vec::new(), None, SessionSource::Startup),
     };
     if prompt.is_none() && deferred.is_none() {
-        return Err(config("no prompt: pass it as an argument (spine -p \"PROMPT\") or pipe it on stdin"));
+        let list_flags = !(args.allowed_tools.is_empty() && args.disallowed_tools.is_empty() && args.tools.is_empty());
+        let hint = if list_flags {
+            " (--allowedTools, --disallowedTools and --tools take every word up to the next flag: put the prompt before them)"
+        } else {
+            ""
+        };
+        return Err(config(format!(
+            "no prompt: pass it as an argument (spine -p \"PROMPT\") or pipe it on stdin{hint}"
+        )));
     }
 
     let permission_mode = match &args.permission_mode {

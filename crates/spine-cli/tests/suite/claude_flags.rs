@@ -571,3 +571,31 @@ fn an_open_silent_stdin_does_not_hold_a_run_that_has_a_prompt() {
     assert_eq!(stdout(&out).trim(), "went on");
     assert!(stderr(&out).contains("no stdin data received"), "{}", stderr(&out));
 }
+
+#[test]
+fn list_flags_take_every_word_up_to_the_next_flag_as_in_claude_code() {
+    let s = Sandbox::new();
+    let script = s.script(two_shell_calls());
+    let out = s
+        .spine()
+        .args(["-p", "go", "--allowedTools", "Bash(echo allowed)", "Bash(echo a,b)", "--model", &scripted(&script)])
+        .args(["--output-format", "json"])
+        .output()
+        .expect("spine runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert!(tool_result(&v, 3).contains("allowed") && tool_result(&v, 4).contains("a,b"), "{v}");
+
+    // A prompt after the list is one more rule, as in Claude Code: no prompt is left.
+    let out = s
+        .spine()
+        .args(["--model", &scripted(&script), "-p", "--allowedTools", "Read", "summarize the notes"])
+        .output()
+        .expect("spine runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no prompt") && stderr(&out).contains("put the prompt before them"),
+        "{}",
+        stderr(&out)
+    );
+}
