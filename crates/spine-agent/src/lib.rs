@@ -44,8 +44,9 @@ pub use tools::{build_tools, visibility, web_options};
 pub enum AssemblyError {
     /// No model was given and none can be chosen from the environment.
     #[error(
-        "no model configured: pass --model scripted:FILE | openai:MODEL | anthropic:MODEL, \
-         set `model` in a settings file, or set ANTHROPIC_API_KEY or OPENAI_API_KEY"
+        "no model configured: pass --model scripted:FILE | openai:MODEL | anthropic:MODEL (or a \
+         claude-*, gpt-* name or sonnet, opus, haiku), set `model` in a settings file, or set \
+         ANTHROPIC_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or OPENAI_API_KEY"
     )]
     NoModel,
     /// The model spec or its client is invalid.
@@ -93,8 +94,10 @@ pub struct AgentOptions {
     pub permission_mode: Option<PermissionMode>,
     /// A turn limit overriding settings (`--max-turns`).
     pub max_turns: Option<u32>,
-    /// Tools visible to the model (empty: all).
+    /// Tools visible to the model (empty: all): `--tools`.
     pub allowed_tools: Vec<String>,
+    /// What the command line adds to the settings: permission rules and the agent prompt.
+    pub command_line: CommandLine,
     /// Who answers `ask`.
     pub approver: Arc<dyn Approver>,
     /// Whether a PreToolUse `defer` may end the run.
@@ -104,6 +107,20 @@ pub struct AgentOptions {
     /// The tools: a set built once and shared (a worker's), or `Fresh` with extra tools (MCP
     /// servers connected with [`connect_mcp`]) to build a set for this agent alone.
     pub tools: Tools,
+}
+
+/// What the command line adds to the settings, as Claude Code's flags do. The worker passes
+/// the default (nothing added).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandLine {
+    /// `--allowedTools` permission rules, added to the settings' `permissions.allow`.
+    pub allow: Vec<String>,
+    /// `--disallowedTools` permission rules, added to the settings' `permissions.deny`.
+    pub deny: Vec<String>,
+    /// `--system-prompt`: replaces the built-in agent prompt layer.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`: appended to the agent prompt layer (after a blank line).
+    pub append_system_prompt: Option<String>,
 }
 
 /// Where an agent's tools come from.
@@ -158,11 +175,13 @@ fn assemble_with(
     };
     let visibility = visibility(&options.allowed_tools, &tool_set.registry)?;
     let mode = options.permission_mode.or(settings.permissions.default_mode).unwrap_or_default();
-    let rules = PermissionRules {
+    let mut rules = PermissionRules {
         allow: policy::parse_rules(&settings.permissions.allow)?,
         ask: policy::parse_rules(&settings.permissions.ask)?,
         deny: policy::parse_rules(&settings.permissions.deny)?,
     };
+    rules.allow.extend(policy::parse_flag_rules(&options.command_line.allow, "--allowedTools")?);
+    rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
     let (hooks, warnings) = build_hooks(settings)?;
     let workspace = Workspace::new(&options.project)
         .map_err(|e| AssemblyError::Workspace { path: options.project.clone(), reason: e.to_string() })?;
@@ -171,6 +190,7 @@ fn assemble_with(
     config.max_forced_continuations = settings.max_forced_continuations.unwrap_or(1);
     config.turn.model_context.likely_model = Some(model.model().to_owned());
     config.turn.conversation_id = options.conversation_id;
+    config.turn.agent_prompt = agent_prompt(&options.command_line);
     config.turn.allowed_tool_names = visibility.names().to_vec();
     config.visibility = visibility;
     config.skill_roots = skill_roots(settings, &options.spine_home, &options.project);
@@ -191,6 +211,18 @@ fn assemble_with(
     };
     Ok(Assembled { agent, warnings, tools: tool_set })
 }
+/// The agent prompt layer: `--system-prompt` (else the built-in prompt, left to the turn when
+/// nothing is appended), with `--append-system-prompt` after a blank line.
+fn agent_prompt(command_line: &CommandLine) -> Option<String> {
+    match (&command_line.system_prompt, &command_line.append_system_prompt) {
+        (base, None) => base.clone(),
+        (base, Some(extra)) => {
+            let base = base.as_deref().unwrap_or(spine_core::stages::prepare_turn::DEFAULT_AGENT_PROMPT);
+            Some(format!("{base}\n\n{extra}"))
+        }
+    }
+}
+
 /// Makes the settings' `env_passthrough` the process's: the provider keys that tools, hooks
 /// and MCP servers inherit after all (every other provider key is removed from children by
 /// `spine_process::secrets`). Called by [`assemble`] and [`connect_mcp`].

@@ -1,5 +1,6 @@
-//! The model client: `--model`, else settings `model`, else the provider whose API key is set;
-//! with the timeouts of settings `model_options.timeouts`.
+//! The model client: `--model`, else `ANTHROPIC_MODEL`, else settings `model`, else the
+//! provider whose API key is set (Claude Code's order); with the timeouts of settings
+//! `model_options.timeouts`.
 
 use std::sync::Arc;
 
@@ -10,20 +11,22 @@ use spine_settings::Settings;
 
 use crate::AssemblyError;
 
-/// The model: `--model`, else settings `model`, else the provider whose API key is set, with
+/// The model: `--model`, else `ANTHROPIC_MODEL` (always Anthropic, aliases resolved), else
+/// settings `model`, else the provider whose API key is set, with
 /// the timeouts of settings `model_options.timeouts`. An error names where the spec came from:
 /// `--model`, or the settings file and its `model` key.
 pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn ModelClient>, AssemblyError> {
-    let (spec, from) = match (flag, settings.model.as_deref()) {
-        (Some(text), _) => (parse_spec(text, "--model")?, "--model".to_owned()),
-        (None, Some(text)) => {
+    let (spec, from) = match (flag, spine_models::anthropic_model_from_env(), settings.model.as_deref()) {
+        (Some(text), _, _) => (parse_spec(text, "--model")?, "--model".to_owned()),
+        (None, Some(spec), _) => (spec, "ANTHROPIC_MODEL".to_owned()),
+        (None, None, Some(text)) => {
             let from = match settings.last("model") {
                 Some((origin, _)) => format!("{origin}: model"),
                 None => "settings: model".to_owned(),
             };
             (parse_spec(text, &from)?, from)
         }
-        (None, None) => (spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?, String::new()),
+        (None, None, None) => (spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?, String::new()),
     };
     let options = spine_models::ClientOptions { timeouts: model_timeouts(settings) };
     spine_models::client_with(&spec, &options).map_err(|e| match from.as_str() {

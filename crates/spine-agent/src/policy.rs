@@ -24,6 +24,14 @@ pub(crate) fn parse_rules(entries: &[RuleEntry]) -> Result<Vec<PermissionRule>, 
         .collect()
 }
 
+/// Parses rules given on the command line; an error names the flag and the rule.
+pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<PermissionRule>, AssemblyError> {
+    rules
+        .iter()
+        .map(|rule| PermissionRule::parse(rule).map_err(|err| AssemblyError::Rule(format!("{flag}: `{rule}`: {err}"))))
+        .collect()
+}
+
 /// The hooks of the settings, and the warnings about what will not run.
 pub fn build_hooks(settings: &Settings) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
     let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;

@@ -20,6 +20,7 @@ fn options(dir: &Path) -> AgentOptions {
         permission_mode: None,
         max_turns: None,
         allowed_tools: vec![],
+        command_line: CommandLine::default(),
         approver: Arc::new(DenyApprover),
         allow_defer: true,
         conversation_id: None,
@@ -46,7 +47,7 @@ fn model_timeouts_come_from_settings_over_the_defaults() {
 
 #[test]
 fn model_spec_errors_name_the_flag_or_the_settings_source_and_key() {
-    let s = settings(r#"{"model": "gpt-4.1"}"#);
+    let s = settings(r#"{"model": "llama3"}"#);
     let from_settings = build_model(None, &s).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(from_settings.starts_with("--settings #1 (inline JSON): model: invalid model spec"), "{from_settings}");
     let from_flag = build_model(Some("nope"), &s).err().map(|e| e.to_string()).unwrap_or_default();

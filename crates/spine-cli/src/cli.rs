@@ -5,19 +5,31 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// spine: an agent runtime whose every tool call passes through a hook pipeline you can trust.
+///
+/// `spine -p "PROMPT"` (or `spine "PROMPT"`) runs the agent like `spine run`, as `claude -p` does.
 #[derive(Debug, Parser)]
-#[command(name = "spine", version, about, propagate_version = true)]
+#[command(
+    name = "spine",
+    version,
+    about,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Cli {
-    /// The command.
+    /// The command; without one, the top-level flags and prompt run the agent like `spine run`.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// `spine run`'s flags, accepted at the top level.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the agent on one prompt.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Inspect and test configured hooks.
     #[command(subcommand)]
     Hooks(HooksCommand),
@@ -55,12 +67,24 @@ pub enum OutputFormat {
 /// `spine run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The prompt (else read from stdin when it is not a terminal).
-    #[arg(short = 'p', long = "prompt")]
+    /// The prompt. Stdin, when it is not a terminal, is appended to it (or is the prompt when
+    /// none is given).
+    #[arg(value_name = "PROMPT")]
     pub prompt: Option<String>,
-    /// The model: scripted:FILE, openai:MODEL or anthropic:MODEL.
+    /// Print the result and exit (spine always does; the flag is accepted as in Claude Code, and
+    /// at the top level it selects a run).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// The model: scripted:FILE, openai:MODEL, anthropic:MODEL, a claude-*, gpt-*, o1-o4 or
+    /// chatgpt-* name, or sonnet, opus, haiku.
     #[arg(long)]
     pub model: Option<String>,
+    /// Replaces the built-in agent prompt (the first layer of the system prompt).
+    #[arg(long = "system-prompt", value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Appended to the agent prompt layer, after a blank line.
+    #[arg(long = "append-system-prompt", value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
     /// A settings file or inline JSON, applied after the settings files (repeatable).
     #[arg(long = "settings", value_name = "FILE|JSON")]
     pub settings: Vec<String>,
@@ -76,24 +100,47 @@ pub struct RunArgs {
     /// With stream-json: also the execution reports (execution_started … execution_complete).
     #[arg(long = "include-reports")]
     pub include_reports: bool,
-    /// Model requests before the run ends with error_max_turns (default 20).
+    /// Model requests before the run ends with error_max_turns (default: the settings'
+    /// maxTurns, else no limit).
     #[arg(long = "max-turns")]
     pub max_turns: Option<u32>,
     /// Working directory and workspace root (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
-    /// Tools visible to the model, comma-separated (default: all).
-    #[arg(long = "allowed-tools", value_delimiter = ',')]
+    /// Permission rules that allow, space- or comma-separated (`"Bash(git *) Edit"`). As in
+    /// Claude Code the flag takes every following word up to the next flag: put the prompt first.
+    #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES", num_args = 1..)]
     pub allowed_tools: Vec<String>,
+    /// Permission rules that deny, space- or comma-separated (`"Bash(rm *) WebFetch"`); takes
+    /// every following word up to the next flag.
+    #[arg(long = "disallowedTools", visible_alias = "disallowed-tools", value_name = "RULES", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+    /// Tools visible to the model, space- or comma-separated; `default` is all (the default).
+    /// Takes every following word up to the next flag.
+    #[arg(long = "tools", value_name = "TOOLS", num_args = 1..)]
+    pub tools: Vec<String>,
     /// Permission mode: default, acceptEdits, bypassPermissions, plan.
     #[arg(long = "permission-mode")]
     pub permission_mode: Option<String>,
+    /// The same as `--permission-mode bypassPermissions`.
+    #[arg(long = "dangerously-skip-permissions", conflicts_with = "permission_mode")]
+    pub dangerously_skip_permissions: bool,
     /// Write the run's trace as JSONL to this file.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Continue a session by id (as printed by spine; a UUID).
-    #[arg(long)]
+    /// Continue a session by id (as printed by spine; a UUID), in its directory and with its
+    /// model unless --cwd or --model say otherwise.
+    #[arg(short = 'r', long, conflicts_with_all = ["continue_session", "session_id"])]
     pub resume: Option<String>,
+    /// Continue the most recent session of this project (as --resume).
+    #[arg(short = 'c', long = "continue", conflicts_with = "session_id")]
+    pub continue_session: bool,
+    /// The id of the new session (a UUID; refused when that session exists).
+    #[arg(long = "session-id", value_name = "UUID")]
+    pub session_id: Option<String>,
+    /// Write no transcript file (hooks still get the path; nothing can resume the run).
+    #[arg(long = "no-session-persistence")]
+    pub no_session_persistence: bool,
     /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
     #[arg(long)]
     pub trust: bool,

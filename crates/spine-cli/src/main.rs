@@ -10,9 +10,11 @@
 mod cli;
 mod commands;
 mod error;
+mod flags;
 mod guard;
 mod out;
 mod render;
+mod sessions;
 mod signals;
 
 use std::process::ExitCode;
@@ -31,7 +33,16 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    if matches!(cli.command, Command::Guard) {
+    let command = match cli.command {
+        Some(command) => command,
+        None if cli.run.print || cli.run.prompt.is_some() => Command::Run(Box::new(cli.run)),
+        None => {
+            // No command, no prompt and no -p: the usage, as clap prints it for a missing command.
+            eprintln!("{}", <Cli as clap::CommandFactory>::command().render_help());
+            return ExitCode::from(exit::CONFIG);
+        }
+    };
+    if matches!(command, Command::Guard) {
         return match spine_process::guard::serve() {
             Ok(()) => ExitCode::from(exit::OK),
             Err(_) => ExitCode::from(exit::FAILED),
@@ -45,8 +56,8 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
-            Command::Run(args) => commands::run::run(args).await,
+        match command {
+            Command::Run(args) => commands::run::run(*args).await,
             Command::Hooks(cmd) => commands::hooks::hooks(cmd).await,
             Command::Trace(cmd) => commands::trace::trace(cmd),
             Command::Worker(args) => commands::worker::worker(args).await,

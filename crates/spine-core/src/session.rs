@@ -137,7 +137,10 @@ impl Transcript {
                         loaded.deferred = None;
                     }
                 }
-                TranscriptRecord::Session { .. } => {}
+                TranscriptRecord::Session { cwd, model, .. } => {
+                    loaded.cwd = Some(cwd);
+                    loaded.model = Some(model);
+                }
             }
         }
         // A run killed mid-round left calls unanswered: answer them so the history is valid.
@@ -183,4 +186,8 @@ pub struct LoadedSession {
     pub deferred: Option<ToolCall>,
     /// Calls the transcript left unanswered, now answered `Error [canceled]`.
     pub repaired: Vec<String>,
+    /// The working directory of the last run of the session.
+    pub cwd: Option<PathBuf>,
+    /// The model of the last run of the session, as its client named it.
+    pub model: Option<String>,
 }

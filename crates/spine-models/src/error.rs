@@ -38,6 +38,18 @@ pub enum ClientError {
         /// The endpoint the key was for.
         endpoint: String,
     },
+    /// A line of `ANTHROPIC_CUSTOM_HEADERS` is not `Name: value`.
+    #[error("ANTHROPIC_CUSTOM_HEADERS: `{line}` is not a `Name: value` header line")]
+    InvalidCustomHeaders {
+        /// The line as given.
+        line: String,
+    },
+    /// A custom header's name or value cannot be sent in an HTTP header.
+    #[error("ANTHROPIC_CUSTOM_HEADERS: header `{name}` has a name or value that cannot be sent in an HTTP header")]
+    InvalidHeader {
+        /// The header's name.
+        name: String,
+    },
     /// The HTTP client could not be built (TLS set-up).
     #[error("cannot build the HTTP client: {0}")]
     HttpClient(String),

@@ -2,10 +2,12 @@
 //! [`ClientOptions`] for timeouts) and choosing a spec when none was
 //! given ([`default_spec_from_env`]).
 //!
-//! Without `--model` (and without a `model` setting, which the CLI checks first), the provider
-//! follows the keys that are set: `anthropic:`[`DEFAULT_ANTHROPIC_MODEL`] when
-//! `ANTHROPIC_API_KEY` is set, else `openai:`[`DEFAULT_OPENAI_MODEL`] when `OPENAI_API_KEY` is
-//! set, else none (the caller then explains how to choose one).
+//! Without `--model`, `ANTHROPIC_MODEL` names an Anthropic model ([`anthropic_model_from_env`];
+//! the caller checks it before the `model` setting, as Claude Code does). Without either and
+//! without a `model` setting, the provider follows the keys that are set:
+//! `anthropic:`[`DEFAULT_ANTHROPIC_MODEL`] when `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN`
+//! is set, else `openai:`[`DEFAULT_OPENAI_MODEL`] when `OPENAI_API_KEY` is set, else none (the
+//! caller then explains how to choose one).
 
 use std::sync::Arc;
 
@@ -20,7 +22,7 @@ use crate::spec::ModelSpec;
 
 /// The Anthropic model used when only `ANTHROPIC_API_KEY` selects the provider: the current
 /// Sonnet alias, the model Claude Code defaults to for agentic work.
-pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_ANTHROPIC_MODEL: &str = crate::spec::SONNET;
 
 /// The OpenAI model used when only `OPENAI_API_KEY` selects the provider: a general model with
 /// reliable tool calling and a 1M-token window.
@@ -77,11 +79,21 @@ pub fn default_spec_from_env() -> Option<ModelSpec> {
     default_spec_from_vars(|name| std::env::var(name).ok())
 }
 
+/// The Anthropic model `ANTHROPIC_MODEL` names, if it is set (aliases resolved).
+pub fn anthropic_model_from_env() -> Option<ModelSpec> {
+    anthropic_model_from_vars(|name| std::env::var(name).ok())
+}
+
+/// As [`anthropic_model_from_env`], reading variables through `var`.
+pub fn anthropic_model_from_vars(var: impl Fn(&str) -> Option<String>) -> Option<ModelSpec> {
+    var("ANTHROPIC_MODEL").and_then(|name| ModelSpec::anthropic_named(&name))
+}
+
 /// As [`default_spec_from_env`], reading variables through `var`. Empty variables count as
 /// unset.
 pub fn default_spec_from_vars(var: impl Fn(&str) -> Option<String>) -> Option<ModelSpec> {
     let set = |name: &str| var(name).is_some_and(|v| !v.trim().is_empty());
-    if set("ANTHROPIC_API_KEY") {
+    if set("ANTHROPIC_API_KEY") || set("ANTHROPIC_AUTH_TOKEN") {
         Some(ModelSpec::Anthropic(DEFAULT_ANTHROPIC_MODEL.to_owned()))
     } else if set("OPENAI_API_KEY") {
         Some(ModelSpec::OpenAi(DEFAULT_OPENAI_MODEL.to_owned()))

@@ -4,7 +4,8 @@
 //!
 //! - [`scripted`]: the offline scripted model (`--model scripted:FILE`): turn *k* of a JSON
 //!   script answers the *k*-th request.
-//! - [`spec`]: parsing `--model` specs (`scripted:FILE`, `openai:MODEL`, `anthropic:MODEL`).
+//! - [`spec`]: parsing `--model` specs (`scripted:FILE`, `openai:MODEL`, `anthropic:MODEL`,
+//!   bare `claude-*`/`gpt-*` names and the `sonnet`/`opus`/`haiku` aliases).
 //! - [`openai`]: OpenAI-compatible chat completions (streamed or whole).
 //! - [`anthropic`]: the Anthropic Messages API (streamed).
 //! - [`pricing`]: list prices per model and the cost of a run's usage.
@@ -38,7 +39,8 @@ pub mod sse;
 pub use anthropic::{AnthropicClient, AnthropicConfig};
 pub use error::ClientError;
 pub use factory::{
-    ClientOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, client_for, client_with, default_spec_from_env,
+    ClientOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, anthropic_model_from_env, client_for, client_with,
+    default_spec_from_env,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
 pub use scripted::ScriptedModel;

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use spine_agent::{AgentOptions, Tools};
+use spine_agent::{AgentOptions, CommandLine, Tools};
 use spine_core::CancellationToken;
 use spine_core::observer::RunObserver;
 use spine_core::permission::{Approver, DenyApprover};
 use spine_core::reports::{ReportCollector, WorkIdentity};
 use spine_core::runner::RunRequest;
-use spine_core::session::{Transcript, check_session_id, new_session_id};
+use spine_core::session::{LoadedSession, Transcript, check_session_id, new_session_id};
 use spine_core::trace::{Trace, TraceSink};
 use spine_protocol::hook::SessionSource;
 use spine_protocol::permission::PermissionMode;
@@ -22,6 +22,7 @@ use spine_protocol::run::RunSubtype;
 use super::context;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::error::{config, exit};
+use crate::flags::split_list;
 use crate::out;
 use crate::render::Fanout;
 use crate::render::approver::TerminalApprover;
@@ -55,7 +56,12 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         );
     }
     let home = context::spine_home()?;
-    let project = context::project_dir(args.cwd.as_ref())?;
+    let launch_dir = context::project_dir(args.cwd.as_ref())?;
+    let (session_id, resumed) = choose_session(&args, &home, &launch_dir)?;
+    // A resumed session runs where it ran before, with the model it used, unless the flags say
+    // otherwise.
+    let project = resumed_project(&args, resumed.as_ref(), &launch_dir);
+    let model = resumed_model(&args, resumed.as_ref());
     let settings = context::settings(&home, &project, &args.settings, args.trust)?;
     if args.verbose {
         for note in &settings.notes {
@@ -63,31 +69,36 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         }
     }
     let interactive_prompt = args.prompt.is_some() && std::io::stdin().is_terminal();
-    let prompt = read_prompt(args.prompt.clone())?;
+    let prompt = read_prompt(args.prompt.clone(), args.quiet)?;
 
-    let (session_id, history, deferred, source) = match &args.resume {
-        Some(id) => {
-            check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
-            let path = transcript_path(&home, id);
-            let loaded =
-                Transcript::load(&path).map_err(|e| config(format!("--resume {id}: {}: {e}", path.display())))?;
+    let (history, deferred, source) = match resumed {
+        Some(loaded) => {
             if !loaded.repaired.is_empty() && !args.quiet {
                 eprintln!(
-                    "note: session {id} ended with {} unanswered tool call(s) ({}); they are answered Error [canceled]",
+                    "note: session {session_id} ended with {} unanswered tool call(s) ({}); they are answered Error [canceled]",
                     loaded.repaired.len(),
                     loaded.repaired.join(", ")
                 );
             }
-            (id.clone(), loaded.messages, loaded.deferred, SessionSource::Resume)
+            (loaded.messages, loaded.deferred, SessionSource::Resume)
         }
-        None => (new_session_id(), Vec::new(), None, SessionSource::Startup),
+        None => (Vec::new(), None, SessionSource::Startup),
     };
     if prompt.is_none() && deferred.is_none() {
-        return Err(config("no prompt: pass -p PROMPT or pipe the prompt on stdin"));
+        let list_flags = !(args.allowed_tools.is_empty() && args.disallowed_tools.is_empty() && args.tools.is_empty());
+        let hint = if list_flags {
+            " (--allowedTools, --disallowedTools and --tools take every word up to the next flag: put the prompt before them)"
+        } else {
+            ""
+        };
+        return Err(config(format!(
+            "no prompt: pass it as an argument (spine -p \"PROMPT\") or pipe it on stdin{hint}"
+        )));
     }
 
     let permission_mode = match &args.permission_mode {
         Some(flag) => Some(flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?),
+        None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
         None => None,
     };
     let approver: Arc<dyn Approver> =
@@ -104,10 +115,16 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         AgentOptions {
             project: project.clone(),
             spine_home: home.clone(),
-            model: args.model.clone(),
+            model,
             permission_mode,
-            max_turns: args.max_turns,
-            allowed_tools: args.allowed_tools.clone(),
+            max_turns: Some(args.max_turns.or(settings.max_turns).unwrap_or(NO_TURN_LIMIT)),
+            allowed_tools: visible_tools(&args.tools)?,
+            command_line: CommandLine {
+                allow: split_list(&args.allowed_tools),
+                deny: split_list(&args.disallowed_tools),
+                system_prompt: args.system_prompt.clone(),
+                append_system_prompt: args.append_system_prompt.clone(),
+            },
             approver,
             allow_defer: !interactive_prompt,
             conversation_id: Some(session_id.clone()),
@@ -148,9 +165,16 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         observers.push(Arc::new(StreamJsonObserver::new(init, hook_events)));
     }
     let transcript_file = transcript_path(&home, &session_id);
-    let transcript = Transcript::open(&transcript_file)
-        .map_err(|e| config(format!("cannot write the session transcript {}: {e}", transcript_file.display())))?;
+    let transcript = if args.no_session_persistence {
+        Transcript::discard(&transcript_file)
+    } else {
+        Transcript::open(&transcript_file)
+            .map_err(|e| config(format!("cannot write the session transcript {}: {e}", transcript_file.display())))?
+    };
     let env_file = home.join("sessions").join(format!("{session_id}.env"));
+    if let Err(e) = std::fs::create_dir_all(home.join("sessions")) {
+        return Err(config(format!("cannot create {}: {e}", home.join("sessions").display())));
+    }
     if let Err(e) = std::fs::OpenOptions::new().create(true).append(true).open(&env_file) {
         return Err(config(format!("cannot create {}: {e}", env_file.display())));
     }
@@ -251,24 +275,196 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     })
 }
 
+/// `--tools`: the names, or every tool (an empty list) for `default`. A `--tools` that names no
+/// tool at all (Claude Code's `--tools ""`, no tools) is a usage error: spine's agent needs one.
+fn visible_tools(values: &[String]) -> anyhow::Result<Vec<String>> {
+    let names = split_list(values);
+    if !values.is_empty() && names.is_empty() {
+        return Err(config("--tools: no tool named (use `default` for every tool)"));
+    }
+    Ok(if names.iter().any(|n| n == "default") { Vec::new() } else { names })
+}
+
 fn subtype_name(s: RunSubtype) -> String {
     serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// The project of the run: a resumed session's directory when `--cwd` is not given and that
+/// directory still exists, else the launch directory.
+fn resumed_project(args: &RunArgs, resumed: Option<&LoadedSession>, launch_dir: &Path) -> PathBuf {
+    let Some(cwd) = resumed.and_then(|r| r.cwd.as_ref()).filter(|_| args.cwd.is_none()) else {
+        return launch_dir.to_path_buf();
+    };
+    match cwd.canonicalize() {
+        Ok(dir) if dir.is_dir() => dir,
+        Ok(_) | Err(_) => {
+            if !args.quiet {
+                eprintln!(
+                    "note: the session's directory {} is gone; running in {}",
+                    cwd.display(),
+                    launch_dir.display()
+                );
+            }
+            launch_dir.to_path_buf()
+        }
+    }
+}
+
+/// The model spec of the run: `--model`, else a resumed session's model when it is a name
+/// `--model` accepts, else none (settings and environment decide).
+fn resumed_model(args: &RunArgs, resumed: Option<&LoadedSession>) -> Option<String> {
+    if args.model.is_some() {
+        return args.model.clone();
+    }
+    let name = resumed.and_then(|r| r.model.as_deref())?;
+    match name.parse::<spine_models::spec::ModelSpec>() {
+        Ok(_) => Some(name.to_owned()),
+        Err(_) => {
+            if !args.quiet {
+                eprintln!(
+                    "note: the session's model `{name}` is not a model name spine can choose again; using the configured model"
+                );
+            }
+            None
+        }
+    }
+}
+
+/// The session of the run: `--resume ID` or `--continue` (the most recent session of this
+/// project) load a transcript; `--session-id UUID` names a new session (refused when that
+/// session exists); otherwise a new id.
+fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Result<(String, Option<LoadedSession>)> {
+    let (id, flag) = match (&args.resume, args.continue_session, &args.session_id) {
+        (Some(id), _, _) => {
+            check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
+            (id.clone(), "--resume")
+        }
+        (None, true, _) => {
+            let sessions = home.join("sessions");
+            let latest = crate::sessions::latest_for_project(&sessions, launch_dir)
+                .map_err(|e| config(format!("--continue: cannot read {}: {e}", sessions.display())))?;
+            let id = latest
+                .ok_or_else(|| config(format!("--continue: no session of {} to continue", launch_dir.display())))?;
+            (id, "--continue")
+        }
+        (None, false, Some(given)) => {
+            let id = uuid::Uuid::try_parse(given)
+                .map_err(|_| config(format!("--session-id: `{given}` is not a UUID")))?
+                .hyphenated()
+                .to_string();
+            if transcript_path(home, &id).exists() {
+                return Err(config(format!("--session-id: session {id} is already in use (use --resume {id})")));
+            }
+            return Ok((id, None));
+        }
+        (None, false, None) => return Ok((new_session_id(), None)),
+    };
+    let path = transcript_path(home, &id);
+    let loaded = Transcript::load(&path).map_err(|e| config(format!("{flag} {id}: {}: {e}", path.display())))?;
+    Ok((id, Some(loaded)))
 }
 
 fn transcript_path(home: &Path, session_id: &str) -> PathBuf {
     home.join("sessions").join(format!("{session_id}.jsonl"))
 }
 
-fn read_prompt(flag: Option<String>) -> anyhow::Result<Option<String>> {
-    if let Some(p) = flag {
-        return Ok(Some(p));
-    }
+/// The turn limit of `spine run` without `--max-turns` or a `maxTurns` setting: none, as in
+/// Claude Code (the worker keeps spine-agent's default of 20). A user who wants a safety net
+/// sets `"maxTurns"` in `~/.spine/settings.json`.
+const NO_TURN_LIMIT: u32 = u32::MAX;
+
+/// How long stdin may stay silent, when a prompt was given, before the run goes on without it
+/// (Claude Code waits the same 3 s, for a stdin that is an open pipe nobody writes to).
+const STDIN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The prompt: the argument, with stdin appended after a newline when stdin is not a terminal
+/// (Claude Code's `[prompt, stdin].filter(Boolean).join("\n")`), or stdin alone without an
+/// argument. Trailing newlines of stdin are removed; an empty prompt is none.
+fn read_prompt(arg: Option<String>, quiet: bool) -> anyhow::Result<Option<String>> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
+        return Ok(arg);
+    }
+    let piped = match arg {
+        None => {
+            let mut text = String::new();
+            stdin
+                .lock()
+                .read_to_string(&mut text)
+                .map_err(|e| config(format!("cannot read the prompt from stdin: {e}")))?;
+            text
+        }
+        Some(prompt) => match read_stdin_unless_silent()? {
+            Some(text) => join_prompt(&prompt, &text),
+            None => {
+                if !quiet {
+                    eprintln!(
+                        "warning: no stdin data received in {}s, going on without it (redirect stdin from /dev/null to skip the wait)",
+                        STDIN_WAIT.as_secs()
+                    );
+                }
+                prompt
+            }
+        },
+    };
+    let text = piped.trim_end_matches(['\n', '\r']).to_owned();
+    Ok(if text.trim().is_empty() { None } else { Some(text) })
+}
+
+/// The prompt argument followed by piped stdin: `PROMPT\nSTDIN`, or the prompt alone when stdin
+/// is empty.
+fn join_prompt(prompt: &str, piped: &str) -> String {
+    if piped.is_empty() { prompt.to_owned() } else { format!("{prompt}\n{piped}") }
+}
+
+/// Reads stdin to its end, unless nothing (not even its end) arrives within [`STDIN_WAIT`].
+fn read_stdin_unless_silent() -> anyhow::Result<Option<String>> {
+    let (first_tx, first_rx) = std::sync::mpsc::channel::<()>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<std::io::Result<String>>();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 8192];
+        let mut signalled = false;
+        let result = loop {
+            match stdin.read(&mut buf) {
+                Ok(n) => {
+                    if !signalled {
+                        signalled = true;
+                        let _ = first_tx.send(());
+                    }
+                    if n == 0 {
+                        break String::from_utf8(bytes)
+                            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+                    }
+                    bytes.extend_from_slice(&buf[..n]);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        if !signalled {
+            let _ = first_tx.send(());
+        }
+        let _ = done_tx.send(result);
+    });
+    if first_rx.recv_timeout(STDIN_WAIT).is_err() {
         return Ok(None);
     }
-    let mut text = String::new();
-    stdin.lock().read_to_string(&mut text).map_err(|e| config(format!("cannot read the prompt from stdin: {e}")))?;
-    let text = text.trim_end_matches(['\n', '\r']).to_owned();
-    Ok(if text.trim().is_empty() { None } else { Some(text) })
+    match done_rx.recv() {
+        Ok(Ok(text)) => Ok(Some(text)),
+        Ok(Err(e)) => Err(config(format!("cannot read stdin: {e}"))),
+        Err(_) => Err(config("cannot read stdin")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_prompt;
+
+    #[test]
+    fn piped_stdin_follows_the_prompt_after_a_newline() {
+        assert_eq!(join_prompt("summarize", "line 1\nline 2\n"), "summarize\nline 1\nline 2\n");
+        assert_eq!(join_prompt("summarize", ""), "summarize");
+    }
 }

@@ -117,14 +117,14 @@ fn workspace_escapes_are_hard_denials_even_in_bypass_mode() {
 }
 
 #[test]
-fn allowed_tools_hides_the_others_with_tool_not_allowed() {
+fn tools_flag_hides_the_others_with_tool_not_allowed() {
     let s = Sandbox::new();
     s.write("README.md", "hello\n");
     let script = s.script(json!([
         {"tool_calls": [{"id": "c1", "name": "Glob", "arguments": {"pattern": "*.md"}}]},
         {"text": "done"}
     ]));
-    let out = s.run(&script, &["--allowed-tools", "Read,Grep", "--output-format", "json", "--include-messages"]);
+    let out = s.run(&script, &["--tools", "Read,Grep", "--output-format", "json", "--include-messages"]);
     let v = json(&out);
     assert_eq!(v["messages"][3]["error_code"], "tool_not_allowed");
 }
@@ -182,7 +182,7 @@ fn configuration_errors_exit_2_and_name_the_file_and_field() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--settings #1") && stderr(&out).contains("permissions.deny[0]"), "{}", stderr(&out));
 
-    let out = s.spine().args(["run", "-p", "x", "--model", "gpt-4"]).output().expect("runs");
+    let out = s.spine().args(["run", "-p", "x", "--model", "llama3"]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("invalid model spec"), "{}", stderr(&out));
 

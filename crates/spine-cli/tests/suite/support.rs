@@ -60,7 +60,10 @@ impl Sandbox {
             .env("SPINE_HOME", self.home())
             .env("HOME", self.dir.path())
             .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY");
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("ANTHROPIC_MODEL")
+            .env_remove("ANTHROPIC_CUSTOM_HEADERS");
         cmd
     }
 

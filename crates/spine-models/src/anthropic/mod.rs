@@ -1,8 +1,10 @@
 //! Anthropic Messages API: `POST {base_url}/v1/messages`, always streamed.
 //!
 //! [`AnthropicConfig`] holds the model, the base URL (without `/v1`, like
-//! `ANTHROPIC_BASE_URL` in Claude Code), the key (sent as `x-api-key`), `max_tokens`, timeouts
-//! and retry policy. Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
+//! `ANTHROPIC_BASE_URL` in Claude Code), the credential (`ANTHROPIC_API_KEY` sent as
+//! `x-api-key`, or `ANTHROPIC_AUTH_TOKEN` sent as `Authorization: Bearer …` instead), extra
+//! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, timeouts and retry
+//! policy. Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
 //! sends one request per [`ModelClient::complete`] call through the shared layers:
 //! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`]. Cancellation drops
 //! the in-flight request at once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
@@ -42,8 +44,13 @@ pub struct AnthropicConfig {
     pub model: String,
     /// The base URL, without `/v1`; `/v1/messages` is appended.
     pub base_url: String,
-    /// The key, sent as `x-api-key` when present.
+    /// The key, sent as `x-api-key` when present and no bearer token is set.
     pub api_key: Option<Secret>,
+    /// A bearer token (`ANTHROPIC_AUTH_TOKEN`), sent as `Authorization: Bearer …` instead of
+    /// the key.
+    pub auth_token: Option<Secret>,
+    /// Extra request headers (`ANTHROPIC_CUSTOM_HEADERS`), in order.
+    pub custom_headers: Vec<(String, String)>,
     /// The output limit sent as `max_tokens` (default 8192).
     pub max_tokens: u32,
     /// Connect, first-byte, idle and total timeouts.
@@ -63,6 +70,8 @@ impl AnthropicConfig {
             model,
             base_url: base_url.into(),
             api_key: None,
+            auth_token: None,
+            custom_headers: Vec::new(),
             max_tokens: DEFAULT_MAX_TOKENS,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
@@ -76,24 +85,51 @@ impl AnthropicConfig {
         self
     }
 
-    /// From `ANTHROPIC_BASE_URL` (default [`DEFAULT_BASE_URL`]) and `ANTHROPIC_API_KEY`.
+    /// From `ANTHROPIC_BASE_URL` (default [`DEFAULT_BASE_URL`]), `ANTHROPIC_API_KEY`,
+    /// `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_CUSTOM_HEADERS`.
     pub fn from_env(model: &str) -> Result<Self, ClientError> {
         Self::from_vars(model, |name| std::env::var(name).ok())
     }
 
     /// As [`from_env`](Self::from_env), reading variables through `var`. An empty variable
-    /// counts as unset. The key is required only for the public endpoint.
+    /// counts as unset. A credential (key or bearer token) is required only for the public
+    /// endpoint.
     pub fn from_vars(model: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self, ClientError> {
+        let set = |name: &str| var(name).filter(|v| !v.trim().is_empty());
         let names = EnvNames {
             base_url: "ANTHROPIC_BASE_URL",
             api_key: "ANTHROPIC_API_KEY",
             default_base_url: DEFAULT_BASE_URL,
         };
-        let (base_url, api_key) = endpoint_from_vars(names, var)?;
+        let auth_token = set("ANTHROPIC_AUTH_TOKEN").map(|t| Secret::new(t.trim()));
+        let (base_url, api_key) = match &auth_token {
+            Some(_) => (
+                set(names.base_url).unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+                set(names.api_key).map(|k| Secret::new(k.trim())),
+            ),
+            None => endpoint_from_vars(names, &var)?,
+        };
         let mut config = AnthropicConfig::new(model, base_url);
         config.api_key = api_key;
+        config.auth_token = auth_token;
+        if let Some(text) = set("ANTHROPIC_CUSTOM_HEADERS") {
+            config.custom_headers = parse_custom_headers(&text)?;
+        }
         Ok(config)
     }
+}
+
+/// `ANTHROPIC_CUSTOM_HEADERS`: one `Name: value` header per line (blank lines skipped), as in
+/// Claude Code. A line without a colon or with an empty name is an error naming the line.
+pub fn parse_custom_headers(text: &str) -> Result<Vec<(String, String)>, ClientError> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.split_once(':') {
+            Some((name, value)) if !name.trim().is_empty() => Ok((name.trim().to_owned(), value.trim().to_owned())),
+            Some(_) | None => Err(ClientError::InvalidCustomHeaders { line: line.to_owned() }),
+        })
+        .collect()
 }
 
 /// An Anthropic Messages API client.
@@ -116,12 +152,26 @@ impl AnthropicClient {
     pub fn new(config: AnthropicConfig) -> Result<Self, ClientError> {
         let mut headers = HeaderMap::new();
         headers.insert(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &config.api_key {
-            let value = Endpoint::sensitive_header(key.expose().to_owned(), &config.base_url)?;
-            headers.insert(HeaderName::from_static("x-api-key"), value);
+        for (name, value) in &config.custom_headers {
+            let bad = || ClientError::InvalidHeader { name: name.clone() };
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            let value = HeaderValue::from_str(value).map_err(|_| bad())?;
+            headers.append(name, value);
         }
-        let endpoint =
-            Endpoint::new(&config.base_url, "/v1/messages", headers, config.timeouts, config.api_key.clone())?;
+        let secret = match (&config.auth_token, &config.api_key) {
+            (Some(token), _) => {
+                let value = Endpoint::sensitive_header(format!("Bearer {}", token.expose()), &config.base_url)?;
+                headers.insert(reqwest::header::AUTHORIZATION, value);
+                Some(token.clone())
+            }
+            (None, Some(key)) => {
+                let value = Endpoint::sensitive_header(key.expose().to_owned(), &config.base_url)?;
+                headers.insert(HeaderName::from_static("x-api-key"), value);
+                Some(key.clone())
+            }
+            (None, None) => None,
+        };
+        let endpoint = Endpoint::new(&config.base_url, "/v1/messages", headers, config.timeouts, secret)?;
         Ok(AnthropicClient { config, endpoint })
     }
 

@@ -60,3 +60,37 @@ fn specs_build_clients_of_their_provider() {
         .expect("bad url");
     assert!(matches!(bad, ClientError::InvalidBaseUrl { .. }), "{bad}");
 }
+
+#[test]
+fn anthropic_auth_token_is_a_credential_for_the_public_endpoint_and_selects_anthropic() {
+    let env = vars(&[("ANTHROPIC_AUTH_TOKEN", "tok")]);
+    let config = AnthropicConfig::from_vars("claude-x", &env).expect("a token is enough");
+    assert_eq!(config.base_url, "https://api.anthropic.com");
+    assert!(config.auth_token.is_some() && config.api_key.is_none());
+    assert_eq!(default_spec_from_vars(env), Some(ModelSpec::Anthropic("claude-sonnet-4-5".into())));
+}
+
+#[test]
+fn anthropic_custom_headers_are_name_value_lines() {
+    use spine_models::anthropic::parse_custom_headers;
+    assert_eq!(
+        parse_custom_headers("X-A: 1\n\n  X-B:two words  \n").expect("headers"),
+        vec![("X-A".to_owned(), "1".to_owned()), ("X-B".to_owned(), "two words".to_owned())]
+    );
+    let err = parse_custom_headers("X-A 1").expect_err("no colon");
+    assert_eq!(err.to_string(), "ANTHROPIC_CUSTOM_HEADERS: `X-A 1` is not a `Name: value` header line");
+    assert!(parse_custom_headers(": v").is_err());
+    let env = vars(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"), ("ANTHROPIC_CUSTOM_HEADERS", "Bad Name: v")]);
+    let config = AnthropicConfig::from_vars("claude-x", env).expect("parsed");
+    assert!(matches!(spine_models::AnthropicClient::new(config), Err(ClientError::InvalidHeader { .. })));
+}
+
+#[test]
+fn anthropic_model_variable_names_an_anthropic_model() {
+    use spine_models::factory::anthropic_model_from_vars;
+    assert_eq!(
+        anthropic_model_from_vars(vars(&[("ANTHROPIC_MODEL", "opus")])),
+        Some(ModelSpec::Anthropic(spine_models::spec::OPUS.into()))
+    );
+    assert_eq!(anthropic_model_from_vars(vars(&[])), None);
+}
