@@ -13,6 +13,12 @@
 //!
 //! When the item was canceled for shutdown (it will be redelivered), the sink drops
 //! `execution_canceled`: the redelivery reports the item, not the worker that gave it up.
+//!
+//! When the claim was superseded (the lease expired and a later delivery of the same message
+//! took the item over, see [`crate::mailbox`]'s "Fencing"), the sink drops every report from
+//! then on, progress reports included: the new attempt reports the item, and a stale attempt's
+//! progress must not follow the item's terminal report. Reports already on their way when the
+//! supersession was noticed still go out; they carry the old `attempt_no`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -81,7 +87,7 @@ impl Publisher {
     ) -> Publisher {
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = Arc::new(MailboxSink { tx, cancellation, identity, sequence: AtomicU64::new(0) });
-        let task = tokio::spawn(publish_loop(mailbox, claim, rx));
+        let task = tokio::spawn(publish_loop(mailbox, claim, rx, sink.cancellation.clone()));
         Publisher { sink, task }
     }
 
@@ -136,16 +142,21 @@ impl MailboxSink {
 
 impl ReportSink for MailboxSink {
     fn publish(&self, report: &Report) {
-        if matches!(report.body, ReportBody::ExecutionCanceled { .. })
-            && self.cancellation.reason() == Some(CancelReason::Shutdown)
-        {
-            return;
+        match self.cancellation.reason() {
+            Some(CancelReason::Superseded { .. }) => return,
+            Some(CancelReason::Shutdown) if matches!(report.body, ReportBody::ExecutionCanceled { .. }) => return,
+            Some(CancelReason::Shutdown | CancelReason::CloseRequest(_)) | None => {}
         }
         let _ = self.tx.send(Msg::Report(report.clone()));
     }
 }
 
-async fn publish_loop(mailbox: Arc<dyn Mailbox>, claim: Claim, mut rx: mpsc::UnboundedReceiver<Msg>) -> Published {
+async fn publish_loop(
+    mailbox: Arc<dyn Mailbox>,
+    claim: Claim,
+    mut rx: mpsc::UnboundedReceiver<Msg>,
+    cancellation: Cancellation,
+) -> Published {
     let mut out = Published::default();
     let mut pending: Vec<PendingPublish> = Vec::new();
     let mut terminal_seen = false;
@@ -170,6 +181,7 @@ async fn publish_loop(mailbox: Arc<dyn Mailbox>, claim: Claim, mut rx: mpsc::Unb
                 out.terminal = Some(report);
                 continue;
             }
+            Msg::Report(_) if matches!(cancellation.reason(), Some(CancelReason::Superseded { .. })) => continue,
             Msg::Report(report) => {
                 if report.body.is_terminal() {
                     if terminal_seen {
