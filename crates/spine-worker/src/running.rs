@@ -196,3 +196,43 @@ impl Drop for RunningGuard {
         self.ended.cancel();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_second_registration_of_the_same_delivery_gets_the_running_copy_until_it_ends() {
+        let items = Arc::new(RunningItems::default());
+        let first = items.register("item", "d-1", Cancellation::default()).expect("registers");
+        let Err(copy) = items.register("item", "d-1", Cancellation::default()) else {
+            panic!("the same delivery registered twice")
+        };
+        // Another message of the same item is not the same copy.
+        let other = items.register("item", "d-2", Cancellation::default()).expect("registers");
+        assert_eq!(items.len(), 2);
+        drop(first);
+        tokio::time::timeout(std::time::Duration::from_secs(10), copy.ended()).await.expect("the copy ended");
+        assert!(items.register("item", "d-1", Cancellation::default()).is_ok(), "registers once it ended");
+        drop(other);
+    }
+
+    #[test]
+    fn registrations_after_a_shutdown_began_are_canceled_for_shutdown() {
+        let items = Arc::new(RunningItems::default());
+        assert_eq!(items.cancel_all_for_shutdown(), 0);
+        let cancellation = Cancellation::default();
+        let _guard = items.register("item", "d-1", cancellation.clone()).expect("registers");
+        assert!(cancellation.is_cancelled());
+        assert_eq!(cancellation.reason(), Some(CancelReason::Shutdown));
+    }
+
+    #[test]
+    fn a_superseded_copy_keeps_the_first_reason_and_says_which_attempt_took_over() {
+        let cancellation = Cancellation::default();
+        cancellation.cancel(CancelReason::Superseded { attempt_no: 3 });
+        cancellation.cancel(CancelReason::Shutdown);
+        assert_eq!(cancellation.reason(), Some(CancelReason::Superseded { attempt_no: 3 }));
+        assert!(cancellation.summary().contains("attempt 3"), "{}", cancellation.summary());
+    }
+}
