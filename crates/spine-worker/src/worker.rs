@@ -16,6 +16,9 @@
 //!    starting a second one, then go on — then claim the execution ([`Mailbox::begin`]):
 //!    `Done` → re-publish the stored terminal report (a duplicate delivery never runs twice;
 //!    a redelivery of the same message re-publishes it only when the reports lack it);
+//!    `Redelivered` (it finished under this same message) → re-publish only when missing,
+//!    whatever the delivery counter says; `Stale` (a later delivery of the message holds it)
+//!    → nothing, not even a settlement;
 //!    `Busy` → nack with a delay; `CancelRequested` → report `execution_canceled`;
 //!    `Run` → dead-letter it if its deliveries ran out, else reject it (malformed,
 //!    unsupported) or run its flow;
