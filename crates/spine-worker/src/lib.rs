@@ -19,7 +19,8 @@
 //! - [`env`](mod@env): what every item shares (workspace, tools, skills, settings).
 //! - [`sink`]: reports on their way to the mailbox (terminal ones stored first).
 //! - [`running`]: items in flight and what cancels them; [`shutdown`]: the stop signal.
-//! - [`worker`]: the loop (semaphore, lease, keep-alive, settle, graceful shutdown).
+//! - [`worker`]: the loop (semaphore, lease, keep-alive, settle, graceful shutdown); `fence`:
+//!   the keep-alive and claim-watch tasks of one delivery.
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
@@ -29,6 +30,7 @@
 pub mod agent_run;
 pub mod decode;
 pub mod env;
+mod fence;
 pub mod flows;
 pub mod mailbox;
 pub mod running;

@@ -3,11 +3,17 @@
 //!
 //! Registration returns a guard that unregisters on drop. Canceling records the reason first
 //! (the flow words its `execution_canceled` report with it; on shutdown the sink drops that
-//! report since the item is redelivered), then fires the item's [`CancellationToken`] — which
-//! the tools honour (Bash kills its process group).
+//! report since the item is redelivered; when the claim was superseded the sink drops every
+//! report), then fires the item's [`CancellationToken`] — which the tools honour (Bash kills
+//! its process group).
+//!
+//! One copy per delivery: registering a delivery of an item that already runs here under the
+//! same delivery id (the message came back because its lease expired under this worker)
+//! answers with that [`RunningCopy`] instead, so that the worker waits for it rather than
+//! running the item twice. After a shutdown began, new registrations are canceled at once.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio_util::sync::CancellationToken;
@@ -19,6 +25,12 @@ pub enum CancelReason {
     CloseRequest(String),
     /// The worker is shutting down; the item will be redelivered.
     Shutdown,
+    /// The lease expired and a later delivery of the same message claimed the execution as
+    /// `attempt_no`: this copy stops and reports nothing more.
+    Superseded {
+        /// The attempt that took over.
+        attempt_no: u32,
+    },
 }
 
 impl CancelReason {
@@ -27,6 +39,9 @@ impl CancelReason {
         match self {
             CancelReason::CloseRequest(id) => format!("execution canceled by close request {id}"),
             CancelReason::Shutdown => "execution canceled: the worker shut down; the item will be redelivered".into(),
+            CancelReason::Superseded { attempt_no } => {
+                format!("execution canceled: its lease expired and attempt {attempt_no} took it over")
+            }
         }
     }
 }
@@ -55,7 +70,8 @@ impl Cancellation {
         self.token.is_cancelled()
     }
 
-    fn cancel(&self, reason: CancelReason) {
+    /// Records `reason` (unless canceled already) and fires the token.
+    pub(crate) fn cancel(&self, reason: CancelReason) {
         {
             let mut slot = lock(&self.reason);
             if slot.is_none() {
@@ -75,7 +91,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 struct Entry {
     id: u64,
+    delivery_id: String,
     cancellation: Cancellation,
+    ended: CancellationToken,
 }
 
 /// The registry of running items.
@@ -83,6 +101,7 @@ struct Entry {
 pub struct RunningItems {
     map: Mutex<HashMap<String, Vec<Entry>>>,
     next: AtomicU64,
+    shutting_down: AtomicBool,
 }
 
 /// Unregisters an item when dropped.
@@ -90,14 +109,45 @@ pub struct RunningGuard {
     items: Arc<RunningItems>,
     item_id: String,
     id: u64,
+    ended: CancellationToken,
+}
+
+/// A copy of an item that already runs here under the same delivery.
+#[derive(Debug, Clone)]
+pub struct RunningCopy {
+    ended: CancellationToken,
+}
+
+impl RunningCopy {
+    /// Resolves when that copy is unregistered (it ended).
+    pub async fn ended(&self) {
+        self.ended.cancelled().await;
+    }
 }
 
 impl RunningItems {
-    /// Registers a running item.
-    pub fn register(self: &Arc<Self>, item_id: &str, cancellation: Cancellation) -> RunningGuard {
+    /// Registers a running item; `Err` with the running copy when the same delivery of the
+    /// item already runs here (do not start a second one: wait for it).
+    pub fn register(
+        self: &Arc<Self>,
+        item_id: &str,
+        delivery_id: &str,
+        cancellation: Cancellation,
+    ) -> Result<RunningGuard, RunningCopy> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.map).entry(item_id.to_owned()).or_default().push(Entry { id, cancellation });
-        RunningGuard { items: Arc::clone(self), item_id: item_id.to_owned(), id }
+        let ended = CancellationToken::new();
+        {
+            let mut map = lock(&self.map);
+            let entries = map.entry(item_id.to_owned()).or_default();
+            if let Some(copy) = entries.iter().find(|e| e.delivery_id == delivery_id) {
+                return Err(RunningCopy { ended: copy.ended.clone() });
+            }
+            if self.shutting_down.load(Ordering::SeqCst) {
+                cancellation.cancel(CancelReason::Shutdown);
+            }
+            entries.push(Entry { id, delivery_id: delivery_id.to_owned(), cancellation, ended: ended.clone() });
+        }
+        Ok(RunningGuard { items: Arc::clone(self), item_id: item_id.to_owned(), id, ended })
     }
 
     /// Cancels an item; `false` when it does not run here.
@@ -113,6 +163,7 @@ impl RunningItems {
     /// Cancels everything for shutdown.
     pub fn cancel_all_for_shutdown(&self) -> usize {
         let map = lock(&self.map);
+        self.shutting_down.store(true, Ordering::SeqCst);
         let mut n = 0;
         for e in map.values().flatten() {
             e.cancellation.cancel(CancelReason::Shutdown);
@@ -141,5 +192,47 @@ impl Drop for RunningGuard {
                 map.remove(&self.item_id);
             }
         }
+        drop(map);
+        self.ended.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_second_registration_of_the_same_delivery_gets_the_running_copy_until_it_ends() {
+        let items = Arc::new(RunningItems::default());
+        let first = items.register("item", "d-1", Cancellation::default()).expect("registers");
+        let Err(copy) = items.register("item", "d-1", Cancellation::default()) else {
+            panic!("the same delivery registered twice")
+        };
+        // Another message of the same item is not the same copy.
+        let other = items.register("item", "d-2", Cancellation::default()).expect("registers");
+        assert_eq!(items.len(), 2);
+        drop(first);
+        tokio::time::timeout(std::time::Duration::from_secs(10), copy.ended()).await.expect("the copy ended");
+        assert!(items.register("item", "d-1", Cancellation::default()).is_ok(), "registers once it ended");
+        drop(other);
+    }
+
+    #[test]
+    fn registrations_after_a_shutdown_began_are_canceled_for_shutdown() {
+        let items = Arc::new(RunningItems::default());
+        assert_eq!(items.cancel_all_for_shutdown(), 0);
+        let cancellation = Cancellation::default();
+        let _guard = items.register("item", "d-1", cancellation.clone()).expect("registers");
+        assert!(cancellation.is_cancelled());
+        assert_eq!(cancellation.reason(), Some(CancelReason::Shutdown));
+    }
+
+    #[test]
+    fn a_superseded_copy_keeps_the_first_reason_and_says_which_attempt_took_over() {
+        let cancellation = Cancellation::default();
+        cancellation.cancel(CancelReason::Superseded { attempt_no: 3 });
+        cancellation.cancel(CancelReason::Shutdown);
+        assert_eq!(cancellation.reason(), Some(CancelReason::Superseded { attempt_no: 3 }));
+        assert!(cancellation.summary().contains("attempt 3"), "{}", cancellation.summary());
     }
 }

@@ -13,6 +13,13 @@
 //!
 //! When the item was canceled for shutdown (it will be redelivered), the sink drops
 //! `execution_canceled`: the redelivery reports the item, not the worker that gave it up.
+//!
+//! When the claim was superseded (the lease expired and a later delivery of the same message
+//! took the item over, see [`crate::mailbox`]'s "Fencing"), the sink drops every report from
+//! then on, progress reports included: the new attempt reports the item, and a stale attempt's
+//! progress must not follow the item's terminal report. Reports still queued here are dropped
+//! too; ones already handed to the mailbox when the supersession was noticed go out, with the
+//! old `attempt_no`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -81,7 +88,7 @@ impl Publisher {
     ) -> Publisher {
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = Arc::new(MailboxSink { tx, cancellation, identity, sequence: AtomicU64::new(0) });
-        let task = tokio::spawn(publish_loop(mailbox, claim, rx));
+        let task = tokio::spawn(publish_loop(mailbox, claim, rx, sink.cancellation.clone()));
         Publisher { sink, task }
     }
 
@@ -136,16 +143,21 @@ impl MailboxSink {
 
 impl ReportSink for MailboxSink {
     fn publish(&self, report: &Report) {
-        if matches!(report.body, ReportBody::ExecutionCanceled { .. })
-            && self.cancellation.reason() == Some(CancelReason::Shutdown)
-        {
-            return;
+        match self.cancellation.reason() {
+            Some(CancelReason::Superseded { .. }) => return,
+            Some(CancelReason::Shutdown) if matches!(report.body, ReportBody::ExecutionCanceled { .. }) => return,
+            Some(CancelReason::Shutdown | CancelReason::CloseRequest(_)) | None => {}
         }
         let _ = self.tx.send(Msg::Report(report.clone()));
     }
 }
 
-async fn publish_loop(mailbox: Arc<dyn Mailbox>, claim: Claim, mut rx: mpsc::UnboundedReceiver<Msg>) -> Published {
+async fn publish_loop(
+    mailbox: Arc<dyn Mailbox>,
+    claim: Claim,
+    mut rx: mpsc::UnboundedReceiver<Msg>,
+    cancellation: Cancellation,
+) -> Published {
     let mut out = Published::default();
     let mut pending: Vec<PendingPublish> = Vec::new();
     let mut terminal_seen = false;
@@ -170,6 +182,7 @@ async fn publish_loop(mailbox: Arc<dyn Mailbox>, claim: Claim, mut rx: mpsc::Unb
                 out.terminal = Some(report);
                 continue;
             }
+            Msg::Report(_) if matches!(cancellation.reason(), Some(CancelReason::Superseded { .. })) => continue,
             Msg::Report(report) => {
                 if report.body.is_terminal() {
                     if terminal_seen {
@@ -204,4 +217,60 @@ async fn publish_loop(mailbox: Arc<dyn Mailbox>, claim: Claim, mut rx: mpsc::Unb
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mailbox::sqlite::SqliteMailbox;
+    use crate::mailbox::{Begin, ReportQuery};
+    use futures_util::StreamExt;
+    use spine_protocol::report::{CanceledPayload, FailureKind};
+
+    #[tokio::test]
+    async fn a_superseded_copy_publishes_nothing_after_it_was_superseded() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mailbox: Arc<dyn Mailbox> =
+            Arc::new(SqliteMailbox::open(&dir.path().join("m.db"), Default::default()).expect("mailbox"));
+        let mut claim = Claim {
+            item_id: "i".into(),
+            attempt_no: 1,
+            delivery_id: "sqlite-1".into(),
+            worker_id: "w".into(),
+            version: 0,
+        };
+        assert_eq!(mailbox.begin(&mut claim).await.expect("claim"), Begin::Run);
+        let identity = WorkIdentity { mailbox_item_id: "i".into(), attempt_no: 1, ..WorkIdentity::default() };
+        let cancellation = Cancellation::default();
+        let publisher = Publisher::start(Arc::clone(&mailbox), claim, identity, cancellation.clone());
+        publisher.sink().emit(ReportBody::ExecutionStarted { expected_duration_seconds: 1 });
+        let query = ReportQuery { item_id: Some("i".into()), follow: false };
+        let read = || async {
+            let stream = mailbox.reports(&query).await.expect("reports");
+            stream.map(|r| r.expect("report")).collect::<Vec<Report>>().await
+        };
+        for _ in 0..1000 {
+            if !read().await.is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        cancellation.cancel(CancelReason::Superseded { attempt_no: 2 });
+        publisher
+            .sink()
+            .emit(ReportBody::ResourceCloseAcknowledged { close_request_id: "c".into(), resource_id: "r".into() });
+        publisher.sink().emit(ReportBody::ExecutionCanceled {
+            terminal_payload: CanceledPayload {
+                failure_kind: FailureKind::Canceled,
+                last_error_summary: cancellation.summary(),
+            },
+        });
+        let published = publisher.finish().await;
+        assert!(published.errors.is_empty(), "{:?}", published.errors);
+        assert_eq!(published.terminal, None);
+        let reports = read().await;
+        let methods: Vec<&str> = reports.iter().map(|r| r.body.method_id()).collect();
+        assert_eq!(methods, ["execution_started"], "only what came before the supersession");
+        assert_eq!(mailbox.terminal("i").await.expect("terminal"), None);
+    }
 }

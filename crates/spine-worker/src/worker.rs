@@ -4,20 +4,30 @@
 //! Parts (mini-redis style): a [`Semaphore`] bounds the items in flight; a [`Shutdown`] stops
 //! leasing; a cancellation listener turns the mailbox's cancel signals into token
 //! cancellations; per delivery, a keep-alive task extends the lease every
-//! [`WorkerConfig::keep_alive`] while the item runs.
+//! [`WorkerConfig::keep_alive`] while the item runs, and a claim watch cancels the item when a
+//! later delivery superseded its claim (`fence`).
 //!
 //! One delivery, start to end:
 //!
 //! 1. decode the identity (the item id, else the delivery id) and compute the attempt:
 //!    the envelope's `attempt_no` + deliveries − 1;
-//! 2. register as running, then claim the execution ([`Mailbox::begin`]):
+//! 2. register as running — when the same delivery of the item already runs here (its lease
+//!    expired under this worker and the message came back), wait for that copy instead of
+//!    starting a second one, then go on — then claim the execution ([`Mailbox::begin`]):
 //!    `Done` → re-publish the stored terminal report (a duplicate delivery never runs twice;
 //!    a redelivery of the same message re-publishes it only when the reports lack it);
+//!    `Redelivered` (it finished under this same message) → re-publish only when missing,
+//!    whatever the delivery counter says; `Stale` (a later delivery of the message holds it)
+//!    → nothing, not even a settlement;
 //!    `Busy` → nack with a delay; `CancelRequested` → report `execution_canceled`;
 //!    `Run` → dead-letter it if its deliveries ran out, else reject it (malformed,
 //!    unsupported) or run its flow;
+//!    while it runs, the claim is checked every [`WorkerConfig::fence_check`]; once a later
+//!    delivery superseded it, the item is canceled and reports nothing more;
 //! 3. settle: a stored (or re-published) terminal report → ack (dead-letter when exhausted);
-//!    none (canceled for shutdown) or a mailbox failure → nack, so it is redelivered.
+//!    none (canceled for shutdown) or a mailbox failure → nack, so it is redelivered;
+//!    a superseded claim → neither: the delivery belongs to the claim that took over (an ack
+//!    would remove the message under it, a nack would hand it out once more).
 //!
 //! Shutdown: stop leasing, let in-flight items finish within [`WorkerConfig::grace`], then
 //! cancel the rest (they report nothing terminal and are nacked for redelivery).
@@ -37,8 +47,9 @@ use tokio::task::JoinSet;
 
 use crate::decode::decode;
 use crate::env::Environment;
+use crate::fence::{ClaimWatch, KeepAlive};
 use crate::flows::{self, ItemContext};
-use crate::mailbox::{Begin, Claim, Delivery, Lease, LeaseStatus, Mailbox, MailboxError};
+use crate::mailbox::{Begin, Claim, ClaimStatus, Delivery, Lease, Mailbox, MailboxError};
 use crate::running::{CancelReason, Cancellation, RunningItems};
 use crate::shutdown::Shutdown;
 use crate::sink::{Published, Publisher, Republish};
@@ -64,6 +75,8 @@ pub struct WorkerConfig {
     pub poll: Duration,
     /// How often a running item's lease is extended (a third of the lease time).
     pub keep_alive: Duration,
+    /// How often a running item's claim is checked for a later delivery that took it over.
+    pub fence_check: Duration,
     /// Redelivery delay for an item another delivery is running.
     pub busy_retry: Duration,
     /// How long a close request waits for its target to end.
@@ -81,6 +94,7 @@ impl WorkerConfig {
             grace: Duration::from_secs(10),
             poll: Duration::from_millis(250),
             keep_alive: (lease / 3).max(Duration::from_millis(50)),
+            fence_check: (lease / 3).max(Duration::from_millis(50)),
             busy_retry: lease.min(Duration::from_secs(5)),
             close_wait: Duration::from_secs(10),
             worker_id: format!("worker-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()),
@@ -245,8 +259,25 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
     let id = decoded.identity.clone();
     let attempt_no = id.attempt_no.saturating_add(delivery_count.saturating_sub(1));
     let cancellation = Cancellation::default();
-    let _running = shared.running.register(&id.item_id, cancellation.clone());
     let keep_alive = KeepAlive::start(Arc::clone(&lease), shared.config.keep_alive, delivery_id.clone());
+    let _running = loop {
+        match shared.running.register(&id.item_id, &delivery_id, cancellation.clone()) {
+            Ok(guard) => break guard,
+            Err(copy) => {
+                tracing::info!(
+                    "{} ({delivery_id}) came back while it runs here (its lease expired): waiting for the \
+                     running copy instead of starting a second one",
+                    id.item_id
+                );
+                copy.ended().await;
+            }
+        }
+    };
+    if cancellation.reason() == Some(CancelReason::Shutdown) {
+        drop(keep_alive);
+        settle_retry(&*lease, None, &delivery_id).await;
+        return;
+    }
     let mut claim = Claim {
         item_id: id.item_id.clone(),
         attempt_no,
@@ -263,11 +294,31 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
             return;
         }
     };
-    if begin == Begin::Busy {
-        drop(keep_alive);
-        settle_retry(&*lease, Some(shared.config.busy_retry), &delivery_id).await;
-        return;
+    match begin {
+        Begin::Busy => {
+            drop(keep_alive);
+            settle_retry(&*lease, Some(shared.config.busy_retry), &delivery_id).await;
+            return;
+        }
+        Begin::Stale { attempt_no: holder } => {
+            tracing::warn!(
+                "{} ({delivery_id}) delivery {delivery_count} is stale: attempt {holder} of a later delivery \
+                 holds the item; not running it, leaving the message to that delivery",
+                id.item_id
+            );
+            return;
+        }
+        Begin::Run | Begin::CancelRequested | Begin::Done(_) | Begin::Redelivered(_) => {}
     }
+    let watch = match begin {
+        Begin::Run | Begin::CancelRequested => Some(ClaimWatch::start(
+            Arc::clone(&shared.mailbox),
+            claim.clone(),
+            shared.config.fence_check,
+            cancellation.clone(),
+        )),
+        Begin::Done(_) | Begin::Redelivered(_) | Begin::Busy | Begin::Stale { .. } => None,
+    };
     // `begin` may raise the attempt past a previous run of the same delivery.
     let identity = WorkIdentity {
         mailbox_item_id: id.item_id.clone(),
@@ -276,14 +327,15 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         conversation_id: id.conversation_id.clone(),
         turn_id: id.turn_id.clone(),
     };
-    let publisher = Publisher::start(Arc::clone(&shared.mailbox), claim, identity.clone(), cancellation.clone());
+    let publisher =
+        Publisher::start(Arc::clone(&shared.mailbox), claim.clone(), identity.clone(), cancellation.clone());
     let ctx = ItemContext {
         env: Arc::clone(&shared.env),
         mailbox: Arc::clone(&shared.mailbox),
         running: Arc::clone(&shared.running),
         sink: Arc::clone(publisher.sink()),
         identity,
-        cancellation,
+        cancellation: cancellation.clone(),
         trace: Trace::default(),
         close_wait: shared.config.close_wait,
     };
@@ -294,11 +346,15 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
             ctx.sink.republish(*report, when);
             Settle::Normal
         }
+        Begin::Redelivered(report) => {
+            ctx.sink.republish(*report, Republish::IfMissing);
+            Settle::Normal
+        }
         Begin::CancelRequested => {
             ctx.collector().canceled("execution canceled by a close request before it started");
             Settle::Normal
         }
-        Begin::Busy => Settle::Retry(Some(shared.config.busy_retry)),
+        Begin::Busy | Begin::Stale { .. } => Settle::Retry(Some(shared.config.busy_retry)),
         Begin::Run if delivery_count > max_deliver => {
             flows::exhausted(&ctx, &id, max_deliver);
             Settle::DeadLetter(format!("{max_deliver} deliveries without a result"))
@@ -312,9 +368,43 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         }
     };
     drop(ctx);
+    drop(watch);
     let published = publisher.finish().await;
     drop(keep_alive);
+    if let Some(attempt) = superseded_by(shared, &claim, &cancellation, &published).await {
+        tracing::warn!(
+            "item {} attempt {} ({delivery_id}) stopped: attempt {attempt} took it over; its delivery is left \
+             to that attempt",
+            claim.item_id,
+            claim.attempt_no
+        );
+        return;
+    }
     settle_delivery(&*lease, &delivery_id, settle, &published).await;
+}
+
+/// The attempt that superseded `claim`, if one did (noticed while it ran, or when `finish`
+/// refused its terminal report).
+async fn superseded_by(
+    shared: &Shared,
+    claim: &Claim,
+    cancellation: &Cancellation,
+    published: &Published,
+) -> Option<u32> {
+    if let Some(CancelReason::Superseded { attempt_no }) = cancellation.reason() {
+        return Some(attempt_no);
+    }
+    if !published.lost_claim {
+        return None;
+    }
+    match shared.mailbox.claim_status(claim).await {
+        Ok(ClaimStatus::Superseded { attempt_no }) => Some(attempt_no),
+        Ok(ClaimStatus::Held | ClaimStatus::Released) => None,
+        Err(e) => {
+            tracing::warn!("claim check of {} ({}): {e}", claim.item_id, claim.delivery_id);
+            None
+        }
+    }
 }
 
 async fn settle_delivery(lease: &dyn Lease, delivery_id: &str, settle: Settle, published: &Published) {
@@ -337,32 +427,5 @@ async fn settle_delivery(lease: &dyn Lease, delivery_id: &str, settle: Settle, p
 async fn settle_retry(lease: &dyn Lease, delay: Option<Duration>, delivery_id: &str) {
     if let Err(e) = lease.nack(delay).await {
         tracing::warn!("nack {delivery_id}: {e}");
-    }
-}
-
-/// Extends a lease periodically until dropped.
-struct KeepAlive(tokio::task::JoinHandle<()>);
-
-impl KeepAlive {
-    fn start(lease: Arc<dyn Lease>, every: Duration, delivery_id: String) -> KeepAlive {
-        KeepAlive(tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                match lease.keep_alive().await {
-                    Ok(LeaseStatus::Held) => {}
-                    Ok(LeaseStatus::Lost) => {
-                        tracing::warn!("lease of {delivery_id} was lost (it expired and was redelivered)");
-                        return;
-                    }
-                    Err(e) => tracing::warn!("keep-alive of {delivery_id}: {e}"),
-                }
-            }
-        }))
-    }
-}
-
-impl Drop for KeepAlive {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }

@@ -17,6 +17,13 @@
 //!   another delivery is running it, or that a close request canceled it first.
 //!   [`Mailbox::finish`] stores and publishes the terminal report — only while the claim still
 //!   holds, so at most one terminal report is ever stored (and published) per item.
+//!   [`Mailbox::claim_status`] tells a running claim whether it still holds.
+//! - **Fencing**: a claim is fenced by its `(delivery_id, attempt_no)`. When a lease expires
+//!   under a live worker, the redelivery of the same message claims the execution with the next
+//!   attempt ([`Mailbox::begin`]); the earlier claim is then [`ClaimStatus::Superseded`]:
+//!   `finish` refuses it, and its worker stops the item, publishes nothing more for it (no
+//!   progress reports either) and leaves the delivery to the new claim (it neither acks nor
+//!   nacks it). Exactly one terminal report per item results.
 //! - **Cancellation**: [`Mailbox::request_cancel`] marks an execution canceled and, when it
 //!   runs somewhere, signals every worker ([`Mailbox::cancel_signals`]).
 //!
@@ -142,8 +149,35 @@ pub enum Begin {
     CancelRequested,
     /// It already finished: this is its stored terminal report (re-publish it, do not run).
     Done(Box<Report>),
+    /// It already finished under an earlier delivery of this same message (whatever this
+    /// delivery's counter says: a copy that waited in a prefetch buffer still counts 1): this
+    /// is its stored terminal report — re-publish it only when the item's reports lack it.
+    Redelivered(Box<Report>),
     /// Another delivery of the same item is running it now: try again later.
     Busy,
+    /// A later delivery of the same message holds the execution, as `attempt_no`: this
+    /// delivery is stale (it waited in a prefetch buffer past its lease). Do not run it and do
+    /// not settle it: the message belongs to the later delivery.
+    Stale {
+        /// The attempt of the later delivery.
+        attempt_no: u32,
+    },
+}
+
+/// How a claim stands, while its item runs (see "Fencing" in the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimStatus {
+    /// The execution is still this claim's: run on, and `finish` will store its report.
+    Held,
+    /// A later delivery of the same message (its lease expired) claimed the execution as
+    /// `attempt_no`: stop, report nothing more, leave the delivery to that claim.
+    Superseded {
+        /// The attempt that took over.
+        attempt_no: u32,
+    },
+    /// The claim no longer holds for another reason: the item's terminal report is stored, or
+    /// another message of the item holds it, or nothing is recorded.
+    Released,
 }
 
 /// What [`Mailbox::request_cancel`] found.
@@ -225,9 +259,11 @@ pub trait Mailbox: Send + Sync + 'static {
     async fn drained(&self) -> Result<bool, MailboxError>;
 
     /// Claims the execution of `claim.item_id` for `claim.delivery_id` (sets `claim.version`).
-    /// When the same delivery ran the item before (a redelivery), `claim.attempt_no` is raised
-    /// past that run's attempt if needed: attempts never repeat, whatever the backend's
-    /// delivery counter says (JetStream's may not grow after a `-NAK`).
+    /// When the same delivery ran the item before (a redelivery), the new claim supersedes
+    /// that run's, and `claim.attempt_no` is raised past that run's attempt if it equals it:
+    /// attempts never repeat, whatever the backend's delivery counter says. When that run's
+    /// attempt is already higher, this delivery is older than the one holding the item:
+    /// [`Begin::Stale`], nothing changes.
     async fn begin(&self, claim: &mut Claim) -> Result<Begin, MailboxError>;
 
     /// Stores the terminal report of a claimed execution and publishes it — atomically where
@@ -235,6 +271,9 @@ pub trait Mailbox: Send + Sync + 'static {
     /// `None` when the claim no longer holds (another delivery took over, or a terminal report
     /// is already stored): nothing is stored or published then.
     async fn finish(&self, claim: &Claim, report: &Report) -> Result<Option<PendingPublish>, MailboxError>;
+
+    /// Whether `claim` (set by `begin`) still holds, or a later delivery took over.
+    async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError>;
 
     /// The stored terminal report of an item, if it finished.
     async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError>;
@@ -252,8 +291,9 @@ pub trait Mailbox: Send + Sync + 'static {
 
     /// Publishes an item's stored terminal report again — a duplicate delivery of a finished
     /// item, whose first worker may have died between storing and publishing it — unless the
-    /// item's reports already hold it, so that every item keeps exactly one terminal report.
-    /// `None` when it was already there.
+    /// item's reports already hold a terminal report (anywhere among them: reports of a
+    /// superseded claim may have followed it), so that every item keeps exactly one terminal
+    /// report. `None` when it was already there.
     async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
         self.publish(report).await.map(Some)
     }

@@ -12,6 +12,7 @@ mod support;
 
 mod bulk;
 mod delivery;
+mod fencing;
 mod flows;
 mod pipeline;
 mod schemas;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use spine_protocol::report::Report;
 
 use super::{NatsMailbox, subject_token};
-use crate::mailbox::{Begin, CancelSignal, CancelState, Claim, MailboxError, PendingPublish};
+use crate::mailbox::{Begin, CancelSignal, CancelState, Claim, ClaimStatus, MailboxError, PendingPublish};
 
 /// Compare-and-set retries before giving up on a contended record.
 const CAS_TRIES: usize = 16;
@@ -24,8 +24,14 @@ enum ExecRecord {
     Claimed { delivery_id: String, attempt_no: u32, worker_id: String, cancel_requested: bool },
     /// A close request came before any delivery.
     CancelRequested,
-    /// The item finished, with its terminal report (stored once per item).
-    Terminal { attempt_no: u32, report: Box<Report> },
+    /// The item finished, with its terminal report (stored once per item) and the delivery
+    /// that stored it (absent in records written before it was kept).
+    Terminal {
+        attempt_no: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delivery_id: Option<String>,
+        report: Box<Report>,
+    },
 }
 
 impl NatsMailbox {
@@ -104,7 +110,15 @@ impl NatsMailbox {
                 },
             };
             let cancel = match record {
+                ExecRecord::Terminal { report, delivery_id: Some(d), .. } if d == claim.delivery_id => {
+                    return Ok(Begin::Redelivered(report));
+                }
                 ExecRecord::Terminal { report, .. } => return Ok(Begin::Done(report)),
+                ExecRecord::Claimed { delivery_id, attempt_no, .. }
+                    if delivery_id == claim.delivery_id && attempt_no > claim.attempt_no =>
+                {
+                    return Ok(Begin::Stale { attempt_no });
+                }
                 ExecRecord::Claimed { delivery_id, cancel_requested, attempt_no, .. }
                     if delivery_id == claim.delivery_id =>
                 {
@@ -129,11 +143,15 @@ impl NatsMailbox {
         claim: &Claim,
         report: &Report,
     ) -> Result<Option<PendingPublish>, MailboxError> {
-        let record = ExecRecord::Terminal { attempt_no: claim.attempt_no, report: Box::new(report.clone()) };
+        let record = ExecRecord::Terminal {
+            attempt_no: claim.attempt_no,
+            delivery_id: Some(claim.delivery_id.clone()),
+            report: Box::new(report.clone()),
+        };
         let mut expected = claim.version;
         for _ in 0..CAS_TRIES {
             if self.put_exec(&claim.item_id, &record, expected).await?.is_some() {
-                return self.publish_report(report).await.map(Some);
+                return self.publish_terminal_report(report).await.map(Some);
             }
             // A close request may have flagged our claim meanwhile: still ours, try again.
             match self.last_exec(&claim.item_id).await? {
@@ -147,6 +165,20 @@ impl NatsMailbox {
             }
         }
         Err(self.contended(&claim.item_id))
+    }
+
+    pub(super) async fn fence_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
+        Ok(match self.last_exec(&claim.item_id).await? {
+            Some((_, ExecRecord::Claimed { delivery_id, attempt_no, .. }))
+            | Some((_, ExecRecord::Terminal { delivery_id: Some(delivery_id), attempt_no, .. }))
+                if delivery_id == claim.delivery_id && attempt_no != claim.attempt_no =>
+            {
+                ClaimStatus::Superseded { attempt_no }
+            }
+            Some((_, ExecRecord::Claimed { delivery_id, .. })) if delivery_id == claim.delivery_id => ClaimStatus::Held,
+            Some((_, ExecRecord::Claimed { .. } | ExecRecord::Terminal { .. } | ExecRecord::CancelRequested))
+            | None => ClaimStatus::Released,
+        })
     }
 
     pub(super) async fn stored_terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {

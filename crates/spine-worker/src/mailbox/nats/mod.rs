@@ -19,7 +19,16 @@
 //!
 //! `attempt_no` counts deliveries: the message's delivery count from JetStream. Long items
 //! send in-progress acks (`+WPI`) through [`Lease::keep_alive`](super::Lease::keep_alive), so
-//! ack-wait redelivery only happens when the worker is gone. The consumer allows one delivery beyond the mailbox's
+//! ack-wait redelivery normally happens only when the worker is gone — but a late `+WPI` (a
+//! loaded machine) lets it happen under a live worker, and so does a message that waited in a
+//! client's prefetch buffer past the ack wait. Both are fenced (see the mailbox's "Fencing"):
+//! the later delivery's claim supersedes the earlier one, an earlier delivery never takes over
+//! from a later one ([`Begin::Stale`](super::Begin::Stale)), the terminal record names the
+//! delivery that stored it (so that any later copy of the same message only re-publishes what
+//! is missing), and terminal reports carry a per-item `Nats-Msg-Id`, so that the server drops a
+//! re-published copy that races the first publication (within its duplicate window, 2 minutes
+//! by default). Acks and nacks of a superseded delivery would act on the message under its new
+//! claim (JetStream settles by stream sequence), so the worker sends none. The consumer allows one delivery beyond the mailbox's
 //! `max_deliver`: the worker that receives it does not run the item but dead-letters it —
 //! publishes it to `p.dead.<item>`, reports the failure and terminates the message (`+TERM`) —
 //! so an item whose last worker crashed is still reported and kept, without relying on
@@ -51,7 +60,8 @@ use names::Names;
 pub use names::subject_token;
 
 use super::{
-    Begin, CancelSignal, CancelState, Claim, DeadLetter, Delivery, Mailbox, MailboxError, PendingPublish, ReportQuery,
+    Begin, CancelSignal, CancelState, Claim, ClaimStatus, DeadLetter, Delivery, Mailbox, MailboxError, PendingPublish,
+    ReportQuery,
 };
 
 /// Options of the NATS mailbox.
@@ -142,6 +152,10 @@ impl Mailbox for NatsMailbox {
 
     async fn finish(&self, claim: &Claim, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
         self.finish_execution(claim, report).await
+    }
+
+    async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
+        self.fence_status(claim).await
     }
 
     async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {

@@ -3,7 +3,7 @@
 
 use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::consumer::pull::OrderedConfig;
-use async_nats::jetstream::stream;
+use async_nats::jetstream::message::PublishMessage;
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
 use futures_util::{FutureExt, TryFutureExt};
@@ -14,15 +14,26 @@ use crate::mailbox::{DeadLetter, MailboxError, PendingPublish, ReportQuery};
 
 impl NatsMailbox {
     pub(super) async fn publish_report(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
+        self.publish_with(report, None).await
+    }
+
+    /// Publishes an item's terminal report with a message id derived from the item
+    /// (`Nats-Msg-Id`), so that the server drops a second copy within its duplicate window —
+    /// the copy a redelivery re-publishes while the first one is still on its way.
+    pub(super) async fn publish_terminal_report(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
+        let id = format!("terminal.{}", subject_token(&report.mailbox_item_id));
+        self.publish_with(report, Some(&id)).await
+    }
+
+    async fn publish_with(&self, report: &Report, message_id: Option<&str>) -> Result<PendingPublish, MailboxError> {
         let payload =
             serde_json::to_vec(report).map_err(|e| MailboxError::Corrupt(format!("report does not serialize: {e}")))?;
         let subject = format!("{}.{}", self.inner.names.reports_prefix, subject_token(&report.mailbox_item_id));
-        let ack = self
-            .inner
-            .js
-            .publish(subject, Bytes::from(payload))
-            .await
-            .map_err(|e| self.error(format!("report: {e}")))?;
+        let mut publish = PublishMessage::build().payload(Bytes::from(payload));
+        if let Some(id) = message_id {
+            publish = publish.message_id(id);
+        }
+        let ack = self.inner.js.send_publish(subject, publish).await.map_err(|e| self.error(format!("report: {e}")))?;
         let url = self.inner.url.clone();
         Ok(ack
             .into_future()
@@ -35,27 +46,16 @@ impl NatsMailbox {
         &self,
         report: &Report,
     ) -> Result<Option<PendingPublish>, MailboxError> {
-        // The terminal report is the last one of its item: published already when the item's
-        // last report is terminal.
-        let subject = format!("{}.{}", self.inner.names.reports_prefix, subject_token(&report.mailbox_item_id));
-        match self.inner.reports.get_last_raw_message_by_subject(&subject).await {
-            Ok(m) => {
-                let last: Report = serde_json::from_slice(&m.payload)
-                    .map_err(|e| MailboxError::Corrupt(format!("report of {}: {e}", report.mailbox_item_id)))?;
-                if last.body.is_terminal() {
-                    return Ok(None);
-                }
+        // Any terminal report among the item's counts, not only the last one: reports of a
+        // superseded claim may follow it.
+        let query = ReportQuery { item_id: Some(report.mailbox_item_id.clone()), follow: false };
+        let mut existing = self.read_reports(&query).await?;
+        while let Some(next) = existing.next().await {
+            if next?.body.is_terminal() {
+                return Ok(None);
             }
-            Err(e) => match e.kind() {
-                stream::LastRawMessageErrorKind::NoMessageFound => {}
-                stream::LastRawMessageErrorKind::InvalidSubject
-                | stream::LastRawMessageErrorKind::JetStream(_)
-                | stream::LastRawMessageErrorKind::Other => {
-                    return Err(self.error(format!("reports of {}: {e}", report.mailbox_item_id)));
-                }
-            },
         }
-        self.publish_report(report).await.map(Some)
+        self.publish_terminal_report(report).await.map(Some)
     }
 
     pub(super) async fn read_dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {

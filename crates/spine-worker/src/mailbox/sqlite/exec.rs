@@ -9,7 +9,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use spine_protocol::report::Report;
 
 use super::{SqliteMailbox, latest_terminal, parse_report, sql_error, to_json};
-use crate::mailbox::{Begin, CancelSignal, CancelState, Claim, MailboxError, PendingPublish};
+use crate::mailbox::{Begin, CancelSignal, CancelState, Claim, ClaimStatus, MailboxError, PendingPublish};
 
 /// How often workers poll for cancellation signals.
 const POLL: Duration = Duration::from_millis(25);
@@ -22,8 +22,19 @@ impl SqliteMailbox {
             let err = |e| sql_error(&path, e);
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
             if let Some(text) = latest_terminal(&tx, &c2.item_id).map_err(err)? {
+                // The row keeps the delivery that stored the terminal report.
+                let holder: Option<Option<String>> = tx
+                    .prepare_cached("SELECT delivery_id FROM executions WHERE item_id = ?1")
+                    .and_then(|mut st| st.query_row([&c2.item_id], |r| r.get(0)).optional())
+                    .map_err(err)?;
                 tx.commit().map_err(err)?;
-                return Ok((Begin::Done(Box::new(parse_report(&text)?)), c2.attempt_no));
+                let report = Box::new(parse_report(&text)?);
+                let begin = if holder.flatten().as_deref() == Some(c2.delivery_id.as_str()) {
+                    Begin::Redelivered(report)
+                } else {
+                    Begin::Done(report)
+                };
+                return Ok((begin, c2.attempt_no));
             }
             let row: Option<(Option<String>, i64, Option<u32>)> = tx
                 .prepare_cached("SELECT delivery_id, cancel_requested, attempt_no FROM executions WHERE item_id = ?1")
@@ -37,6 +48,9 @@ impl SqliteMailbox {
                     .and_then(|mut st| st.execute(params![c2.item_id, c2.delivery_id, c2.attempt_no, c2.worker_id]))
                     .map_err(err)?;
                     Begin::Run
+                }
+                Some((Some(holder), _, Some(previous))) if holder == c2.delivery_id && previous > c2.attempt_no => {
+                    Begin::Stale { attempt_no: previous }
                 }
                 Some((holder, cancel, previous))
                     if holder.is_none() || holder.as_deref() == Some(c2.delivery_id.as_str()) =>
@@ -93,6 +107,26 @@ impl SqliteMailbox {
             })
             .await?;
         Ok(stored.then(|| Box::pin(async { Ok(()) }) as PendingPublish))
+    }
+
+    pub(super) async fn fence_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
+        let c2 = claim.clone();
+        self.call(move |c| {
+            let holder: Option<(Option<String>, Option<u32>)> = c
+                .prepare_cached("SELECT delivery_id, attempt_no FROM executions WHERE item_id = ?1")?
+                .query_row([&c2.item_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
+            let Some((Some(delivery_id), Some(attempt_no))) = holder else { return Ok(ClaimStatus::Released) };
+            if delivery_id != c2.delivery_id {
+                return Ok(ClaimStatus::Released);
+            }
+            if attempt_no != c2.attempt_no {
+                return Ok(ClaimStatus::Superseded { attempt_no });
+            }
+            // The row keeps its holder after the terminal report is stored.
+            Ok(if latest_terminal(c, &c2.item_id)?.is_some() { ClaimStatus::Released } else { ClaimStatus::Held })
+        })
+        .await
     }
 
     pub(super) async fn stored_terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {

@@ -7,7 +7,10 @@
 //!   processes) never hold the same row at once; every claim raises `deliveries`.
 //! - `reports`: every report, in insertion order (`seq`).
 //! - `executions` + `terminals`: the idempotency store — who runs an item (delivery, attempt,
-//!   cancel flag) and its terminal report per (item, attempt).
+//!   cancel flag; kept after it finished, so that the claim that stored the terminal report is
+//!   known) and its terminal report per (item, attempt). A claim holds while its
+//!   `(delivery_id, attempt_no)` is the row's; a lease that expired under a live worker is
+//!   re-leased with a new token, and the new delivery's claim supersedes the old one.
 //! - `cancels`: cancellation signals, polled by every worker.
 //!
 //! The database runs in WAL mode (`synchronous=NORMAL`) with a busy handler of short sleeps;
@@ -39,7 +42,8 @@ use spine_protocol::report::Report;
 pub use store::CHECKPOINT_EVERY;
 
 use super::{
-    Begin, CancelSignal, CancelState, Claim, DeadLetter, Delivery, Mailbox, MailboxError, PendingPublish, ReportQuery,
+    Begin, CancelSignal, CancelState, Claim, ClaimStatus, DeadLetter, Delivery, Mailbox, MailboxError, PendingPublish,
+    ReportQuery,
 };
 
 /// Options of the SQLite mailbox.
@@ -162,6 +166,10 @@ impl Mailbox for SqliteMailbox {
 
     async fn finish(&self, claim: &Claim, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
         self.finish_execution(claim, report).await
+    }
+
+    async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
+        self.fence_status(claim).await
     }
 
     async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
