@@ -163,7 +163,9 @@ fn assemble_with(
         ask: policy::parse_rules(&settings.permissions.ask)?,
         deny: policy::parse_rules(&settings.permissions.deny)?,
     };
-    let (hooks, warnings) = build_hooks(settings)?;
+    let (hooks, hook_warnings) = build_hooks(settings)?;
+    // Values the settings hold that spine does not implement (`defaultMode`), then the hooks'.
+    let warnings: Vec<String> = settings.warnings.iter().cloned().chain(hook_warnings).collect();
     let workspace = Workspace::new(&options.project)
         .map_err(|e| AssemblyError::Workspace { path: options.project.clone(), reason: e.to_string() })?;
     let mut config = AgentConfig::new(Arc::new(workspace));
@@ -191,9 +193,11 @@ fn assemble_with(
     };
     Ok(Assembled { agent, warnings, tools: tool_set })
 }
-/// Makes the settings' `env_passthrough` the process's: the provider keys that tools, hooks
-/// and MCP servers inherit after all (every other provider key is removed from children by
-/// `spine_process::secrets`). Called by [`assemble`] and [`connect_mcp`].
+/// Makes the settings' `env_passthrough` and `env` the process's: the provider keys that
+/// tools, hooks and MCP servers inherit after all (every other provider key is removed from
+/// children by `spine_process::secrets`), and the variables every child gets (Bash, command
+/// runs, processes, hooks, MCP servers). Called by [`assemble`] and [`connect_mcp`].
 pub fn apply_env_passthrough(settings: &Settings) {
     spine_process::secrets::set_passthrough(settings.env_passthrough.iter().cloned());
+    spine_process::secrets::set_settings_env(settings.env.clone());
 }

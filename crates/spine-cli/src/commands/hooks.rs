@@ -40,7 +40,7 @@ struct Loaded {
 fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
     Ok(Loaded { project, home, settings })
 }
 

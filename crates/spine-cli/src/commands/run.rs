@@ -42,7 +42,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<u8> {
     }
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
     if args.verbose {
         for note in &settings.notes {
             eprintln!("note: {note}");
