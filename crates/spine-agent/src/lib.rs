@@ -193,6 +193,58 @@ fn assemble_with(
     };
     Ok(Assembled { agent, warnings, tools: tool_set })
 }
+/// A problem [`validate`] found: the source and JSON path when it has one, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// The settings source (file or `--settings #n`), when known.
+    pub origin: Option<String>,
+    /// The JSON path in it (`permissions.allow[2]`), when known.
+    pub path: Option<String>,
+    /// Why, in one line.
+    pub message: String,
+}
+
+/// Validates settings exactly as a run does, without starting anything: every permission
+/// rule is parsed (each bad one reported), then, when they all parse, the agent is assembled
+/// as [`assemble_for_calls`] does (tools, hooks with their `if` rules, workspace) and
+/// `.mcp.json` is read. `spine hooks check` uses this, so it passes exactly what `run` accepts.
+pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std::path::Path) -> Vec<Invalid> {
+    let mut out = Vec::new();
+    let perms = &settings.permissions;
+    for entry in perms.allow.iter().chain(&perms.ask).chain(&perms.deny) {
+        if let Err(e) = spine_core::permission::PermissionRule::parse(&entry.rule) {
+            out.push(Invalid {
+                origin: Some(entry.origin.to_string()),
+                path: Some(entry.path.clone()),
+                message: e.to_string(),
+            });
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let options = AgentOptions {
+        project: project.to_path_buf(),
+        spine_home: spine_home.to_path_buf(),
+        model: None,
+        permission_mode: None,
+        max_turns: None,
+        allowed_tools: Vec::new(),
+        approver: Arc::new(spine_core::permission::DenyApprover),
+        allow_defer: false,
+        conversation_id: None,
+        tools: Tools::Fresh(Vec::new()),
+    };
+    // Assembled and dropped: nothing was started, and dropping the families ends them.
+    if let Err(e) = assemble_for_calls(settings, options) {
+        out.push(Invalid { origin: None, path: None, message: e.to_string() });
+    }
+    if let Err(e) = configured_mcp_servers(settings, project) {
+        out.push(Invalid { origin: None, path: None, message: e.to_string() });
+    }
+    out
+}
+
 /// Makes the settings' `env_passthrough` and `env` the process's: the provider keys that
 /// tools, hooks and MCP servers inherit after all (every other provider key is removed from
 /// children by `spine_process::secrets`), and the variables every child gets (Bash, command

@@ -7,6 +7,7 @@
 mod support;
 
 mod cancel;
+mod claude_settings;
 mod hooks;
 mod load;
 mod pipes;
