@@ -6,7 +6,9 @@
 //! The project directory is the first of them that holds a `.claude/` or `.spine/`
 //! directory. When none does, or when there is no repository above the working directory,
 //! the project directory is the working directory itself (so nothing outside a repository is
-//! ever picked up from a parent). The project directory is where `.claude/settings*.json`,
+//! ever picked up from a parent). The home directory is never a project found by the walk
+//! (its `.claude/` and `.spine/` hold the user's own settings), only when it is the working
+//! directory itself. The project directory is where `.claude/settings*.json`,
 //! `.spine/settings*.json` and `.mcp.json` are read, the key of project trust, the workspace
 //! root and the working directory of tools and hooks (`CLAUDE_PROJECT_DIR`).
 //!
@@ -20,13 +22,16 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 /// The project directory of a working directory `cwd` (already canonical), by the walk the
-/// module documents.
-pub fn find_project_dir(cwd: &Path) -> PathBuf {
+/// module documents. `home` (canonical) is the user's home directory: above the working
+/// directory it never counts as a project, since its `.claude/` and `.spine/` are the user's
+/// own settings (a dotfiles repository in `~` would otherwise make all of `~` the project).
+pub fn find_project_dir(cwd: &Path, home: Option<&Path>) -> PathBuf {
     let Some(root) = cwd.ancestors().find(|d| d.join(".git").exists()) else {
         return cwd.to_path_buf();
     };
     for dir in cwd.ancestors() {
-        if dir.join(".claude").is_dir() || dir.join(".spine").is_dir() {
+        let is_home_above = dir != cwd && home == Some(dir);
+        if !is_home_above && (dir.join(".claude").is_dir() || dir.join(".spine").is_dir()) {
             return dir.to_path_buf();
         }
         if dir == root {
@@ -126,17 +131,26 @@ mod tests {
     fn the_project_dir_is_the_nearest_dir_with_claude_or_spine_up_to_the_repository_root() {
         let tmp = dirs(&["repo/.git", "repo/.claude", "repo/a/b", "repo/c/.spine", "repo/c/d"]);
         let repo = tmp.path().join("repo").canonicalize().expect("canon");
-        assert_eq!(find_project_dir(&repo.join("a/b")), repo);
-        assert_eq!(find_project_dir(&repo), repo);
-        assert_eq!(find_project_dir(&repo.join("c/d")), repo.join("c"), "nearest wins");
+        assert_eq!(find_project_dir(&repo.join("a/b"), None), repo);
+        assert_eq!(find_project_dir(&repo, None), repo);
+        assert_eq!(find_project_dir(&repo.join("c/d"), None), repo.join("c"), "nearest wins");
     }
 
     #[test]
     fn the_walk_stops_at_the_repository_root_and_without_a_repository_the_cwd_is_the_project() {
         let tmp = dirs(&[".claude", "repo/.git", "repo/a", "plain/x"]);
         let base = tmp.path().canonicalize().expect("canon");
-        assert_eq!(find_project_dir(&base.join("repo/a")), base.join("repo/a"), "no marker inside the repo");
-        assert_eq!(find_project_dir(&base.join("plain/x")), base.join("plain/x"), "no repository: the cwd");
+        assert_eq!(find_project_dir(&base.join("repo/a"), None), base.join("repo/a"), "no marker inside the repo");
+        assert_eq!(find_project_dir(&base.join("plain/x"), None), base.join("plain/x"), "no repository: the cwd");
+    }
+
+    #[test]
+    fn the_home_directory_is_a_project_only_when_it_is_the_working_directory() {
+        // A dotfiles repository in the home directory, which holds the user's `.claude/`.
+        let tmp = dirs(&["home/.git", "home/.claude", "home/notes/x"]);
+        let home = tmp.path().join("home").canonicalize().expect("canon");
+        assert_eq!(find_project_dir(&home.join("notes/x"), Some(&home)), home.join("notes/x"));
+        assert_eq!(find_project_dir(&home, Some(&home)), home);
     }
 
     #[test]

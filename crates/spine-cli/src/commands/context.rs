@@ -31,7 +31,8 @@ pub fn project_dir(cwd: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
         None => std::env::current_dir().map_err(|e| config(format!("cannot read the current directory: {e}")))?,
     };
     let dir = dir.canonicalize().map_err(|e| config(format!("--cwd {}: {e}", dir.display())))?;
-    Ok(spine_settings::find_project_dir(&dir))
+    let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).and_then(|h| PathBuf::from(h).canonicalize().ok());
+    Ok(spine_settings::find_project_dir(&dir, home.as_deref()))
 }
 
 /// The trust of a project: `--trust` (`flag`), else `$SPINE_HOME/trusted-projects.json`.

@@ -366,6 +366,8 @@ async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
     };
     let loaded = load(&args.common)?;
     let hooks = hook_config(&loaded)?;
+    // The hooks see the settings' `env` (and provider keys) exactly as in a run.
+    spine_agent::apply_env_passthrough(&loaded.settings);
     let input = match &args.input {
         None => None,
         Some(text) => Some(read_input(text, &loaded.project)?),

@@ -299,3 +299,17 @@ fn hooks_check_rejects_exactly_the_rules_run_rejects() {
     let text = stdout(&check);
     assert!(text.contains(".claude/settings.json") && text.contains("permissions.deny[0]"), "{text}");
 }
+
+#[test]
+fn hooks_test_runs_a_trusted_claude_projects_hook_with_its_env() {
+    let s = Sandbox::new();
+    claude_project(&s);
+    let out = s
+        .spine()
+        .args(["hooks", "test", "PreToolUse", "--tool", "Bash", "--trust", "--input"])
+        .arg(r#"{"tool_input": {"command": "ls"}}"#)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read_log(&s, "pre.log"), "pre from-claude-settings\n");
+}
