@@ -182,7 +182,9 @@ fn assemble_with(
     };
     rules.allow.extend(policy::parse_flag_rules(&options.command_line.allow, "--allowedTools")?);
     rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
-    let (hooks, warnings) = build_hooks(settings)?;
+    let (hooks, hook_warnings) = build_hooks(settings)?;
+    // Values the settings hold that spine does not implement (`defaultMode`), then the hooks'.
+    let warnings: Vec<String> = settings.warnings.iter().cloned().chain(hook_warnings).collect();
     let workspace = Workspace::new(&options.project)
         .map_err(|e| AssemblyError::Workspace { path: options.project.clone(), reason: e.to_string() })?;
     let mut config = AgentConfig::new(Arc::new(workspace));
@@ -211,6 +213,7 @@ fn assemble_with(
     };
     Ok(Assembled { agent, warnings, tools: tool_set })
 }
+
 /// The agent prompt layer: `--system-prompt` (else the built-in prompt, left to the turn when
 /// nothing is appended), with `--append-system-prompt` after a blank line.
 fn agent_prompt(command_line: &CommandLine) -> Option<String> {
@@ -223,9 +226,64 @@ fn agent_prompt(command_line: &CommandLine) -> Option<String> {
     }
 }
 
-/// Makes the settings' `env_passthrough` the process's: the provider keys that tools, hooks
-/// and MCP servers inherit after all (every other provider key is removed from children by
-/// `spine_process::secrets`). Called by [`assemble`] and [`connect_mcp`].
+/// A problem [`validate`] found: the source and JSON path when it has one, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// The settings source (file or `--settings #n`), when known.
+    pub origin: Option<String>,
+    /// The JSON path in it (`permissions.allow[2]`), when known.
+    pub path: Option<String>,
+    /// Why, in one line.
+    pub message: String,
+}
+
+/// Validates settings exactly as a run does, without starting anything: every permission
+/// rule is parsed (each bad one reported), then, when they all parse, the agent is assembled
+/// as [`assemble_for_calls`] does (tools, hooks with their `if` rules, workspace) and
+/// `.mcp.json` is read. `spine hooks check` uses this, so it passes exactly what `run` accepts.
+pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std::path::Path) -> Vec<Invalid> {
+    let mut out = Vec::new();
+    let perms = &settings.permissions;
+    for entry in perms.allow.iter().chain(&perms.ask).chain(&perms.deny) {
+        if let Err(e) = spine_core::permission::PermissionRule::parse(&entry.rule) {
+            out.push(Invalid {
+                origin: Some(entry.origin.to_string()),
+                path: Some(entry.path.clone()),
+                message: e.to_string(),
+            });
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let options = AgentOptions {
+        project: project.to_path_buf(),
+        spine_home: spine_home.to_path_buf(),
+        model: None,
+        permission_mode: None,
+        max_turns: None,
+        allowed_tools: Vec::new(),
+        approver: Arc::new(spine_core::permission::DenyApprover),
+        allow_defer: false,
+        conversation_id: None,
+        tools: Tools::Fresh(Vec::new()),
+        command_line: CommandLine::default(),
+    };
+    // Assembled and dropped: nothing was started, and dropping the families ends them.
+    if let Err(e) = assemble_for_calls(settings, options) {
+        out.push(Invalid { origin: None, path: None, message: e.to_string() });
+    }
+    if let Err(e) = configured_mcp_servers(settings, project) {
+        out.push(Invalid { origin: None, path: None, message: e.to_string() });
+    }
+    out
+}
+
+/// Makes the settings' `env_passthrough` and `env` the process's: the provider keys that
+/// tools, hooks and MCP servers inherit after all (every other provider key is removed from
+/// children by `spine_process::secrets`), and the variables every child gets (Bash, command
+/// runs, processes, hooks, MCP servers). Called by [`assemble`] and [`connect_mcp`].
 pub fn apply_env_passthrough(settings: &Settings) {
     spine_process::secrets::set_passthrough(settings.env_passthrough.iter().cloned());
+    spine_process::secrets::set_settings_env(settings.env.clone());
 }

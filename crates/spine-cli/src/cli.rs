@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// A settings file or inline JSON, applied after the settings files (repeatable).
     #[arg(long = "settings", value_name = "FILE|JSON")]
     pub settings: Vec<String>,
+    /// Which discovered settings files apply, comma-separated: user, project, local
+    /// (default: all; --settings always applies).
+    #[arg(long = "setting-sources", value_name = "SOURCES")]
+    pub setting_sources: Option<spine_settings::SettingSources>,
     /// Output format.
     #[arg(long = "output-format", value_enum, default_value = "text")]
     pub output_format: OutputFormat,
@@ -169,6 +173,10 @@ pub struct HooksArgs {
     /// A settings file or inline JSON, applied after the settings files (repeatable).
     #[arg(long = "settings", value_name = "FILE|JSON")]
     pub settings: Vec<String>,
+    /// Which discovered settings files apply, comma-separated: user, project, local
+    /// (default: all; --settings always applies).
+    #[arg(long = "setting-sources", value_name = "SOURCES")]
+    pub setting_sources: Option<spine_settings::SettingSources>,
     /// The project directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,

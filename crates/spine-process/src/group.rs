@@ -64,6 +64,7 @@ impl GroupChild {
     /// leader of a new process group.
     pub fn spawn(command: &mut Command) -> Result<GroupChild, ProcessError> {
         let program = command.as_std().get_program().to_string_lossy().into_owned();
+        crate::secrets::apply_settings_env(command);
         crate::secrets::scrub(command);
         command.process_group(0).kill_on_drop(true);
         let child = command.spawn().map_err(|source| ProcessError::Spawn { program, source })?;

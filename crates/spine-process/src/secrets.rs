@@ -12,8 +12,11 @@
 //!   file) is the configuration's own choice and stays.
 //! - A key named in the process-wide pass-through set ([`set_passthrough`], from the
 //!   `env_passthrough` setting) is inherited as before.
+//! - The settings' `env` ([`set_settings_env`], process-wide) is set on every child first
+//!   ([`apply_settings_env`], called by the same spawn): each variable the command does not
+//!   set explicitly itself. A provider key set there is the configuration's own choice too.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::sync::{PoisonError, RwLock};
 
@@ -39,6 +42,29 @@ pub const PROVIDER_KEYS: &[&str] = &[
 ];
 
 static PASSTHROUGH: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
+
+static SETTINGS_ENV: RwLock<BTreeMap<String, String>> = RwLock::new(BTreeMap::new());
+
+/// Replaces the variables every child gets (the settings' `env` of the run).
+pub fn set_settings_env(vars: BTreeMap<String, String>) {
+    *SETTINGS_ENV.write().unwrap_or_else(PoisonError::into_inner) = vars;
+}
+
+/// Sets the settings' `env` on `command`: each variable it does not set (or remove)
+/// explicitly.
+pub fn apply_settings_env(command: &mut Command) {
+    let vars = SETTINGS_ENV.read().unwrap_or_else(PoisonError::into_inner);
+    if vars.is_empty() {
+        return;
+    }
+    let explicit: BTreeSet<String> =
+        command.as_std().get_envs().map(|(name, _)| name.to_string_lossy().into_owned()).collect();
+    for (name, value) in vars.iter() {
+        if !explicit.contains(name) {
+            command.env(name, value);
+        }
+    }
+}
 
 /// Whether `name` is one of the [`PROVIDER_KEYS`].
 pub fn is_provider_key(name: &str) -> bool {
@@ -88,6 +114,20 @@ mod tests {
     /// `None` inherited.
     fn env_of(command: &Command, name: &str) -> Option<Option<OsString>> {
         command.as_std().get_envs().find(|(k, _)| *k == name).map(|(_, v)| v.map(OsStr::to_os_string))
+    }
+
+    #[test]
+    fn settings_env_is_set_on_children_unless_the_command_sets_the_variable_itself() {
+        set_settings_env(BTreeMap::from([
+            ("SPINE_T_A".to_owned(), "settings".to_owned()),
+            ("SPINE_T_B".to_owned(), "settings".to_owned()),
+        ]));
+        let mut command = Command::new("true");
+        command.env("SPINE_T_B", "explicit");
+        apply_settings_env(&mut command);
+        set_settings_env(BTreeMap::new());
+        assert_eq!(env_of(&command, "SPINE_T_A"), Some(Some("settings".into())));
+        assert_eq!(env_of(&command, "SPINE_T_B"), Some(Some("explicit".into())));
     }
 
     #[test]

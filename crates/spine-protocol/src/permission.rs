@@ -21,6 +21,8 @@ pub enum PermissionMode {
     Plan,
     /// Everything allowed, except hook and rule denies, `ask` rules and the workspace boundary.
     BypassPermissions,
+    /// As default, but whatever would ask is refused instead (Claude Code's `dontAsk`).
+    DontAsk,
 }
 
 impl PermissionMode {
@@ -31,6 +33,7 @@ impl PermissionMode {
             PermissionMode::AcceptEdits => "acceptEdits",
             PermissionMode::Plan => "plan",
             PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
         }
     }
 }
@@ -43,8 +46,9 @@ impl FromStr for PermissionMode {
             "acceptEdits" => Ok(PermissionMode::AcceptEdits),
             "plan" => Ok(PermissionMode::Plan),
             "bypassPermissions" => Ok(PermissionMode::BypassPermissions),
+            "dontAsk" => Ok(PermissionMode::DontAsk),
             other => Err(format!(
-                "unknown permission mode `{other}` (expected default, acceptEdits, plan or bypassPermissions)"
+                "unknown permission mode `{other}` (expected default, acceptEdits, plan, dontAsk or bypassPermissions)"
             )),
         }
     }
@@ -224,6 +228,7 @@ mod tests {
             PermissionMode::AcceptEdits,
             PermissionMode::Plan,
             PermissionMode::BypassPermissions,
+            PermissionMode::DontAsk,
         ] {
             assert_eq!(m.as_str().parse::<PermissionMode>(), Ok(m));
             assert_eq!(serde_json::to_value(m).expect("ser"), serde_json::json!(m.as_str()));

@@ -11,46 +11,128 @@ use serde_json::{Map, Value};
 use spine_core::config_file::{CONFIG_FILE_CAP, read_config_file};
 use spine_protocol::permission::PermissionMode;
 
+use crate::project::SettingSources;
 use crate::settings::{McpEnabled, Settings};
 use crate::source::{Origin, SettingsError, SettingsLayer, type_name};
 use crate::trust::{ProjectTrust, Scope, Skipped, SkippedItem};
 
+/// What [`Settings::discover_with`] reads.
+#[derive(Debug, Clone)]
+pub struct Discovery<'a> {
+    /// `SPINE_HOME` (its `settings.json` is a user source).
+    pub spine_home: &'a Path,
+    /// The user's home directory (its `.claude/settings.json` is a user source); `None`
+    /// skips that file.
+    pub home: Option<&'a Path>,
+    /// The project directory (see [`crate::project`]).
+    pub project_dir: &'a Path,
+    /// Each `--settings FILE|JSON`, in order.
+    pub cli: &'a [String],
+    /// The project's trust.
+    pub trust: ProjectTrust,
+    /// `--setting-sources` (default: all).
+    pub sources: SettingSources,
+}
+
+/// A settings file discovery looked for, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsFile {
+    /// The file and its kind.
+    pub origin: Origin,
+    /// Read, absent, not selected, or the same file as one read before.
+    pub status: FileStatus,
+}
+
+/// What became of a [`SettingsFile`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileStatus {
+    /// Found and read (as a layer of the settings).
+    Read,
+    /// Looked for and not found.
+    NotFound,
+    /// Not read: `--setting-sources` does not select its kind.
+    NotSelected,
+    /// The same file as one already read under another name (run from the home directory,
+    /// `.claude/settings.json` is `~/.claude/settings.json`): read once.
+    SameAs(PathBuf),
+}
+
 impl Settings {
     /// Finds and merges the settings of a run, applying the project's trust: an untrusted
-    /// project's files lose what [`crate::trust`] lists.
+    /// project's files lose what [`crate::trust`] lists. Reads the `$SPINE_HOME` and `.spine/`
+    /// and `.claude/` files of the project, all sources selected, without `~/.claude`.
     pub fn discover(
         spine_home: &Path,
         project_dir: &Path,
         cli: &[String],
         trust: ProjectTrust,
     ) -> Result<Settings, SettingsError> {
+        Self::discover_with(&Discovery {
+            spine_home,
+            home: None,
+            project_dir,
+            cli,
+            trust,
+            sources: SettingSources::default(),
+        })
+    }
+
+    /// Finds and merges the settings of a run. Files, lowest precedence first:
+    /// `~/.claude/settings.json`, `$SPINE_HOME/settings.json`, `.claude/settings.json`,
+    /// `.spine/settings.json`, `.claude/settings.local.json`, `.spine/settings.local.json`,
+    /// then each `--settings`. [`Settings::files`] records every file looked for.
+    pub fn discover_with(d: &Discovery<'_>) -> Result<Settings, SettingsError> {
         let mut layers = Vec::new();
-        let user = spine_home.join("settings.json");
-        let candidates = [
-            Origin::User(user.clone()),
-            Origin::Project(project_dir.join(".spine").join("settings.json")),
-            Origin::Local(project_dir.join(".spine").join("settings.local.json")),
-        ];
-        let user_canonical = user.canonicalize().ok();
+        let mut files = Vec::new();
+        let project = |dir: &str, name: &str| d.project_dir.join(dir).join(name);
+        let mut candidates = Vec::new();
+        if let Some(home) = d.home {
+            candidates.push(Origin::User(home.join(".claude").join("settings.json")));
+        }
+        candidates.extend([
+            Origin::User(d.spine_home.join("settings.json")),
+            Origin::Project(project(".claude", "settings.json")),
+            Origin::Project(project(".spine", "settings.json")),
+            Origin::Local(project(".claude", "settings.local.json")),
+            Origin::Local(project(".spine", "settings.local.json")),
+        ]);
+        // Canonical paths already read, so one file reached by two names is read once.
+        let mut seen: Vec<(PathBuf, PathBuf)> = Vec::new();
         for origin in candidates {
-            let Some(path) = origin.path() else { continue };
-            // Run from the home directory, `.spine/settings.json` is the user's own file: read once.
-            if origin.scope() == Scope::Project
-                && user_canonical.is_some()
-                && path.canonicalize().ok() == user_canonical
-            {
+            let Some(path) = origin.path().map(Path::to_path_buf) else { continue };
+            if !d.sources.includes(origin.source()) {
+                files.push(SettingsFile { origin, status: FileStatus::NotSelected });
                 continue;
             }
-            if let Some(text) = read_settings_file(&origin, path, Missing::Skip)? {
-                layers.push(parse_layer(origin, &text)?);
+            let canonical = path.canonicalize().ok();
+            if let Some(c) = &canonical
+                && let Some((_, first)) = seen.iter().find(|(seen, _)| seen == c)
+            {
+                let first = first.clone();
+                files.push(SettingsFile { origin, status: FileStatus::SameAs(first) });
+                continue;
+            }
+            match read_settings_file(&origin, &path, Missing::Skip)? {
+                Some(text) => {
+                    layers.push(parse_layer(origin.clone(), &text)?);
+                    if let Some(c) = canonical {
+                        seen.push((c, path));
+                    }
+                    files.push(SettingsFile { origin, status: FileStatus::Read });
+                }
+                None => files.push(SettingsFile { origin, status: FileStatus::NotFound }),
             }
         }
-        for (i, arg) in cli.iter().enumerate() {
-            layers.push(read_cli(i + 1, arg)?);
+        for (i, arg) in d.cli.iter().enumerate() {
+            let layer = read_cli(i + 1, arg)?;
+            if layer.origin.path().is_some() {
+                files.push(SettingsFile { origin: layer.origin.clone(), status: FileStatus::Read });
+            }
+            layers.push(layer);
         }
         let mut withheld = Vec::new();
         let mut skipped = Vec::new();
-        if !trust.is_trusted() {
+        if !d.trust.is_trusted() {
             let enabled = mcp_enabled(&layers)?;
             for layer in &mut layers {
                 if layer.origin.scope() == Scope::Project
@@ -61,9 +143,11 @@ impl Settings {
             }
         }
         let mut settings = Self::from_layers(layers)?;
-        settings.trust = trust;
+        settings.trust = d.trust;
         settings.skipped = skipped;
         settings.withheld = withheld;
+        settings.files = files;
+        settings.sources = d.sources.clone();
         Ok(settings)
     }
 }
@@ -149,6 +233,13 @@ fn withhold(layer: &mut SettingsLayer, enabled: &McpEnabled, skipped: &mut Vec<S
         }
         out.insert("disableAllHooks".to_owned(), disable);
     }
+    if let Some(env) = layer.value.remove("env") {
+        let n = env.as_object().map_or(1, Map::len);
+        if n > 0 {
+            skip(SkippedItem::Env(n));
+        }
+        out.insert("env".to_owned(), env);
+    }
     if let Some(Value::Object(perms)) = layer.value.get_mut("permissions") {
         let mut withheld_perms = Map::new();
         if let Some(allow) = perms.remove("allow") {
@@ -162,7 +253,7 @@ fn withhold(layer: &mut SettingsLayer, enabled: &McpEnabled, skipped: &mut Vec<S
             perms.get("defaultMode").and_then(Value::as_str).and_then(|m| m.parse::<PermissionMode>().ok()).filter(
                 |m| match m {
                     PermissionMode::AcceptEdits | PermissionMode::BypassPermissions => true,
-                    PermissionMode::Default | PermissionMode::Plan => false,
+                    PermissionMode::Default | PermissionMode::Plan | PermissionMode::DontAsk => false,
                 },
             );
         if let Some(mode) = loosening

@@ -1,8 +1,11 @@
 //! spine's settings files: found, read, and merged in precedence order, with project trust.
 //!
-//! Sources, lowest precedence first: `$SPINE_HOME/settings.json` (user, `SPINE_HOME` defaults
-//! to `~/.spine`), `<project>/.spine/settings.json`, `<project>/.spine/settings.local.json`,
-//! then each `--settings FILE|JSON` in order. Hook lists are appended across sources (none
+//! Sources, lowest precedence first: `~/.claude/settings.json` and `$SPINE_HOME/settings.json`
+//! (user, `SPINE_HOME` defaults to `~/.spine`), `<project>/.claude/settings.json`,
+//! `<project>/.spine/settings.json` (project), `<project>/.claude/settings.local.json`,
+//! `<project>/.spine/settings.local.json` (local), then each `--settings FILE|JSON` in order.
+//! `--setting-sources` selects among the discovered kinds; [`project`] defines the project
+//! directory and the kinds. Hook lists are appended across sources (none
 //! replaces another); scalar keys take the value of the highest-precedence source that sets
 //! them; permission rule lists are appended.
 //!
@@ -23,6 +26,8 @@
 //!   ([`SettingsLayer`]), [`SettingsError`], and the JSON type checks.
 //! - `settings.rs`: the merged [`Settings`] and [`Settings::from_layers`].
 //! - `merge.rs`: the merge of `permissions`, `context`, `skills` and `env_passthrough`.
+//! - [`project`]: the project directory (the walk up to the repository root) and
+//!   `--setting-sources`.
 //! - `discover.rs`: finding and reading the files of a run ([`Settings::discover`]), at most
 //!   4 MiB each, and withholding what an untrusted project may not set.
 //! - [`trust`]: project trust: what an untrusted project's own files may not set, the
@@ -34,11 +39,14 @@
 mod discover;
 mod merge;
 pub mod model_options;
+pub mod project;
 mod settings;
 mod source;
 pub mod trust;
 
+pub use discover::{Discovery, FileStatus, SettingsFile};
 pub use model_options::ModelTimeoutSettings;
+pub use project::{SettingSource, SettingSources, find_project_dir};
 pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting};
 pub use source::{Origin, SettingsError, SettingsLayer, type_name};
 pub use trust::{ProjectTrust, TrustStore};

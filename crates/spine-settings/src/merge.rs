@@ -9,6 +9,9 @@ use spine_protocol::permission::PermissionMode;
 use crate::settings::{RuleEntry, Settings, SkillRootSetting};
 use crate::source::{Origin, SettingsError, expect_object, expect_str, type_name};
 
+/// The `defaultMode` values spine implements, for the warning about the others.
+const SUPPORTED_MODES: &str = "default, acceptEdits, plan, dontAsk, bypassPermissions";
+
 pub(crate) fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
     let obj = expect_object(origin, "permissions", value)?;
     for (key, v) in obj {
@@ -18,10 +21,15 @@ pub(crate) fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value
             "deny" => &mut s.permissions.deny,
             "defaultMode" => {
                 let text = expect_str(origin, "permissions.defaultMode", v)?;
-                let mode = text
-                    .parse::<PermissionMode>()
-                    .map_err(|e| SettingsError::at(origin, "permissions.defaultMode", e))?;
-                s.permissions.default_mode = Some(mode);
+                // A mode spine does not implement is one warning line, not an error for the
+                // whole file: the rest of the file still applies.
+                match text.parse::<PermissionMode>() {
+                    Ok(mode) => s.permissions.default_mode = Some(mode),
+                    Err(_) => s.warnings.push(format!(
+                        "{origin}: permissions.defaultMode `{text}` is not supported by spine (supported: {}); ignored",
+                        SUPPORTED_MODES
+                    )),
+                }
                 continue;
             }
             "additionalDirectories" | "disableBypassPermissionsMode" => {

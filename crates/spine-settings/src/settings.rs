@@ -92,8 +92,21 @@ pub struct Settings {
     pub withheld: Vec<SettingsLayer>,
     /// `model_options.timeouts`, merged field by field ([`crate::model_options`]).
     pub model_timeouts: crate::model_options::ModelTimeoutSettings,
+    /// `env`: variables set for every child spine starts (Bash, command runs, processes,
+    /// hooks, MCP servers), merged by name (a later source replaces a variable).
+    pub env: BTreeMap<String, String>,
+    /// The source of each variable of [`Settings::env`].
+    pub env_origins: BTreeMap<String, Origin>,
+    /// Every settings file discovery looked for, lowest precedence first (empty when built
+    /// with [`Settings::from_layers`] alone).
+    pub files: Vec<crate::discover::SettingsFile>,
+    /// The `--setting-sources` of the discovery.
+    pub sources: crate::project::SettingSources,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
+    /// Warnings about values spine reads but does not implement (always shown, one line
+    /// each, naming the file and the value).
+    pub warnings: Vec<String>,
 }
 
 /// Project MCP servers enabled by the user's settings.
@@ -200,6 +213,31 @@ impl Settings {
                     }
                     "env_passthrough" => merge_env_passthrough(&mut s, origin, value)?,
                     "model_options" => crate::model_options::merge(&mut s.model_timeouts, origin, value)?,
+                    "env" => {
+                        for (name, v) in expect_object(origin, "env", value)? {
+                            let text = match v {
+                                Value::String(t) => t.clone(),
+                                Value::Number(n) => n.to_string(),
+                                Value::Bool(b) => b.to_string(),
+                                other => {
+                                    return Err(SettingsError::at(
+                                        origin,
+                                        format!("env.{name}"),
+                                        format!("expected a string, found {}", type_name(other)),
+                                    ));
+                                }
+                            };
+                            if name.is_empty() || name.contains('=') || name.contains('\0') || text.contains('\0') {
+                                return Err(SettingsError::at(
+                                    origin,
+                                    format!("env.{name}"),
+                                    "not a valid environment variable (empty name, `=` or NUL)",
+                                ));
+                            }
+                            s.env.insert(name.clone(), text);
+                            s.env_origins.insert(name.clone(), origin.clone());
+                        }
+                    }
                     "mcpServers" => {
                         for (name, server) in expect_object(origin, "mcpServers", value)? {
                             expect_object(origin, &format!("mcpServers.{name}"), server)?;

@@ -8,16 +8,17 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use crate::project::SettingSource;
 use crate::trust::Scope;
 
 /// Where a settings value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
-    /// `$SPINE_HOME/settings.json`.
+    /// `~/.claude/settings.json` or `$SPINE_HOME/settings.json`.
     User(PathBuf),
-    /// `.spine/settings.json`.
+    /// `.claude/settings.json` or `.spine/settings.json`.
     Project(PathBuf),
-    /// `.spine/settings.local.json`.
+    /// `.claude/settings.local.json` or `.spine/settings.local.json`.
     Local(PathBuf),
     /// The n-th `--settings` (1-based), a file or inline JSON.
     Cli {
@@ -44,6 +45,16 @@ impl Origin {
             Origin::User(_) => Scope::User,
             Origin::Project(_) | Origin::Local(_) => Scope::Project,
             Origin::Cli { .. } => Scope::CommandLine,
+        }
+    }
+
+    /// The `--setting-sources` kind of a discovered file (`--settings` counts as
+    /// [`SettingSource::User`] here but is never filtered).
+    pub fn source(&self) -> SettingSource {
+        match self {
+            Origin::User(_) | Origin::Cli { .. } => SettingSource::User,
+            Origin::Project(_) => SettingSource::Project,
+            Origin::Local(_) => SettingSource::Local,
         }
     }
 

@@ -189,3 +189,166 @@ fn cli_settings_accept_inline_json_or_a_file() {
     assert_eq!(s.max_turns, Some(3));
     assert!(matches!(s.layers[0].origin, Origin::Cli { index: 1, path: Some(_) }));
 }
+
+/// Writes `{"model": NAME}` (plus `extra`) at `dir/rel`.
+fn write_settings(dir: &std::path::Path, rel: &str, v: Value) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, v.to_string()).expect("write");
+}
+
+struct Tree {
+    _tmp: tempfile::TempDir,
+    home: std::path::PathBuf,
+    spine_home: std::path::PathBuf,
+    project: std::path::PathBuf,
+}
+
+/// Every discovered file sets `model` to its own name and adds one deny rule named after it.
+fn six_files() -> Tree {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let spine_home = tmp.path().join("spine-home");
+    let project = tmp.path().join("project");
+    for (dir, rel, name) in [
+        (&home, ".claude/settings.json", "claude-user"),
+        (&spine_home, "settings.json", "spine-user"),
+        (&project, ".claude/settings.json", "claude-project"),
+        (&project, ".spine/settings.json", "spine-project"),
+        (&project, ".claude/settings.local.json", "claude-local"),
+        (&project, ".spine/settings.local.json", "spine-local"),
+    ] {
+        write_settings(dir, rel, json!({"model": name, "permissions": {"deny": [format!("Read(./{name})")]}}));
+    }
+    Tree { _tmp: tmp, home, spine_home, project }
+}
+
+fn discover_tree(t: &Tree, sources: &str, cli: &[String]) -> Settings {
+    Settings::discover_with(&crate::Discovery {
+        spine_home: &t.spine_home,
+        home: Some(&t.home),
+        project_dir: &t.project,
+        cli,
+        trust: ProjectTrust::Untrusted,
+        sources: sources.parse().expect("sources"),
+    })
+    .expect("settings")
+}
+
+fn deny_names(s: &Settings) -> Vec<String> {
+    s.permissions.deny.iter().map(|r| r.rule.trim_start_matches("Read(./").trim_end_matches(')').to_owned()).collect()
+}
+
+#[test]
+fn discovered_files_apply_in_claude_code_precedence_then_cli_settings() {
+    let t = six_files();
+    let s = discover_tree(&t, "user,project,local", &[r#"{"model": "cli"}"#.to_owned()]);
+    assert_eq!(
+        deny_names(&s),
+        ["claude-user", "spine-user", "claude-project", "spine-project", "claude-local", "spine-local"],
+        "lowest precedence first"
+    );
+    assert_eq!(s.model.as_deref(), Some("cli"));
+    let s = discover_tree(&t, "user,project,local", &[]);
+    assert_eq!(s.model.as_deref(), Some("spine-local"), "the highest-precedence file wins a scalar");
+    assert!(s.files.iter().all(|f| f.status == crate::FileStatus::Read), "{:?}", s.files);
+    assert_eq!(s.files.len(), 6);
+}
+
+#[test]
+fn setting_sources_select_user_project_local_and_cli_settings_always_apply() {
+    let t = six_files();
+    let s = discover_tree(&t, "project", &[r#"{"permissions": {"deny": ["Read(./cli)"]}}"#.to_owned()]);
+    assert_eq!(deny_names(&s), ["claude-project", "spine-project", "cli"]);
+    let not_selected = s.files.iter().filter(|f| f.status == crate::FileStatus::NotSelected).count();
+    assert_eq!(not_selected, 4);
+    let s = discover_tree(&t, "user,local", &[]);
+    assert_eq!(deny_names(&s), ["claude-user", "spine-user", "claude-local", "spine-local"]);
+    let s = discover_tree(&t, "", &[]);
+    assert!(s.layers.is_empty(), "no source selected: nothing read");
+}
+
+#[test]
+fn files_not_found_are_listed_and_one_file_reached_twice_is_read_once() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().canonicalize().expect("canon");
+    write_settings(&home, ".claude/settings.json", json!({"permissions": {"deny": ["Read(./x)"]}}));
+    // Run from the home directory: the project's `.claude/settings.json` is the user's own file.
+    let s = Settings::discover_with(&crate::Discovery {
+        spine_home: &home.join(".spine"),
+        home: Some(&home),
+        project_dir: &home,
+        cli: &[],
+        trust: ProjectTrust::Untrusted,
+        sources: crate::SettingSources::default(),
+    })
+    .expect("settings");
+    assert_eq!(s.permissions.deny.len(), 1, "read once");
+    let statuses: Vec<_> = s.files.iter().map(|f| f.status.clone()).collect();
+    assert_eq!(statuses[0], crate::FileStatus::Read);
+    assert!(matches!(statuses[2], crate::FileStatus::SameAs(_)), "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == crate::FileStatus::NotFound).count(), 4);
+}
+
+#[test]
+fn untrusted_claude_files_are_withheld_like_spine_files_and_env_is_withheld_too() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (home, project) = (tmp.path().join("home"), tmp.path().join("project"));
+    std::fs::create_dir_all(&home).expect("mkdir");
+    write_settings(
+        &project,
+        ".claude/settings.json",
+        json!({
+            "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}]}]},
+            "permissions": {"allow": ["Bash"], "deny": ["Read(./.env)"], "ask": ["Write"]},
+            "env": {"FROM_PROJECT": "1", "PATH": "/evil"}
+        }),
+    );
+    let s = Settings::discover(&home, &project, &[], ProjectTrust::Untrusted).expect("ok");
+    assert!(s.all("hooks").next().is_none());
+    assert!(s.permissions.allow.is_empty());
+    assert_eq!((s.permissions.deny.len(), s.permissions.ask.len()), (1, 1), "deny and ask always apply");
+    assert!(s.env.is_empty(), "an untrusted project sets no environment");
+    let items: Vec<String> = s.skipped.iter().map(|k| k.item.to_string()).collect();
+    assert_eq!(items, ["1 hook", "2 env variables", "1 allow rule"]);
+    let trusted = Settings::discover(&home, &project, &[], ProjectTrust::Flag).expect("ok");
+    assert_eq!(trusted.all("hooks").count(), 1);
+    assert_eq!(trusted.permissions.allow.len(), 1);
+    assert_eq!(trusted.env.get("FROM_PROJECT").map(String::as_str), Some("1"));
+}
+
+#[test]
+fn env_merges_by_name_with_precedence_and_malformed_values_name_the_field() {
+    let s = Settings::from_layers(vec![
+        layer(Origin::User("/h/settings.json".into()), json!({"env": {"A": "user", "B": "user"}})),
+        layer(Origin::Cli { index: 1, path: None }, json!({"env": {"A": "cli", "N": 3}})),
+    ])
+    .expect("valid");
+    assert_eq!(s.env.get("A").map(String::as_str), Some("cli"));
+    assert_eq!(s.env.get("B").map(String::as_str), Some("user"));
+    assert_eq!(s.env.get("N").map(String::as_str), Some("3"));
+    let err = Settings::from_layers(vec![layer(Origin::User("/h/settings.json".into()), json!({"env": {"A": []}}))])
+        .expect_err("bad");
+    assert_eq!((err.origin.as_str(), err.path.as_str()), ("/h/settings.json", "env.A"));
+    let err = Settings::from_layers(vec![layer(Origin::User("/h/settings.json".into()), json!({"env": "A=1"}))])
+        .expect_err("bad");
+    assert_eq!(err.path, "env");
+}
+
+#[test]
+fn an_unsupported_default_mode_is_one_warning_naming_file_and_value_and_the_file_still_applies() {
+    let s = Settings::from_layers(vec![layer(
+        Origin::Project("/p/.claude/settings.json".into()),
+        json!({"permissions": {"defaultMode": "delegate", "deny": ["Bash"]}, "model": "m"}),
+    )])
+    .expect("not an error");
+    assert_eq!(s.warnings.len(), 1);
+    assert!(
+        s.warnings[0].contains("/p/.claude/settings.json") && s.warnings[0].contains("delegate"),
+        "{:?}",
+        s.warnings
+    );
+    assert!(!s.warnings[0].contains('\n'));
+    assert_eq!(s.permissions.default_mode, None);
+    assert_eq!((s.permissions.deny.len(), s.model.as_deref()), (1, Some("m")));
+}

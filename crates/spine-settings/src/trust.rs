@@ -2,15 +2,17 @@
 //!
 //! A cloned repository must not run code on the first `spine run`. So the settings a project
 //! brings — every file found inside the project directory: `.spine/settings.json`,
-//! `.spine/settings.local.json`, and (later) `.claude/settings*.json`; see [`Scope::Project`] —
+//! `.spine/settings.local.json`, `.claude/settings.json` and `.claude/settings.local.json`;
+//! see [`Scope::Project`] —
 //! are split in two when the project is not trusted:
 //!
 //! | key in a project file | untrusted project |
 //! |---|---|
 //! | `hooks`, `disableAllHooks` | skipped (hooks run code; disabling would switch off the user's own hooks) |
+//! | `env` | skipped (it reaches every child: `PATH`, `BASH_ENV`, `LD_PRELOAD` would run the project's code) |
 //! | `permissions.allow` | skipped |
 //! | `permissions.deny`, `permissions.ask` | applied (they only restrict) |
-//! | `permissions.defaultMode` | `default` and `plan` applied; `acceptEdits` and `bypassPermissions` skipped |
+//! | `permissions.defaultMode` | `default`, `plan` and `dontAsk` applied; `acceptEdits` and `bypassPermissions` skipped |
 //! | `mcpServers` (and `.mcp.json`, read by the agent) | skipped, unless the user's settings enable them |
 //! | `skills.roots` | skipped (could point anywhere on disk); the default roots still apply |
 //! | `web.search_url` | skipped (would send the agent's searches to a host the project chose) |
@@ -42,7 +44,7 @@ use thiserror::Error;
 pub enum Scope {
     /// The user's own settings file.
     User,
-    /// A file inside the project directory (`.spine/…`, and `.claude/…` once read): trusted
+    /// A file inside the project directory (`.spine/…` and `.claude/…`): trusted
     /// only when the project is.
     Project,
     /// `--settings` on the command line.
@@ -122,6 +124,9 @@ pub struct Skipped {
 pub enum SkippedItem {
     /// This many hook handlers.
     Hooks(usize),
+    /// This many `env` variables (they reach every child: `PATH`, `BASH_ENV` or
+    /// `LD_PRELOAD` would run the project's code).
+    Env(usize),
     /// `disableAllHooks`.
     DisableAllHooks,
     /// This many allow rules.
@@ -142,6 +147,7 @@ impl fmt::Display for SkippedItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SkippedItem::Hooks(n) => write!(f, "{n} hook{}", plural(*n)),
+            SkippedItem::Env(n) => write!(f, "{n} env variable{}", plural(*n)),
             SkippedItem::DisableAllHooks => f.write_str("disableAllHooks"),
             SkippedItem::AllowRules(n) => write!(f, "{n} allow rule{}", plural(*n)),
             SkippedItem::DefaultMode(mode) => write!(f, "defaultMode {mode}"),
@@ -173,6 +179,7 @@ pub fn untrusted_notice(project: &Path, skipped: &[Skipped]) -> Option<String> {
             SkippedItem::AllowRules(n) => allow += n,
             SkippedItem::McpServer(_) => servers += 1,
             other @ (SkippedItem::DisableAllHooks
+            | SkippedItem::Env(_)
             | SkippedItem::DefaultMode(_)
             | SkippedItem::SkillRoots
             | SkippedItem::WebSearchUrl

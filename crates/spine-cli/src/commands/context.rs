@@ -1,9 +1,13 @@
 //! Resolution shared by commands: `SPINE_HOME`, the project directory, its trust, the merged
 //! settings.
+//!
+//! The project directory is found from the working directory up to the repository root
+//! (`spine_settings::project` defines the walk); the settings files are Claude Code's and
+//! spine's (`~/.claude/settings.json` with the home directory from `HOME`).
 
 use std::path::PathBuf;
 
-use spine_settings::{ProjectTrust, Settings, TrustStore};
+use spine_settings::{Discovery, ProjectTrust, SettingSources, Settings, TrustStore};
 
 use crate::error::config;
 
@@ -18,13 +22,17 @@ pub fn spine_home() -> anyhow::Result<PathBuf> {
     }
 }
 
-/// The project directory: `--cwd`, else the current directory, canonicalised.
+/// The project directory: from `--cwd`, else the current directory, canonicalised, the
+/// nearest directory up to the repository root that holds `.claude/` or `.spine/`, else that
+/// directory itself ([`spine_settings::find_project_dir`]).
 pub fn project_dir(cwd: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     let dir = match cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| config(format!("cannot read the current directory: {e}")))?,
     };
-    dir.canonicalize().map_err(|e| config(format!("--cwd {}: {e}", dir.display())))
+    let dir = dir.canonicalize().map_err(|e| config(format!("--cwd {}: {e}", dir.display())))?;
+    let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).and_then(|h| PathBuf::from(h).canonicalize().ok());
+    Ok(spine_settings::find_project_dir(&dir, home.as_deref()))
 }
 
 /// The trust of a project: `--trust` (`flag`), else `$SPINE_HOME/trusted-projects.json`.
@@ -39,6 +47,26 @@ pub fn settings(
     cli: &[String],
     trust_flag: bool,
 ) -> anyhow::Result<Settings> {
+    settings_with(home, project, cli, trust_flag, None)
+}
+
+/// [`settings`] with `--setting-sources` (`None`: all).
+pub fn settings_with(
+    home: &std::path::Path,
+    project: &std::path::Path,
+    cli: &[String],
+    trust_flag: bool,
+    sources: Option<&SettingSources>,
+) -> anyhow::Result<Settings> {
     let trust = trust(home, project, trust_flag)?;
-    Settings::discover(home, project, cli, trust).map_err(|e| config(e.to_string()))
+    let user_home = std::env::var_os("HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    Settings::discover_with(&Discovery {
+        spine_home: home,
+        home: user_home.as_deref(),
+        project_dir: project,
+        cli,
+        trust,
+        sources: sources.cloned().unwrap_or_default(),
+    })
+    .map_err(|e| config(e.to_string()))
 }

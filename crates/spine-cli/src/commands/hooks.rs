@@ -16,6 +16,7 @@ use spine_hooks::fire::{FireReport, FireRequest, fire};
 use spine_hooks::record::{AnswerRecord, Raw};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::permission::PermissionMode;
+use spine_settings::FileStatus;
 
 use super::context;
 use crate::cli::{HooksArgs, HooksCommand, HooksTestArgs, OutputFormat};
@@ -40,7 +41,7 @@ struct Loaded {
 fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
     Ok(Loaded { project, home, settings })
 }
 
@@ -214,6 +215,18 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
         ),
     };
     let mut findings = findings;
+    // Exactly the validation `run` uses (permission rules, hooks' `if` rules, tools,
+    // workspace, `.mcp.json`), over the applied and the withheld settings alike.
+    if !findings.iter().any(|f| f.severity == Severity::Error) {
+        for invalid in spine_agent::validate(&all, &loaded.project, &loaded.home) {
+            findings.push(Finding {
+                severity: Severity::Error,
+                origin: invalid.origin.unwrap_or_else(|| "(settings)".to_owned()),
+                path: invalid.path.unwrap_or_else(|| "(run)".to_owned()),
+                message: invalid.message,
+            });
+        }
+    }
     for skipped in &loaded.settings.skipped {
         findings.push(Finding {
             severity: Severity::Warning,
@@ -249,10 +262,16 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
             "errors": errors,
             "warnings": warnings,
             "findings": list,
+            "setting_sources": loaded.settings.sources.to_string(),
+            "files": file_rows(&loaded.settings),
+            "ignored": loaded.settings.notes,
+            "unsupported": loaded.settings.warnings,
+            "rules": rule_rows(&loaded.settings, &all),
         });
         let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        let mut text: String = findings.iter().map(|f| format!("{f}\n")).collect();
+        let mut text = settings_report(&loaded.settings, &all);
+        text.extend(findings.iter().map(|f| format!("{f}\n")));
         let verdict = if errors == 0 { "ok" } else { "FAILED" };
         text.push_str(&format!(
             "{verdict}: {handlers} hook(s) on {events} event(s) from {sources} settings source(s); \
@@ -261,6 +280,80 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
         let _ = out::line(text);
     }
     Ok(if errors == 0 { exit::OK } else { exit::CONFIG })
+}
+
+/// Every settings file looked for: path, kind (`user`, `project`, `local`, `cli`) and status
+/// (`read`, `not found`, `not selected`, `same file as PATH`).
+fn file_rows(settings: &spine_settings::Settings) -> Vec<Value> {
+    settings
+        .files
+        .iter()
+        .map(|f| {
+            let kind = match &f.origin {
+                spine_settings::Origin::Cli { .. } => "cli",
+                other => other.source().as_str(),
+            };
+            let status = match &f.status {
+                FileStatus::Read => "read".to_owned(),
+                FileStatus::NotFound => "not found".to_owned(),
+                FileStatus::NotSelected => "not selected".to_owned(),
+                FileStatus::SameAs(first) => format!("same file as {}", first.display()),
+            };
+            let path = f.origin.path().map(|p| p.display().to_string()).unwrap_or_default();
+            json!({"path": path, "kind": kind, "status": status})
+        })
+        .collect()
+}
+
+/// The permission rules of the applied and the withheld settings, with their sources; a
+/// withheld one (an untrusted project's allow rule) says so.
+fn rule_rows(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> Vec<Value> {
+    let applied = &settings.permissions;
+    let mut rows = Vec::new();
+    for (behavior, entries, kept) in [
+        ("deny", &all.permissions.deny, &applied.deny),
+        ("ask", &all.permissions.ask, &applied.ask),
+        ("allow", &all.permissions.allow, &applied.allow),
+    ] {
+        for e in entries {
+            rows.push(json!({
+                "behavior": behavior,
+                "rule": e.rule,
+                "source": e.origin.to_string(),
+                "path": e.path,
+                "applied": kept.contains(e),
+            }));
+        }
+    }
+    rows
+}
+
+/// The text part of `check` before the findings: files, ignored and unsupported keys, the
+/// effective permission rules.
+fn settings_report(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> String {
+    let mut text = format!("settings files (sources: {}):\n", settings.sources);
+    for f in file_rows(settings) {
+        let s = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
+        text.push_str(&format!("  {:<12} {:<7} {}\n", s("status"), s("kind"), s("path")));
+    }
+    for note in &settings.notes {
+        text.push_str(&format!("ignored: {note}\n"));
+    }
+    for warning in &settings.warnings {
+        text.push_str(&format!("unsupported: {warning}\n"));
+    }
+    let rules = rule_rows(settings, all);
+    if rules.is_empty() {
+        text.push_str("permission rules: none\n");
+    } else {
+        text.push_str("permission rules:\n");
+        for r in rules {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+            let withheld = if r["applied"] == json!(true) { "" } else { "  (not applied: the project is untrusted)" };
+            text.push_str(&format!("  {:<5} {}  {} {}{withheld}\n", s("behavior"), s("rule"), s("source"), s("path")));
+        }
+    }
+    text
 }
 
 async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
@@ -273,6 +366,8 @@ async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
     };
     let loaded = load(&args.common)?;
     let hooks = hook_config(&loaded)?;
+    // The hooks see the settings' `env` (and provider keys) exactly as in a run.
+    spine_agent::apply_env_passthrough(&loaded.settings);
     let input = match &args.input {
         None => None,
         Some(text) => Some(read_input(text, &loaded.project)?),

@@ -62,7 +62,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     // otherwise.
     let project = resumed_project(&args, resumed.as_ref(), &launch_dir);
     let model = resumed_model(&args, resumed.as_ref());
-    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
     if args.verbose {
         for note in &settings.notes {
             eprintln!("note: {note}");

@@ -32,6 +32,6 @@ pub fn trust(args: TrustArgs) -> anyhow::Result<u8> {
     }
     let dir = context::project_dir(args.dir.as_ref())?;
     let canonical = store.trust(&dir).map_err(|e| config(e.to_string()))?;
-    println!("trusted: {} (its hooks, allow rules and MCP servers now apply)", canonical.display());
+    println!("trusted: {} (its hooks, allow rules, env and MCP servers now apply)", canonical.display());
     Ok(exit::OK)
 }

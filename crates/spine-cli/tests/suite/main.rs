@@ -8,6 +8,7 @@ mod support;
 
 mod cancel;
 mod claude_flags;
+mod claude_settings;
 mod hooks;
 mod load;
 mod pipes;

@@ -152,8 +152,26 @@ impl PermissionPolicy {
         self.mode
     }
 
-    /// Decides a call, given the hooks' merged suggestion and who made it.
-    pub fn decide<'p>(
+    /// Decides a call, given the hooks' merged suggestion and who made it. In `dontAsk` mode
+    /// what would ask is refused instead.
+    pub fn decide(
+        &self,
+        call: CallFacts<'_>,
+        suggestion: &PermissionSuggestion,
+        suggested_by: Option<&str>,
+    ) -> PermissionDecision {
+        let decision = self.decide_asking(call, suggestion, suggested_by);
+        if self.mode == PermissionMode::DontAsk && decision.behavior == PermissionBehavior::Ask {
+            return PermissionDecision::new(
+                PermissionBehavior::Deny,
+                DecisionSource::Mode,
+                format!("dontAsk mode refuses what would ask ({})", decision.reason),
+            );
+        }
+        decision
+    }
+
+    fn decide_asking<'p>(
         &'p self,
         call: CallFacts<'_>,
         suggestion: &PermissionSuggestion,
@@ -349,6 +367,22 @@ mod tests {
             decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), pass).behavior,
             PermissionBehavior::Ask
         );
+    }
+
+    #[test]
+    fn dont_ask_mode_refuses_what_would_ask_and_keeps_allows() {
+        let p = policy(&["Bash(ls)"], &["Read(./secret)"], &[], PermissionMode::DontAsk);
+        let pass = PermissionSuggestion::Passthrough;
+        let write = decide(&p, "Write", Effect::Write, json!({}), pass.clone());
+        assert_eq!((write.behavior, &write.source), (PermissionBehavior::Deny, &DecisionSource::Mode));
+        assert!(write.reason.contains("dontAsk"), "{}", write.reason);
+        let asked = decide(&p, "Read", Effect::Read, json!({"file_path": "/proj/secret"}), pass.clone());
+        assert_eq!(asked.behavior, PermissionBehavior::Deny, "an ask rule is refused too");
+        assert_eq!(
+            decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), pass.clone()).behavior,
+            PermissionBehavior::Allow
+        );
+        assert_eq!(decide(&p, "Read", Effect::Read, json!({}), pass).behavior, PermissionBehavior::Allow);
     }
 
     #[test]
