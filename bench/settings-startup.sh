@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Start-up of `spine run -p` (a scripted model that answers at once) in a project with a full
 # Claude Code `.claude/` folder (settings.json with hooks, rules, env; settings.local.json;
-# ~/.claude/settings.json; a .git root two levels up from the working directory) against an
-# empty project: the cost of settings discovery, the project directory walk and validation.
+# ~/.claude/settings.json; a .git root two levels up from the working directory; memory files:
+# CLAUDE.md with an @import, CLAUDE.local.md, .claude/CLAUDE.md, AGENTS.md, ~/.claude/CLAUDE.md)
+# against an empty project: the cost of settings discovery, the project directory walk,
+# validation and the memory files.
 #   PROFILE=debug bench/settings-startup.sh   (default: release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,14 @@ echo '{"permissions": {"allow": ["Bash(ls *)"]}}' >"$work/home/.claude/settings.
 printf '#!/bin/sh\ncat >/dev/null\n' >"$work/full/.claude/hooks/pre.sh"
 chmod +x "$work/full/.claude/hooks/pre.sh"
 echo 'import sys; sys.stdin.read()' >"$work/full/.claude/hooks/fmt.py"
+mkdir -p "$work/full/docs"
+rules=$(for i in $(seq 1 60); do echo "- Rule $i: keep functions small and named after what they do."; done)
+printf '# Project\n\nSee @docs/conventions.md for the conventions.\n\n%s\n' "$rules" >"$work/full/CLAUDE.md"
+printf '# Conventions\n\n%s\n' "$rules" >"$work/full/docs/conventions.md"
+printf '# Local\n\nUse the staging database.\n' >"$work/full/CLAUDE.local.md"
+printf '# Team\n\nReview before merging.\n' >"$work/full/.claude/CLAUDE.md"
+printf '# Agents\n\nRun the tests before you stop.\n' >"$work/full/AGENTS.md"
+printf '# Me\n\nAnswer briefly.\n' >"$work/home/.claude/CLAUDE.md"
 
 ms_per_run() { # dir ; mean milliseconds over n runs
   local start end
