@@ -9,6 +9,7 @@ mod support;
 mod cancel;
 mod hooks;
 mod load;
+mod memory_files;
 mod pipes;
 mod providers;
 mod run;

@@ -38,6 +38,7 @@ use spine_protocol::tool::{ToolCall, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{HookContext, HookRuntime, SessionInfo};
+use crate::memory_files::MemoryFiles;
 use crate::observer::{RunEvent, RunObserver};
 use crate::reports::ReportCollector;
 use crate::session::{Transcript, TranscriptRecord};
@@ -67,6 +68,8 @@ struct Run<'a> {
     /// The messages of the last model request.
     last_request: Vec<Message>,
     skills: SkillCatalog,
+    /// The memory files (`CLAUDE.md`…), loaded once per run.
+    memory: MemoryFiles,
     estimator: Arc<dyn TokenEstimator>,
     token_cache: TokenCache,
     /// The tools this run may call (the agent's, or narrower for one call).
@@ -126,6 +129,7 @@ impl<'a> Run<'a> {
             reports: parts.reports,
             last_request: Vec::new(),
             skills: SkillCatalog::default(),
+            memory: MemoryFiles::default(),
             estimator: Arc::new(crate::tokens::WordsEstimator),
             token_cache: TokenCache::new(),
             visibility: parts.visibility,
