@@ -7,6 +7,7 @@
 mod support;
 
 mod cancel;
+mod hook_inputs;
 mod hooks;
 mod load;
 mod memory_files;
