@@ -227,58 +227,51 @@ impl Loader<'_> {
         self.file(Wanted { path, kind, reach, hops: 0, imported_by: None });
     }
 
+    /// Loads a file, then follows its imports.
     fn file(&mut self, wanted: Wanted<'_>) {
-        let Wanted { path, kind, reach, hops, imported_by } = wanted;
+        let (kind, reach, hops) = (wanted.kind, wanted.reach, wanted.hops);
+        if let Some((resolved, imports)) = self.keep(wanted) {
+            self.follow(&resolved, imports, kind, reach, hops);
+        }
+    }
+
+    /// Resolves, reads and keeps one file: its resolved path and its imports, or `None` when it
+    /// was skipped (already loaded, outside its reach, unreadable, over the total cap).
+    fn keep(&mut self, wanted: Wanted<'_>) -> Option<(PathBuf, Vec<String>)> {
+        let Wanted { path, kind, reach, imported_by, .. } = wanted;
         let named = path.to_string_lossy();
-        let resolved = match reach {
-            Reach::Workspace => match self.workspace.resolve(&named, self.workspace.root()) {
-                Ok(p) => p,
-                Err(e) => {
-                    self.warnings.push(format!("memory file {} skipped: {e}", path.display()));
-                    return;
-                }
-            },
-            Reach::Anywhere => match Workspace::resolve_links(&named, Path::new("/")) {
-                Ok(p) => p,
-                Err(e) => {
-                    self.warnings.push(format!("memory file {} skipped: {e}", path.display()));
-                    return;
-                }
-            },
+        let located = match reach {
+            Reach::Workspace => self.workspace.resolve(&named, self.workspace.root()),
+            Reach::Anywhere => Workspace::resolve_links(&named, Path::new("/")),
         };
+        let resolved =
+            located.map_err(|e| self.warnings.push(format!("memory file {} skipped: {e}", path.display()))).ok()?;
         if !self.seen.insert(resolved.clone()) {
-            return;
+            return None;
         }
         if self.total >= TOTAL_CAP {
-            self.warnings.push(format!(
-                "memory file {} skipped: memory files already hold {TOTAL_CAP} bytes",
-                resolved.display()
-            ));
-            return;
+            let why = format!("memory files already hold {TOTAL_CAP} bytes");
+            self.warnings.push(format!("memory file {} skipped: {why}", resolved.display()));
+            return None;
         }
-        let bytes = match self.read(&resolved, reach) {
-            Ok(b) => b,
-            Err(reason) => {
+        let bytes = self
+            .read(&resolved, reach)
+            .map_err(|reason| {
                 let from = imported_by.map(|p| format!(" (imported by {})", p.display())).unwrap_or_default();
                 self.warnings.push(format!("memory file {}{from} skipped: {reason}", path.display()));
-                return;
-            }
-        };
+            })
+            .ok()?;
         let size = bytes.len();
-        let (text, truncated) = match cut(bytes) {
-            Some(t) => t,
-            None => {
-                self.warnings.push(format!("memory file {} skipped: not UTF-8 text", resolved.display()));
-                return;
-            }
+        let Some((text, truncated)) = cut(bytes) else {
+            self.warnings.push(format!("memory file {} skipped: not UTF-8 text", resolved.display()));
+            return None;
         };
         if truncated {
             self.warnings.push(format!("memory file {} cut at {FILE_CAP} bytes", resolved.display()));
         }
         self.total += text.len();
         let imports = imports(&text);
-        let content =
-            if truncated { format!("{text}\n[memory file truncated at {FILE_CAP} bytes]") } else { text.clone() };
+        let content = if truncated { format!("{text}\n[memory file truncated at {FILE_CAP} bytes]") } else { text };
         self.out.push(MemoryFile {
             path: resolved.clone(),
             kind,
@@ -287,31 +280,27 @@ impl Loader<'_> {
             truncated,
             imported_by: imported_by.map(Path::to_path_buf),
         });
-        let dir = resolved.parent().unwrap_or(Path::new("/")).to_path_buf();
+        Some((resolved, imports))
+    }
+
+    /// Loads the imports of `importer` (at `hops` from its root file), in order.
+    fn follow(&mut self, importer: &Path, imports: Vec<String>, kind: MemoryKind, reach: Reach, hops: usize) {
+        let dir = importer.parent().unwrap_or(Path::new("/")).to_path_buf();
         for import in imports {
+            let skipped = |why: String| format!("memory import @{import} in {} {why}", importer.display());
             let Some(target) = self.import_path(&import, &dir) else {
-                self.warnings.push(format!(
-                    "memory import @{import} in {} skipped: no home directory for `~/`",
-                    resolved.display()
-                ));
+                self.warnings.push(skipped("skipped: no home directory for `~/`".to_owned()));
                 continue;
             };
             if hops + 1 > MAX_IMPORT_HOPS {
-                self.warnings.push(format!(
-                    "memory import @{import} in {} not followed: imports go at most {MAX_IMPORT_HOPS} hops deep",
-                    resolved.display()
-                ));
+                self.warnings.push(skipped(format!("not followed: imports go at most {MAX_IMPORT_HOPS} hops deep")));
                 continue;
             }
             if std::fs::metadata(&target).is_err() {
-                self.warnings.push(format!(
-                    "memory import @{import} in {} skipped: {} not found",
-                    resolved.display(),
-                    target.display()
-                ));
+                self.warnings.push(skipped(format!("skipped: {} not found", target.display())));
                 continue;
             }
-            self.file(Wanted { path: &target, kind, reach, hops: hops + 1, imported_by: Some(&resolved) });
+            self.file(Wanted { path: &target, kind, reach, hops: hops + 1, imported_by: Some(importer) });
         }
     }
 
