@@ -102,3 +102,40 @@ fn a_project_without_memory_files_has_no_memory_files_layer() {
     let prepare = entries.iter().find(|e| e["hook"] == "prepare_turn").expect("prepare_turn entry");
     assert!(prepare.get("memory_files").is_none(), "{prepare}");
 }
+
+#[test]
+fn memory_files_reach_the_system_prompt_of_the_provider_request() {
+    use spine_testkit::http::{End, Reply, TestServer, raw, server_runtime};
+    let s = Sandbox::new();
+    s.write("CLAUDE.md", "Project rule: answer in haiku.\n@notes/extra.md\n");
+    s.write("notes/extra.md", "Imported rule: cite files.");
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}),
+        json!({"type": "message_stop"}),
+    ];
+    let sse: String =
+        events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or(""))).collect();
+    let runtime = server_runtime();
+    let server = runtime.block_on(TestServer::start(vec![Reply::Sse(vec![raw(&sse)], End::Close)]));
+    let out = s
+        .spine()
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr()))
+        .env("ANTHROPIC_API_KEY", "sk-test-memory-files")
+        .args(["run", "-p", "go", "--model", "anthropic:claude-sonnet-4-5"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    let system = bodies[0]["system"].as_str().expect("system prompt");
+    let project = s.project().canonicalize().expect("canon");
+    let first = system.find("Project rule: answer in haiku.").expect("CLAUDE.md in the request");
+    let second = system.find("Imported rule: cite files.").expect("its import in the request");
+    assert!(first < second, "{system}");
+    assert!(
+        system.contains(&format!("Contents of {} (project instructions", project.join("notes/extra.md").display()))
+    );
+}
