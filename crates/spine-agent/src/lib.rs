@@ -22,6 +22,7 @@ pub mod tools;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use spine_core::memory_files::MemorySources;
 use spine_core::model::ModelClient;
 use spine_core::permission::{Approver, PermissionPolicy, PermissionRules};
 use spine_core::registry::ToolRegistry;
@@ -203,6 +204,7 @@ fn assemble_with(
     }
     config.allow_defer = options.allow_defer;
     config.operator_state = Some(tool_set.families.operator_state());
+    config.memory_files = MemorySources::Load { home: std::env::var_os("HOME").map(PathBuf::from) };
     let agent = Agent {
         model,
         tools: Arc::clone(&tool_set.registry),

@@ -1,6 +1,7 @@
 //! Pipeline costs (issue 5): the token estimate of one message appended to a 10,000-message
 //! transcript (with the per-message cache; target ≤ 100 µs), a full BPE count of 1 MB of text,
-//! and `prepare_turn` on a workspace with 20 skills.
+//! and `prepare_turn` on a workspace with 20 skills; loading the memory files of a project with
+//! a realistic `CLAUDE.md` family (a user file, two directories, imports), against none.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).
@@ -9,6 +10,7 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use spine_core::memory_files::{self, MemorySources};
 use spine_core::skills::{SkillCatalog, SkillRoot, SkillRootKind};
 use spine_core::stages::prepare_turn::{TurnInputs, TurnSettings, prepare_turn};
 use spine_core::tokens::{BpeEstimator, Encoding, TokenCache, TokenEstimator};
@@ -90,6 +92,7 @@ fn prepare_with_skills(c: &mut Criterion) {
                 workspace: &ws,
                 skills: &catalog,
                 operator_state: None,
+                memory: None,
                 estimator: estimator.as_ref(),
             };
             let mut cache = TokenCache::new();
@@ -103,5 +106,37 @@ fn prepare_with_skills(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, estimate_append, bpe_throughput, prepare_with_skills);
+fn load_memory_files(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    let sub = project.join("crates/app");
+    let write = |path: std::path::PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("w");
+    };
+    let body = "- Run `cargo test` before you commit; keep changes minimal.\n".repeat(40);
+    write(home.join(".claude/CLAUDE.md"), &format!("{body}@~/prefs.md\n"));
+    write(home.join("prefs.md"), &body);
+    std::fs::create_dir_all(project.join(".git")).expect("git");
+    write(project.join("CLAUDE.md"), &format!("{body}See @docs/style.md and @docs/testing.md\n"));
+    write(project.join("docs/style.md"), &format!("{body}@rules/naming.md\n"));
+    write(project.join("docs/rules/naming.md"), &body);
+    write(project.join("docs/testing.md"), &body);
+    write(project.join("CLAUDE.local.md"), &body);
+    write(project.join("AGENTS.md"), &body);
+    write(sub.join("CLAUDE.md"), &body);
+    let ws = Workspace::new(&project).expect("ws");
+    let cwd = sub.canonicalize().expect("canon");
+    let sources = MemorySources::Load { home: Some(home) };
+    let (files, warnings) = memory_files::load(&sources, &ws, &cwd);
+    assert_eq!((files.files.len(), warnings.len()), (9, 0), "{warnings:?}");
+    c.bench_function("memory_files_load_9_files", |b| b.iter(|| memory_files::load(&sources, &ws, &cwd)));
+    let empty = tempfile::tempdir().expect("tmp");
+    let empty_ws = Workspace::new(empty.path()).expect("ws");
+    let none = MemorySources::Load { home: Some(empty.path().join("home")) };
+    c.bench_function("memory_files_load_none", |b| b.iter(|| memory_files::load(&none, &empty_ws, empty_ws.root())));
+}
+
+criterion_group!(benches, estimate_append, bpe_throughput, prepare_with_skills, load_memory_files);
 criterion_main!(benches);

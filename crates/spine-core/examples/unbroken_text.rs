@@ -65,6 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         workspace: &ws,
         skills: &skills,
         operator_state: None,
+        memory: None,
         estimator: &estimator,
     };
     let prepared = prepare_turn(&inputs, &transcript, None, &Trace::default());

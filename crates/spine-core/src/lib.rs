@@ -13,6 +13,8 @@
 //!   module per event with its merge rules.
 //! - [`permission`]: rules in Claude Code's syntax, the policy's precedence table, the approver.
 //! - [`model`]: the [`ModelClient`](model::ModelClient) contract.
+//! - [`memory_files`]: the `CLAUDE.md` / `AGENTS.md` files and their `@path` imports, read once
+//!   per run for the prompt's Memory Files layer.
 //! - [`stages`]: `prepare_turn`, `review_tool_call`, `project_tool_result`, `finalize_output`…
 //! - [`runner`]: the agent loop; [`runner`]'s `call` module is the path of one tool call.
 //! - [`session`], [`trace`], [`observer`]: the transcript file, the trace, live events.
@@ -25,6 +27,7 @@
 
 pub mod config_file;
 pub mod hooks;
+pub mod memory_files;
 pub mod model;
 pub mod observer;
 pub mod permission;

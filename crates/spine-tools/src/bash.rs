@@ -10,10 +10,15 @@
 //! `run_in_background: true` is refused (`validation_error`) with a pointer to `exec_command` and `process_exec`.
 //!
 //! The response is Claude Code's `{stdout, stderr, interrupted, exit_code}` (`exit_code` is
-//! null when the shell died of a signal). Exit 0 is a success; any other ending is a
-//! [`ToolError`] carrying that response and, in its message, the output (the model reads the
-//! message): `command_failed` (`Exit code N`), `timeout`, `canceled`; a shell that cannot start
-//! is a `runtime_error`.
+//! null when the shell died of a signal). As in Claude Code, `stdout` drops its trailing
+//! newlines (`echo hi` gives `"hi"`), so a hook comparing it sees the same text in both. Exit 0
+//! is a success; any other ending is a [`ToolError`] carrying that response and, in its message,
+//! the output (the model reads the message): `command_failed` (`Exit code N`), `timeout`,
+//! `canceled`; a shell that cannot start is a `runtime_error`.
+//!
+//! The projection heads the output with how the command ended. A response without an
+//! `exit_code` field (a PostToolUse hook's replacement in Claude Code's shape) is projected as
+//! its output alone: the hook said what the command printed, not how it ended.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -120,13 +125,19 @@ impl Tool for BashTool {
         let exit = response.get("exit_code").and_then(Value::as_i64);
         let interrupted = response.get("interrupted").and_then(Value::as_bool).unwrap_or(false);
         let headline = match exit {
-            Some(code) => format!("Command exited with status {code}."),
-            None if interrupted => "Command was interrupted.".to_owned(),
-            None => "Command ended without an exit status.".to_owned(),
+            Some(code) => Some(format!("Command exited with status {code}.")),
+            None if interrupted => Some("Command was interrupted.".to_owned()),
+            // A replaced response (PostToolUse) that says nothing about the ending.
+            None if response.get("exit_code").is_none() => None,
+            None => Some("Command ended without an exit status.".to_owned()),
         };
         let body = render_output(stdout, stderr);
-        let content =
-            if body.is_empty() { format!("{headline} It printed nothing.") } else { format!("{headline}\n{body}") };
+        let content = match (headline, body.is_empty()) {
+            (Some(headline), true) => format!("{headline} It printed nothing."),
+            (Some(headline), false) => format!("{headline}\n{body}"),
+            (None, true) => "The command printed nothing.".to_owned(),
+            (None, false) => body,
+        };
         Projection::plain(content)
             .with("exit_status", exit.map_or(Value::Null, Value::from))
             .with("stdout_bytes", stdout.len())
@@ -139,6 +150,8 @@ impl Tool for BashTool {
 /// Maps a finished run to the tool's result.
 fn outcome(finished: &Finished, timeout_ms: u64) -> Result<Value, ToolError> {
     let (stdout, stderr, _) = output::render_pair(&finished.stdout, &finished.stderr, OUTPUT_CAP);
+    // Claude Code's `tool_response.stdout` has no trailing newline.
+    let stdout = stdout.trim_end_matches(['\n', '\r']).to_owned();
     let exit_code = finished.status.and_then(|s| s.code());
     let interrupted = finished.ending != Ending::Exited;
     let response = json!({

@@ -10,6 +10,7 @@ use spine_protocol::tool::ToolSpec;
 use super::request::{RunOutcome, RunRequest};
 use super::{Run, RunParts};
 use crate::hooks::{HookRegistry, HookRuntime, SessionInfo};
+use crate::memory_files::{self, MemorySources};
 use crate::model::ModelClient;
 use crate::permission::{Approver, PermissionPolicy};
 use crate::registry::ToolRegistry;
@@ -65,10 +66,14 @@ pub struct AgentConfig {
     pub estimator: Option<Arc<dyn TokenEstimator>>,
     /// Extra operator-state sections (command runs, processes).
     pub operator_state: Option<Arc<dyn OperatorStateSource>>,
+    /// Whether runs load memory files (`CLAUDE.md`, `AGENTS.md`…) and from which home
+    /// (default: off).
+    pub memory_files: MemorySources,
 }
 
 impl AgentConfig {
-    /// Defaults for a workspace: 20 turns, one forced continuation, every tool visible.
+    /// Defaults for a workspace: 20 turns, one forced continuation, every tool visible, no
+    /// memory files.
     pub fn new(workspace: Arc<Workspace>) -> Self {
         let cwd = workspace.root().to_path_buf();
         AgentConfig {
@@ -85,6 +90,7 @@ impl AgentConfig {
             compaction_strategy: CompactStrategy::Sandwich,
             estimator: None,
             operator_state: None,
+            memory_files: MemorySources::Off,
         }
     }
 }
@@ -112,6 +118,11 @@ impl Agent {
         for issue in issues {
             request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
         }
+        let (memory, warnings) =
+            memory_files::load(&self.config.memory_files, &self.config.workspace, &self.config.cwd);
+        for warning in warnings {
+            request.trace.warn(warning, None);
+        }
         let estimator = self.config.estimator.clone().unwrap_or_else(|| estimator_for(Some(self.model.model())));
         let mut run = Run::new(
             self,
@@ -130,6 +141,7 @@ impl Agent {
         );
         run.specs = specs;
         run.skills = skills;
+        run.memory = memory;
         run.estimator = estimator;
         if let Some(r) = &run.reports {
             r.started();

@@ -38,6 +38,7 @@ use spine_protocol::tool::{ToolCall, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{HookContext, HookRuntime, SessionInfo};
+use crate::memory_files::MemoryFiles;
 use crate::model::FinishReason;
 use crate::observer::{RunEvent, RunObserver};
 use crate::reports::ReportCollector;
@@ -70,6 +71,8 @@ struct Run<'a> {
     /// Why the model's last reply ended.
     last_finish: Option<FinishReason>,
     skills: SkillCatalog,
+    /// The memory files (`CLAUDE.md`…), loaded once per run.
+    memory: MemoryFiles,
     estimator: Arc<dyn TokenEstimator>,
     token_cache: TokenCache,
     /// The tools this run may call (the agent's, or narrower for one call).
@@ -130,6 +133,7 @@ impl<'a> Run<'a> {
             last_request: Vec::new(),
             last_finish: None,
             skills: SkillCatalog::default(),
+            memory: MemoryFiles::default(),
             estimator: Arc::new(crate::tokens::WordsEstimator),
             token_cache: TokenCache::new(),
             visibility: parts.visibility,

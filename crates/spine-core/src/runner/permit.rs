@@ -2,10 +2,14 @@
 //! `ask` goes to PermissionRequest hooks, then to the approver; replacement arguments from a
 //! hook are checked against the rules again. A protected-path `ask` goes to the approver only.
 //! A `defer` needs a single call in a run that may defer; otherwise it is asked.
+//!
+//! Just before the approver is asked, a Notification fires with `notification_type:
+//! permission_prompt` and a message naming the tool (Claude Code's main use of Notification).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use spine_protocol::hook::{Notification, NotificationInput};
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
 use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::DecisionOutcome;
@@ -20,6 +24,9 @@ use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, 
 use crate::registry::PreparedCall;
 use crate::tool::{Args, UrlGate};
 use crate::workspace::Workspace;
+
+/// The `notification_type` of the Notification fired before the approver is asked.
+const PERMISSION_PROMPT: &str = "permission_prompt";
 
 /// The permission step's answer.
 enum Authorized {
@@ -168,6 +175,7 @@ impl Run<'_> {
                 )
             }
             PermissionRequestOutcome::NoDecision => {
+                self.notify_permission_prompt(&call.name).await;
                 let request =
                     ApprovalRequest { tool_name: &call.name, tool_use_id: &call.id, args, reason: &asked.reason };
                 match self.agent.approver.approve(&request).await {
@@ -180,6 +188,16 @@ impl Run<'_> {
                 }
             }
         })
+    }
+
+    /// The Notification of a permission prompt: the approver is about to be asked about `tool`.
+    async fn notify_permission_prompt(&self, tool: &str) {
+        let input = NotificationInput {
+            message: format!("spine needs your permission to use {tool}"),
+            title: Some("Permission needed".to_owned()),
+            notification_type: PERMISSION_PROMPT.to_owned(),
+        };
+        self.hooks.observe::<Notification>(&self.hook_ctx, input).await;
     }
 
     fn policy_decision(

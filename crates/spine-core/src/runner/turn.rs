@@ -103,6 +103,7 @@ impl Run<'_> {
             skills: &self.skills,
             estimator: self.estimator.as_ref(),
             operator_state: config.operator_state.as_deref(),
+            memory: Some(&self.memory),
             threshold: ThresholdSources {
                 budget_hints: config.budget_hints.as_ref(),
                 configured: config.compaction_threshold,

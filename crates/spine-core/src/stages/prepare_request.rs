@@ -14,6 +14,7 @@ use super::compact_context::{can_compact, compaction_threshold, record_not_compa
 use super::prepare_turn::{
     OperatorStateSource, PreparedTurn, TurnInputs, TurnSettings, operator_snapshot, prepare_turn,
 };
+use crate::memory_files::MemoryFiles;
 use crate::skills::SkillCatalog;
 use crate::tokens::{TokenCache, TokenEstimator};
 use crate::trace::Trace;
@@ -43,6 +44,8 @@ pub struct RequestInputs<'a> {
     pub estimator: &'a dyn TokenEstimator,
     /// Sections added to the operator-state snapshot (command runs, processes).
     pub operator_state: Option<&'a dyn OperatorStateSource>,
+    /// The memory files of a run (`CLAUDE.md`…) for the Memory Files layer; `None`: none.
+    pub memory: Option<&'a MemoryFiles>,
     /// Where the compaction threshold comes from.
     pub threshold: ThresholdSources<'a>,
     /// The model named in traces when the settings name none (a run's own model).
@@ -88,6 +91,7 @@ pub fn prepare_request(
         workspace: inputs.workspace,
         skills: inputs.skills,
         operator_state: snapshot.as_ref(),
+        memory: inputs.memory,
         estimator: inputs.estimator,
     };
     let turn = prepare_turn(&turn_inputs, transcript, cache, trace);
@@ -132,6 +136,7 @@ mod tests {
             skills: &skills,
             estimator: &WordsEstimator,
             operator_state: None,
+            memory: None,
             threshold,
             default_model: Some("fallback-model"),
         };

@@ -1,10 +1,11 @@
 //! `prepare_turn`: normalise the transcript, select skills, assemble the system prompt from its
-//! ten layers, resolve the likely model, estimate tokens. The product is the message list of the
-//! next model request: the system message, then the transcript.
+//! eleven layers, resolve the likely model, estimate tokens. The product is the message list of
+//! the next model request: the system message, then the transcript.
 //!
 //! Layers, in order, each written `"<Heading>:\n<body>"`, blank ones dropped, joined by blank
-//! lines: Agent Prompt · Soul (`SOUL.md`, else built in) · User (`USER.md`, else built in) ·
-//! Memory (`.spine/memory/root.md`) · Conversation Summary
+//! lines: Agent Prompt · Soul (`SOUL.md`, else built in) · Memory Files (`CLAUDE.md`,
+//! `AGENTS.md` and their imports, loaded once per run by [`crate::memory_files`]) · User
+//! (`USER.md`, else built in) · Memory (`.spine/memory/root.md`) · Conversation Summary
 //! (`.spine/conversations/<id>/summary.md`) · Operator Prompt and Operator State (profile
 //! `main`, not a subagent) · Active Skills · Selected Skills · Context Imports. Workspace files
 //! are read through the workspace boundary. The operator-state snapshot is taken by the caller
@@ -19,6 +20,7 @@ use spine_protocol::message::Message;
 use spine_protocol::trace::StageName;
 
 use crate::fields;
+use crate::memory_files::MemoryFiles;
 use crate::skills::{SkillCatalog, select};
 use crate::tokens::{TokenCache, TokenEstimator};
 use crate::trace::Trace;
@@ -161,6 +163,8 @@ pub struct TurnInputs<'a> {
     pub skills: &'a SkillCatalog,
     /// The operator-state snapshot, taken before the prompt is assembled.
     pub operator_state: Option<&'a Value>,
+    /// The memory files of the run (`CLAUDE.md`…), loaded once per run; `None`: no such layer.
+    pub memory: Option<&'a MemoryFiles>,
     /// The token estimator.
     pub estimator: &'a dyn TokenEstimator,
 }
@@ -215,6 +219,9 @@ pub fn prepare_turn(
     if !selection.skipped.is_empty() {
         f.insert("skipped_skills".into(), json!(selection.skipped));
     }
+    if let Some(memory) = inputs.memory.filter(|m| !m.is_empty()) {
+        f.insert("memory_files".into(), memory.trace_value());
+    }
     trace.stage(StageName::PrepareTurn, None, started, f);
     PreparedTurn {
         messages,
@@ -231,6 +238,7 @@ fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &crate::skills::Selection
     let mut layers: Vec<(&str, String)> = vec![
         ("Agent Prompt", s.agent_prompt.clone().unwrap_or_else(|| DEFAULT_AGENT_PROMPT.to_owned())),
         ("Soul", read_in(ws, "SOUL.md").unwrap_or_else(|| DEFAULT_SOUL.to_owned())),
+        ("Memory Files", inputs.memory.map(MemoryFiles::render).unwrap_or_default()),
         ("User", read_in(ws, "USER.md").unwrap_or_else(|| DEFAULT_USER.to_owned())),
         ("Memory", read_in(ws, ROOT_MEMORY_FILE).unwrap_or_default()),
         (
@@ -354,7 +362,14 @@ mod tests {
         t: &[Message],
     ) -> (PreparedTurn, Trace) {
         let trace = Trace::default();
-        let inputs = TurnInputs { settings, workspace: ws, skills, operator_state: state, estimator: &WordsEstimator };
+        let inputs = TurnInputs {
+            settings,
+            workspace: ws,
+            skills,
+            operator_state: state,
+            memory: None,
+            estimator: &WordsEstimator,
+        };
         (prepare_turn(&inputs, t, None, &trace), trace)
     }
 
@@ -379,6 +394,44 @@ mod tests {
         assert!(system.contains("Memory:\nRemember the milk."));
         assert!(system.contains("Conversation Summary:\nWe talked about tests."));
         assert_eq!(p.messages[1], Message::user("hi"));
+    }
+
+    #[test]
+    fn memory_files_are_a_layer_after_soul_and_before_user_and_listed_in_the_trace() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let ws = Workspace::new(dir.path()).expect("ws");
+        std::fs::write(dir.path().join("CLAUDE.md"), "Run the tests with make check.").expect("w");
+        let sources = crate::memory_files::MemorySources::Load { home: None };
+        let (memory, _) = crate::memory_files::load(&sources, &ws, ws.root());
+        let settings = TurnSettings::default();
+        let trace = Trace::default();
+        let inputs = TurnInputs {
+            settings: &settings,
+            workspace: &ws,
+            skills: &SkillCatalog::default(),
+            operator_state: None,
+            memory: Some(&memory),
+            estimator: &WordsEstimator,
+        };
+        let p = prepare_turn(&inputs, &[Message::user("hi")], None, &trace);
+        let system = p.messages[0].text().expect("system");
+        let soul = system.find("Soul:\n").expect("soul");
+        let files = system.find("Memory Files:\n").expect("memory files");
+        let user = system.find("User:\n").expect("user");
+        assert!(soul < files && files < user, "{system}");
+        assert!(system.contains(&format!(
+            "Contents of {} (project instructions, checked into the codebase):\n\nRun the tests with make check.",
+            ws.root().join("CLAUDE.md").display()
+        )));
+        let spine_protocol::trace::TraceRecord::Stage(s) = trace.entries().remove(0).record else { panic!("stage") };
+        assert_eq!(
+            s.fields["memory_files"],
+            json!([{"path": ws.root().join("CLAUDE.md"), "kind": "project", "bytes": 30}])
+        );
+        let (p, trace) = run(&ws, &settings, &SkillCatalog::default(), None, &[]);
+        assert!(!p.messages[0].text().expect("system").contains("Memory Files:"));
+        let spine_protocol::trace::TraceRecord::Stage(s) = trace.entries().remove(0).record else { panic!("stage") };
+        assert!(s.fields.get("memory_files").is_none());
     }
 
     #[test]

@@ -16,7 +16,7 @@ async fn bash_runs_in_the_working_directory_and_returns_claude_codes_shape() {
     assert_eq!(
         r,
         json!({
-            "stdout": format!("{}\n", f.root().display()),
+            "stdout": f.root().display().to_string(),
             "stderr": "warn\n",
             "interrupted": false,
             "exit_code": 0,
@@ -36,7 +36,33 @@ async fn bash_non_zero_exit_is_command_failed_keeping_output_and_code() {
     let e = f.call("Bash", json!({"command": "echo out; echo err >&2; exit 3"})).await.expect_err("exit 3");
     assert_eq!(e.code, ErrorCode::CommandFailed);
     assert_eq!(e.message, "Exit code 3\nout\nstderr:\nerr");
-    assert_eq!(e.response, Some(json!({"stdout": "out\n", "stderr": "err\n", "interrupted": false, "exit_code": 3})));
+    assert_eq!(e.response, Some(json!({"stdout": "out", "stderr": "err\n", "interrupted": false, "exit_code": 3})));
+}
+
+#[tokio::test]
+async fn bash_stdout_drops_its_trailing_newlines_as_claude_code_does_and_the_model_text_is_unchanged() {
+    let f = Fixture::new();
+    let r = f.call("Bash", json!({"command": "printf 'a\\n\\nb\\n\\n'; printf 'e\\n' >&2"})).await.expect("bash");
+    assert_eq!(r["stdout"], json!("a\n\nb"), "inner blank lines stay, trailing newlines go");
+    assert_eq!(r["stderr"], json!("e\n"));
+    assert_eq!(f.project("Bash", &r).content, "Command exited with status 0.\na\n\nb\nstderr:\ne");
+}
+
+#[tokio::test]
+async fn a_replaced_response_without_an_exit_code_is_projected_as_its_output() {
+    let f = Fixture::new();
+    // Claude Code's shape of Bash's tool_response, as a PostToolUse hook would write it.
+    let replaced = json!({"stdout": "[redacted]", "stderr": "", "interrupted": false, "isImage": false});
+    let p = f.project("Bash", &replaced);
+    assert_eq!(p.content, "[redacted]");
+    assert_eq!(p.metadata["exit_status"], json!(null));
+    let silent = f.project("Bash", &json!({"stdout": "", "stderr": ""}));
+    assert_eq!(silent.content, "The command printed nothing.");
+    let interrupted = f.project("Bash", &json!({"stdout": "x", "interrupted": true}));
+    assert_eq!(interrupted.content, "Command was interrupted.\nx");
+    // The tool's own response always has `exit_code`; null there still says so.
+    let signal = f.project("Bash", &json!({"stdout": "", "stderr": "", "interrupted": false, "exit_code": null}));
+    assert_eq!(signal.content, "Command ended without an exit status. It printed nothing.");
 }
 
 #[tokio::test]
@@ -60,7 +86,7 @@ async fn bash_timeout_kills_the_whole_process_group() {
     let response = e.response.expect("response");
     assert_eq!(response["interrupted"], json!(true));
     assert_eq!(response["exit_code"], json!(null));
-    assert_eq!(response["stdout"], json!("before\n"));
+    assert_eq!(response["stdout"], json!("before"));
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     let pid = read_pid(&pidfile).await;
     assert!(eventually_dead(pid).await, "grandchild {pid} survived");
@@ -105,7 +131,7 @@ async fn bash_background_children_do_not_outlive_the_command_or_hold_it() {
         .call("Bash", json!({"command": format!("sleep 100 & echo $! > {}; echo done", pidfile.display())}))
         .await
         .expect("bash");
-    assert_eq!(r["stdout"], json!("done\n"));
+    assert_eq!(r["stdout"], json!("done"));
     assert!(started.elapsed() < Duration::from_secs(5));
     let pid = read_pid(&pidfile).await;
     assert!(eventually_dead(pid).await, "background child {pid} survived");
@@ -119,13 +145,13 @@ async fn bash_output_over_30000_characters_keeps_head_and_tail_around_a_marker()
     let full: String = (1..=20000).map(|i| format!("{i}\n")).collect();
     let omitted = full.len() - 30_000;
     assert!(stdout.starts_with("1\n2\n3\n"));
-    assert!(stdout.ends_with("19999\n20000\n"));
+    assert!(stdout.ends_with("19999\n20000"), "the kept tail without its trailing newline");
     assert!(
         stdout.contains(&format!("\n... [output truncated: {omitted} characters omitted] ...\n")),
         "marker missing"
     );
     let marker_len = format!("\n... [output truncated: {omitted} characters omitted] ...\n").len();
-    assert_eq!(stdout.len(), 30_000 + marker_len);
+    assert_eq!(stdout.len(), 30_000 + marker_len - 1);
     let p = f.project("Bash", &r);
     assert_eq!(p.metadata["truncated"], json!(true));
 }
@@ -152,11 +178,11 @@ async fn bash_env_file_exports_reach_the_command() {
     std::fs::write(&env, "# from SessionStart\nexport GREETING='hello world'\nCOUNT=3\nnot valid\n").expect("write");
     f.ctx.env_file = Some(env);
     let r = f.call("Bash", json!({"command": "echo \"$GREETING|$COUNT\""})).await.expect("bash");
-    assert_eq!(r["stdout"], json!("hello world|3\n"));
+    assert_eq!(r["stdout"], json!("hello world|3"));
     // A missing env file is no error.
     f.ctx.env_file = Some(f.root().join("missing.sh"));
     let r = f.call("Bash", json!({"command": "echo ok"})).await.expect("bash");
-    assert_eq!(r["stdout"], json!("ok\n"));
+    assert_eq!(r["stdout"], json!("ok"));
 }
 
 #[tokio::test]

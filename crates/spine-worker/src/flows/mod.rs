@@ -193,6 +193,7 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
         estimator: &cached,
         // The worker's command runs and processes belong in the snapshot (shared by its items).
         operator_state: Some(&env.families),
+        memory: None,
         threshold: ThresholdSources {
             budget_hints: hints.as_ref(),
             configured: env.compaction_threshold,

@@ -1,0 +1,694 @@
+//! Memory files: the `CLAUDE.md` family Claude Code loads into every session, read once per run
+//! and shown to the model as the prompt layer "Memory Files" (see
+//! [`prepare_turn`](crate::stages::prepare_turn)).
+//!
+//! What is loaded, in this order (outer first, so nearer files come later and can refine):
+//! 1. the user's file `~/.claude/CLAUDE.md` (home from the caller, `HOME` in `spine run`);
+//! 2. from the repository root (the nearest ancestor of the working directory holding `.git`,
+//!    else the working directory itself) down to the working directory, in each directory:
+//!    `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md`, `AGENTS.md`.
+//!
+//! Each file is followed by its `@path` imports, depth first, as Claude Code resolves them: an
+//! `@` at the start of a line or after whitespace, the path up to the next whitespace (`\ `
+//! escapes a space, a `#fragment` is dropped); relative to the importing file's directory,
+//! `~/` from home, or absolute. `@` inside code spans and fenced code blocks is not an import.
+//! Imports go at most [`MAX_IMPORT_HOPS`] hops deep; a file already loaded is not loaded again
+//! (this cuts cycles); an import that is missing, a directory or not UTF-8 text is skipped with
+//! a warning.
+//!
+//! The boundary: project files and their imports are read through the workspace boundary (the
+//! race-free opener of [`workspace::open`](crate::workspace::open)); one outside the workspace
+//! is skipped with a warning. Only the user's file and the imports reached from it may be
+//! outside the workspace.
+//!
+//! Sizes: each file is cut at [`FILE_CAP`] bytes (with a marker and a warning); once
+//! [`TOTAL_CAP`] bytes are loaded, further files are skipped with a warning.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::workspace::Workspace;
+use crate::workspace::open::OpenFor;
+
+/// Bytes kept of each memory file (Claude Code warns about files over 40,000 characters).
+pub const FILE_CAP: usize = 40_000;
+/// Bytes of memory files loaded in all; later files are skipped.
+pub const TOTAL_CAP: usize = 200_000;
+/// How many `@path` hops are followed from a memory file (Claude Code's limit).
+pub const MAX_IMPORT_HOPS: usize = 5;
+/// The project files looked for in every directory from the repository root to the working
+/// directory, in this order.
+pub const PROJECT_FILE_NAMES: [&str; 4] = ["CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", "AGENTS.md"];
+/// The user's memory file, relative to home.
+pub const USER_FILE: &str = ".claude/CLAUDE.md";
+
+/// Whether a run loads memory files, and from which home.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum MemorySources {
+    /// No memory files (the default of a bare `AgentConfig`: library users and tests opt in).
+    #[default]
+    Off,
+    /// The user's file under `home` (none when `None`) and the project's files.
+    Load {
+        /// The user's home directory.
+        home: Option<PathBuf>,
+    },
+}
+
+/// Whose file it is, as Claude Code's `memory_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryKind {
+    /// `~/.claude/CLAUDE.md`: the user's instructions for every project.
+    User,
+    /// `CLAUDE.md`, `.claude/CLAUDE.md`, `AGENTS.md`: the project's, checked in.
+    Project,
+    /// `CLAUDE.local.md`: the user's own for this project, not checked in.
+    Local,
+}
+
+impl MemoryKind {
+    /// The name in the trace (`user`, `project`, `local`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::User => "user",
+            MemoryKind::Project => "project",
+            MemoryKind::Local => "local",
+        }
+    }
+
+    /// The description shown to the model after the path (Claude Code's wording).
+    fn description(self) -> &'static str {
+        match self {
+            MemoryKind::User => "user's private global instructions for all projects",
+            MemoryKind::Project => "project instructions, checked into the codebase",
+            MemoryKind::Local => "user's private project instructions, not checked in",
+        }
+    }
+}
+
+/// One loaded memory file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryFile {
+    /// The file's path (symlinks resolved).
+    pub path: PathBuf,
+    /// Whose file it is; an import has its importer's kind.
+    pub kind: MemoryKind,
+    /// The text kept (at most [`FILE_CAP`] bytes, then a marker).
+    pub content: String,
+    /// The file's size in bytes as read (up to one byte past the cap).
+    pub bytes: usize,
+    /// Whether the text was cut at [`FILE_CAP`].
+    pub truncated: bool,
+    /// The file whose `@path` imported this one.
+    pub imported_by: Option<PathBuf>,
+}
+
+/// The memory files of a run, in prompt order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MemoryFiles {
+    /// Each file, followed by its imports.
+    pub files: Vec<MemoryFile>,
+}
+
+/// The opening line of the layer.
+pub const PREAMBLE: &str = "Instructions from the user's and the project's memory files are shown below. \
+Follow them: they override the defaults above.";
+
+impl MemoryFiles {
+    /// Whether nothing was loaded.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The body of the "Memory Files" layer: the preamble, then `Contents of PATH (whose):`
+    /// and the text, per file; empty when no file was loaded.
+    pub fn render(&self) -> String {
+        if self.files.is_empty() {
+            return String::new();
+        }
+        let mut parts = vec![PREAMBLE.to_owned()];
+        for f in &self.files {
+            parts.push(format!("Contents of {} ({}):\n\n{}", f.path.display(), f.kind.description(), f.content.trim()));
+        }
+        parts.join("\n\n")
+    }
+
+    /// The files for the `prepare_turn` trace entry: `{path, kind, bytes}`, plus
+    /// `imported_by` and `truncated` when they apply.
+    pub fn trace_value(&self) -> Value {
+        Value::Array(
+            self.files
+                .iter()
+                .map(|f| {
+                    let mut m = Map::new();
+                    m.insert("path".into(), json!(f.path));
+                    m.insert("kind".into(), json!(f.kind.as_str()));
+                    m.insert("bytes".into(), json!(f.bytes));
+                    if let Some(by) = &f.imported_by {
+                        m.insert("imported_by".into(), json!(by));
+                    }
+                    if f.truncated {
+                        m.insert("truncated".into(), json!(true));
+                    }
+                    Value::Object(m)
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Where a file may be read from: through the workspace boundary, or anywhere (the user's
+/// file and what it imports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    Workspace,
+    Anywhere,
+}
+
+/// Loads the memory files of a run (see the module documentation). Returns the files and the
+/// warnings to record (missing imports, files outside the workspace, cut or skipped files).
+pub fn load(sources: &MemorySources, workspace: &Workspace, cwd: &Path) -> (MemoryFiles, Vec<String>) {
+    let home = match sources {
+        MemorySources::Off => return (MemoryFiles::default(), Vec::new()),
+        MemorySources::Load { home } => home.as_deref(),
+    };
+    let mut loader = Loader { workspace, home, seen: HashSet::new(), total: 0, out: Vec::new(), warnings: Vec::new() };
+    if let Some(home) = home {
+        loader.root(&home.join(USER_FILE), MemoryKind::User, Reach::Anywhere);
+    }
+    for dir in project_dirs(cwd) {
+        for name in PROJECT_FILE_NAMES {
+            let kind = if name == "CLAUDE.local.md" { MemoryKind::Local } else { MemoryKind::Project };
+            loader.root(&dir.join(name), kind, Reach::Workspace);
+        }
+    }
+    (MemoryFiles { files: loader.out }, loader.warnings)
+}
+
+/// The directories searched for project files: from the repository root (nearest ancestor
+/// with `.git`, else `cwd`) down to `cwd`.
+pub fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let root = cwd.ancestors().find(|d| d.join(".git").exists()).unwrap_or(cwd);
+    let mut dirs: Vec<PathBuf> = cwd.ancestors().take_while(|d| *d != root).map(Path::to_path_buf).collect();
+    dirs.push(root.to_path_buf());
+    dirs.reverse();
+    dirs
+}
+
+struct Loader<'a> {
+    workspace: &'a Workspace,
+    home: Option<&'a Path>,
+    /// Files already loaded (resolved paths): each loads once, which also cuts cycles.
+    seen: HashSet<PathBuf>,
+    total: usize,
+    out: Vec<MemoryFile>,
+    warnings: Vec<String>,
+}
+
+/// A file to read: where it was named, whose it is, how far from its root file.
+struct Wanted<'p> {
+    path: &'p Path,
+    kind: MemoryKind,
+    reach: Reach,
+    hops: usize,
+    imported_by: Option<&'p Path>,
+}
+
+impl Loader<'_> {
+    /// A file looked for by name: silently absent, else loaded with its imports.
+    fn root(&mut self, path: &Path, kind: MemoryKind, reach: Reach) {
+        if std::fs::metadata(path).is_err() {
+            return;
+        }
+        self.file(Wanted { path, kind, reach, hops: 0, imported_by: None });
+    }
+
+    /// Loads a file, then follows its imports.
+    fn file(&mut self, wanted: Wanted<'_>) {
+        let (kind, reach, hops) = (wanted.kind, wanted.reach, wanted.hops);
+        if let Some((resolved, imports)) = self.keep(wanted) {
+            self.follow(&resolved, imports, kind, reach, hops);
+        }
+    }
+
+    /// Resolves, reads and keeps one file: its resolved path and its imports, or `None` when it
+    /// was skipped (already loaded, outside its reach, unreadable, over the total cap).
+    fn keep(&mut self, wanted: Wanted<'_>) -> Option<(PathBuf, Vec<String>)> {
+        let Wanted { path, kind, reach, imported_by, .. } = wanted;
+        let named = path.to_string_lossy();
+        let located = match reach {
+            Reach::Workspace => self.workspace.resolve(&named, self.workspace.root()),
+            Reach::Anywhere => Workspace::resolve_links(&named, Path::new("/")),
+        };
+        let resolved =
+            located.map_err(|e| self.warnings.push(format!("memory file {} skipped: {e}", path.display()))).ok()?;
+        if !self.seen.insert(resolved.clone()) {
+            return None;
+        }
+        if self.total >= TOTAL_CAP {
+            let why = format!("memory files already hold {TOTAL_CAP} bytes");
+            self.warnings.push(format!("memory file {} skipped: {why}", resolved.display()));
+            return None;
+        }
+        let bytes = self
+            .read(&resolved, reach)
+            .map_err(|reason| {
+                let from = imported_by.map(|p| format!(" (imported by {})", p.display())).unwrap_or_default();
+                self.warnings.push(format!("memory file {}{from} skipped: {reason}", path.display()));
+            })
+            .ok()?;
+        let size = bytes.len();
+        let Some((text, truncated)) = cut(bytes) else {
+            self.warnings.push(format!("memory file {} skipped: not UTF-8 text", resolved.display()));
+            return None;
+        };
+        if truncated {
+            self.warnings.push(format!("memory file {} cut at {FILE_CAP} bytes", resolved.display()));
+        }
+        self.total += text.len();
+        let imports = imports(&text);
+        let content = if truncated { format!("{text}\n[memory file truncated at {FILE_CAP} bytes]") } else { text };
+        self.out.push(MemoryFile {
+            path: resolved.clone(),
+            kind,
+            content,
+            bytes: size,
+            truncated,
+            imported_by: imported_by.map(Path::to_path_buf),
+        });
+        Some((resolved, imports))
+    }
+
+    /// Loads the imports of `importer` (at `hops` from its root file), in order.
+    fn follow(&mut self, importer: &Path, imports: Vec<String>, kind: MemoryKind, reach: Reach, hops: usize) {
+        let dir = importer.parent().unwrap_or(Path::new("/")).to_path_buf();
+        for import in imports {
+            let skipped = |why: String| format!("memory import @{import} in {} {why}", importer.display());
+            let Some(target) = self.import_path(&import, &dir) else {
+                self.warnings.push(skipped("skipped: no home directory for `~/`".to_owned()));
+                continue;
+            };
+            if hops + 1 > MAX_IMPORT_HOPS {
+                self.warnings.push(skipped(format!("not followed: imports go at most {MAX_IMPORT_HOPS} hops deep")));
+                continue;
+            }
+            if std::fs::metadata(&target).is_err() {
+                self.warnings.push(skipped(format!("skipped: {} not found", target.display())));
+                continue;
+            }
+            self.file(Wanted { path: &target, kind, reach, hops: hops + 1, imported_by: Some(importer) });
+        }
+    }
+
+    /// Reads up to one byte past the cap, through the boundary when the file must be inside.
+    fn read(&self, resolved: &Path, reach: Reach) -> Result<Vec<u8>, String> {
+        let file = match reach {
+            Reach::Workspace => {
+                self.workspace.open_file(resolved, OpenFor::Read).map(|(f, _)| f).map_err(|e| e.to_string())?
+            }
+            Reach::Anywhere => {
+                let f = File::open(resolved).map_err(|e| e.to_string())?;
+                let meta = f.metadata().map_err(|e| e.to_string())?;
+                if !meta.is_file() {
+                    return Err(format!("{} is not a regular file", resolved.display()));
+                }
+                f
+            }
+        };
+        let mut bytes = Vec::new();
+        file.take(FILE_CAP as u64 + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        Ok(bytes)
+    }
+
+    /// Where `@import` in a file of `dir` points: `~/` from home, absolute, else relative to
+    /// `dir`. `None` for `~/` without a home.
+    fn import_path(&self, import: &str, dir: &Path) -> Option<PathBuf> {
+        let joined = if let Some(rest) = import.strip_prefix("~/") {
+            self.home?.join(rest)
+        } else if Path::new(import).is_absolute() {
+            PathBuf::from(import)
+        } else {
+            dir.join(import)
+        };
+        Some(Workspace::normalize(&joined.to_string_lossy(), dir))
+    }
+}
+
+/// The text of a file cut at [`FILE_CAP`] bytes (on a character boundary) and whether it was
+/// cut; `None` when it is not UTF-8 (an incomplete character at the cut is allowed).
+fn cut(bytes: Vec<u8>) -> Option<(String, bool)> {
+    if bytes.len() <= FILE_CAP {
+        return String::from_utf8(bytes).ok().map(|t| (t, false));
+    }
+    let head = &bytes[..FILE_CAP];
+    let valid = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        // An error within the last 3 bytes is a character cut by the cap; anything else is not text.
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+        Err(_) => return None,
+    };
+    Some((valid.to_owned(), true))
+}
+
+/// The `@path` imports of a memory file, in order: outside fenced code blocks and code spans,
+/// an `@` at the start of a line or after whitespace, up to the next unescaped whitespace;
+/// `\ ` is a space and a `#fragment` is dropped. Paths must start with `./`, `../`, `~/`, `/`
+/// or a letter, digit, `.`, `_` or `-` (so `@@x` and `@#x` are not imports).
+pub fn imports(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some((ch, n)) = fence_marker(trimmed).filter(|_| indent < 4) {
+            match fence {
+                None => fence = Some((ch, n)),
+                Some((open, len)) if open == ch && n >= len && trimmed.trim_start_matches(ch).trim().is_empty() => {
+                    fence = None;
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        if fence.is_some() {
+            continue;
+        }
+        scan_line(&without_code_spans(line), &mut found);
+    }
+    found
+}
+
+/// A fence opener or closer: three or more backticks or tildes.
+fn fence_marker(trimmed: &str) -> Option<(char, usize)> {
+    let ch = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = trimmed.chars().take_while(|c| *c == ch).count();
+    (n >= 3).then_some((ch, n))
+}
+
+/// The line with each code span (a run of N backticks up to the next run of exactly N)
+/// replaced by a space; an unmatched run stays as it is.
+fn without_code_spans(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '`' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let run = chars[i..].iter().take_while(|c| **c == '`').count();
+        let mut j = i + run;
+        let mut close = None;
+        while j < chars.len() {
+            if chars[j] == '`' {
+                let n = chars[j..].iter().take_while(|c| **c == '`').count();
+                if n == run {
+                    close = Some(j + n);
+                    break;
+                }
+                j += n;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(end) => {
+                out.push(' ');
+                i = end;
+            }
+            None => {
+                out.extend(&chars[i..i + run]);
+                i += run;
+            }
+        }
+    }
+    out
+}
+
+fn scan_line(line: &str, found: &mut Vec<String>) {
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let at_start = i == 0 || chars[i - 1].is_whitespace();
+        if chars[i] != '@' || !at_start {
+            i += 1;
+            continue;
+        }
+        let mut path = String::new();
+        let mut j = i + 1;
+        while j < chars.len() {
+            match chars[j] {
+                '\\' if chars.get(j + 1) == Some(&' ') => {
+                    path.push(' ');
+                    j += 2;
+                }
+                c if c.is_whitespace() => break,
+                c => {
+                    path.push(c);
+                    j += 1;
+                }
+            }
+        }
+        i = j;
+        if let Some(hash) = path.find('#') {
+            path.truncate(hash);
+        }
+        let plausible = path.starts_with("./")
+            || path.starts_with("../")
+            || path.starts_with("~/")
+            || (path.starts_with('/') && path.len() > 1)
+            || path.chars().next().is_some_and(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if plausible {
+            found.push(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        home: PathBuf,
+        project: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().expect("tmp");
+            let base = dir.path().canonicalize().expect("canon");
+            let home = base.join("home");
+            let project = base.join("project");
+            std::fs::create_dir_all(&home).expect("mkdir");
+            std::fs::create_dir_all(&project).expect("mkdir");
+            Fixture { _dir: dir, home, project }
+        }
+
+        fn write(&self, path: &Path, text: &str) {
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+
+        fn load_in(&self, workspace: &Path, cwd: &Path) -> (MemoryFiles, Vec<String>) {
+            let ws = Workspace::new(workspace).expect("ws");
+            load(&MemorySources::Load { home: Some(self.home.clone()) }, &ws, cwd)
+        }
+
+        fn load(&self) -> (MemoryFiles, Vec<String>) {
+            self.load_in(&self.project, &self.project)
+        }
+    }
+
+    fn paths(files: &MemoryFiles) -> Vec<PathBuf> {
+        files.files.iter().map(|f| f.path.clone()).collect()
+    }
+
+    #[test]
+    fn files_load_user_first_then_repository_root_down_to_cwd_in_name_order() {
+        let f = Fixture::new();
+        std::fs::create_dir_all(f.project.join(".git")).expect("git");
+        let sub = f.project.join("pkg/app");
+        std::fs::create_dir_all(&sub).expect("mkdir");
+        let user = f.home.join(".claude/CLAUDE.md");
+        f.write(&user, "user rules");
+        let names = ["AGENTS.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "CLAUDE.md"];
+        for dir in [&f.project, &sub] {
+            for name in names {
+                f.write(&dir.join(name), &format!("{name} in {}", dir.display()));
+            }
+        }
+        let (files, warnings) = f.load_in(&f.project, &sub);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let mut expected = vec![user];
+        for dir in [&f.project, &f.project.join("pkg"), &sub] {
+            for name in PROJECT_FILE_NAMES {
+                if dir.join(name).exists() {
+                    expected.push(dir.join(name));
+                }
+            }
+        }
+        assert_eq!(paths(&files), expected);
+        let kinds: Vec<&str> = files.files.iter().map(|f| f.kind.as_str()).collect();
+        assert_eq!(kinds, ["user", "project", "local", "project", "project", "project", "local", "project", "project"]);
+    }
+
+    #[test]
+    fn without_a_repository_only_the_cwd_is_searched() {
+        let f = Fixture::new();
+        let sub = f.project.join("sub");
+        f.write(&f.project.join("CLAUDE.md"), "outer");
+        f.write(&sub.join("CLAUDE.md"), "inner");
+        let (files, _) = f.load_in(&f.project, &sub);
+        assert_eq!(paths(&files), vec![sub.join("CLAUDE.md")]);
+        assert_eq!(project_dirs(&sub), vec![sub.clone()]);
+    }
+
+    #[test]
+    fn project_files_outside_the_workspace_are_skipped_with_a_warning() {
+        let f = Fixture::new();
+        std::fs::create_dir_all(f.project.join(".git")).expect("git");
+        let sub = f.project.join("sub");
+        f.write(&f.project.join("CLAUDE.md"), "repository root, above the workspace");
+        f.write(&sub.join("CLAUDE.md"), "inside\n@../secret.md");
+        f.write(&f.project.join("secret.md"), "outside");
+        let (files, warnings) = f.load_in(&sub, &sub);
+        assert_eq!(paths(&files), vec![sub.join("CLAUDE.md")]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().all(|w| w.contains("outside the workspace")), "{warnings:?}");
+    }
+
+    #[test]
+    fn imports_resolve_relative_to_the_importing_file_and_from_home() {
+        let f = Fixture::new();
+        f.write(&f.project.join("CLAUDE.md"), "See @docs/a.md and @~/prefs.md\n");
+        f.write(&f.project.join("docs/a.md"), "a imports @./b.md");
+        f.write(&f.project.join("docs/b.md"), "b");
+        f.write(&f.home.join("prefs.md"), "prefs");
+        let (files, warnings) = f.load();
+        assert!(warnings.iter().all(|w| w.contains("prefs.md")), "{warnings:?}");
+        assert_eq!(
+            paths(&files),
+            vec![f.project.join("CLAUDE.md"), f.project.join("docs/a.md"), f.project.join("docs/b.md")]
+        );
+        assert_eq!(files.files[2].imported_by.as_deref(), Some(f.project.join("docs/a.md").as_path()));
+        // The project may not reach into home: `~/prefs.md` is outside the workspace.
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("outside the workspace"), "{warnings:?}");
+    }
+
+    #[test]
+    fn the_user_file_may_import_from_anywhere() {
+        let f = Fixture::new();
+        f.write(&f.home.join(".claude/CLAUDE.md"), "@~/notes/mine.md\n@../shared.md");
+        f.write(&f.home.join("notes/mine.md"), "mine");
+        f.write(&f.home.join("shared.md"), "shared");
+        let (files, warnings) = f.load();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            paths(&files),
+            vec![f.home.join(".claude/CLAUDE.md"), f.home.join("notes/mine.md"), f.home.join("shared.md")]
+        );
+        assert!(files.files.iter().all(|m| m.kind == MemoryKind::User));
+    }
+
+    #[test]
+    fn imports_stop_after_five_hops() {
+        let f = Fixture::new();
+        f.write(&f.project.join("CLAUDE.md"), "@d1.md");
+        for i in 1..=7 {
+            f.write(&f.project.join(format!("d{i}.md")), &format!("level {i} @d{}.md", i + 1));
+        }
+        let (files, warnings) = f.load();
+        let loaded: Vec<String> =
+            files.files.iter().map(|m| m.path.file_name().expect("name").to_string_lossy().into_owned()).collect();
+        assert_eq!(loaded, ["CLAUDE.md", "d1.md", "d2.md", "d3.md", "d4.md", "d5.md"]);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("@d6.md") && warnings[0].contains("5 hops"), "{warnings:?}");
+    }
+
+    #[test]
+    fn import_cycles_are_cut_and_each_file_loads_once() {
+        let f = Fixture::new();
+        f.write(&f.project.join("CLAUDE.md"), "@a.md @CLAUDE.md");
+        f.write(&f.project.join("a.md"), "@b.md");
+        f.write(&f.project.join("b.md"), "@a.md @./CLAUDE.md");
+        std::os::unix::fs::symlink("CLAUDE.md", f.project.join("AGENTS.md")).expect("link");
+        let (files, warnings) = f.load();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(paths(&files), vec![f.project.join("CLAUDE.md"), f.project.join("a.md"), f.project.join("b.md")]);
+    }
+
+    #[test]
+    fn at_signs_in_code_spans_and_fenced_blocks_are_not_imports() {
+        let text = "Use `@not/span.md` and ``@not `still` span`` here.\n\
+                    ```sh\n@not/fenced.md\n```\n\
+                    ~~~~\n```\n@not/tilde.md\n~~~~\n\
+                    mail me@example.com or @@scoped, @#anchor\n\
+                    @yes/one.md then @yes/two.md#section and @dir/with\\ space.md\n\
+                    - item @./yes/three.md";
+        assert_eq!(imports(text), ["yes/one.md", "yes/two.md", "dir/with space.md", "./yes/three.md"]);
+    }
+
+    #[test]
+    fn missing_imports_are_skipped_with_a_warning() {
+        let f = Fixture::new();
+        f.write(&f.project.join("CLAUDE.md"), "@gone.md and @docs\n");
+        std::fs::create_dir_all(f.project.join("docs")).expect("mkdir");
+        let (files, warnings) = f.load();
+        assert_eq!(paths(&files), vec![f.project.join("CLAUDE.md")]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("@gone.md") && warnings[0].contains("not found"), "{warnings:?}");
+        assert!(warnings[1].contains("docs") && warnings[1].contains("directory"), "{warnings:?}");
+    }
+
+    #[test]
+    fn each_file_is_cut_at_the_cap_on_a_character_boundary() {
+        let f = Fixture::new();
+        let long = format!("a{}", "é".repeat(FILE_CAP));
+        f.write(&f.project.join("CLAUDE.md"), &long);
+        let (files, warnings) = f.load();
+        let m = &files.files[0];
+        assert!(m.truncated);
+        assert_eq!(m.bytes, FILE_CAP + 1);
+        assert!(m.content.ends_with("[memory file truncated at 40000 bytes]"));
+        assert!(m.content.len() <= FILE_CAP + 60);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(files.trace_value()[0]["truncated"], json!(true));
+    }
+
+    #[test]
+    fn off_loads_nothing() {
+        let f = Fixture::new();
+        f.write(&f.project.join("CLAUDE.md"), "rules");
+        let ws = Workspace::new(&f.project).expect("ws");
+        let (files, warnings) = load(&MemorySources::Off, &ws, &f.project);
+        assert!(files.is_empty() && warnings.is_empty());
+        assert_eq!(files.render(), "");
+    }
+
+    #[test]
+    fn render_names_each_file_and_whose_it_is() {
+        let f = Fixture::new();
+        f.write(&f.home.join(".claude/CLAUDE.md"), "Be brief.\n");
+        f.write(&f.project.join("CLAUDE.local.md"), "My sandbox is at :8080.");
+        let (files, _) = f.load();
+        let text = files.render();
+        assert!(text.starts_with(PREAMBLE), "{text}");
+        assert!(text.contains(&format!(
+            "Contents of {} (user's private global instructions for all projects):\n\nBe brief.\n\nContents of {} \
+             (user's private project instructions, not checked in):\n\nMy sandbox is at :8080.",
+            f.home.join(".claude/CLAUDE.md").display(),
+            f.project.join("CLAUDE.local.md").display()
+        )));
+        assert_eq!(
+            files.trace_value()[1],
+            json!({"path": f.project.join("CLAUDE.local.md"), "kind": "local", "bytes": 23})
+        );
+    }
+}
