@@ -23,7 +23,7 @@
 //! loaded machine) lets it happen under a live worker, and so does a message that waited in a
 //! client's prefetch buffer past the ack wait. Both are fenced (see the mailbox's "Fencing"):
 //! the later delivery's claim supersedes the earlier one, an earlier delivery never takes over
-//! from a later one ([`Begin::Stale`](super::Begin::Stale)), the terminal record names the
+//! from a later one ([`Begin::Stale`]), the terminal record names the
 //! delivery that stored it (so that any later copy of the same message only re-publishes what
 //! is missing), and terminal reports carry a per-item `Nats-Msg-Id`, so that the server drops a
 //! re-published copy that races the first publication (within its duplicate window, 2 minutes
