@@ -3,12 +3,10 @@
 //! and model flags, sessions and the turn limit. Every test goes through the binary with the
 //! scripted model or a local HTTP server.
 
-use std::net::SocketAddr;
 use std::process::Output;
 
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
-use spine_testkit::http::{End, Reply, TestServer, raw, server_runtime};
 
 use crate::support::*;
 
@@ -280,30 +278,6 @@ fn append_system_prompt_follows_the_agent_prompt() {
     assert!(system.contains("Base.\n\nExtra.") && !system.contains("You are spine"), "{system}");
 }
 
-/// A server on 127.0.0.1 that answers each request with the next SSE body and records
-/// requests, on a runtime of its own.
-struct Server {
-    addr: SocketAddr,
-    inner: TestServer,
-    _runtime: tokio::runtime::Runtime,
-}
-
-impl Server {
-    fn start(replies: Vec<String>) -> Server {
-        let runtime = server_runtime();
-        let replies = replies.iter().map(|sse| Reply::Sse(vec![raw(sse)], End::Close)).collect();
-        let inner = runtime.block_on(TestServer::start(replies));
-        Server { addr: inner.addr(), inner, _runtime: runtime }
-    }
-
-    fn only(&self) -> (HeaderMap, Value) {
-        let requests = self.inner.requests();
-        assert_eq!(requests.len(), 1, "one request");
-        let r = requests.into_iter().next().expect("request");
-        (r.headers, r.body)
-    }
-}
-
 fn anthropic_text(text: &str) -> String {
     [
         json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "m", "stop_reason": null, "usage": {"input_tokens": 5, "output_tokens": 1}}}),
@@ -335,7 +309,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 #[test]
 fn anthropic_auth_token_is_sent_as_bearer_with_the_custom_headers_and_anthropic_model() {
     let s = Sandbox::new();
-    let server = Server::start(vec![anthropic_text("hello")]);
+    let server = SseServer::start(vec![anthropic_text("hello")]);
     let out = s
         .spine()
         .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
@@ -357,7 +331,7 @@ fn anthropic_auth_token_is_sent_as_bearer_with_the_custom_headers_and_anthropic_
 #[test]
 fn anthropic_api_key_alone_is_sent_as_x_api_key() {
     let s = Sandbox::new();
-    let server = Server::start(vec![anthropic_text("hello")]);
+    let server = SseServer::start(vec![anthropic_text("hello")]);
     let out = s
         .spine()
         .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
@@ -388,7 +362,7 @@ fn a_bad_custom_header_line_exits_2_naming_the_variable() {
 #[test]
 fn bare_openai_model_names_select_openai() {
     let s = Sandbox::new();
-    let server = Server::start(vec![openai_text("hi from gpt")]);
+    let server = SseServer::start(vec![openai_text("hi from gpt")]);
     let out = s
         .spine()
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
@@ -413,7 +387,7 @@ fn model_flag_beats_anthropic_model_which_beats_the_settings_model() {
         .expect("spine runs");
     assert_eq!(stdout(&out).trim(), "from the script", "{}", stderr(&out));
 
-    let server = Server::start(vec![anthropic_text("from opus")]);
+    let server = SseServer::start(vec![anthropic_text("from opus")]);
     let out = s
         .spine()
         .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
@@ -519,7 +493,7 @@ fn no_session_persistence_writes_no_transcript() {
 #[test]
 fn resume_restores_the_sessions_model() {
     let s = Sandbox::new();
-    let server = Server::start(vec![anthropic_text("one"), anthropic_text("two")]);
+    let server = SseServer::start(vec![anthropic_text("one"), anthropic_text("two")]);
     let base = format!("http://{}", server.addr);
     let run = |args: &[&str]| {
         s.spine()
@@ -534,7 +508,7 @@ fn resume_restores_the_sessions_model() {
     let id = session_of(&first);
     let second = run(&["-p", "more", "--resume", &id]);
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
-    let models: Vec<Value> = server.inner.requests().into_iter().map(|r| r.body["model"].clone()).collect();
+    let models: Vec<Value> = server.bodies().into_iter().map(|b| b["model"].clone()).collect();
     assert_eq!(models, [json!(spine_models::spec::OPUS), json!(spine_models::spec::OPUS)]);
 }
 

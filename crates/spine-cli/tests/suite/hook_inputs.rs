@@ -6,22 +6,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-fn bash_then_answer(command: &str) -> Value {
-    json!([
-        {"tool_calls": [{"id": "call_1", "name": "Bash", "arguments": {"command": command}}]},
-        {"text": "done"}
-    ])
-}
-
-fn tool_content(v: &Value) -> String {
-    v["messages"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
 /// Settings (for `--settings`) with one command hook on `event` for `matcher`.
 fn hook_settings(event: &str, matcher: &str, command: &str, allow: &[&str]) -> String {
     json!({
@@ -57,7 +41,7 @@ fn post_tool_use_sees_bash_stdout_without_its_trailing_newline() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let events = spine_testkit::files::read_jsonl(&log);
     assert_eq!(events[0]["tool_response"]["stdout"], "hi", "compared exactly, as a Claude Code hook would");
-    assert_eq!(tool_content(&json(&out)), "Command exited with status 0.\nhi", "the model's text is unchanged");
+    assert_eq!(first_tool_result(&json(&out)), "Command exited with status 0.\nhi", "the model's text is unchanged");
 }
 
 #[test]
@@ -73,7 +57,7 @@ fn a_post_tool_use_replacement_without_exit_code_is_read_as_its_output() {
         &["--settings", &settings, "--output-format", "json", "--include-messages"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let content = tool_content(&json(&out));
+    let content = first_tool_result(&json(&out));
     assert_eq!(content, "[redacted]");
     assert!(!content.contains("without an exit status"));
 }
@@ -89,7 +73,7 @@ fn notification_fires_with_permission_prompt_when_the_approver_is_asked() {
         &["--settings", &settings, "--output-format", "json", "--include-messages"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(tool_content(&json(&out)).starts_with("Error [permission_denied]"), "nobody approves in -p");
+    assert!(first_tool_result(&json(&out)).starts_with("Error [permission_denied]"), "nobody approves in -p");
     let events = spine_testkit::files::read_jsonl(&log);
     let prompts: Vec<&Value> = events.iter().filter(|e| e["notification_type"] == "permission_prompt").collect();
     assert_eq!(prompts.len(), 1, "{events:?}");

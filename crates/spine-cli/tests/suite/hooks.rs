@@ -5,13 +5,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-fn bash_then_answer(command: &str) -> Value {
-    json!([
-        {"tool_calls": [{"id": "call_1", "name": "Bash", "arguments": {"command": command}}]},
-        {"text": "done"}
-    ])
-}
-
 fn tool_contents(v: &Value) -> Vec<String> {
     v["messages"]
         .as_array()

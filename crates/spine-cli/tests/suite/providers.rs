@@ -2,41 +2,11 @@
 //! (SSE streaming), with a PreToolUse command hook blocking one call: the next request must
 //! carry `Error [hook_blocked]: …` as that call's result, and the API key must appear nowhere.
 
-use std::net::SocketAddr;
-
-use axum::http::HeaderMap;
 use serde_json::{Value, json};
-use spine_testkit::http::{End, Reply, TestServer, raw, server_runtime};
 
 use crate::support::*;
 
 const KEY: &str = "sk-test-secret-key-0123456789";
-
-/// A server on 127.0.0.1 that answers each request with the next SSE body (then 500s saying
-/// `script exhausted`) and records requests, on a runtime of its own (these tests are
-/// synchronous).
-struct Server {
-    addr: SocketAddr,
-    inner: TestServer,
-    _runtime: tokio::runtime::Runtime,
-}
-
-impl Server {
-    fn start(replies: Vec<String>) -> Server {
-        let runtime = server_runtime();
-        let replies = replies.iter().map(|sse| Reply::Sse(vec![raw(sse)], End::Close)).collect();
-        let inner = runtime.block_on(TestServer::start(replies));
-        Server { addr: inner.addr(), inner, _runtime: runtime }
-    }
-
-    fn bodies(&self) -> Vec<Value> {
-        self.inner.requests().into_iter().map(|r| r.body).collect()
-    }
-
-    fn headers(&self) -> Vec<HeaderMap> {
-        self.inner.requests().into_iter().map(|r| r.headers).collect()
-    }
-}
 
 fn sse_data(events: &[Value]) -> String {
     let mut out: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
@@ -85,7 +55,7 @@ fn openai_run_with_a_blocking_hook_sends_hook_blocked_as_the_tool_result() {
         json!({"choices": [{"index": 0, "delta": {"content": "rm was blocked; 2 + 2 = 4."}, "finish_reason": null}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
     ]);
-    let server = Server::start(vec![first, second]);
+    let server = SseServer::start(vec![first, second]);
     let trace = s.dir.path().join("trace.jsonl");
     let out = s
         .spine()
@@ -158,7 +128,7 @@ fn anthropic_run_with_a_blocking_hook_sends_hook_blocked_as_an_error_tool_result
         json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 6}}),
         json!({"type": "message_stop"}),
     ]);
-    let server = Server::start(vec![first, second]);
+    let server = SseServer::start(vec![first, second]);
     let trace = s.dir.path().join("trace.jsonl");
     let out = s
         .spine()
@@ -201,7 +171,7 @@ fn without_a_model_the_provider_is_chosen_from_the_api_key_in_the_environment() 
         json!({"choices": [{"index": 0, "delta": {"content": "hello"}, "finish_reason": null}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
     ]);
-    let server = Server::start(vec![reply]);
+    let server = SseServer::start(vec![reply]);
     let out = s
         .spine()
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
@@ -217,7 +187,7 @@ fn without_a_model_the_provider_is_chosen_from_the_api_key_in_the_environment() 
 #[test]
 fn a_server_error_fails_the_run_with_a_message_naming_the_status_and_no_secret() {
     let s = Sandbox::new();
-    let server = Server::start(vec![]);
+    let server = SseServer::start(vec![]);
     let out = s
         .spine()
         .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
@@ -262,7 +232,7 @@ fn env_dump_settings(hook_env: &std::path::Path, extra: Value) -> String {
 #[test]
 fn provider_keys_reach_neither_bash_nor_hooks_nor_the_transcript() {
     let s = Sandbox::new();
-    let server = Server::start(env_then_done());
+    let server = SseServer::start(env_then_done());
     let trace = s.dir.path().join("trace.jsonl");
     let hook_env = s.dir.path().join("hook-env.txt");
     let out = s
@@ -303,7 +273,7 @@ fn provider_keys_reach_neither_bash_nor_hooks_nor_the_transcript() {
 #[test]
 fn env_passthrough_hands_the_named_key_to_bash() {
     let s = Sandbox::new();
-    let server = Server::start(env_then_done());
+    let server = SseServer::start(env_then_done());
     let hook_env = s.dir.path().join("hook-env.txt");
     let settings = env_dump_settings(&hook_env, json!({"env_passthrough": ["OPENAI_API_KEY"]}));
     let out = s

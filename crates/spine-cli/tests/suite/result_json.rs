@@ -35,13 +35,6 @@ fn fixture(name: &str) -> Value {
     serde_json::from_str(&text).expect("fixture JSON")
 }
 
-fn bash_then_answer(command: &str) -> Value {
-    json!([
-        {"tool_calls": [{"id": "call_1", "name": "Bash", "arguments": {"command": command}}]},
-        {"text": "done"}
-    ])
-}
-
 #[test]
 fn the_json_result_has_claude_codes_fields_and_no_messages_unless_asked() {
     let reference = fixture("print-json-success.json");

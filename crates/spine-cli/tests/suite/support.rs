@@ -95,3 +95,58 @@ pub fn stderr(o: &Output) -> String {
 pub fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is one JSON object ({e}): {}", stdout(o)))
 }
+
+/// A server on 127.0.0.1 that answers each request with the next SSE body (then 500s saying
+/// `script exhausted`) and records requests, on a runtime of its own (these tests are
+/// synchronous).
+pub struct SseServer {
+    pub addr: std::net::SocketAddr,
+    inner: spine_testkit::http::TestServer,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl SseServer {
+    pub fn start(replies: Vec<String>) -> SseServer {
+        use spine_testkit::http::{End, Reply, TestServer, raw, server_runtime};
+        let runtime = server_runtime();
+        let replies = replies.iter().map(|sse| Reply::Sse(vec![raw(sse)], End::Close)).collect();
+        let inner = runtime.block_on(TestServer::start(replies));
+        SseServer { addr: inner.addr(), inner, _runtime: runtime }
+    }
+
+    /// The JSON bodies of the requests so far.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.inner.requests().into_iter().map(|r| r.body).collect()
+    }
+
+    /// The headers of the requests so far.
+    pub fn headers(&self) -> Vec<axum::http::HeaderMap> {
+        self.inner.requests().into_iter().map(|r| r.headers).collect()
+    }
+
+    /// The one request this server got (fails the test on another count).
+    pub fn only(&self) -> (axum::http::HeaderMap, Value) {
+        let requests = self.inner.requests();
+        assert_eq!(requests.len(), 1, "one request");
+        let r = requests.into_iter().next().expect("request");
+        (r.headers, r.body)
+    }
+}
+
+/// A scripted model that calls Bash with `command`, then answers `done`.
+pub fn bash_then_answer(command: &str) -> Value {
+    serde_json::json!([
+        {"tool_calls": [{"id": "call_1", "name": "Bash", "arguments": {"command": command}}]},
+        {"text": "done"}
+    ])
+}
+
+/// The content of the first tool result in a JSON result's `messages` (empty when none).
+pub fn first_tool_result(v: &Value) -> String {
+    v["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}

@@ -182,15 +182,6 @@ fn write_call(path: &str) -> Value {
     ])
 }
 
-fn first_tool_result(v: &Value) -> String {
-    v["messages"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
 #[test]
 fn writes_into_protected_directories_are_refused_in_accept_edits_and_bypass_unless_an_allow_rule_names_them() {
     let s = Sandbox::new();
