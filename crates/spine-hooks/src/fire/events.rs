@@ -283,38 +283,26 @@ async fn observe<E: HookEvent<Action = Observe>>(
     Ok((input_shown, json!({"decision": "observe"})))
 }
 
-impl Fire for PostCompact {
-    async fn fire(
-        runtime: &HookRuntime,
-        ctx: &HookContext,
-        _request: &FireRequest,
-        fields: Map<String, Value>,
-    ) -> Result<(Value, Value), FireError> {
-        observe::<PostCompact>(runtime, ctx, json!({"trigger": "manual"}), fields).await
-    }
+/// `Fire` for the observe-only events: a default input, then the hooks' answers.
+macro_rules! observe_only {
+    ($($event:ty => $defaults:expr),* $(,)?) => {$(
+        impl Fire for $event {
+            async fn fire(
+                runtime: &HookRuntime,
+                ctx: &HookContext,
+                _request: &FireRequest,
+                fields: Map<String, Value>,
+            ) -> Result<(Value, Value), FireError> {
+                observe::<$event>(runtime, ctx, $defaults, fields).await
+            }
+        }
+    )*};
 }
 
-impl Fire for SessionEnd {
-    async fn fire(
-        runtime: &HookRuntime,
-        ctx: &HookContext,
-        _request: &FireRequest,
-        fields: Map<String, Value>,
-    ) -> Result<(Value, Value), FireError> {
-        observe::<SessionEnd>(runtime, ctx, json!({"reason": "completed"}), fields).await
-    }
-}
-
-impl Fire for Notification {
-    async fn fire(
-        runtime: &HookRuntime,
-        ctx: &HookContext,
-        _request: &FireRequest,
-        fields: Map<String, Value>,
-    ) -> Result<(Value, Value), FireError> {
-        observe::<Notification>(runtime, ctx, json!({"message": "hooks test", "notification_type": "test"}), fields)
-            .await
-    }
+observe_only! {
+    PostCompact => json!({"trigger": "manual"}),
+    SessionEnd => json!({"reason": "completed"}),
+    Notification => json!({"message": "hooks test", "notification_type": "test"}),
 }
 
 /// The decision of a context-only event (SessionStart, PostToolUseFailure).
