@@ -171,12 +171,11 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         Transcript::open(&transcript_file)
             .map_err(|e| config(format!("cannot write the session transcript {}: {e}", transcript_file.display())))?
     };
+    // The environment file exists only once a SessionStart hook writes to it (`>>` creates it);
+    // a missing file applies nothing.
     let env_file = home.join("sessions").join(format!("{session_id}.env"));
     if let Err(e) = std::fs::create_dir_all(home.join("sessions")) {
         return Err(config(format!("cannot create {}: {e}", home.join("sessions").display())));
-    }
-    if let Err(e) = std::fs::OpenOptions::new().create(true).append(true).open(&env_file) {
-        return Err(config(format!("cannot create {}: {e}", env_file.display())));
     }
 
     let reports = (args.output_format == OutputFormat::StreamJson && args.include_reports).then(|| {

@@ -406,3 +406,27 @@ fn settings_files_over_4_mib_exit_2_naming_the_file() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains(&arg) && err.contains("is larger than 4194304 bytes"), "{err}");
 }
+
+#[test]
+fn the_env_file_exists_only_once_a_session_start_hook_writes_it_and_bash_then_sees_it() {
+    let s = Sandbox::new();
+    let plain = s.run(&s.script(json!([{"text": "hi"}])), &["--output-format", "json"]);
+    let id = json(&plain)["session_id"].as_str().expect("id").to_owned();
+    assert!(!s.home().join("sessions").join(format!("{id}.env")).exists(), "no empty env file per run");
+
+    let settings = json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "cat >/dev/null; echo 'export FROM_HOOK=yes' >> \"$CLAUDE_ENV_FILE\""}]}]}
+    })
+    .to_string();
+    let out = s.run(
+        &s.script(bash_then_answer("echo \"hook says $FROM_HOOK\"")),
+        &["--settings", &settings, "--output-format", "json", "--include-messages"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert!(first_tool_result(&v).contains("hook says yes"), "{}", first_tool_result(&v));
+    let id = v["session_id"].as_str().expect("id");
+    let env = std::fs::read_to_string(s.home().join("sessions").join(format!("{id}.env"))).expect("the hook made it");
+    assert_eq!(env, "export FROM_HOOK=yes\n");
+}
