@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::settings_report::{file_rows, rule_rows, settings_report};
 use serde_json::{Value, json};
 use spine_core::hooks::{FailurePolicy, RunMode, SessionInfo};
 use spine_core::registry::ToolRegistryBuilder;
@@ -16,7 +17,6 @@ use spine_hooks::fire::{FireReport, FireRequest, fire};
 use spine_hooks::record::{AnswerRecord, Raw};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::permission::PermissionMode;
-use spine_settings::FileStatus;
 
 use super::context;
 use crate::cli::{HooksArgs, HooksCommand, HooksTestArgs, OutputFormat};
@@ -280,80 +280,6 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
         let _ = out::line(text);
     }
     Ok(if errors == 0 { exit::OK } else { exit::CONFIG })
-}
-
-/// Every settings file looked for: path, kind (`user`, `project`, `local`, `cli`) and status
-/// (`read`, `not found`, `not selected`, `same file as PATH`).
-fn file_rows(settings: &spine_settings::Settings) -> Vec<Value> {
-    settings
-        .files
-        .iter()
-        .map(|f| {
-            let kind = match &f.origin {
-                spine_settings::Origin::Cli { .. } => "cli",
-                other => other.source().as_str(),
-            };
-            let status = match &f.status {
-                FileStatus::Read => "read".to_owned(),
-                FileStatus::NotFound => "not found".to_owned(),
-                FileStatus::NotSelected => "not selected".to_owned(),
-                FileStatus::SameAs(first) => format!("same file as {}", first.display()),
-            };
-            let path = f.origin.path().map(|p| p.display().to_string()).unwrap_or_default();
-            json!({"path": path, "kind": kind, "status": status})
-        })
-        .collect()
-}
-
-/// The permission rules of the applied and the withheld settings, with their sources; a
-/// withheld one (an untrusted project's allow rule) says so.
-fn rule_rows(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> Vec<Value> {
-    let applied = &settings.permissions;
-    let mut rows = Vec::new();
-    for (behavior, entries, kept) in [
-        ("deny", &all.permissions.deny, &applied.deny),
-        ("ask", &all.permissions.ask, &applied.ask),
-        ("allow", &all.permissions.allow, &applied.allow),
-    ] {
-        for e in entries {
-            rows.push(json!({
-                "behavior": behavior,
-                "rule": e.rule,
-                "source": e.origin.to_string(),
-                "path": e.path,
-                "applied": kept.contains(e),
-            }));
-        }
-    }
-    rows
-}
-
-/// The text part of `check` before the findings: files, ignored and unsupported keys, the
-/// effective permission rules.
-fn settings_report(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> String {
-    let mut text = format!("settings files (sources: {}):\n", settings.sources);
-    for f in file_rows(settings) {
-        let s = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
-        text.push_str(&format!("  {:<12} {:<7} {}\n", s("status"), s("kind"), s("path")));
-    }
-    for note in &settings.notes {
-        text.push_str(&format!("ignored: {note}\n"));
-    }
-    for warning in &settings.warnings {
-        text.push_str(&format!("unsupported: {warning}\n"));
-    }
-    let rules = rule_rows(settings, all);
-    if rules.is_empty() {
-        text.push_str("permission rules: none\n");
-    } else {
-        text.push_str("permission rules:\n");
-        for r in rules {
-            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-            let withheld = if r["applied"] == json!(true) { "" } else { "  (not applied: the project is untrusted)" };
-            text.push_str(&format!("  {:<5} {}  {} {}{withheld}\n", s("behavior"), s("rule"), s("source"), s("path")));
-        }
-    }
-    text
 }
 
 async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {

@@ -6,6 +6,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod reports;
 pub mod run;
+mod settings_report;
 pub mod submit;
 pub mod trace;
 pub mod trust;

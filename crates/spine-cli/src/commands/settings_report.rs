@@ -1,0 +1,80 @@
+//! What `spine hooks check` says about the settings before its findings: every settings file
+//! looked for and its status, the keys ignored or unsupported, and the effective permission
+//! rules with their sources (as text, or as JSON rows).
+
+use serde_json::{Value, json};
+use spine_settings::FileStatus;
+
+/// Every settings file looked for: path, kind (`user`, `project`, `local`, `cli`) and status
+/// (`read`, `not found`, `not selected`, `same file as PATH`).
+pub(super) fn file_rows(settings: &spine_settings::Settings) -> Vec<Value> {
+    settings
+        .files
+        .iter()
+        .map(|f| {
+            let kind = match &f.origin {
+                spine_settings::Origin::Cli { .. } => "cli",
+                other => other.source().as_str(),
+            };
+            let status = match &f.status {
+                FileStatus::Read => "read".to_owned(),
+                FileStatus::NotFound => "not found".to_owned(),
+                FileStatus::NotSelected => "not selected".to_owned(),
+                FileStatus::SameAs(first) => format!("same file as {}", first.display()),
+            };
+            let path = f.origin.path().map(|p| p.display().to_string()).unwrap_or_default();
+            json!({"path": path, "kind": kind, "status": status})
+        })
+        .collect()
+}
+
+/// The permission rules of the applied and the withheld settings, with their sources; a
+/// withheld one (an untrusted project's allow rule) says so.
+pub(super) fn rule_rows(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> Vec<Value> {
+    let applied = &settings.permissions;
+    let mut rows = Vec::new();
+    for (behavior, entries, kept) in [
+        ("deny", &all.permissions.deny, &applied.deny),
+        ("ask", &all.permissions.ask, &applied.ask),
+        ("allow", &all.permissions.allow, &applied.allow),
+    ] {
+        for e in entries {
+            rows.push(json!({
+                "behavior": behavior,
+                "rule": e.rule,
+                "source": e.origin.to_string(),
+                "path": e.path,
+                "applied": kept.contains(e),
+            }));
+        }
+    }
+    rows
+}
+
+/// The text part of `check` before the findings: files, ignored and unsupported keys, the
+/// effective permission rules.
+pub(super) fn settings_report(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> String {
+    let mut text = format!("settings files (sources: {}):\n", settings.sources);
+    for f in file_rows(settings) {
+        let s = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
+        text.push_str(&format!("  {:<12} {:<7} {}\n", s("status"), s("kind"), s("path")));
+    }
+    for note in &settings.notes {
+        text.push_str(&format!("ignored: {note}\n"));
+    }
+    for warning in &settings.warnings {
+        text.push_str(&format!("unsupported: {warning}\n"));
+    }
+    let rules = rule_rows(settings, all);
+    if rules.is_empty() {
+        text.push_str("permission rules: none\n");
+    } else {
+        text.push_str("permission rules:\n");
+        for r in rules {
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+            let withheld = if r["applied"] == json!(true) { "" } else { "  (not applied: the project is untrusted)" };
+            text.push_str(&format!("  {:<5} {}  {} {}{withheld}\n", s("behavior"), s("rule"), s("source"), s("path")));
+        }
+    }
+    text
+}
