@@ -123,7 +123,7 @@ pub struct RunArgs {
     /// Takes every following word up to the next flag.
     #[arg(long = "tools", value_name = "TOOLS", num_args = 1..)]
     pub tools: Vec<String>,
-    /// Permission mode: default, acceptEdits, bypassPermissions, plan.
+    /// Permission mode: default, acceptEdits, bypassPermissions, plan, dontAsk.
     #[arg(long = "permission-mode")]
     pub permission_mode: Option<String>,
     /// The same as `--permission-mode bypassPermissions`.

@@ -2,8 +2,9 @@
 //!
 //! Contract:
 //! - [`PROVIDER_KEYS`] lists the environment variables that hold model-provider credentials
-//!   (spine's own `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, `OPENAI_API_KEY`, and the
-//!   `*_API_KEY` of other well-known providers).
+//!   (spine's own `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, `ANTHROPIC_CUSTOM_HEADERS` — whose
+//!   header lines may carry credentials —, `OPENAI_API_KEY`, and the `*_API_KEY` of other
+//!   well-known providers).
 //! - [`scrub`] removes each of them from a command's environment **when it would be
 //!   inherited** from spine's own: every child spine starts (Bash, `exec_command`,
 //!   `process_exec`, command and persistent hooks, MCP servers) goes through
@@ -26,6 +27,7 @@ use tokio::process::Command;
 pub const PROVIDER_KEYS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
     "OPENAI_API_KEY",
     "AZURE_OPENAI_API_KEY",
     "GEMINI_API_KEY",
@@ -137,6 +139,7 @@ mod tests {
         scrub(&mut command);
         assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), Some(None));
         assert_eq!(env_of(&command, "ANTHROPIC_AUTH_TOKEN"), Some(None));
+        assert_eq!(env_of(&command, "ANTHROPIC_CUSTOM_HEADERS"), Some(None));
         assert_eq!(env_of(&command, "GROQ_API_KEY"), Some(None));
         assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(Some("explicit-for-this-child".into())));
         assert_eq!(env_of(&command, "PATH"), None);
