@@ -90,6 +90,20 @@ pub fn read_config_file(path: &Path, cap: u64) -> Result<String, ConfigFileError
     String::from_utf8(bytes).map_err(|_| ConfigFileError::NotUtf8)
 }
 
+/// The JSON type of a value with its article (`a string`, `an object`, `null`), for error
+/// messages about configuration and arguments.
+pub fn type_name(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

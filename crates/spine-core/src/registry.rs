@@ -160,7 +160,7 @@ impl ToolRegistry {
             ToolArguments::Json(other) => {
                 return Err(ToolError::new(
                     ErrorCode::InvalidArguments,
-                    format!("/: arguments must be a JSON object, got {}", json_type(other)),
+                    format!("/: arguments must be a JSON object, got {}", crate::config_file::type_name(other)),
                 ));
             }
             ToolArguments::Raw(raw) => {
@@ -200,16 +200,5 @@ impl ToolRegistry {
             })
             .collect();
         Err(ToolError::new(ErrorCode::InvalidArguments, messages.join("; ")))
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

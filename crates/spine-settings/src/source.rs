@@ -132,14 +132,5 @@ pub(crate) fn expect_u32(origin: &Origin, path: &str, v: &Value) -> Result<u32, 
         .ok_or_else(|| SettingsError::at(origin, path, format!("expected a non-negative integer, found {v}")))
 }
 
-/// The JSON type of a value, for messages.
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+/// The JSON type of a value, for messages (one definition, in spine-core).
+pub use spine_core::config_file::type_name;
