@@ -199,6 +199,11 @@ pub struct HooksTestArgs {
     /// The event input: JSON, or a file holding it.
     #[arg(long)]
     pub input: Option<String>,
+    /// A session transcript the hooks read at `transcript_path` (e.g. a real session's, from
+    /// `$SPINE_HOME/projects/`). Without it they read one written for the test: a prompt and the
+    /// model turn the event follows.
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
     /// Settings selection.
     #[command(flatten)]
     pub common: HooksArgs,

@@ -31,6 +31,18 @@ pub enum FinishReason {
     Other(String),
 }
 
+impl FinishReason {
+    /// Claude Code's word for it (`stop_reason` in its JSON result and transcript): `end_turn`,
+    /// `tool_use`, or the provider's own word.
+    pub fn stop_reason(&self) -> &str {
+        match self {
+            FinishReason::Stop => "end_turn",
+            FinishReason::ToolCalls => "tool_use",
+            FinishReason::Other(word) => word,
+        }
+    }
+}
+
 /// One model reply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelReply {

@@ -13,7 +13,7 @@ use spine_core::hooks::{FailurePolicy, RunMode, SessionInfo};
 use spine_core::registry::ToolRegistryBuilder;
 use spine_hooks::check::{Finding, Severity, check};
 use spine_hooks::config::{Handler, HookConfig, unsupported_event};
-use spine_hooks::fire::{FireReport, FireRequest, fire};
+use spine_hooks::fire::{FireReport, FireRequest, TranscriptFile, fire};
 use spine_hooks::record::{AnswerRecord, Raw};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::permission::PermissionMode;
@@ -305,15 +305,24 @@ async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
     let env_dir = tempfile_dir()?;
     let env_file = env_dir.join("session.env");
     std::fs::write(&env_file, "").map_err(|e| anyhow::anyhow!("cannot create {}: {e}", env_file.display()))?;
+    let (transcript_path, transcript) = match &args.transcript {
+        Some(path) => {
+            if !path.is_file() {
+                return Err(config(format!("spine hooks test: --transcript {}: no such file", path.display())));
+            }
+            (std::path::absolute(path)?, TranscriptFile::Existing)
+        }
+        None => (env_dir.join(format!("{session_id}.jsonl")), TranscriptFile::Write),
+    };
     let session = SessionInfo {
-        transcript_path: loaded.home.join("sessions").join(format!("{session_id}.jsonl")),
+        transcript_path,
         session_id,
         cwd: loaded.project.clone(),
         project_dir: loaded.project.clone(),
         permission_mode: loaded.settings.permissions.default_mode.unwrap_or(PermissionMode::Default),
         env_file: Some(env_file.clone()),
     };
-    let request = FireRequest { event, tool: args.tool.clone(), input, session, tools };
+    let request = FireRequest { event, tool: args.tool.clone(), input, session, tools, transcript };
     let report = fire(&hooks, request).await.map_err(|e| config(format!("spine hooks test: {e}")));
     let env_lines = std::fs::read_to_string(&env_file).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&env_dir);

@@ -57,7 +57,8 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     }
     let home = context::spine_home()?;
     let launch_dir = context::project_dir(args.cwd.as_ref())?;
-    let (session_id, resumed) = choose_session(&args, &home, &launch_dir)?;
+    let ChosenSession { id: session_id, transcript: transcript_file, resumed } =
+        choose_session(&args, &home, &launch_dir)?;
     // A resumed session runs where it ran before, with the model it used, unless the flags say
     // otherwise.
     let project = resumed_project(&args, resumed.as_ref(), &launch_dir);
@@ -164,7 +165,6 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         let hook_events = if args.include_hook_events { HookEvents::Include } else { HookEvents::Omit };
         observers.push(Arc::new(StreamJsonObserver::new(init, hook_events)));
     }
-    let transcript_file = transcript_path(&home, &session_id);
     let transcript = if args.no_session_persistence {
         Transcript::discard(&transcript_file)
     } else {
@@ -173,9 +173,11 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     };
     // The environment file exists only once a SessionStart hook writes to it (`>>` creates it);
     // a missing file applies nothing.
-    let env_file = home.join("sessions").join(format!("{session_id}.env"));
-    if let Err(e) = std::fs::create_dir_all(home.join("sessions")) {
-        return Err(config(format!("cannot create {}: {e}", home.join("sessions").display())));
+    let env_file = transcript_file.with_extension("env");
+    if let Some(folder) = env_file.parent()
+        && let Err(e) = std::fs::create_dir_all(folder)
+    {
+        return Err(config(format!("cannot create {}: {e}", folder.display())));
     }
 
     let reports = (args.output_format == OutputFormat::StreamJson && args.include_reports).then(|| {
@@ -329,42 +331,61 @@ fn resumed_model(args: &RunArgs, resumed: Option<&LoadedSession>) -> Option<Stri
     }
 }
 
-/// The session of the run: `--resume ID` or `--continue` (the most recent session of this
-/// project) load a transcript; `--session-id UUID` names a new session (refused when that
-/// session exists); otherwise a new id.
-fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Result<(String, Option<LoadedSession>)> {
-    let (id, flag) = match (&args.resume, args.continue_session, &args.session_id) {
+/// The session of the run: `--resume ID` (in whichever project's folder it is) or `--continue`
+/// (the most recent session of this project) load a transcript; `--session-id UUID` names a new
+/// session (refused when that session exists anywhere); otherwise a new id. New sessions are
+/// written in the launch directory's project folder.
+fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Result<ChosenSession> {
+    let (id, path, flag) = match (&args.resume, args.continue_session, &args.session_id) {
         (Some(id), _, _) => {
             check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
-            (id.clone(), "--resume")
+            let path = crate::sessions::find(home, id)
+                .map_err(|e| config(format!("--resume: cannot read {}: {e}", home.join("projects").display())))?
+                .ok_or_else(|| {
+                    config(format!("--resume {id}: no such session in {}", home.join("projects").display()))
+                })?;
+            (id.clone(), path, "--resume")
         }
         (None, true, _) => {
-            let sessions = home.join("sessions");
-            let latest = crate::sessions::latest_for_project(&sessions, launch_dir)
-                .map_err(|e| config(format!("--continue: cannot read {}: {e}", sessions.display())))?;
+            let latest = crate::sessions::latest_for_project(home, launch_dir).map_err(|e| {
+                config(format!(
+                    "--continue: cannot read {}: {e}",
+                    crate::sessions::project_folder(home, launch_dir).display()
+                ))
+            })?;
             let id = latest
                 .ok_or_else(|| config(format!("--continue: no session of {} to continue", launch_dir.display())))?;
-            (id, "--continue")
+            let path = crate::sessions::transcript_path(home, launch_dir, &id);
+            (id, path, "--continue")
         }
         (None, false, Some(given)) => {
             let id = uuid::Uuid::try_parse(given)
                 .map_err(|_| config(format!("--session-id: `{given}` is not a UUID")))?
                 .hyphenated()
                 .to_string();
-            if transcript_path(home, &id).exists() {
+            if crate::sessions::find(home, &id).ok().flatten().is_some() {
                 return Err(config(format!("--session-id: session {id} is already in use (use --resume {id})")));
             }
-            return Ok((id, None));
+            let transcript = crate::sessions::transcript_path(home, launch_dir, &id);
+            return Ok(ChosenSession { id, transcript, resumed: None });
         }
-        (None, false, None) => return Ok((new_session_id(), None)),
+        (None, false, None) => {
+            let id = new_session_id();
+            let transcript = crate::sessions::transcript_path(home, launch_dir, &id);
+            return Ok(ChosenSession { id, transcript, resumed: None });
+        }
     };
-    let path = transcript_path(home, &id);
     let loaded = Transcript::load(&path).map_err(|e| config(format!("{flag} {id}: {}: {e}", path.display())))?;
-    Ok((id, Some(loaded)))
+    Ok(ChosenSession { id, transcript: path, resumed: Some(loaded) })
 }
 
-fn transcript_path(home: &Path, session_id: &str) -> PathBuf {
-    home.join("sessions").join(format!("{session_id}.jsonl"))
+/// The session a run continues or starts.
+struct ChosenSession {
+    id: String,
+    /// Its transcript file (its `CLAUDE_ENV_FILE` is next to it, `<id>.env`).
+    transcript: PathBuf,
+    /// The transcript read back, for `--resume` and `--continue`.
+    resumed: Option<LoadedSession>,
 }
 
 /// The turn limit of `spine run` without `--max-turns` or a `maxTurns` setting: none, as in

@@ -86,12 +86,7 @@ fn api_duration_ms(outcome: &RunOutcome) -> u64 {
 
 /// Claude Code's word for why the model's last reply ended.
 fn stop_reason(finish: Option<&FinishReason>) -> Value {
-    match finish {
-        Some(FinishReason::Stop) => json!("end_turn"),
-        Some(FinishReason::ToolCalls) => json!("tool_use"),
-        Some(FinishReason::Other(word)) => json!(word),
-        None => Value::Null,
-    }
+    finish.map_or(Value::Null, |f| json!(f.stop_reason()))
 }
 
 /// Builds the result object.

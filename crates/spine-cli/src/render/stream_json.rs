@@ -14,13 +14,12 @@
 //! and `context` (hook context for the model) lines; with `--include-reports`, the execution
 //! reports of docs/pipeline.md as `report` lines.
 
-use std::time::SystemTime;
-
 use serde_json::{Value, json};
 use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
+use spine_core::session::blocks::{assistant_content, tool_result_block};
+use spine_core::session::timestamp_now;
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
-use spine_protocol::tool::ToolArguments;
 use spine_protocol::trace::AttemptResult;
 
 /// Prints reports (`execution_started` … `execution_complete`) as `{"type":"report",…}` lines.
@@ -86,17 +85,7 @@ impl StreamJsonObserver {
     }
 
     fn assistant(&self, message: &AssistantMessage) -> Value {
-        let mut content: Vec<Value> = Vec::new();
-        if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
-            content.push(json!({"type": "text", "text": text}));
-        }
-        for call in &message.tool_calls {
-            let input = match &call.arguments {
-                ToolArguments::Json(v) => v.clone(),
-                ToolArguments::Raw(raw) => Value::String(raw.clone()),
-            };
-            content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
-        }
+        let content = assistant_content(message);
         json!({
             "type": "assistant",
             "message": {
@@ -119,17 +108,12 @@ impl StreamJsonObserver {
             "type": "user",
             "message": {
                 "role": "user",
-                "content": [{
-                    "tool_use_id": result.tool_call_id,
-                    "type": "tool_result",
-                    "content": result.content,
-                    "is_error": result.is_error(),
-                }],
+                "content": [tool_result_block(result)],
             },
             "parent_tool_use_id": Value::Null,
             "session_id": self.session_id(),
             "uuid": uuid::Uuid::new_v4().to_string(),
-            "timestamp": timestamp(),
+            "timestamp": timestamp_now(),
         })
     }
 
@@ -182,14 +166,6 @@ impl StreamJsonObserver {
 /// Writes one JSON line to stdout.
 pub fn emit(value: &Value) {
     let _ = crate::out::line(value);
-}
-
-/// Now as RFC 3339 with milliseconds, as Claude Code writes `timestamp`.
-fn timestamp() -> String {
-    let now = time::OffsetDateTime::from(SystemTime::now());
-    let format =
-        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
-    now.format(&format).unwrap_or_default()
 }
 
 impl RunObserver for StreamJsonObserver {

@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
+use spine_core::session::Transcript;
 use spine_protocol::message::Message;
 
 use crate::support::*;
@@ -74,9 +75,10 @@ fn cancels_the_running_tool_and_answers_pending_calls(signal: Signal, code: i32)
         "the sleep child was killed"
     );
 
-    let messages = transcript_messages(&s);
-    spine_protocol::pairing::validate_pairing(&messages).expect("the transcript stays paired");
-    let results: Vec<&str> = messages
+    let loaded = Transcript::load(&session_file(&s)).expect("a readable transcript");
+    assert_eq!(loaded.repaired, Vec::<String>::new(), "the transcript stays paired");
+    let results: Vec<&str> = loaded
+        .messages
         .iter()
         .filter_map(|m| match m {
             Message::Tool(t) => Some(t.content.as_str()),
@@ -88,22 +90,13 @@ fn cancels_the_running_tool_and_answers_pending_calls(signal: Signal, code: i32)
 }
 
 fn session_file(s: &Sandbox) -> std::path::PathBuf {
-    std::fs::read_dir(s.home().join("sessions"))
-        .expect("sessions")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("a transcript")
+    s.session_files().into_iter().find(|p| p.extension().is_some_and(|x| x == "jsonl")).expect("a transcript")
 }
 
-fn transcript_messages(s: &Sandbox) -> Vec<Message> {
-    std::fs::read_to_string(session_file(s))
-        .expect("read")
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["type"] == "message")
-        .filter_map(|v| serde_json::from_value(v["message"].clone()).ok())
-        .collect()
+/// The calls the transcript left unanswered (the reader answers them `Error [canceled]` and
+/// lists them; a transcript that stayed paired lists none).
+fn unanswered_calls(s: &Sandbox) -> Vec<String> {
+    Transcript::load(&session_file(s)).expect("a readable transcript").repaired
 }
 
 #[test]
@@ -131,8 +124,7 @@ fn resume_answers_the_calls_a_killed_run_left_unanswered_and_goes_on() {
     let _ = child.wait();
     // Should the guard be slow, do not leave the tool running after the test.
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(sleep_pid), Signal::SIGKILL);
-    let unanswered = transcript_messages(&s);
-    assert!(spine_protocol::pairing::validate_pairing(&unanswered).is_err(), "the killed run left calls open");
+    assert_eq!(unanswered_calls(&s), ["c1", "c2"], "the killed run left calls open");
 
     let session_id = session_file(&s).file_stem().expect("stem").to_string_lossy().into_owned();
     let script = s.script(json!([{"text": "picked up where we left off"}]));
@@ -207,7 +199,7 @@ fn sigterm_during_a_model_stream_ends_the_run_with_143_and_a_resumable_transcrip
     let out = child.wait_with_output().expect("spine ends");
     assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
 
-    spine_protocol::pairing::validate_pairing(&transcript_messages(&s)).expect("the transcript stays paired");
+    assert_eq!(unanswered_calls(&s), Vec::<String>::new(), "the transcript stays paired");
     let session_id = session_file(&s).file_stem().expect("stem").to_string_lossy().into_owned();
     let script = s.script(json!([{"text": "resumed"}]));
     let resumed = s.resume(&session_id, "again", &script);

@@ -466,7 +466,7 @@ fn session_id_names_the_new_session_and_is_validated() {
     let out = s.run(&script, &["--session-id", &id.to_uppercase(), "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(session_of(&out), id);
-    assert!(s.home().join("sessions").join(format!("{id}.jsonl")).is_file());
+    assert!(s.session_file(id, "jsonl").is_some_and(|p| p.is_file()));
 
     let out = s.run(&script, &["--session-id", id]);
     assert_eq!(out.status.code(), Some(2));
@@ -485,7 +485,7 @@ fn no_session_persistence_writes_no_transcript() {
     let out = s.run(&script, &["--no-session-persistence", "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let id = session_of(&out);
-    assert!(!s.home().join("sessions").join(format!("{id}.jsonl")).exists());
+    assert_eq!(s.session_files(), Vec::<std::path::PathBuf>::new(), "nothing written for {id}");
     let out = s.resume(&id, "again", &script);
     assert_eq!(out.status.code(), Some(2), "nothing to resume: {}", stderr(&out));
 }

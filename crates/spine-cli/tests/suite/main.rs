@@ -20,6 +20,7 @@ mod run;
 mod shell_rules;
 mod tools;
 mod trace;
+mod transcripts;
 mod trust;
 mod web;
 mod worker;

@@ -34,8 +34,10 @@ fn block_rm_settings(s: &Sandbox) -> String {
 fn assert_key_nowhere(s: &Sandbox, trace: &std::path::Path, stdout: &str, stderr: &str) {
     assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
     assert!(!std::fs::read_to_string(trace).expect("trace").contains(KEY));
-    for entry in std::fs::read_dir(s.home().join("sessions")).expect("sessions") {
-        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("session file");
+    let files = s.session_files();
+    assert!(!files.is_empty(), "the run wrote its transcript");
+    for file in files {
+        let text = std::fs::read_to_string(file).expect("session file");
         assert!(!text.contains(KEY), "the key leaked into the session files");
     }
 }

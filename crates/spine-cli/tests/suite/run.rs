@@ -40,8 +40,7 @@ fn json_mode_prints_one_result_object_with_the_whole_conversation() {
     assert_eq!(roles, vec!["system", "user", "assistant", "tool", "assistant"]);
     assert!(v["messages"][3]["content"].as_str().expect("tool text").contains("hello"));
     let id = v["session_id"].as_str().expect("session id");
-    let transcript =
-        std::fs::read_to_string(s.home().join("sessions").join(format!("{id}.jsonl"))).expect("transcript");
+    let transcript = std::fs::read_to_string(s.session_file(id, "jsonl").expect("transcript")).expect("transcript");
     assert!(transcript.lines().count() >= 5, "{transcript}");
 }
 
@@ -412,7 +411,8 @@ fn the_env_file_exists_only_once_a_session_start_hook_writes_it_and_bash_then_se
     let s = Sandbox::new();
     let plain = s.run(&s.script(json!([{"text": "hi"}])), &["--output-format", "json"]);
     let id = json(&plain)["session_id"].as_str().expect("id").to_owned();
-    assert!(!s.home().join("sessions").join(format!("{id}.env")).exists(), "no empty env file per run");
+    assert!(s.session_file(&id, "jsonl").is_some(), "the transcript is there");
+    assert_eq!(s.session_file(&id, "env"), None, "no empty env file per run");
 
     let settings = json!({
         "permissions": {"allow": ["Bash"]},
@@ -427,6 +427,6 @@ fn the_env_file_exists_only_once_a_session_start_hook_writes_it_and_bash_then_se
     let v = json(&out);
     assert!(first_tool_result(&v).contains("hook says yes"), "{}", first_tool_result(&v));
     let id = v["session_id"].as_str().expect("id");
-    let env = std::fs::read_to_string(s.home().join("sessions").join(format!("{id}.env"))).expect("the hook made it");
+    let env = std::fs::read_to_string(s.session_file(id, "env").expect("the hook made it")).expect("read");
     assert_eq!(env, "export FROM_HOOK=yes\n");
 }

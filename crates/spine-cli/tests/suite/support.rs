@@ -28,6 +28,26 @@ impl Sandbox {
         self.dir.path().join("home")
     }
 
+    /// Every file of every project's session folder (`$SPINE_HOME/projects/*/`).
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let Ok(projects) = std::fs::read_dir(self.home().join("projects")) else { return Vec::new() };
+        let mut files: Vec<PathBuf> = projects
+            .filter_map(Result::ok)
+            .filter_map(|p| std::fs::read_dir(p.path()).ok())
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// The file `<id>.<extension>` in whichever project's session folder holds it.
+    pub fn session_file(&self, id: &str, extension: &str) -> Option<PathBuf> {
+        let name = format!("{id}.{extension}");
+        self.session_files().into_iter().find(|p| p.file_name().is_some_and(|n| n.to_str() == Some(name.as_str())))
+    }
+
     /// Writes a file under the project (parents created) and returns its path.
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
         spine_testkit::files::write_file(&self.project(), rel, text)

@@ -71,7 +71,7 @@ impl Run<'_> {
             RoundEnd::Halted { stop_reason } => End::halted(stop_reason),
             RoundEnd::Canceled => End::canceled(),
             RoundEnd::Deferred(call) => {
-                let _ = self.transcript.append(&TranscriptRecord::Deferred { call: call.clone() });
+                self.record(&TranscriptRecord::Deferred { call: call.clone() });
                 let mut end = End::new(
                     RunSubtype::Deferred,
                     format!("tool call {} ({}) deferred; resume the session to continue", call.id, call.name),
@@ -111,7 +111,7 @@ impl Run<'_> {
                 }
             }
         }
-        let _ = self.transcript.append(&TranscriptRecord::Result { subtype: end.subtype });
+        self.record(&TranscriptRecord::Result { subtype: end.subtype });
         let mut messages = match self.last_request.first() {
             Some(system @ Message::System { .. }) => vec![system.clone()],
             _ => Vec::new(),

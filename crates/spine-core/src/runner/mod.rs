@@ -32,7 +32,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use spine_protocol::hook::HookEventName;
-use spine_protocol::message::{Message, ToolResultMessage};
+use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolCall, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
@@ -42,7 +42,7 @@ use crate::memory_files::MemoryFiles;
 use crate::model::FinishReason;
 use crate::observer::{RunEvent, RunObserver};
 use crate::reports::ReportCollector;
-use crate::session::{Transcript, TranscriptRecord};
+use crate::session::{ReplyMeta, Transcript, TranscriptRecord};
 use crate::skills::SkillCatalog;
 use crate::stages::review_tool_call::Visibility;
 use crate::tokens::{TokenCache, TokenEstimator};
@@ -144,13 +144,26 @@ impl<'a> Run<'a> {
 
     /// Appends a message to the conversation and the transcript file.
     fn push(&mut self, message: Message) {
-        if let Err(e) = self.transcript.append(&TranscriptRecord::Message { message: message.clone() }) {
+        self.record(&TranscriptRecord::Message { message: message.clone() });
+        self.observer.on_event(&RunEvent::Message { message: &message });
+        self.conversation.push(message);
+    }
+
+    /// Appends a model turn, with its model, usage and stop reason in the transcript.
+    fn push_reply(&mut self, reply: AssistantMessage, meta: ReplyMeta) {
+        self.record(&TranscriptRecord::Reply { message: reply.clone(), meta });
+        let message = Message::Assistant(reply);
+        self.observer.on_event(&RunEvent::Message { message: &message });
+        self.conversation.push(message);
+    }
+
+    /// Writes a transcript record; a failure is a warning (the run goes on).
+    fn record(&self, record: &TranscriptRecord) {
+        if let Err(e) = self.transcript.append(record) {
             let text = format!("could not write the transcript {}: {e}", self.transcript.path().display());
             self.trace.warn(text.clone(), None);
             self.observer.on_event(&RunEvent::Warning { text: &text });
         }
-        self.observer.on_event(&RunEvent::Message { message: &message });
-        self.conversation.push(message);
     }
 
     /// Appends hook contexts of `event` as context messages.

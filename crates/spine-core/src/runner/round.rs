@@ -39,7 +39,7 @@ impl Run<'_> {
         deferred: Option<ToolCall>,
         source: SessionSource,
     ) -> End {
-        let _ = self.transcript.append(&TranscriptRecord::Session {
+        self.record(&TranscriptRecord::Session {
             session_id: self.hook_ctx.session.session_id.clone(),
             cwd: self.agent.config.cwd.clone(),
             model: self.agent.model.model().to_owned(),
@@ -118,12 +118,12 @@ impl Run<'_> {
             for message in background {
                 self.push(message);
             }
-            let reply = match self.model_turn().await {
-                Ok(reply) => reply,
+            let (reply, meta) = match self.model_turn().await {
+                Ok(turn) => turn,
                 Err(end) => return end,
             };
             let calls = reply.tool_calls.clone();
-            self.push(Message::Assistant(reply));
+            self.push_reply(reply, meta);
             if !calls.is_empty() {
                 match self.tool_round(calls).await {
                     RoundEnd::Continue => continue,

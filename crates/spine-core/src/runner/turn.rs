@@ -18,7 +18,7 @@ use super::finish::End;
 use crate::hooks::events::{ContextOutcome, PreCompactOutcome};
 use crate::model::{AttemptOutcome, AttemptReport, ModelError, ModelErrorKind, ModelRequest, StreamSink};
 use crate::observer::{RunEvent, RunObserver};
-use crate::session::TranscriptRecord;
+use crate::session::{ReplyMeta, TranscriptRecord};
 use crate::stages::compact_context::{Summarizer, compact_context, record_not_compacted};
 use crate::stages::handle_error::ExecutionError;
 use crate::stages::prepare_request::{Compaction, PreparedRequest, RequestInputs, ThresholdSources, prepare_request};
@@ -26,7 +26,7 @@ use crate::trace::{Trace, micros};
 
 impl Run<'_> {
     /// `prepare_request` → `compact_context` when due → pairing check → one model request.
-    pub(super) async fn model_turn(&mut self) -> Result<AssistantMessage, End> {
+    pub(super) async fn model_turn(&mut self) -> Result<(AssistantMessage, ReplyMeta), End> {
         let mut request = self.prepare_request();
         if request.compaction == Compaction::Due {
             let likely_model = request.likely_model.clone().unwrap_or_default();
@@ -73,6 +73,11 @@ impl Run<'_> {
                     self.usage.add(u);
                 }
                 self.last_finish = Some(reply.finish_reason.clone());
+                let meta = ReplyMeta {
+                    model: self.agent.model.model().to_owned(),
+                    usage: reply.usage,
+                    finish: Some(reply.finish_reason.clone()),
+                };
                 let mut message = reply.message;
                 // Ids are made unique before any call is looked at (see `unique_call_ids`).
                 for (old, new) in unique_call_ids(&mut message.tool_calls, &self.call_ids, turn) {
@@ -87,7 +92,7 @@ impl Run<'_> {
                     );
                     return Err(End::failed(ExecutionError::Model(e)));
                 }
-                Ok(message)
+                Ok((message, meta))
             }
             Err(e) if e.kind == ModelErrorKind::Canceled => Err(End::canceled()),
             Err(e) => Err(End::failed(ExecutionError::Model(e))),
@@ -148,7 +153,7 @@ impl Run<'_> {
         // The request's first message is this turn's system prompt; the transcript keeps the rest.
         self.conversation = compaction.messages.into_iter().skip(1).collect();
         self.token_cache.reset();
-        let _ = self.transcript.append(&TranscriptRecord::Compacted { messages: self.conversation.clone() });
+        self.record(&TranscriptRecord::Compacted { messages: self.conversation.clone() });
         self.hooks
             .observe::<PostCompact>(
                 &self.hook_ctx,

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use spine_core::hooks::{HookContext, hook_fn};
 use spine_protocol::hook::{
     ContextAction, HookOutput, Observe, PostToolUse, PostToolUseAction, PostToolUseInput, SessionEnd, SessionEndInput,
@@ -65,7 +65,11 @@ async fn the_transcript_is_flushed_before_each_hook_fires() {
     );
     let _ = h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
     let transcript = seen.lock().expect("seen").clone();
-    assert!(transcript.lines().any(|l| l.contains("\"tool_calls\"") && l.contains("\"c1\"")), "{transcript}");
+    let lines: Vec<Value> = transcript.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert!(
+        lines.iter().any(|l| l["type"] == "assistant" && l["message"]["content"][0]["id"] == "c1"),
+        "the turn that made the call is on disk: {transcript}"
+    );
 }
 
 #[tokio::test]

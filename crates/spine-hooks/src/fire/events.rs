@@ -256,7 +256,8 @@ impl Fire for Stop {
         _request: &FireRequest,
         fields: Map<String, Value>,
     ) -> Result<(Value, Value), FireError> {
-        let input: StopInput = typed(json!({"stop_hook_active": false, "last_assistant_message": "Done."}), fields)?;
+        let input: StopInput =
+            typed(json!({"stop_hook_active": false, "last_assistant_message": super::DEFAULT_ANSWER}), fields)?;
         let input_shown = shown(ctx, &input);
         let merged = runtime.stop(ctx, input.stop_hook_active, &input.last_assistant_message).await;
         let decision = match &merged.outcome {

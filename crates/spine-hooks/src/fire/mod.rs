@@ -10,6 +10,11 @@
 //! - The event is fired through spine-core's engine, so the merged decision follows the real
 //!   merge rules; it is reported as JSON ([`FireReport::merged`]), with the text the model
 //!   would read where there is one.
+//! - `transcript_path` names a real transcript in Claude Code's format: the caller's own
+//!   ([`TranscriptFile::Existing`]), or one written before the hooks run
+//!   ([`TranscriptFile::Write`]) with what the conversation would hold at that event: a prompt,
+//!   the model turn that made the call (tool events) or the final answer (Stop events, the
+//!   `last_assistant_message` given or the default).
 
 mod events;
 
@@ -23,8 +28,10 @@ use spine_core::hooks::engine::HaltBy;
 use spine_core::hooks::{HookContext, HookRegistryBuilder, HookRuntime, SessionInfo};
 use spine_core::observer::NullObserver;
 use spine_core::registry::{PreparedCall, ToolRegistry};
+use spine_core::session::{Transcript, TranscriptRecord};
 use spine_core::trace::Trace;
 use spine_protocol::hook::{HookEventName, WireInput};
+use spine_protocol::message::{AssistantMessage, Message};
 use spine_protocol::tool::{ToolArguments, ToolCall};
 use spine_protocol::trace::TraceRecord;
 use spine_protocol::with_hook_event;
@@ -47,6 +54,17 @@ pub struct FireRequest {
     pub session: SessionInfo,
     /// The tools calls are prepared with.
     pub tools: Arc<ToolRegistry>,
+    /// Whether `session.transcript_path` is to be written first.
+    pub transcript: TranscriptFile,
+}
+
+/// The transcript the hooks read at `transcript_path`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranscriptFile {
+    /// An existing transcript (a real session's), read as it is.
+    Existing,
+    /// Written by [`fire`] before the hooks run (the file must not exist yet).
+    Write,
 }
 
 /// What happened.
@@ -105,6 +123,11 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
         Some(Value::Object(map)) => map.clone(),
         Some(other) => return Err(FireError::Input(format!("--input must be a JSON object, found {other}"))),
     };
+    if request.transcript == TranscriptFile::Write {
+        write_transcript(&request, &fields).map_err(|e| {
+            FireError::Input(format!("cannot write {}: {e}", request.session.transcript_path.display()))
+        })?;
+    }
     let (input, merged) =
         with_hook_event!(request.event, E => <E as Fire>::fire(&runtime, &ctx, &request, fields).await)?;
     runtime.shutdown();
@@ -121,6 +144,46 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
         .collect();
     Ok(FireReport { event: request.event, input, answers, merged, warnings })
 }
+
+/// Writes the conversation as it would be when `request.event` fires.
+fn write_transcript(request: &FireRequest, fields: &Map<String, Value>) -> std::io::Result<()> {
+    let session = &request.session;
+    let transcript = Transcript::open(&session.transcript_path)?;
+    transcript.append(&TranscriptRecord::Session {
+        session_id: session.session_id.clone(),
+        cwd: session.cwd.clone(),
+        model: "hooks-test".to_owned(),
+    })?;
+    let mut messages = Vec::new();
+    if !matches!(request.event, HookEventName::SessionStart | HookEventName::UserPromptSubmit) {
+        messages.push(Message::user("spine hooks test"));
+    }
+    if request.event.has_tool_call() {
+        let name = request
+            .tool
+            .clone()
+            .or_else(|| fields.get("tool_name").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| "Bash".to_owned());
+        let args = fields.get("tool_input").cloned().unwrap_or_else(|| default_tool_input(&name));
+        let id = fields.get("tool_use_id").and_then(Value::as_str).unwrap_or(DEFAULT_CALL_ID).to_owned();
+        let call = ToolCall { id, name, arguments: ToolArguments::Json(args) };
+        messages.push(Message::Assistant(AssistantMessage { content: None, tool_calls: vec![call] }));
+    }
+    if request.event == HookEventName::Stop {
+        let text = fields.get("last_assistant_message").and_then(Value::as_str).unwrap_or(DEFAULT_ANSWER);
+        messages.push(Message::assistant_text(text));
+    }
+    for message in messages {
+        transcript.append(&TranscriptRecord::Message { message })?;
+    }
+    Ok(())
+}
+
+/// The call id of a tool event when `--input` gives none.
+const DEFAULT_CALL_ID: &str = "toolu_hooks_test";
+
+/// The model's final answer at a Stop event when `--input` gives none.
+const DEFAULT_ANSWER: &str = "Done.";
 
 /// An event's input as the hooks see it: the common fields, then the event's own.
 fn shown<I: Serialize>(ctx: &HookContext, input: &I) -> Value {
@@ -157,7 +220,7 @@ fn prepare(request: &FireRequest, fields: &Map<String, Value>) -> Result<Prepare
         .or_else(|| fields.get("tool_name").and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_else(|| "Bash".to_owned());
     let args = fields.get("tool_input").cloned().unwrap_or_else(|| default_tool_input(&name));
-    let id = fields.get("tool_use_id").and_then(Value::as_str).unwrap_or("toolu_hooks_test").to_owned();
+    let id = fields.get("tool_use_id").and_then(Value::as_str).unwrap_or(DEFAULT_CALL_ID).to_owned();
     let call = ToolCall { id, name, arguments: ToolArguments::Json(args) };
     request
         .tools

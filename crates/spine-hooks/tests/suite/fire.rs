@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use spine_core::hooks::SessionInfo;
 use spine_core::registry::ToolRegistryBuilder;
-use spine_hooks::fire::{FireRequest, fire};
+use spine_hooks::fire::{FireRequest, TranscriptFile, fire};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::permission::PermissionMode;
 
@@ -171,7 +171,14 @@ async fn hooks_test_prints_the_same_merged_decision_for_every_event_and_outcome(
             permission_mode: PermissionMode::Default,
             env_file: None,
         };
-        let request = FireRequest { event, tool: None, input, session, tools: Arc::clone(&tools) };
+        let request = FireRequest {
+            event,
+            tool: None,
+            input,
+            session,
+            tools: Arc::clone(&tools),
+            transcript: TranscriptFile::Existing,
+        };
         let report = fire(&config, request).await.expect("fired");
         got.insert(name.to_owned(), json!({"merged": report.merged, "warnings": report.warnings}));
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use spine_core::hooks::SessionInfo;
 use spine_core::registry::ToolRegistryBuilder;
-use spine_hooks::fire::{FireRequest, fire};
+use spine_hooks::fire::{FireRequest, TranscriptFile, fire};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::permission::PermissionMode;
 
@@ -101,7 +101,14 @@ async fn compaction_and_notification_inputs_have_their_own_fields() {
             permission_mode: PermissionMode::Default,
             env_file: None,
         };
-        let request = FireRequest { event, tool: None, input: None, session, tools: Arc::clone(&tools) };
+        let request = FireRequest {
+            event,
+            tool: None,
+            input: None,
+            session,
+            tools: Arc::clone(&tools),
+            transcript: TranscriptFile::Existing,
+        };
         fire(&config, request).await.expect("fired");
         let lines = json_lines(std::path::Path::new(&log));
         let last = lines.last().expect("a line");

@@ -1,19 +1,31 @@
-//! The session transcript: one JSONL record per line under `$SPINE_HOME/sessions/<id>.jsonl`.
-//! Every message is written (unbuffered) as soon as it is appended, so a hook that reads
+//! The session transcript, in Claude Code's JSONL format so that hooks reading
+//! `transcript_path` work unchanged: one object per line, `type` `user` / `assistant` /
+//! `attachment` / `system`, each with `uuid`, `parentUuid` (the previous line, a single chain),
+//! `sessionId`, `cwd`, `timestamp` and `version`; messages as Claude Code's content blocks
+//! ([`blocks`]). The line formats, and spine's own `system` lines (`spine_session_start`,
+//! `spine_deferred`, `spine_result`, `spine_message`), are in [`line`]; reading back in [`load`].
+//!
+//! Every record is written (unbuffered) as soon as it is appended, so a hook that reads
 //! `transcript_path` sees everything up to its own event. `--resume` reads it back, and only
 //! by an id of the form spine generates ([`new_session_id`], checked by [`check_session_id`]),
 //! so a resumed id can never name a file outside the sessions directory.
+
+pub mod blocks;
+mod line;
+mod load;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
-use spine_protocol::message::Message;
-use spine_protocol::pairing::answer_unanswered;
-use spine_protocol::run::RunSubtype;
-use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
+use spine_protocol::message::{AssistantMessage, Message};
+use spine_protocol::run::{RunSubtype, Usage};
+use spine_protocol::tool::ToolCall;
+
+use crate::model::FinishReason;
+use line::Chain;
+pub use line::timestamp_now;
 
 /// A new session id: a random UUID, lower-case and hyphenated (36 characters).
 pub fn new_session_id() -> String {
@@ -39,9 +51,8 @@ pub fn check_session_id(id: &str) -> Result<(), InvalidSessionId> {
     if parsed.hyphenated().to_string() == id { Ok(()) } else { Err(refuse()) }
 }
 
-/// One line of a transcript.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// One record of a transcript, as the runner appends it.
+#[derive(Debug, Clone, PartialEq)]
 pub enum TranscriptRecord {
     /// The run started (or resumed).
     Session {
@@ -56,6 +67,13 @@ pub enum TranscriptRecord {
     Message {
         /// As the model saw it.
         message: Message,
+    },
+    /// A model turn, with what the provider said about it.
+    Reply {
+        /// The turn.
+        message: AssistantMessage,
+        /// Its model, usage and stop reason.
+        meta: ReplyMeta,
     },
     /// The conversation was compacted: these messages replace everything before.
     Compacted {
@@ -74,27 +92,47 @@ pub enum TranscriptRecord {
     },
 }
 
+/// What the provider said about a model turn (the `model`, `usage` and `stop_reason` of an
+/// `assistant` line).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReplyMeta {
+    /// The model's name.
+    pub model: String,
+    /// The request's usage, when the provider reported it.
+    pub usage: Option<Usage>,
+    /// Why the turn ended.
+    pub finish: Option<FinishReason>,
+}
+
 /// An append-only transcript file (or none, for runs that keep no transcript).
 #[derive(Debug)]
 pub struct Transcript {
     path: PathBuf,
-    file: Option<Mutex<File>>,
+    writer: Option<Mutex<Writer>>,
+}
+
+#[derive(Debug)]
+struct Writer {
+    file: File,
+    chain: Chain,
 }
 
 impl Transcript {
-    /// Opens (creating directories) a transcript for appending.
+    /// Opens (creating directories) a transcript for appending. An existing transcript (a
+    /// resumed session) is continued: new lines chain from its last line.
     pub fn open(path: impl Into<PathBuf>) -> io::Result<Self> {
         let path = path.into();
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
-        Ok(Transcript { path, file: Some(Mutex::new(file)) })
+        let file = OpenOptions::new().create(true).append(true).read(true).open(&path)?;
+        let chain = Chain::continuing(BufReader::new(&file).lines().map_while(Result::ok));
+        Ok(Transcript { path, writer: Some(Mutex::new(Writer { file, chain })) })
     }
 
     /// A transcript that records nothing (its path is still reported to hooks).
     pub fn discard(path: impl Into<PathBuf>) -> Self {
-        Transcript { path: path.into(), file: None }
+        Transcript { path: path.into(), writer: None }
     }
 
     /// The file's path.
@@ -102,80 +140,31 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends one record as a line.
+    /// Appends one record, as one line (a compaction writes its boundary and then every kept
+    /// message, one line each).
     pub fn append(&self, record: &TranscriptRecord) -> io::Result<()> {
-        let Some(file) = &self.file else {
+        let Some(writer) = &self.writer else {
             return Ok(());
         };
-        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
-        line.push(b'\n');
-        let mut file = file.lock().map_err(|_| io::Error::other("transcript lock poisoned"))?;
-        file.write_all(&line)
+        let mut writer = writer.lock().map_err(|_| io::Error::other("transcript lock poisoned"))?;
+        let Writer { file, chain } = &mut *writer;
+        let mut bytes = Vec::new();
+        for line in chain.lines(record) {
+            serde_json::to_writer(&mut bytes, &line).map_err(io::Error::other)?;
+            bytes.push(b'\n');
+        }
+        file.write_all(&bytes)
     }
 
-    /// Reads a transcript back: the messages, and the call left pending by a deferral (if the
-    /// last run ended deferred).
+    /// Reads a transcript back (spine's, or one Claude Code wrote): the messages, and the call
+    /// left pending by a deferral (if the last run ended deferred).
     pub fn load(path: &Path) -> io::Result<LoadedSession> {
-        let reader = BufReader::new(File::open(path)?);
-        let mut loaded = LoadedSession::default();
-        for (n, line) in reader.lines().enumerate() {
-            let line = line?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let record: TranscriptRecord = serde_json::from_str(&line).map_err(|e| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("{}:{}: {e}", path.display(), n + 1))
-            })?;
-            match record {
-                TranscriptRecord::Message { message } => {
-                    loaded.messages.push(message);
-                }
-                TranscriptRecord::Compacted { messages } => loaded.messages = messages,
-                TranscriptRecord::Deferred { call } => loaded.deferred = Some(call),
-                TranscriptRecord::Result { subtype } => {
-                    if subtype != RunSubtype::Deferred {
-                        loaded.deferred = None;
-                    }
-                }
-                TranscriptRecord::Session { cwd, model, .. } => {
-                    loaded.cwd = Some(cwd);
-                    loaded.model = Some(model);
-                }
-            }
-        }
-        // A run killed mid-round left calls unanswered: answer them so the history is valid.
-        let keep: Vec<&str> = loaded.deferred.iter().map(|c| c.id.as_str()).collect();
-        let canceled = ToolError::new(ErrorCode::Canceled, "the run ended before this call was answered");
-        loaded.repaired = answer_unanswered(&mut loaded.messages, &canceled, &keep);
-        Ok(loaded)
+        load::load(path)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn resume_accepts_only_generated_session_ids() {
-        let id = new_session_id();
-        assert_eq!(check_session_id(&id), Ok(()));
-        for bad in [
-            "../../x",
-            "a/b",
-            "..",
-            "",
-            "x.jsonl",
-            "/etc/passwd",
-            "123E4567-E89B-42D3-A456-426614174000",
-            "{123e4567-e89b-42d3-a456-426614174000}",
-            "urn:uuid:123e4567-e89b-42d3-a456-426614174000",
-            "123e4567e89b42d3a456426614174000",
-            "123e4567-e89b-42d3-a456-426614174000/../x",
-        ] {
-            assert!(check_session_id(bad).is_err(), "{bad}");
-        }
-    }
-}
+mod tests;
 
 /// A transcript read back for `--resume`.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,0 +1,170 @@
+//! Claude Code's content blocks for spine's messages, both ways: an assistant turn is `text`
+//! and `tool_use` blocks, a tool result is one `tool_result` block. The transcript and the
+//! `stream-json` output write them; the transcript reader reads them back, also from files
+//! Claude Code wrote (a `tool_result`'s `content` may be a string or a list of `text` blocks;
+//! blocks spine does not know, such as `thinking` or `image`, are skipped).
+
+use serde_json::{Value, json};
+use spine_protocol::message::{AssistantMessage, ToolResultMessage};
+use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall};
+
+/// The content blocks of an assistant turn: its text (when not empty), then one `tool_use`
+/// per call, in order. Arguments that did not parse are kept as a JSON string.
+pub fn assistant_content(message: &AssistantMessage) -> Vec<Value> {
+    let mut content = Vec::with_capacity(message.tool_calls.len() + 1);
+    if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    for call in &message.tool_calls {
+        let input = match &call.arguments {
+            ToolArguments::Json(v) => v.clone(),
+            ToolArguments::Raw(raw) => Value::String(raw.clone()),
+        };
+        content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+    }
+    content
+}
+
+/// The `tool_result` block answering one call.
+pub fn tool_result_block(result: &ToolResultMessage) -> Value {
+    json!({
+        "tool_use_id": result.tool_call_id,
+        "type": "tool_result",
+        "content": result.content,
+        "is_error": result.is_error(),
+    })
+}
+
+/// Adds the blocks of one assistant line to `message`: text blocks are appended to its text
+/// (separated by a blank line), `tool_use` blocks become calls. Returns whether any block was
+/// understood.
+pub fn read_assistant_blocks(blocks: &Value, message: &mut AssistantMessage) -> bool {
+    let mut understood = false;
+    let blocks: &[Value] = match blocks {
+        Value::String(text) => {
+            append_text(message, text);
+            return true;
+        }
+        Value::Array(blocks) => blocks,
+        _ => return false,
+    };
+    for block in blocks {
+        match block["type"].as_str() {
+            Some("text") => {
+                if let Some(text) = block["text"].as_str() {
+                    append_text(message, text);
+                    understood = true;
+                }
+            }
+            Some("tool_use") => {
+                let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
+                    continue;
+                };
+                let arguments = match &block["input"] {
+                    Value::String(raw) => ToolArguments::Raw(raw.clone()),
+                    Value::Null => ToolArguments::Json(json!({})),
+                    other => ToolArguments::Json(other.clone()),
+                };
+                message.tool_calls.push(ToolCall { id: id.to_owned(), name: name.to_owned(), arguments });
+                understood = true;
+            }
+            _ => {}
+        }
+    }
+    understood
+}
+
+fn append_text(message: &mut AssistantMessage, text: &str) {
+    match &mut message.content {
+        Some(existing) if !existing.is_empty() => {
+            existing.push_str("\n\n");
+            existing.push_str(text);
+        }
+        _ => message.content = Some(text.to_owned()),
+    }
+}
+
+/// One `tool_result` block read back. `name` is the called tool's name when the caller knows it;
+/// `error_code` the code spine recorded, else one read from the `Error [<code>]:` text spine
+/// writes, else `runtime_error` for a result marked `is_error`.
+pub fn read_tool_result(block: &Value, name: String, error_code: Option<ErrorCode>) -> Option<ToolResultMessage> {
+    let tool_call_id = block["tool_use_id"].as_str()?.to_owned();
+    let content = match &block["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| (p["type"] == "text").then(|| p["text"].as_str()).flatten())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let error_code = match error_code {
+        Some(code) => Some(code),
+        None if block["is_error"] == true => Some(code_in_text(&content).unwrap_or(ErrorCode::RuntimeError)),
+        None => None,
+    };
+    Some(ToolResultMessage { tool_call_id, name, content, error_code })
+}
+
+/// The code of a result text spine wrote as `Error [<code>]: …`.
+fn code_in_text(content: &str) -> Option<ErrorCode> {
+    let rest = content.strip_prefix("Error [")?;
+    let code = &rest[..rest.find(']')?];
+    serde_json::from_value(Value::String(code.to_owned())).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_blocks_round_trip_text_and_calls_including_raw_arguments() {
+        let message = AssistantMessage {
+            content: Some("Looking.".into()),
+            tool_calls: vec![
+                ToolCall {
+                    id: "c1".into(),
+                    name: "Read".into(),
+                    arguments: ToolArguments::Json(json!({"file_path": "a"})),
+                },
+                ToolCall { id: "c2".into(), name: "Bash".into(), arguments: ToolArguments::Raw("{not json".into()) },
+            ],
+        };
+        let blocks = Value::Array(assistant_content(&message));
+        assert_eq!(blocks[0], json!({"type": "text", "text": "Looking."}));
+        assert_eq!(blocks[1]["type"], "tool_use");
+        let mut back = AssistantMessage::default();
+        assert!(read_assistant_blocks(&blocks, &mut back));
+        assert_eq!(back, message);
+    }
+
+    #[test]
+    fn unknown_blocks_are_skipped_and_text_blocks_join() {
+        let blocks = json!([
+            {"type": "thinking", "thinking": "hmm", "signature": "s"},
+            {"type": "text", "text": "one"},
+            {"type": "text", "text": "two"}
+        ]);
+        let mut back = AssistantMessage::default();
+        assert!(read_assistant_blocks(&blocks, &mut back));
+        assert_eq!(back.content.as_deref(), Some("one\n\ntwo"));
+    }
+
+    #[test]
+    fn a_tool_result_error_code_comes_from_the_record_then_the_text_then_is_error() {
+        let result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            name: "Bash".into(),
+            content: "Error [permission_denied]: no".into(),
+            error_code: Some(ErrorCode::PermissionDenied),
+        };
+        let block = tool_result_block(&result);
+        assert_eq!(read_tool_result(&block, "Bash".into(), None), Some(result.clone()));
+        let claude = json!({"tool_use_id": "c9", "type": "tool_result", "content": [{"type": "text", "text": "boom"}], "is_error": true});
+        let read = read_tool_result(&claude, "Bash".into(), None).expect("read");
+        assert_eq!(read.content, "boom");
+        assert_eq!(read.error_code, Some(ErrorCode::RuntimeError));
+        let ok = json!({"tool_use_id": "c3", "type": "tool_result", "content": "fine"});
+        assert_eq!(read_tool_result(&ok, "Read".into(), None).expect("read").error_code, None);
+    }
+}
