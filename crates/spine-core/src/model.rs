@@ -18,6 +18,10 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Message],
     /// The tools the model may call.
     pub tools: &'a [ToolSpec],
+    /// The byte length of the first (system) message's stable prefix, when known: what stays
+    /// the same across turns and runs (`prepare_turn` puts it first). Providers with explicit
+    /// prompt caching put a cache breakpoint there.
+    pub stable_prefix: Option<usize>,
 }
 
 /// Why the model stopped.

@@ -182,7 +182,7 @@ mod tests {
     use spine_core::model::NoStream;
 
     fn req() -> ModelRequest<'static> {
-        ModelRequest { messages: &[], tools: &[] }
+        ModelRequest { messages: &[], tools: &[], stable_prefix: None }
     }
 
     #[tokio::test]

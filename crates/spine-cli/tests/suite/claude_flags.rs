@@ -278,20 +278,6 @@ fn append_system_prompt_follows_the_agent_prompt() {
     assert!(system.contains("Base.\n\nExtra.") && !system.contains("You are spine"), "{system}");
 }
 
-fn anthropic_text(text: &str) -> String {
-    [
-        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "m", "stop_reason": null, "usage": {"input_tokens": 5, "output_tokens": 1}}}),
-        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-        json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
-        json!({"type": "message_stop"}),
-    ]
-    .iter()
-    .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
-    .collect()
-}
-
 fn openai_text(text: &str) -> String {
     let events = [
         json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),

@@ -14,6 +14,7 @@ mod hooks;
 mod load;
 mod memory_files;
 mod pipes;
+mod prompt_cache;
 mod providers;
 mod result_json;
 mod run;

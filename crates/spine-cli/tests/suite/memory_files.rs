@@ -136,7 +136,17 @@ fn memory_files_reach_the_system_prompt_of_the_provider_request() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
-    let system = bodies[0]["system"].as_str().expect("system prompt");
+    let system: String = bodies[0]["system"]
+        .as_array()
+        .expect("system blocks")
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    assert!(
+        bodies[0]["system"][0]["text"].as_str().is_some_and(|t| t.contains("Project rule")),
+        "in the cached prefix"
+    );
     let project = s.project().canonicalize().expect("canon");
     let first = system.find("Project rule: answer in haiku.").expect("CLAUDE.md in the request");
     let second = system.find("Imported rule: cite files.").expect("its import in the request");

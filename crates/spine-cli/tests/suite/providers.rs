@@ -14,10 +14,6 @@ fn sse_data(events: &[Value]) -> String {
     out
 }
 
-fn sse_named(events: &[Value]) -> String {
-    events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or(""))).collect()
-}
-
 /// A settings file whose PreToolUse hook blocks `rm` commands (exit 2, reason on stderr).
 fn block_rm_settings(s: &Sandbox) -> String {
     let hook = s.write(
@@ -153,7 +149,10 @@ fn anthropic_run_with_a_blocking_hook_sends_hook_blocked_as_an_error_tool_result
     assert_eq!(json(&out)["result"], "The hook refused rm.");
     let bodies = server.bodies();
     assert_eq!(bodies.len(), 2);
-    assert!(bodies[0]["system"].as_str().is_some_and(|s| s.contains("Agent Prompt:")), "system prompt at top level");
+    assert!(
+        bodies[0]["system"][0]["text"].as_str().is_some_and(|s| s.contains("Agent Prompt:")),
+        "system prompt at top level"
+    );
     assert!(bodies[0]["messages"].as_array().expect("m").iter().all(|m| m["role"] != "system"));
     let last = bodies[1]["messages"].as_array().expect("messages").last().expect("last turn").clone();
     assert_eq!(last["role"], "user");

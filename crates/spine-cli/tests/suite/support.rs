@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -169,4 +169,38 @@ pub fn first_tool_result(v: &Value) -> String {
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_owned()
+}
+
+/// Anthropic stream events as SSE (`event:` and `data:` lines).
+pub fn sse_named(events: &[Value]) -> String {
+    events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or(""))).collect()
+}
+
+/// An Anthropic streamed reply with one text block; `usage` is `message_start`'s.
+pub fn anthropic_text_with_usage(text: &str, usage: Value) -> String {
+    sse_named(&[
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "m", "stop_reason": null, "usage": usage}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+        json!({"type": "message_stop"}),
+    ])
+}
+
+/// An Anthropic streamed reply with one text block.
+pub fn anthropic_text(text: &str) -> String {
+    anthropic_text_with_usage(text, json!({"input_tokens": 5, "output_tokens": 1}))
+}
+
+/// An Anthropic streamed reply with one `tool_use` block.
+pub fn anthropic_tool_use(id: &str, name: &str, input: &Value) -> String {
+    sse_named(&[
+        json!({"type": "message_start", "message": {"id": "msg_t", "type": "message", "role": "assistant", "content": [], "model": "m", "stop_reason": null, "usage": {"input_tokens": 40, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+        json!({"type": "message_stop"}),
+    ])
 }

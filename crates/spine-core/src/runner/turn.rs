@@ -49,7 +49,11 @@ impl Run<'_> {
         self.observer.on_event(&RunEvent::ModelRequest { turn });
         let started = Instant::now();
         let sink = ObserverStream { observer: Arc::clone(&self.observer), trace: self.trace.clone(), turn };
-        let request = ModelRequest { messages: &prepared.messages, tools: &self.specs };
+        let request = ModelRequest {
+            messages: &prepared.messages,
+            tools: &self.specs,
+            stable_prefix: Some(prepared.stable_prefix),
+        };
         let result = tokio::select! {
             r = self.agent.model.complete(request, &sink, &self.cancel) => r,
             () = self.cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),

@@ -192,7 +192,7 @@ async fn summarize(
     let mut request: Vec<Message> = messages[..cut].to_vec();
     request.push(Message::user(SUMMARY_INSTRUCTION));
     let reply = model
-        .complete(ModelRequest { messages: &request, tools }, &NoStream, cancel)
+        .complete(ModelRequest { messages: &request, tools, stable_prefix: None }, &NoStream, cancel)
         .await
         .map_err(|e| format!("summary request failed: {}", e.message))?;
     match reply.message.content {

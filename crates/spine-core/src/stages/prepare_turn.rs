@@ -3,13 +3,21 @@
 //! the next model request: the system message, then the transcript.
 //!
 //! Layers, in order, each written `"<Heading>:\n<body>"`, blank ones dropped, joined by blank
-//! lines: Agent Prompt · Soul (`SOUL.md`, else built in) · Memory Files (`CLAUDE.md`,
-//! `AGENTS.md` and their imports, loaded once per run by [`crate::memory_files`]) · User
-//! (`USER.md`, else built in) · Memory (`.spine/memory/root.md`) · Conversation Summary
-//! (`.spine/conversations/<id>/summary.md`) · Operator Prompt and Operator State (profile
-//! `main`, not a subagent) · Active Skills · Selected Skills · Context Imports. Workspace files
-//! are read through the workspace boundary. The operator-state snapshot is taken by the caller
-//! *before* the prompt is assembled and passed in.
+//! lines. What stays the same across turns and across runs of a project comes first, so that
+//! the prompt's prefix is byte-identical and prompt caches (explicit breakpoints or automatic
+//! prefix caching) hit:
+//!
+//! - stable: Agent Prompt · Soul (`SOUL.md`, else built in) · Memory Files (`CLAUDE.md`,
+//!   `AGENTS.md` and their imports, loaded once per run by [`crate::memory_files`]) · User
+//!   (`USER.md`, else built in) · Operator Prompt (profile `main`, not a subagent) · Active
+//!   Skills (the catalog);
+//! - volatile: Memory (`.spine/memory/root.md`, which the model may write) · Conversation
+//!   Summary (`.spine/conversations/<id>/summary.md`) · Selected Skills (chosen per turn) ·
+//!   Context Imports · Operator State (the live workspace snapshot; profile `main`, last).
+//!
+//! [`PreparedTurn::stable_prefix`] is the stable part's length. Workspace files are read
+//! through the workspace boundary. The operator-state snapshot is taken by the caller *before*
+//! the prompt is assembled and passed in.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -174,6 +182,10 @@ pub struct TurnInputs<'a> {
 pub struct PreparedTurn {
     /// System message, then the transcript.
     pub messages: Vec<Message>,
+    /// The byte length of the system message's stable prefix: the layers that stay the same
+    /// across turns and across runs of the same project (see the module doc), which providers
+    /// with explicit prompt caching mark as a cache breakpoint.
+    pub stable_prefix: usize,
     /// The resolved model.
     pub likely_model: Option<String>,
     /// The estimated size of the request.
@@ -193,7 +205,7 @@ pub fn prepare_turn(
     let started = Instant::now();
     let s = inputs.settings;
     let selection = select(inputs.skills, transcript);
-    let system = assemble_prompt(inputs, &selection);
+    let SystemPrompt { text: system, stable_len } = assemble_prompt(inputs, &selection);
     let system_tokens = inputs.estimator.count_text(&system) + 4;
     let transcript_tokens = match cache {
         Some(cache) => cache.estimate(inputs.estimator, transcript),
@@ -225,21 +237,36 @@ pub fn prepare_turn(
     trace.stage(StageName::PrepareTurn, None, started, f);
     PreparedTurn {
         messages,
+        stable_prefix: stable_len,
         likely_model,
         estimated_token_count: system_tokens + transcript_tokens,
         selected_skill_names: selected,
     }
 }
 
-fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &crate::skills::Selection) -> String {
+/// The system prompt and the byte length of its stable prefix.
+struct SystemPrompt {
+    text: String,
+    stable_len: usize,
+}
+
+fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &crate::skills::Selection) -> SystemPrompt {
     let s = inputs.settings;
     let ws = inputs.workspace;
     let operator = s.operator_layers();
-    let mut layers: Vec<(&str, String)> = vec![
+    let mut stable: Vec<(&str, String)> = vec![
         ("Agent Prompt", s.agent_prompt.clone().unwrap_or_else(|| DEFAULT_AGENT_PROMPT.to_owned())),
         ("Soul", read_in(ws, "SOUL.md").unwrap_or_else(|| DEFAULT_SOUL.to_owned())),
         ("Memory Files", inputs.memory.map(MemoryFiles::render).unwrap_or_default()),
         ("User", read_in(ws, "USER.md").unwrap_or_else(|| DEFAULT_USER.to_owned())),
+    ];
+    if operator {
+        stable.push(("Operator Prompt", OPERATOR_PROMPT.to_owned()));
+    }
+    let active: Vec<String> = inputs.skills.active().map(|e| format!("- {}: {}", e.name, e.description)).collect();
+    stable.push(("Active Skills", active.join("\n")));
+
+    let mut volatile: Vec<(&str, String)> = vec![
         ("Memory", read_in(ws, ROOT_MEMORY_FILE).unwrap_or_default()),
         (
             "Conversation Summary",
@@ -249,22 +276,32 @@ fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &crate::skills::Selection
                 .unwrap_or_default(),
         ),
     ];
+    let selected: Vec<String> =
+        selection.selected.iter().map(|l| format!("Skill {}:\n{}", l.entry.name, l.skill_md.trim())).collect();
+    volatile.push(("Selected Skills", selected.join("\n\n")));
+    let imports: Vec<String> =
+        s.context_imports.iter().map(|v| serde_json::to_string_pretty(v).unwrap_or_default()).collect();
+    volatile.push(("Context Imports", imports.join("\n\n")));
     if operator {
-        layers.push(("Operator Prompt", OPERATOR_PROMPT.to_owned()));
         let state = inputs.operator_state.filter(|v| v.as_object().is_none_or(|m| !m.is_empty()));
-        layers.push((
+        volatile.push((
             "Operator State",
             state.map(|v| serde_json::to_string_pretty(v).unwrap_or_default()).unwrap_or_default(),
         ));
     }
-    let active: Vec<String> = inputs.skills.active().map(|e| format!("- {}: {}", e.name, e.description)).collect();
-    layers.push(("Active Skills", active.join("\n")));
-    let selected: Vec<String> =
-        selection.selected.iter().map(|l| format!("Skill {}:\n{}", l.entry.name, l.skill_md.trim())).collect();
-    layers.push(("Selected Skills", selected.join("\n\n")));
-    let imports: Vec<String> =
-        s.context_imports.iter().map(|v| serde_json::to_string_pretty(v).unwrap_or_default()).collect();
-    layers.push(("Context Imports", imports.join("\n\n")));
+    let stable = render_layers(stable);
+    let volatile = render_layers(volatile);
+    let stable_len = stable.len();
+    let text = match (stable.is_empty(), volatile.is_empty()) {
+        (_, true) => stable,
+        (true, false) => volatile,
+        (false, false) => format!("{stable}\n\n{volatile}"),
+    };
+    SystemPrompt { text, stable_len }
+}
+
+/// Layers as `"<Heading>:\n<body>"`, blank ones dropped, joined by blank lines.
+fn render_layers(layers: Vec<(&str, String)>) -> String {
     layers
         .into_iter()
         .filter(|(_, body)| !body.trim().is_empty())
@@ -374,7 +411,7 @@ mod tests {
     }
 
     #[test]
-    fn workspace_soul_memory_and_summary_are_layers_of_the_system_message() {
+    fn stable_layers_come_first_and_volatile_ones_after_the_stable_prefix() {
         let dir = tempfile::tempdir().expect("tmp");
         let ws = Workspace::new(dir.path()).expect("ws");
         std::fs::write(dir.path().join("SOUL.md"), "Workspace soul.").expect("w");
@@ -384,12 +421,24 @@ mod tests {
         std::fs::create_dir_all(summary.parent().expect("parent")).expect("mkdir");
         std::fs::write(&summary, "We talked about tests.").expect("w");
         let settings = TurnSettings { conversation_id: Some("conv-1".into()), ..Default::default() };
-        let (p, _) = run(&ws, &settings, &SkillCatalog::default(), None, &[Message::user("hi")]);
+        let state = json!({"workspace": {"files": ["a.rs"]}});
+        let (p, _) = run(&ws, &settings, &SkillCatalog::default(), Some(&state), &[Message::user("hi")]);
         let system = p.messages[0].text().expect("system");
-        let order =
-            ["Agent Prompt:\n", "Soul:\n", "User:\n", "Memory:\n", "Conversation Summary:\n", "Operator Prompt:\n"];
+        let order = [
+            "Agent Prompt:\n",
+            "Soul:\n",
+            "User:\n",
+            "Operator Prompt:\n",
+            "Memory:\n",
+            "Conversation Summary:\n",
+            "Operator State:\n",
+        ];
         let positions: Vec<usize> = order.iter().map(|h| system.find(h).unwrap_or(usize::MAX)).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "layers out of order: {positions:?}\n{system}");
+        let (stable, volatile) = system.split_at(p.stable_prefix);
+        assert!(stable.ends_with(OPERATOR_PROMPT), "the stable prefix ends with the last stable layer: {stable}");
+        assert!(volatile.trim_start().starts_with("Memory:\n"), "{volatile}");
+        assert!(!stable.contains("a.rs"), "the live workspace snapshot is never in the stable prefix");
         assert!(system.contains("Soul:\nWorkspace soul."));
         assert!(system.contains("Memory:\nRemember the milk."));
         assert!(system.contains("Conversation Summary:\nWe talked about tests."));
@@ -432,6 +481,27 @@ mod tests {
         assert!(!p.messages[0].text().expect("system").contains("Memory Files:"));
         let spine_protocol::trace::TraceRecord::Stage(s) = trace.entries().remove(0).record else { panic!("stage") };
         assert!(s.fields.get("memory_files").is_none());
+    }
+
+    #[test]
+    fn the_stable_prefix_is_byte_identical_when_the_volatile_layers_change() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let ws = Workspace::new(dir.path()).expect("ws");
+        let settings = TurnSettings::default();
+        let prefix = |state: &Value, t: &[Message]| {
+            let (p, _) = run(&ws, &settings, &SkillCatalog::default(), Some(state), t);
+            let system = p.messages[0].text().expect("system").to_owned();
+            system[..p.stable_prefix].to_owned()
+        };
+        let first = prefix(&json!({"workspace": {"files": ["a.rs"]}}), &[Message::user("hi")]);
+        std::fs::create_dir_all(dir.path().join(".spine/memory")).expect("mkdir");
+        std::fs::write(dir.path().join(ROOT_MEMORY_FILE), "Written mid-run.").expect("w");
+        let later = prefix(
+            &json!({"workspace": {"files": ["a.rs", "b.rs"]}, "runs": [1]}),
+            &[Message::user("hi"), Message::assistant_text("ok"), Message::user("more")],
+        );
+        assert!(!first.is_empty());
+        assert_eq!(first, later);
     }
 
     #[test]

@@ -4,11 +4,13 @@
 //! `ANTHROPIC_BASE_URL` in Claude Code), the credential (`ANTHROPIC_API_KEY` sent as
 //! `x-api-key`, or `ANTHROPIC_AUTH_TOKEN` sent as `Authorization: Bearer …` instead), extra
 //! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, timeouts and retry
-//! policy. Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
+//! policy, and whether requests carry prompt-cache breakpoints ([`cache`]). Every request
+//! carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
 //! sends one request per [`ModelClient::complete`] call through the shared layers:
 //! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`]. Cancellation drops
 //! the in-flight request at once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
 
+pub mod cache;
 pub mod stream;
 mod wire;
 
@@ -18,8 +20,9 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use spine_core::CancellationToken;
-use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
 
+use self::cache::PromptCaching;
 use crate::error::ClientError;
 use crate::http::{Endpoint, EnvNames, Timeouts, endpoint_from_vars};
 use crate::retry::{AttemptError, RetryPolicy, send_request};
@@ -59,6 +62,8 @@ pub struct AnthropicConfig {
     pub retry: RetryPolicy,
     /// The context window reported by [`ModelClient::context_window`] (200k for `claude-*`).
     pub context_window: Option<u64>,
+    /// Whether requests carry `cache_control` breakpoints (default on).
+    pub prompt_caching: PromptCaching,
 }
 
 impl AnthropicConfig {
@@ -76,6 +81,7 @@ impl AnthropicConfig {
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             context_window,
+            prompt_caching: PromptCaching::On,
         }
     }
 
@@ -86,7 +92,8 @@ impl AnthropicConfig {
     }
 
     /// From `ANTHROPIC_BASE_URL` (default [`DEFAULT_BASE_URL`]), `ANTHROPIC_API_KEY`,
-    /// `ANTHROPIC_AUTH_TOKEN` and `ANTHROPIC_CUSTOM_HEADERS`.
+    /// `ANTHROPIC_AUTH_TOKEN`, `ANTHROPIC_CUSTOM_HEADERS` and `DISABLE_PROMPT_CACHING` (set and
+    /// not `0`: no cache breakpoints).
     pub fn from_env(model: &str) -> Result<Self, ClientError> {
         Self::from_vars(model, |name| std::env::var(name).ok())
     }
@@ -114,6 +121,9 @@ impl AnthropicConfig {
         config.auth_token = auth_token;
         if let Some(text) = set("ANTHROPIC_CUSTOM_HEADERS") {
             config.custom_headers = parse_custom_headers(&text)?;
+        }
+        if set("DISABLE_PROMPT_CACHING").is_some_and(|v| v.trim() != "0") {
+            config.prompt_caching = PromptCaching::Off;
         }
         Ok(config)
     }
@@ -216,10 +226,19 @@ impl ModelClient for AnthropicClient {
             tools = request.tools.len(),
             "messages request"
         );
+        let stable_prefix = request.stable_prefix;
         let wire = wire::request(&self.config.model, self.config.max_tokens, request);
-        send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| {
-            self.attempt(body, stream)
-        })
-        .await
+        let send = |body| self.attempt(body, stream);
+        match self.config.prompt_caching {
+            PromptCaching::Off => {
+                send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, send).await
+            }
+            PromptCaching::On => {
+                let mut body = serde_json::to_value(&wire)
+                    .map_err(|e| ModelError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}")))?;
+                cache::mark(&mut body, stable_prefix);
+                send_request(&self.config.retry, self.config.timeouts.total, stream, &body, cancel, send).await
+            }
+        }
     }
 }

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 use spine_core::CancellationToken;
 use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest};
+use spine_models::anthropic::cache::PromptCaching;
 use spine_models::anthropic::{AnthropicClient, AnthropicConfig};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::message::Message;
@@ -23,7 +24,7 @@ pub async fn complete(config: AnthropicConfig, messages: &[Message]) -> (Result<
     let client = AnthropicClient::new(config).expect("client");
     let sink = Recorder::default();
     let tools = tools();
-    let request = ModelRequest { messages, tools: &tools };
+    let request = ModelRequest { messages, tools: &tools, stable_prefix: None };
     let result = client.complete(request, &sink, &CancellationToken::new()).await;
     (result, sink)
 }
@@ -264,7 +265,9 @@ async fn status_529_is_retried() {
 #[tokio::test]
 async fn request_body_places_system_tool_results_and_context_field_by_field() {
     let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
-    let (reply, _) = complete(config(&server), &full_conversation()).await;
+    // The wire rules alone: cache breakpoints are `anthropic::cache`'s and tested there.
+    let cfg = AnthropicConfig { prompt_caching: PromptCaching::Off, ..config(&server) };
+    let (reply, _) = complete(cfg, &full_conversation()).await;
     reply.expect("reply");
     let req = server.only_request();
     assert_eq!(req.path, "/v1/messages");
@@ -324,6 +327,7 @@ async fn consecutive_assistant_turns_merge_and_empty_text_is_not_sent() {
     let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
     let mut cfg = config(&server);
     cfg.max_tokens = 1024;
+    cfg.prompt_caching = PromptCaching::Off;
     let messages = vec![
         Message::context(HookEventName::SessionStart, "started"),
         Message::user("one"),

@@ -22,7 +22,7 @@ pub async fn complete(config: OpenAiConfig, messages: &[Message]) -> (Result<Mod
     let client = OpenAiClient::new(config).expect("client");
     let sink = Recorder::default();
     let tools = tools();
-    let request = ModelRequest { messages, tools: &tools };
+    let request = ModelRequest { messages, tools: &tools, stable_prefix: None };
     let result = client.complete(request, &sink, &CancellationToken::new()).await;
     (result, sink)
 }
@@ -301,7 +301,7 @@ async fn an_assistant_turn_with_only_tool_calls_sends_empty_content_and_no_key_s
         }),
     ];
     let client = OpenAiClient::new(cfg).expect("client");
-    let request = ModelRequest { messages: &messages, tools: &[] };
+    let request = ModelRequest { messages: &messages, tools: &[], stable_prefix: None };
     client.complete(request, &Recorder::default(), &CancellationToken::new()).await.expect("reply");
     let req = server.only_request();
     assert!(req.headers.get("authorization").is_none());

@@ -161,7 +161,11 @@ async fn connection_refused_is_a_transport_error_naming_the_endpoint() {
     cfg.retry = RetryPolicy { max_retries: 1, ..crate::fast_retries() };
     let client = OpenAiClient::new(cfg).expect("client");
     let err = client
-        .complete(ModelRequest { messages: &user(), tools: &[] }, &Recorder::default(), &CancellationToken::new())
+        .complete(
+            ModelRequest { messages: &user(), tools: &[], stable_prefix: None },
+            &Recorder::default(),
+            &CancellationToken::new(),
+        )
         .await
         .expect_err("refused");
     assert_eq!(err.kind, ModelErrorKind::Transport);
@@ -238,8 +242,10 @@ async fn assert_cancels_promptly(client: Arc<dyn ModelClient>) {
     let cancel = CancellationToken::new();
     let sink = CancelOnText(cancel.clone(), std::sync::Mutex::new(None));
     let messages = user();
-    let err =
-        client.complete(ModelRequest { messages: &messages, tools: &[] }, &sink, &cancel).await.expect_err("canceled");
+    let err = client
+        .complete(ModelRequest { messages: &messages, tools: &[], stable_prefix: None }, &sink, &cancel)
+        .await
+        .expect_err("canceled");
     let canceled_at = sink.1.lock().expect("lock").expect("text arrived first");
     assert_eq!(err.kind, ModelErrorKind::Canceled);
     // The server never ends the stream: returning at all proves the request was aborted.
@@ -275,7 +281,7 @@ async fn cancellation_during_a_retry_wait_returns_canceled_promptly() {
     });
     let started = Instant::now();
     let err = client
-        .complete(ModelRequest { messages: &user(), tools: &[] }, &Recorder::default(), &cancel)
+        .complete(ModelRequest { messages: &user(), tools: &[], stable_prefix: None }, &Recorder::default(), &cancel)
         .await
         .expect_err("canceled");
     assert_eq!(err.kind, ModelErrorKind::Canceled);
