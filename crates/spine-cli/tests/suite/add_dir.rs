@@ -241,3 +241,20 @@ fn a_directory_that_does_not_exist_is_a_config_error_naming_the_flag_or_the_file
     assert_eq!(check.status.code(), Some(2), "check fails as run does: {}", stdout(&check));
     assert!(stdout(&check).contains("permissions.additionalDirectories[0]"), "{}", stdout(&check));
 }
+
+#[test]
+fn a_shell_redirect_into_an_added_directory_is_inside_the_workspace() {
+    let r = Roots::new();
+    let target = r.at("from-bash.txt");
+    let calls = json!([call("bash", "Bash", json!({"command": format!("echo hi > {target}")}))]);
+    let added = r.added().display().to_string();
+    let args = ["--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--add-dir", &added];
+    let out = r.run(calls.clone(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&target).expect("written by the redirect"), "hi\n");
+    std::fs::remove_file(&target).expect("rm");
+    let out = r.run(calls, &["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
+    let res = results(&json(&out));
+    assert!(res[0].contains("outside the workspace"), "without --add-dir the target is outside: {res:?}");
+    assert!(!std::path::Path::new(&target).exists());
+}
