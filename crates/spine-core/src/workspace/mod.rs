@@ -76,12 +76,8 @@ struct Root {
 
 impl Root {
     fn open(path: &Path) -> io::Result<Root> {
-        let with_path = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-        let path = path.canonicalize().map_err(with_path)?;
-        if !path.is_dir() {
-            return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{}: not a directory", path.display())));
-        }
-        let fd = open::open_root(&path).map_err(with_path)?;
+        let path = path.canonicalize()?;
+        let fd = open::open_root(&path)?;
         Ok(Root { path, fd })
     }
 }
@@ -119,7 +115,8 @@ impl Workspace {
     ) -> io::Result<Self> {
         let mut roots = vec![Root::open(primary.as_ref())?];
         for dir in extra {
-            let root = Root::open(dir.as_ref())?;
+            let dir = dir.as_ref();
+            let root = Root::open(dir).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
             if !roots.iter().any(|r| r.path == root.path) {
                 roots.push(root);
             }
@@ -342,8 +339,10 @@ mod tests {
         let err = Workspace::with_roots(ws.root(), [&missing]).expect_err("missing");
         assert!(err.to_string().contains(&*missing.to_string_lossy()), "{err}");
         std::fs::write(ws.root().join("file"), "x").expect("write");
-        let err = Workspace::with_roots(ws.root(), [ws.root().join("file")]).expect_err("file");
-        assert!(err.to_string().contains("not a directory"), "{err}");
+        let file = ws.root().join("file");
+        let err = Workspace::with_roots(ws.root(), [&file]).expect_err("file");
+        assert!(err.to_string().contains(&*file.to_string_lossy()), "{err}");
+        assert_eq!(err.kind(), io::ErrorKind::NotADirectory, "{err}");
     }
 
     #[test]
