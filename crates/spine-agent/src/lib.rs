@@ -6,8 +6,9 @@
 //! [`AssemblyError`] that names the file and field when there is one.
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
-//! registry and which tools the model sees), [`policy`] (permission rules, hooks, skill roots)
-//! and [`mcp`] (the configured MCP servers and their connection). Their functions are
+//! registry and which tools the model sees), [`policy`] (permission rules, hooks, skill roots),
+//! [`roots`] (the workspace roots: the project and the added directories) and [`mcp`] (the
+//! configured MCP servers and their connection). Their functions are
 //! re-exported here.
 
 #![warn(missing_docs)]
@@ -15,6 +16,7 @@
 pub mod mcp;
 pub mod model;
 pub mod policy;
+pub mod roots;
 #[cfg(test)]
 mod tests;
 pub mod tools;
@@ -29,7 +31,6 @@ use spine_core::registry::ToolRegistry;
 use spine_core::runner::{Agent, AgentConfig};
 use spine_core::tokens::WordsEstimator;
 use spine_core::tool::Tool;
-use spine_core::workspace::Workspace;
 use spine_protocol::permission::PermissionMode;
 use spine_settings::Settings;
 use spine_tools::FamilyHandles;
@@ -38,6 +39,7 @@ use thiserror::Error;
 pub use mcp::{ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, mcp_options, untrusted_notice};
 pub use model::{build_model, model_timeouts};
 pub use policy::{build_hooks, skill_roots};
+pub use roots::{WorkspaceRoot, workspace_roots};
 pub use tools::{build_tools, visibility, web_options};
 
 /// A configuration problem found while assembling an agent.
@@ -81,6 +83,25 @@ pub enum AssemblyError {
         /// Why it cannot be the workspace root (missing, not a directory, unreadable).
         reason: String,
     },
+    /// An added directory (`permissions.additionalDirectories`, `--add-dir`) is unusable.
+    #[error("{}: {reason}", added_source(origin, written))]
+    AddedDirectory {
+        /// Where it was set: a settings file and JSON path, or `--add-dir`.
+        origin: spine_settings::DirectorySource,
+        /// The path as written.
+        written: String,
+        /// Why (does not exist, not a directory).
+        reason: String,
+    },
+}
+
+/// The source of an added directory in an error: the flag with its value, or the settings
+/// file and JSON path.
+fn added_source(origin: &spine_settings::DirectorySource, written: &str) -> String {
+    match origin {
+        spine_settings::DirectorySource::Flag => format!("--add-dir {written}"),
+        spine_settings::DirectorySource::Settings { .. } => origin.to_string(),
+    }
 }
 
 /// What the caller decides beyond the settings.
@@ -122,6 +143,8 @@ pub struct CommandLine {
     pub system_prompt: Option<String>,
     /// `--append-system-prompt`: appended to the agent prompt layer (after a blank line).
     pub append_system_prompt: Option<String>,
+    /// `--add-dir`: workspace roots added after the settings' `additionalDirectories`.
+    pub add_dirs: Vec<spine_settings::AddedDirectory>,
 }
 
 /// Where an agent's tools come from.
@@ -186,8 +209,7 @@ fn assemble_with(
     let (hooks, hook_warnings) = build_hooks(settings)?;
     // Values the settings hold that spine does not implement (`defaultMode`), then the hooks'.
     let warnings: Vec<String> = settings.warnings.iter().cloned().chain(hook_warnings).collect();
-    let workspace = Workspace::new(&options.project)
-        .map_err(|e| AssemblyError::Workspace { path: options.project.clone(), reason: e.to_string() })?;
+    let workspace = roots::workspace(settings, &options.command_line, &options.project)?;
     let mut config = AgentConfig::new(Arc::new(workspace));
     config.max_turns = options.max_turns.or(settings.max_turns).unwrap_or(20);
     config.max_forced_continuations = settings.max_forced_continuations.unwrap_or(1);

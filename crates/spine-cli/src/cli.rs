@@ -111,6 +111,11 @@ pub struct RunArgs {
     /// Working directory and workspace root (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+    /// More workspace roots for the file tools and path rules (relative to the current
+    /// directory; each must exist). Repeatable, and takes every following word up to the next
+    /// flag, as in Claude Code: put the prompt first.
+    #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
+    pub add_dir: Vec<String>,
     /// Permission rules that allow, space- or comma-separated (`"Bash(git *) Edit"`). As in
     /// Claude Code the flag takes every following word up to the next flag: put the prompt first.
     #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES", num_args = 1..)]

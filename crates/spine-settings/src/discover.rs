@@ -249,6 +249,14 @@ fn withhold(layer: &mut SettingsLayer, enabled: &McpEnabled, skipped: &mut Vec<S
             }
             withheld_perms.insert("allow".to_owned(), allow);
         }
+        // More roots would widen the workspace boundary: only a trusted project may add them.
+        if let Some(dirs) = perms.remove("additionalDirectories") {
+            let n = dirs.as_array().map_or(1, Vec::len);
+            if n > 0 {
+                skip(SkippedItem::AdditionalDirectories(n));
+            }
+            withheld_perms.insert("additionalDirectories".to_owned(), dirs);
+        }
         let loosening =
             perms.get("defaultMode").and_then(Value::as_str).and_then(|m| m.parse::<PermissionMode>().ok()).filter(
                 |m| match m {

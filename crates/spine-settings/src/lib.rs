@@ -26,6 +26,8 @@
 //!   ([`SettingsLayer`]), [`SettingsError`], and the JSON type checks.
 //! - `settings.rs`: the merged [`Settings`] and [`Settings::from_layers`].
 //! - `merge.rs`: the merge of `permissions`, `context`, `skills` and `env_passthrough`.
+//! - `directories.rs`: `permissions.additionalDirectories` ([`AddedDirectory`]): more workspace
+//!   roots, relative paths resolved against the settings file's project root.
 //! - [`project`]: the project directory (the walk up to the repository root) and
 //!   `--setting-sources`.
 //! - `discover.rs`: finding and reading the files of a run ([`Settings::discover`]), at most
@@ -36,6 +38,7 @@
 
 #![warn(missing_docs)]
 
+mod directories;
 mod discover;
 mod merge;
 pub mod model_options;
@@ -44,6 +47,7 @@ mod settings;
 mod source;
 pub mod trust;
 
+pub use directories::{AddedDirectory, DirectorySource};
 pub use discover::{Discovery, FileStatus, SettingsFile};
 pub use model_options::ModelTimeoutSettings;
 pub use project::{SettingSource, SettingSources, find_project_dir};

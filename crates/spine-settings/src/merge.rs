@@ -1,4 +1,5 @@
-//! The merge of the larger settings keys into [`Settings`]: `permissions`, `context`,
+//! The merge of the larger settings keys into [`Settings`]: `permissions` (its
+//! `additionalDirectories` in [`crate::directories`]), `context`,
 //! `skills` and `env_passthrough`. Each error names the source, the JSON path and the reason.
 
 use serde_json::Value;
@@ -32,7 +33,11 @@ pub(crate) fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value
                 }
                 continue;
             }
-            "additionalDirectories" | "disableBypassPermissionsMode" => {
+            "additionalDirectories" => {
+                crate::directories::merge(&mut s.permissions.additional_directories, origin, v)?;
+                continue;
+            }
+            "disableBypassPermissionsMode" => {
                 s.notes.push(format!("{origin}: ignoring `permissions.{key}` (not used by spine)"));
                 continue;
             }
@@ -40,7 +45,7 @@ pub(crate) fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value
                 return Err(SettingsError::at(
                     origin,
                     format!("permissions.{other}"),
-                    "unknown field (expected allow, ask, deny, defaultMode)",
+                    "unknown field (expected allow, ask, deny, defaultMode, additionalDirectories)",
                 ));
             }
         };

@@ -41,6 +41,9 @@ pub struct PermissionSettings {
     pub deny: Vec<RuleEntry>,
     /// `defaultMode`, by precedence.
     pub default_mode: Option<PermissionMode>,
+    /// `additionalDirectories`: more workspace roots, a union over the sources (see
+    /// [`crate::directories`]).
+    pub additional_directories: Vec<crate::directories::AddedDirectory>,
 }
 
 /// The settings of a run: every source's layer, and the keys spine reads merged by precedence.

@@ -75,7 +75,7 @@ fn web_allow_private_networks_is_a_boolean_by_precedence_and_unset_by_default() 
 fn claude_only_keys_are_ignored_with_a_note() {
     let s = Settings::from_layers(vec![layer(
         Origin::Cli { index: 1, path: Some("c.json".into()) },
-        json!({"statusLine": {}, "permissions": {"additionalDirectories": []}}),
+        json!({"statusLine": {}, "permissions": {"disableBypassPermissionsMode": "disable"}}),
     )])
     .expect("valid");
     assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
@@ -351,4 +351,28 @@ fn an_unsupported_default_mode_is_one_warning_naming_file_and_value_and_the_file
     assert!(!s.warnings[0].contains('\n'));
     assert_eq!(s.permissions.default_mode, None);
     assert_eq!((s.permissions.deny.len(), s.model.as_deref()), (1, Some("m")));
+}
+
+#[test]
+fn untrusted_projects_may_not_add_directories_but_trusted_ones_and_the_user_may() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (home, project) = (tmp.path().join("home"), tmp.path().join("project"));
+    write_settings(&home, "settings.json", json!({"permissions": {"additionalDirectories": ["/from/user"]}}));
+    write_settings(
+        &project,
+        ".claude/settings.json",
+        json!({"permissions": {"additionalDirectories": ["../shared", "/from/project"], "deny": ["Read(x)"]}}),
+    );
+    let s = Settings::discover(&home, &project, &[], ProjectTrust::Untrusted).expect("ok");
+    let dirs: Vec<std::path::PathBuf> =
+        s.permissions.additional_directories.iter().map(|d| d.resolve(&project)).collect();
+    assert_eq!(dirs, [std::path::PathBuf::from("/from/user")], "the user's own directory applies");
+    let items: Vec<String> = s.skipped.iter().map(|k| k.item.to_string()).collect();
+    assert_eq!(items, ["2 additional directories"]);
+    assert_eq!(s.permissions.deny.len(), 1, "the rest of the file applies");
+    let trusted = Settings::discover(&home, &project, &[], ProjectTrust::Flag).expect("ok");
+    let dirs: Vec<std::path::PathBuf> =
+        trusted.permissions.additional_directories.iter().map(|d| d.resolve(&project)).collect();
+    assert_eq!(dirs, ["/from/user".into(), tmp.path().join("shared"), "/from/project".into()]);
+    assert!(trusted.skipped.is_empty());
 }

@@ -11,6 +11,7 @@
 //! | `hooks`, `disableAllHooks` | skipped (hooks run code; disabling would switch off the user's own hooks) |
 //! | `env` | skipped (it reaches every child: `PATH`, `BASH_ENV`, `LD_PRELOAD` would run the project's code) |
 //! | `permissions.allow` | skipped |
+//! | `permissions.additionalDirectories` | skipped (more workspace roots would widen the boundary) |
 //! | `permissions.deny`, `permissions.ask` | applied (they only restrict) |
 //! | `permissions.defaultMode` | `default`, `plan` and `dontAsk` applied; `acceptEdits` and `bypassPermissions` skipped |
 //! | `mcpServers` (and `.mcp.json`, read by the agent) | skipped, unless the user's settings enable them |
@@ -131,6 +132,8 @@ pub enum SkippedItem {
     DisableAllHooks,
     /// This many allow rules.
     AllowRules(usize),
+    /// This many `permissions.additionalDirectories` entries (more workspace roots).
+    AdditionalDirectories(usize),
     /// A `defaultMode` that loosens permissions.
     DefaultMode(PermissionMode),
     /// An MCP server, by name.
@@ -150,6 +153,9 @@ impl fmt::Display for SkippedItem {
             SkippedItem::Env(n) => write!(f, "{n} env variable{}", plural(*n)),
             SkippedItem::DisableAllHooks => f.write_str("disableAllHooks"),
             SkippedItem::AllowRules(n) => write!(f, "{n} allow rule{}", plural(*n)),
+            SkippedItem::AdditionalDirectories(n) => {
+                write!(f, "{n} additional director{}", if *n == 1 { "y" } else { "ies" })
+            }
             SkippedItem::DefaultMode(mode) => write!(f, "defaultMode {mode}"),
             SkippedItem::McpServer(name) => write!(f, "MCP server {name}"),
             SkippedItem::SkillRoots => f.write_str("skills.roots"),
@@ -179,6 +185,7 @@ pub fn untrusted_notice(project: &Path, skipped: &[Skipped]) -> Option<String> {
             SkippedItem::AllowRules(n) => allow += n,
             SkippedItem::McpServer(_) => servers += 1,
             other @ (SkippedItem::DisableAllHooks
+            | SkippedItem::AdditionalDirectories(_)
             | SkippedItem::Env(_)
             | SkippedItem::DefaultMode(_)
             | SkippedItem::SkillRoots

@@ -9,6 +9,8 @@
 //!   from the root descriptor the workspace holds, `fstat`, I/O through the descriptor;
 //! - `beneath_root_per_call`: the same `openat2` after opening the root directory afresh for
 //!   each file (what not holding the root descriptor would cost);
+//! - `beneath_added_root_of_5`: `Workspace::read_file` on the same files reached as the last
+//!   of five roots (`--add-dir`): what choosing the root that holds a path costs;
 //! - `tool_read` / `tool_write`: the `Read` and `Write` tools end to end (`Tool::execute`,
 //!   blocking pool hop included).
 //!
@@ -88,6 +90,19 @@ fn bench(c: &mut Criterion) {
                 let _ = rustix::fs::fstat(&fd).expect("fstat");
                 let mut bytes = Vec::new();
                 std::io::Read::read_to_end(&mut std::fs::File::from(fd), &mut bytes).expect("read");
+                assert_eq!(bytes.len(), CONTENT.len());
+            }
+        })
+    });
+    let others: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().expect("tmp")).collect();
+    let multi = Workspace::with_roots(others[0].path(), others[1..].iter().map(|d| d.path()).chain([root.as_path()]))
+        .expect("workspace");
+    let absolute: Vec<String> = names.iter().map(|n| root.join(n).to_string_lossy().into_owned()).collect();
+    read.bench_function("beneath_added_root_of_5", |b| {
+        b.iter(|| {
+            for name in &absolute {
+                let path = multi.resolve(name, multi.root()).expect("inside");
+                let bytes = multi.read_file(&path).expect("read");
                 assert_eq!(bytes.len(), CONTENT.len());
             }
         })

@@ -78,6 +78,10 @@ impl SettingsAgents {
         tools: ToolSet,
     ) -> Result<(Self, Vec<String>), AgentBuildError> {
         let (_, warnings) = spine_agent::build_hooks(&settings).map_err(|e| AgentBuildError(e.to_string()))?;
+        // Assignments keep one root, their workspace: the settings' added directories
+        // (`permissions.additionalDirectories`) are for `spine run`.
+        let mut settings = settings;
+        settings.permissions.additional_directories.clear();
         let options = AgentOptions {
             project: workspace.root().to_path_buf(),
             spine_home: spine_home.clone(),

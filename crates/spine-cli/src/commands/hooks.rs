@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::settings_report::{file_rows, rule_rows, settings_report};
+use super::settings_report::{file_rows, root_rows, rule_rows, settings_report};
 use serde_json::{Value, json};
 use spine_core::hooks::{FailurePolicy, RunMode, SessionInfo};
 use spine_core::registry::ToolRegistryBuilder;
@@ -267,10 +267,11 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
             "ignored": loaded.settings.notes,
             "unsupported": loaded.settings.warnings,
             "rules": rule_rows(&loaded.settings, &all),
+            "roots": root_rows(&loaded.settings, &all, &loaded.project),
         });
         let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        let mut text = settings_report(&loaded.settings, &all);
+        let mut text = settings_report(&loaded.settings, &all, &loaded.project);
         text.extend(findings.iter().map(|f| format!("{f}\n")));
         let verdict = if errors == 0 { "ok" } else { "FAILED" };
         text.push_str(&format!(

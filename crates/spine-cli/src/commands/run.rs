@@ -86,9 +86,12 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         None => (Vec::new(), None, SessionSource::Startup),
     };
     if prompt.is_none() && deferred.is_none() {
-        let list_flags = !(args.allowed_tools.is_empty() && args.disallowed_tools.is_empty() && args.tools.is_empty());
+        let list_flags = !(args.allowed_tools.is_empty()
+            && args.disallowed_tools.is_empty()
+            && args.tools.is_empty()
+            && args.add_dir.is_empty());
         let hint = if list_flags {
-            " (--allowedTools, --disallowedTools and --tools take every word up to the next flag: put the prompt before them)"
+            " (--allowedTools, --disallowedTools, --tools and --add-dir take every word up to the next flag: put the prompt before them)"
         } else {
             ""
         };
@@ -125,6 +128,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
                 deny: split_list(&args.disallowed_tools),
                 system_prompt: args.system_prompt.clone(),
                 append_system_prompt: args.append_system_prompt.clone(),
+                add_dirs: add_dirs(&args.add_dir, &project),
             },
             approver,
             allow_defer: !interactive_prompt,
@@ -476,6 +480,13 @@ fn read_stdin_unless_silent() -> anyhow::Result<Option<String>> {
         Ok(Err(e)) => Err(config(format!("cannot read stdin: {e}"))),
         Err(_) => Err(config("cannot read stdin")),
     }
+}
+
+/// `--add-dir` values as added directories: relative ones against the directory spine was
+/// started in (the project directory when that cannot be read).
+fn add_dirs(values: &[String], project: &Path) -> Vec<spine_settings::AddedDirectory> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| project.to_path_buf());
+    values.iter().map(|v| spine_settings::AddedDirectory::from_flag(v, &cwd)).collect()
 }
 
 #[cfg(test)]

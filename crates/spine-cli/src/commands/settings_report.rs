@@ -1,6 +1,6 @@
 //! What `spine hooks check` says about the settings before its findings: every settings file
-//! looked for and its status, the keys ignored or unsupported, and the effective permission
-//! rules with their sources (as text, or as JSON rows).
+//! looked for and its status, the keys ignored or unsupported, the workspace roots and the
+//! effective permission rules with their sources (as text, or as JSON rows).
 
 use serde_json::{Value, json};
 use spine_settings::FileStatus;
@@ -51,9 +51,33 @@ pub(super) fn rule_rows(settings: &spine_settings::Settings, all: &spine_setting
     rows
 }
 
+/// The workspace roots: the project directory, then each added directory of the applied and
+/// the withheld settings (`permissions.additionalDirectories`) with its source; a withheld one
+/// (an untrusted project's) says so. Paths are as resolved, not checked (`check` reports a
+/// missing one as an error).
+pub(super) fn root_rows(
+    settings: &spine_settings::Settings,
+    all: &spine_settings::Settings,
+    project: &std::path::Path,
+) -> Vec<Value> {
+    let mut rows = vec![json!({"path": project.display().to_string(), "source": "project directory", "applied": true})];
+    for dir in &all.permissions.additional_directories {
+        rows.push(json!({
+            "path": dir.resolve(project).display().to_string(),
+            "source": dir.source.to_string(),
+            "applied": settings.permissions.additional_directories.contains(dir),
+        }));
+    }
+    rows
+}
+
 /// The text part of `check` before the findings: files, ignored and unsupported keys, the
-/// effective permission rules.
-pub(super) fn settings_report(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> String {
+/// workspace roots, the effective permission rules.
+pub(super) fn settings_report(
+    settings: &spine_settings::Settings,
+    all: &spine_settings::Settings,
+    project: &std::path::Path,
+) -> String {
     let mut text = format!("settings files (sources: {}):\n", settings.sources);
     for f in file_rows(settings) {
         let s = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
@@ -64,6 +88,12 @@ pub(super) fn settings_report(settings: &spine_settings::Settings, all: &spine_s
     }
     for warning in &settings.warnings {
         text.push_str(&format!("unsupported: {warning}\n"));
+    }
+    text.push_str("workspace roots:\n");
+    for r in root_rows(settings, all, project) {
+        let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+        let withheld = if r["applied"] == json!(true) { "" } else { "  (not applied: the project is untrusted)" };
+        text.push_str(&format!("  {}  ({}){withheld}\n", s("path"), s("source")));
     }
     let rules = rule_rows(settings, all);
     if rules.is_empty() {

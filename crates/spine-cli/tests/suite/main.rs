@@ -6,6 +6,7 @@
 
 mod support;
 
+mod add_dir;
 mod cancel;
 mod claude_flags;
 mod claude_settings;

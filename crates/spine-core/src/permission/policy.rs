@@ -449,7 +449,7 @@ mod tests {
     #[test]
     fn workspace_boundary_is_a_hard_deny_even_in_bypass_with_hook_allow() {
         let p = policy(&["Read"], &[], &[], PermissionMode::BypassPermissions);
-        let violation = BoundaryError::Outside { path: "/etc/passwd".into(), root: "/proj".into() };
+        let violation = BoundaryError::Outside { path: "/etc/passwd".into(), roots: vec!["/proj".into()] };
         let args = Map::new();
         let d = p.decide(
             CallFacts { boundary: Some(&violation), ..CallFacts::new("Read", Effect::Read, &args) },

@@ -8,8 +8,9 @@
 //! - [`written_paths`] lists the absolute, lexically normal paths a call writes. For now it
 //!   reads the file-edit tools' `file_path` (`notebook_path` for `NotebookEdit`); shell
 //!   redirect targets come with `CallFacts::write_paths` later.
-//! - A path is protected when any of its components below the project directory is `.spine`,
-//!   `.claude` or `.git` (compared ASCII-case-insensitively, so `.GIT/config` on a
+//! - A path is protected when any of its components below the project directory (for a path
+//!   outside it, such as one in a directory added with `--add-dir`: any of its components) is
+//!   `.spine`, `.claude` or `.git` (compared ASCII-case-insensitively, so `.GIT/config` on a
 //!   case-insensitive file system is caught). Both the lexical path and the path with
 //!   symlinks followed are checked, so `docs -> .git/hooks` does not hide a hook. A path
 //!   whose links cannot be resolved counts as protected.
@@ -176,6 +177,18 @@ mod tests {
         assert_eq!(unnamed("Edit", "/proj/sub/.git/config", &[]).map(|w| w.dir), Some(".git"));
         assert_eq!(unnamed("Write", ".GIT/config", &[]).map(|w| w.dir), Some(".git"));
         assert_eq!(unnamed("Write", "src/../.spine/x", &[]).map(|w| w.dir), Some(".spine"));
+    }
+
+    #[test]
+    fn writes_into_protected_directories_of_an_added_root_are_protected_too() {
+        // An added workspace root (`--add-dir /added`) lies outside the project directory:
+        // its whole path is checked, so its `.git/` and `.claude/` are protected like the
+        // project's, and so is everything in a root that itself lies in such a folder.
+        assert_eq!(unnamed("Write", "/added/.git/config", &[]).map(|w| w.dir), Some(".git"));
+        assert_eq!(unnamed("Edit", "/added/sub/.claude/settings.json", &[]).map(|w| w.dir), Some(".claude"));
+        assert_eq!(unnamed("Write", "/home/me/.claude/notes.md", &[]).map(|w| w.dir), Some(".claude"));
+        assert_eq!(unnamed("Write", "/added/notes.md", &[]), None);
+        assert_eq!(unnamed("Write", "/added/.git/config", &["Edit(//added/.git/config)"]), None);
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //!   is decided across all allow rules by the policy. `Bash` rules also govern the other tools
 //!   that run shell commands (`exec_command`, `process_exec`).
 //! - `Read(src/**)`, `Edit(*.ts)`: a gitignore-style glob over the file path. Relative
-//!   patterns are anchored at the project root (`*.ts` without a slash matches at any depth),
-//!   `//abs` is an absolute path, `~/x` is under the home directory.
+//!   patterns with a slash (`src/**`, `./x`, `/x`) are anchored at the project root; a name
+//!   without a slash (`*.ts`, `.env`) matches at any depth in every workspace root, the added
+//!   directories too; `//abs` is an absolute path, `~/x` is under the home directory.
 //! - `WebFetch(domain:example.com)`: the URL's host, as `url::Url` parses it (see
 //!   [`super::web::url_in_domain`]; URLs with userinfo never match).
 //!
@@ -280,7 +281,9 @@ fn glob_for(pattern: &str, project_dir: &Path) -> Option<GlobMatcher> {
     } else if pattern.contains('/') {
         project_dir.join(pattern.trim_start_matches("./"))
     } else {
-        project_dir.join("**").join(pattern)
+        // A name without a slash matches at any depth, in every workspace root alike (the
+        // added directories too); paths outside every root never reach a rule's allow.
+        Path::new("**").join(pattern)
     };
     let text = absolute.to_string_lossy();
     // A directory pattern also covers what is below it.
@@ -381,6 +384,7 @@ mod tests {
         assert!(m("Edit(*.ts)", "Edit", json!({"file_path": "/proj/deep/x.ts"}), RuleUse::Restrict));
         assert!(m("Edit(*.ts)", "Write", json!({"file_path": "/proj/x.ts"}), RuleUse::Restrict));
         assert!(m("Read(//etc/**)", "Read", json!({"file_path": "/etc/passwd"}), RuleUse::Restrict));
+        assert!(!m("Edit(*.ts)", "Edit", json!({"file_path": "/proj/x.tsx"}), RuleUse::Restrict));
         assert!(m("Read(src/**)", "Grep", json!({"pattern": "x", "path": "src/q"}), RuleUse::Allow));
     }
 
@@ -406,5 +410,16 @@ mod tests {
         assert!(PermissionRule::parse("Bash(git *").is_err());
         assert!(PermissionRule::parse("(x)").is_err());
         assert!(PermissionRule::parse("Ba sh").is_err());
+    }
+
+    #[test]
+    fn names_without_a_slash_match_in_added_directories_too_and_slashed_patterns_stay_at_the_project() {
+        let added = json!({"file_path": "/added/deep/.env"});
+        assert!(m("Read(.env)", "Read", added.clone(), RuleUse::Restrict));
+        assert!(m("Read(.env)", "Read", json!({"file_path": "/proj/.env"}), RuleUse::Restrict));
+        assert!(!m("Read(.env)", "Read", json!({"file_path": "/added/.envrc"}), RuleUse::Restrict));
+        assert!(m("Edit(*.md)", "Write", json!({"file_path": "/added/notes.md"}), RuleUse::Allow));
+        assert!(!m("Read(./.env)", "Read", added, RuleUse::Restrict));
+        assert!(m("Read(//added/**)", "Read", json!({"file_path": "/added/a/b"}), RuleUse::Allow));
     }
 }

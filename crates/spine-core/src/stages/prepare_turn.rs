@@ -326,7 +326,7 @@ fn read_in(ws: &Workspace, relative: &str) -> Option<String> {
 }
 
 /// The operator-state snapshot: top-level workspace entries (at most 20, skipping `.spine`
-/// and `.git`), the memory files, and any extra sections (command runs, processes) the tools
+/// and `.git`), the added workspace roots (when there are any), the memory files, and any extra sections (command runs, processes) the tools
 /// provide. Take it before assembling the prompt.
 pub fn operator_snapshot(ws: &Workspace, extra: Map<String, Value>) -> Value {
     let mut highlights = Vec::new();
@@ -347,7 +347,15 @@ pub fn operator_snapshot(ws: &Workspace, extra: Map<String, Value>) -> Value {
         .unwrap_or_default();
     entries.sort();
     let mut state = Map::new();
-    state.insert("workspace".into(), json!({"workspace_root": ws.root(), "highlights": highlights}));
+    let mut workspace = json!({"workspace_root": ws.root(), "highlights": highlights});
+    if ws.added_roots().len() > 0 {
+        // The added roots (`--add-dir`, `permissions.additionalDirectories`): the model may
+        // use them with absolute paths.
+        workspace["additional_directories"] = json!(ws.added_roots().collect::<Vec<_>>());
+        workspace["additional_directories_note"] =
+            json!("the file tools may also read and write these directories; give their absolute paths");
+    }
+    state.insert("workspace".into(), workspace);
     state.insert("memory".into(), json!({"root_memory_path": ROOT_MEMORY_FILE, "entries": entries}));
     state.extend(extra);
     Value::Object(state)
@@ -565,5 +573,20 @@ mod tests {
         let (p, _) = run(&ws, &settings, &SkillCatalog::default(), None, &[Message::user("a b c")]);
         let system_words = p.messages[0].text().expect("s").split_whitespace().count() as u64;
         assert_eq!(p.estimated_token_count, system_words + 4 + 3 + 4);
+    }
+
+    #[test]
+    fn the_operator_state_names_the_added_roots_only_when_there_are_some() {
+        let (primary, added) = (tempfile::tempdir().expect("tmp"), tempfile::tempdir().expect("tmp"));
+        let single = operator_snapshot(&Workspace::new(primary.path()).expect("ws"), Map::new());
+        assert!(single["workspace"].get("additional_directories").is_none(), "{single}");
+        let ws = Workspace::with_roots(primary.path(), [added.path()]).expect("ws");
+        let state = operator_snapshot(&ws, Map::new());
+        let canonical = added.path().canonicalize().expect("canon");
+        assert_eq!(state["workspace"]["additional_directories"], json!([canonical]));
+        let settings = TurnSettings::default();
+        let (p, _) = run(&ws, &settings, &SkillCatalog::default(), Some(&state), &[Message::user("hi")]);
+        let system = p.messages[0].text().expect("system");
+        assert!(system.contains(&*canonical.to_string_lossy()), "{system}");
     }
 }

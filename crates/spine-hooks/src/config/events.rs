@@ -19,7 +19,10 @@ const CLAUDE_ONLY: &[(&str, &str)] = &[
     ("TeammateIdle", "spine has no agent teams"),
     ("ConfigChange", "spine reads settings once per run"),
     ("CwdChanged", "spine's working directory does not change during a run"),
-    ("DirectoryAdded", "spine has no /add-dir"),
+    (
+        "DirectoryAdded",
+        "spine adds directories only before a run starts (--add-dir, additionalDirectories), never during one",
+    ),
     ("FileChanged", "spine does not watch files"),
     ("WorktreeCreate", "spine does not create worktrees"),
     ("WorktreeRemove", "spine does not create worktrees"),

@@ -28,34 +28,42 @@ pub(crate) enum Strategy {
 }
 
 impl Workspace {
-    /// Opens `rel` beneath the root with the given strategy (`ENOSYS` switches to the walk).
-    pub(super) fn open_rel(&self, rel: &Path, flags: OFlags, mode: Mode, strategy: Strategy) -> Result<OwnedFd, Errno> {
+    /// Opens `rel` beneath the root whose descriptor is `root` with the given strategy
+    /// (`ENOSYS` switches to the walk).
+    pub(super) fn open_rel(
+        root: BorrowedFd<'_>,
+        rel: &Path,
+        flags: OFlags,
+        mode: Mode,
+        strategy: Strategy,
+    ) -> Result<OwnedFd, Errno> {
         let rel = if rel.as_os_str().is_empty() { Path::new(".") } else { rel };
         match strategy {
             Strategy::Openat2 => {
                 let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
                 for _ in 0..EAGAIN_RETRIES {
-                    match rustix::fs::openat2(self.root_fd(), rel, flags, mode, resolve) {
+                    match rustix::fs::openat2(root, rel, flags, mode, resolve) {
                         Err(Errno::AGAIN) => continue,
                         Err(Errno::NOSYS) => {
                             NO_OPENAT2.store(true, Ordering::Relaxed);
-                            return walk(self.root_fd(), rel, flags, mode);
+                            return walk(root, rel, flags, mode);
                         }
                         other => return other,
                     }
                 }
                 Err(Errno::AGAIN)
             }
-            Strategy::Walk => walk(self.root_fd(), rel, flags, mode),
+            Strategy::Walk => walk(root, rel, flags, mode),
         }
     }
 
-    /// Opens (creating what is missing) the directory `rel` beneath the root; returns its
-    /// descriptor. Each missing component is made with `mkdirat` on its parent's descriptor.
-    pub(super) fn create_dirs(&self, rel: &Path, strategy: Strategy) -> Result<OwnedFd, Errno> {
+    /// Opens (creating what is missing) the directory `rel` beneath the root whose descriptor
+    /// is `root`; returns its descriptor. Each missing component is made with `mkdirat` on its
+    /// parent's descriptor.
+    pub(super) fn create_dirs(root: BorrowedFd<'_>, rel: &Path, strategy: Strategy) -> Result<OwnedFd, Errno> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let mut prefix = PathBuf::new();
-        let mut current = self.open_rel(Path::new("."), flags, Mode::empty(), strategy)?;
+        let mut current = Self::open_rel(root, Path::new("."), flags, Mode::empty(), strategy)?;
         for component in rel.components() {
             let name = match component {
                 Component::Normal(name) => name,
@@ -63,14 +71,14 @@ impl Workspace {
                 Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(Errno::XDEV),
             };
             prefix.push(name);
-            current = match self.open_rel(&prefix, flags, Mode::empty(), strategy) {
+            current = match Self::open_rel(root, &prefix, flags, Mode::empty(), strategy) {
                 Ok(fd) => fd,
                 Err(Errno::NOENT) => {
                     match rustix::fs::mkdirat(&current, name, Mode::from_raw_mode(0o777)) {
                         Ok(()) | Err(Errno::EXIST) => {}
                         Err(e) => return Err(e),
                     }
-                    self.open_rel(&prefix, flags, Mode::empty(), strategy)?
+                    Self::open_rel(root, &prefix, flags, Mode::empty(), strategy)?
                 }
                 Err(e) => return Err(e),
             };

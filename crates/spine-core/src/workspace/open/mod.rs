@@ -1,8 +1,10 @@
-//! Race-free file access beneath the workspace root: the enforcement of the boundary.
+//! Race-free file access beneath the workspace roots: the enforcement of the boundary.
 //!
 //! Contract:
-//! - Every open starts from the root directory's descriptor (held by the [`Workspace`]) and
-//!   resolves the path relative to it with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`.
+//! - Every open starts from the descriptor of one root directory (held by the [`Workspace`]):
+//!   a relative path is beneath the primary root, an absolute one beneath the (outermost) root
+//!   that lexically contains it — a path under no root is [`OpenError::Escape`] — and the path
+//!   is resolved relative to that descriptor with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`.
 //!   The kernel refuses, atomically with the open, any resolution that would leave the root
 //!   (`..` above it, an absolute symlink, a relative symlink climbing out, `/proc` magic links):
 //!   a symlink swapped in between a check and the open cannot lead outside.
@@ -101,13 +103,13 @@ impl EntryKind {
 #[derive(Debug, Error)]
 pub enum OpenError {
     /// The resolution would leave the workspace (`..` above the root, a symlink pointing out,
-    /// or — on kernels without `openat2` — any symlink).
-    #[error("{path} is outside the workspace {root} (a symlink or `..` on the way leads out)")]
+    /// or — on kernels without `openat2` — any symlink), or the path lies under no root.
+    #[error("{path} is outside the workspace {} (a symlink or `..` on the way leads out)", super::show_roots(roots))]
     Escape {
         /// The path as given.
         path: PathBuf,
-        /// The workspace root.
-        root: PathBuf,
+        /// The workspace roots, the primary root first.
+        roots: Vec<PathBuf>,
     },
     /// Nothing at the path.
     #[error("{path} does not exist")]
@@ -150,9 +152,9 @@ pub(crate) fn open_root(root: &Path) -> io::Result<OwnedFd> {
 }
 
 impl Workspace {
-    /// The root directory's descriptor.
+    /// The primary root directory's descriptor.
     pub fn root_fd(&self) -> BorrowedFd<'_> {
-        self.root_fd.as_fd()
+        self.primary().fd.as_fd()
     }
 
     /// Opens a file beneath the root for `how`, checking by descriptor that it is a regular
@@ -209,11 +211,11 @@ impl Workspace {
     /// parent directory, then renamed over the name with `renameat` on that directory's
     /// descriptor. Missing parents are created.
     pub fn replace_file_atomically(&self, path: &Path, content: &[u8]) -> Result<(), OpenError> {
-        let rel = self.relative(path)?;
+        let (root, rel) = self.relative(path)?;
         let (Some(name), parent) = (rel.file_name(), rel.parent().unwrap_or(Path::new(""))) else {
             return Err(OpenError::IsDirectory { path: path.to_path_buf() });
         };
-        let dir = self.create_dirs(parent, strategy()).map_err(|e| self.map(path, e))?;
+        let dir = Self::create_dirs(root, parent, strategy()).map_err(|e| self.map(path, e))?;
         let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let mut tmp = OsString::from(".");
         tmp.push(name);
@@ -234,15 +236,14 @@ impl Workspace {
     /// Creates a directory and its missing parents beneath the root (`mkdirat` on descriptors
     /// opened beneath the root).
     pub fn create_dir_all(&self, path: &Path) -> Result<(), OpenError> {
-        let rel = self.relative(path)?;
-        self.create_dirs(&rel, strategy()).map(drop).map_err(|e| self.map(path, e))
+        let (root, rel) = self.relative(path)?;
+        Self::create_dirs(root, &rel, strategy()).map(drop).map_err(|e| self.map(path, e))
     }
 
     /// What the path names, following symlinks only while they stay beneath the root.
     pub fn kind(&self, path: &Path) -> Result<EntryKind, OpenError> {
-        let rel = self.relative(path)?;
-        let fd = self
-            .open_rel(&rel, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), strategy())
+        let (root, rel) = self.relative(path)?;
+        let fd = Self::open_rel(root, &rel, OFlags::PATH | OFlags::CLOEXEC, Mode::empty(), strategy())
             .map_err(|e| self.map(path, e))?;
         let stat = rustix::fs::fstat(&fd).map_err(|e| self.map(path, e))?;
         Ok(EntryKind::from_file_type(FileType::from_raw_mode(stat.st_mode)))
@@ -251,9 +252,9 @@ impl Workspace {
     /// The entries of a directory beneath the root (names and kinds, links not followed;
     /// `.` and `..` left out), in no particular order.
     pub fn list_dir(&self, path: &Path) -> Result<Vec<(OsString, EntryKind)>, OpenError> {
-        let rel = self.relative(path)?;
+        let (root, rel) = self.relative(path)?;
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = self.open_rel(&rel, flags, Mode::empty(), strategy()).map_err(|e| self.map(path, e))?;
+        let fd = Self::open_rel(root, &rel, flags, Mode::empty(), strategy()).map_err(|e| self.map(path, e))?;
         let dir = rustix::fs::Dir::new(fd).map_err(|e| self.map(path, e))?;
         let mut entries = Vec::new();
         for entry in dir {
@@ -273,28 +274,28 @@ impl Workspace {
         how: OpenFor,
         strategy: Strategy,
     ) -> Result<(File, Presence), OpenError> {
-        let rel = self.relative(path)?;
+        let (root, rel) = self.relative(path)?;
         let map = |e: Errno| self.map(path, e);
         let (fd, presence) = match how {
             OpenFor::Read | OpenFor::ReadWrite => {
                 let access = if how == OpenFor::Read { OFlags::RDONLY } else { OFlags::RDWR };
                 let flags = access | OFlags::NONBLOCK | OFlags::CLOEXEC;
-                (self.open_rel(&rel, flags, Mode::empty(), strategy).map_err(map)?, Presence::Existed)
+                (Self::open_rel(root, &rel, flags, Mode::empty(), strategy).map_err(map)?, Presence::Existed)
             }
             OpenFor::Replace | OpenFor::Append => {
                 if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    self.create_dirs(parent, strategy).map_err(map)?;
+                    Self::create_dirs(root, parent, strategy).map_err(map)?;
                 }
                 let mut flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
                 if how == OpenFor::Append {
                     flags |= OFlags::APPEND;
                 }
-                match self.open_rel(&rel, flags, Mode::empty(), strategy) {
+                match Self::open_rel(root, &rel, flags, Mode::empty(), strategy) {
                     Ok(fd) => (fd, Presence::Existed),
                     Err(Errno::NOENT) => {
-                        let fd = self
-                            .open_rel(&rel, flags | OFlags::CREATE, Mode::from_raw_mode(0o666), strategy)
-                            .map_err(map)?;
+                        let fd =
+                            Self::open_rel(root, &rel, flags | OFlags::CREATE, Mode::from_raw_mode(0o666), strategy)
+                                .map_err(map)?;
                         (fd, Presence::Created)
                     }
                     Err(e) => return Err(map(e)),
@@ -314,21 +315,23 @@ impl Workspace {
         Ok((file, presence))
     }
 
-    /// The path relative to the root: an absolute path must lie lexically under it.
-    fn relative(&self, path: &Path) -> Result<PathBuf, OpenError> {
-        if path.is_absolute() {
-            path.strip_prefix(&self.root)
-                .map(Path::to_path_buf)
-                .map_err(|_| OpenError::Escape { path: path.to_path_buf(), root: self.root.clone() })
-        } else {
-            Ok(path.to_path_buf())
+    /// The root to open beneath and the path relative to it: a relative path is relative to
+    /// the primary root; an absolute path must lie lexically under a root (the outermost one
+    /// that contains it is used).
+    fn relative(&self, path: &Path) -> Result<(BorrowedFd<'_>, PathBuf), OpenError> {
+        if !path.is_absolute() {
+            return Ok((self.root_fd(), path.to_path_buf()));
         }
+        let escape = || OpenError::Escape { path: path.to_path_buf(), roots: self.root_paths() };
+        let root = self.root_index(path).map(|i| &self.roots[i]).ok_or_else(escape)?;
+        let rel = path.strip_prefix(&root.path).map_err(|_| escape())?;
+        Ok((root.fd.as_fd(), rel.to_path_buf()))
     }
 
     fn map(&self, path: &Path, errno: Errno) -> OpenError {
         let path = path.to_path_buf();
         match errno {
-            Errno::XDEV | Errno::LOOP => OpenError::Escape { path, root: self.root.clone() },
+            Errno::XDEV | Errno::LOOP => OpenError::Escape { path, roots: self.root_paths() },
             Errno::NOENT => OpenError::NotFound { path },
             Errno::ISDIR => OpenError::IsDirectory { path },
             Errno::NOTDIR => OpenError::NotDirectory { path },

@@ -156,3 +156,76 @@ fn atomic_replace_and_update_go_through_descriptors() {
     assert!(is_escape(f.ws.replace_file_atomically(Path::new("m/out/key.md"), b"x")));
     assert!(!f.outside.path().join("key.md").exists());
 }
+
+/// A workspace with a primary root and one added directory holding `dir/file`.
+fn two_roots() -> (Fixture, tempfile::TempDir, PathBuf) {
+    let f = fixture();
+    let added = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(added.path().join("dir")).expect("mkdir");
+    std::fs::write(added.path().join("dir/file"), "added").expect("write");
+    let ws = Workspace::with_roots(f.ws.root(), [added.path()]).expect("workspace");
+    let added_root = added.path().canonicalize().expect("canon");
+    (Fixture { ws, ..f }, added, added_root)
+}
+
+#[test]
+fn files_in_an_added_root_open_beneath_that_root() {
+    let (f, _added, root) = two_roots();
+    for strategy in [Strategy::Openat2, Strategy::Walk] {
+        let (mut file, _) = f.ws.open_file_with(&root.join("dir/file"), OpenFor::Read, strategy).expect("open");
+        let mut s = String::new();
+        file.read_to_string(&mut s).expect("read");
+        assert_eq!(s, "added");
+        let new = root.join(format!("new-{strategy:?}/deep.txt"));
+        let (_, presence) = f.ws.open_file_with(&new, OpenFor::Replace, strategy).expect("create");
+        assert_eq!(presence, Presence::Created);
+    }
+    f.ws.write_file(&root.join("w.txt"), b"written").expect("write");
+    assert_eq!(std::fs::read_to_string(root.join("w.txt")).expect("read"), "written");
+    assert_eq!(f.ws.kind(&root.join("dir")).expect("kind"), EntryKind::Directory);
+    assert_eq!(f.ws.list_dir(&root.join("dir")).expect("list").len(), 1);
+    f.ws.replace_file_atomically(&root.join("dir/file"), b"replaced").expect("replace");
+    assert_eq!(f.ws.read_file(&root.join("dir/file")).expect("read"), b"replaced");
+    // Relative paths stay relative to the primary root.
+    assert_eq!(f.ws.read_file(Path::new("dir/file")).expect("read"), b"inside");
+}
+
+#[test]
+fn a_symlink_in_an_added_root_pointing_outside_every_root_is_an_escape() {
+    let (f, _added, root) = two_roots();
+    symlink(f.outside.path().join("secret"), root.join("abs")).expect("link");
+    symlink(
+        "../../../../../../../../../..".to_owned() + &f.outside.path().join("secret").to_string_lossy(),
+        root.join("rel"),
+    )
+    .expect("link");
+    for strategy in [Strategy::Openat2, Strategy::Walk] {
+        for link in ["abs", "rel"] {
+            let r = f.ws.open_file_with(&root.join(link), OpenFor::Read, strategy);
+            assert!(is_escape(r), "{link} {strategy:?}");
+        }
+        let r = f.ws.open_file_with(&root.join("abs"), OpenFor::Replace, strategy);
+        assert!(is_escape(r), "write through abs {strategy:?}");
+    }
+    assert_eq!(std::fs::read_to_string(f.outside.path().join("secret")).expect("read"), "outside secret");
+}
+
+#[test]
+fn a_path_under_no_root_is_an_escape_naming_every_root() {
+    let (f, _added, root) = two_roots();
+    let err = f.ws.read_file(&f.outside.path().join("secret")).expect_err("outside");
+    let text = err.to_string();
+    assert!(matches!(err, OpenError::Escape { ref roots, .. } if roots.len() == 2), "{text}");
+    assert!(text.contains(&*root.to_string_lossy()) && text.contains(&*f.ws.root().to_string_lossy()), "{text}");
+}
+
+#[test]
+fn a_symlink_in_the_primary_root_into_an_added_root_is_refused_by_the_open_of_its_own_path() {
+    // Opened by the link's own path, the open is beneath the primary root and the link leaves
+    // it: refused. The tools open the resolved path (inside the added root) instead.
+    let (f, _added, root) = two_roots();
+    symlink(&root, f.ws.root().join("other")).expect("link");
+    assert!(is_escape(f.ws.read_file(&f.ws.root().join("other/dir/file"))));
+    let resolved = f.ws.resolve("other/dir/file", f.ws.root()).expect("inside");
+    assert_eq!(f.ws.read_file(&resolved).expect("read"), b"added");
+}
