@@ -1,54 +1,14 @@
 """Driver of bench/prompt-cache.sh: a fake Anthropic Messages server, one spine session of ten
 tool turns and an answer, and the byte shares of turn 10's request (see the shell script)."""
-import http.server
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
+
+from fake_anthropic import serve
 
 TURNS = 10
-bodies = []
-
-
-def sse(events):
-    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
-
-
-def reply(n):
-    start = {"type": "message_start", "message": {"id": f"msg_{n}", "type": "message", "role": "assistant", "content": [],
-             "model": "m", "stop_reason": None, "usage": {"input_tokens": 100, "output_tokens": 1}}}
-    if n < TURNS:
-        tool, args = [("Read", {"file_path": "CLAUDE.md"}), ("Bash", {"command": f"echo step {n}"}),
-                      ("Glob", {"pattern": "*.md"})][n % 3]
-        block = {"type": "tool_use", "id": f"toolu_{n}", "name": tool, "input": {}}
-        delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
-        stop = "tool_use"
-    else:
-        block = {"type": "text", "text": ""}
-        delta = {"type": "text_delta", "text": "All steps done."}
-        stop = "end_turn"
-    return sse([start, {"type": "content_block_start", "index": 0, "content_block": block},
-                {"type": "content_block_delta", "index": 0, "delta": delta},
-                {"type": "content_block_stop", "index": 0},
-                {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 20}},
-                {"type": "message_stop"}])
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        bodies.append(body)
-        data = reply(len(bodies))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
 
 
 def size(value):
@@ -57,8 +17,7 @@ def size(value):
 
 def main():
     spine = sys.argv[1]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, bodies = serve(TURNS)
     with tempfile.TemporaryDirectory() as work:
         project = os.path.join(work, "project")
         os.makedirs(project)
