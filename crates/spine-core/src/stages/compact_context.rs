@@ -8,9 +8,11 @@
 //!
 //! Strategies:
 //! - `sandwich` (the default): keep the first message if it is a system message, then the note
-//!   `Earlier context compacted for <model>.`, then the last two messages — the cut moves back
-//!   so that no tool result is separated from its call, and a result that would not be shorter
-//!   than the input is not applied (a 3-message list would grow to 4: not here).
+//!   `Earlier context compacted for <model>.` as a **user** message (as Claude Code does with its
+//!   summary: a second system message, or a tail that starts with an assistant turn right after
+//!   the system prompt, is rejected by strict chat templates), then the last two messages — the
+//!   cut moves back so that no tool result is separated from its call, and a result that would
+//!   not be shorter than the input is not applied (a 3-message list would grow to 4: not here).
 //! - `summarize`: one model request summarising the dropped middle with a fixed instruction;
 //!   the summary becomes the note. If that request fails, `sandwich` is used and the fallback is
 //!   recorded.
@@ -108,7 +110,7 @@ pub fn sandwich(messages: &[Message], note: String) -> Option<Vec<Message>> {
     let cut = tail_start(messages).max(head);
     let mut out = Vec::with_capacity(messages.len() - cut + head + 1);
     out.extend(messages[..head].iter().cloned());
-    out.push(Message::system(note));
+    out.push(Message::user(note));
     out.extend(messages[cut..].iter().cloned());
     if out.len() < messages.len() { Some(out) } else { None }
 }
@@ -248,7 +250,7 @@ mod tests {
         assert!(c.compacted);
         assert_eq!(c.messages.len(), 4);
         assert_eq!(c.messages[0], Message::system("sys"));
-        assert_eq!(c.messages[1], Message::system("Earlier context compacted for gpt-4.1-mini."));
+        assert_eq!(c.messages[1], Message::user("Earlier context compacted for gpt-4.1-mini."));
         assert_eq!(&c.messages[2..], &msgs[10..]);
         assert_eq!(trace.stage_names(), vec!["compact_context"]);
     }

@@ -66,7 +66,7 @@ async fn sandwich_compaction_keeps_pairs_whole_and_fires_pre_post_compact_and_se
     assert_eq!(compactions[0]["strategy"], "sandwich");
     assert_eq!(script.requests()[1].len(), 4, "four messages cannot shrink: not compacted yet");
     let after = &script.requests()[2];
-    assert_eq!(after[1], Message::system("Earlier context compacted for script."));
+    assert_eq!(after[1], Message::user("Earlier context compacted for script."));
     assert!(matches!(after[2], Message::Assistant(_)), "the tail starts at the call, not at its result");
     assert_eq!(*sources.lock().expect("sources"), vec!["startup", "compact"]);
 }

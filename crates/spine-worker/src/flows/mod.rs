@@ -200,6 +200,7 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
             context_window: None,
         },
         default_model: None,
+        tools: &[],
     };
     let prepared = prepare_request(&inputs, &transcript, None, &ctx.trace);
     if ctx.canceled() {
