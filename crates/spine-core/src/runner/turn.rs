@@ -145,6 +145,10 @@ impl Run<'_> {
             &self.trace,
         )
         .await;
+        if let Some(sent) = compaction.summary_request {
+            let cost_usd = sent.usage.and_then(|u| self.agent.model.cost_usd(&u));
+            self.model_usage.entry(self.agent.model.model().to_owned()).or_default().record(sent.usage, cost_usd);
+        }
         if !compaction.compacted {
             return false;
         }

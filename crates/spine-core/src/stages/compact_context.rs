@@ -22,6 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use spine_protocol::message::Message;
+use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolSpec;
 use spine_protocol::trace::StageName;
 use tokio_util::sync::CancellationToken;
@@ -84,6 +85,16 @@ pub struct Compaction {
     pub fallback: Option<String>,
     /// The note that replaced the dropped messages.
     pub note: Option<String>,
+    /// The summary request, when one was sent: the usage it reported (`None`: none reported).
+    /// It is a model request like any other, and counts towards the run's usage and cost.
+    pub summary_request: Option<SummaryRequest>,
+}
+
+/// The usage of a summary request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummaryRequest {
+    /// What the server reported, if anything.
+    pub usage: Option<Usage>,
 }
 
 /// Where the kept tail starts: the last two messages, moved back so that it does not start
@@ -141,8 +152,11 @@ pub async fn compact_context(
     let mut fallback = None;
     let mut used = CompactStrategy::Sandwich;
     let mut note = default_note.clone();
+    let mut summary_request = None;
     if strategy == CompactStrategy::Summarize {
-        match summarize(messages, summarizer, cancel).await {
+        let (result, sent) = summarize(messages, summarizer, cancel).await;
+        summary_request = sent;
+        match result {
             Ok(summary) => {
                 used = CompactStrategy::Summarize;
                 note = format!("{default_note} Summary of the earlier conversation:\n{summary}");
@@ -164,7 +178,7 @@ pub async fn compact_context(
         f.insert("fallback".into(), json!({"from": "summarize", "to": "sandwich", "reason": why}));
     }
     trace.stage(StageName::CompactContext, None, started, f);
-    Compaction { messages: out, compacted, strategy: used, fallback, note: compacted.then_some(note) }
+    Compaction { messages: out, compacted, strategy: used, fallback, note: compacted.then_some(note), summary_request }
 }
 
 /// Records a turn where no compaction was needed.
@@ -187,20 +201,24 @@ async fn summarize(
     messages: &[Message],
     summarizer: Option<Summarizer<'_>>,
     cancel: &CancellationToken,
-) -> Result<String, String> {
-    let Summarizer { model, tools } = summarizer.ok_or("no model available to summarize")?;
+) -> (Result<String, String>, Option<SummaryRequest>) {
+    let Some(Summarizer { model, tools }) = summarizer else {
+        return (Err("no model available to summarize".to_owned()), None);
+    };
     let head = usize::from(matches!(messages.first(), Some(Message::System { .. })));
     let cut = tail_start(messages).max(head);
     let mut request: Vec<Message> = messages[..cut].to_vec();
     request.push(Message::user(SUMMARY_INSTRUCTION));
-    let reply = model
-        .complete(ModelRequest { messages: &request, tools }, &NoStream, cancel)
-        .await
-        .map_err(|e| format!("summary request failed: {}", e.message))?;
-    match reply.message.content {
-        Some(text) if !text.trim().is_empty() && reply.message.tool_calls.is_empty() => Ok(text.trim().to_owned()),
-        _ => Err("summary request returned no text".to_owned()),
-    }
+    let reply = model.complete(ModelRequest { messages: &request, tools }, &NoStream, cancel).await;
+    let sent = Some(SummaryRequest { usage: reply.as_ref().map_or_else(|e| e.usage, |r| r.usage) });
+    let result = match reply {
+        Err(e) => Err(format!("summary request failed: {}", e.message)),
+        Ok(reply) => match reply.message.content {
+            Some(text) if !text.trim().is_empty() && reply.message.tool_calls.is_empty() => Ok(text.trim().to_owned()),
+            _ => Err("summary request returned no text".to_owned()),
+        },
+    };
+    (result, sent)
 }
 
 #[cfg(test)]

@@ -93,6 +93,8 @@ async fn summarize_asks_the_model_once_and_keeps_the_summary_as_the_note() {
     let note = requests[3][1].text().expect("note");
     assert!(note.contains("The user asked about values; value 1 was read."), "{note}");
     assert_eq!(compaction_fields(&outcome.trace)[0]["strategy"], "summarize");
+    // The summary request counts towards the run's usage like any other request.
+    assert_eq!(outcome.model_usage["script"].requests as usize, requests.len());
 }
 
 #[tokio::test]
