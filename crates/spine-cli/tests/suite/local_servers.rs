@@ -77,14 +77,14 @@ fn spine_run_completes_a_tool_loop_against_a_llama_cpp_style_server() {
     let attempts = of_kind(&entries, "model_attempt");
     let retry = attempts.iter().find(|a| a["outcome"] == "retry").expect("the fallback is an attempt entry");
     assert_eq!((retry["turn"].clone(), retry["attempt"].clone()), (json!(1), json!(1)));
-    assert!(retry["error"].as_str().unwrap_or("").contains("retrying once without streaming"), "{retry}");
+    assert!(retry["error"].as_str().unwrap_or("").contains("the next attempt does not stream"), "{retry}");
     let run_usage = of_kind(&entries, "run_usage");
     assert_eq!(run_usage.len(), 1);
     let smollm2 = &run_usage[0]["models"]["smollm2"];
     assert_eq!((smollm2["requests"].clone(), smollm2["requests_without_usage"].clone()), (json!(2), json!(2)));
     assert!(smollm2.get("usage").is_none(), "absent, not 0/0: {smollm2}");
     let err = stderr(&out);
-    assert!(err.lines().any(|l| l.contains("retrying once without streaming")), "one -v line per retry: {err}");
+    assert!(err.lines().any(|l| l.contains("the next attempt does not stream")), "one -v line per retry: {err}");
 }
 
 #[test]

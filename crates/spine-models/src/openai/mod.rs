@@ -236,7 +236,7 @@ impl ModelClient for OpenAiClient {
             match self.attempt(body, stream, self.config.mode).await {
                 Err(mut e) if e.end == StreamEnd::Empty => {
                     unstreamed.store(true, Ordering::SeqCst);
-                    e.error.message = format!("{}; retrying once without streaming", e.error.message);
+                    e.error.message = format!("{}; the next attempt does not stream", e.error.message);
                     e.retry_after = Some(Duration::ZERO);
                     Err(e)
                 }
