@@ -168,6 +168,10 @@ fn cost_from_settings_prices_appears_in_the_result_and_the_trace() {
     let run_usage = of_kind(&entries, "run_usage")[0];
     assert!(close(&run_usage["total_cost_usd"]), "{run_usage}");
     assert_eq!(run_usage["models"]["smollm2"]["usage"]["output_tokens"], 500);
+    let shown = s.spine().args(["trace", "show", trace.to_str().expect("utf8")]).output().expect("runs");
+    let text = stdout(&shown);
+    assert!(text.contains("in 1000 (cache write 0, read 0), out 500, $0.004000"), "{text}");
+    assert!(text.contains("run usage: smollm2: 1 request(s), in 1000 (cache write 0, read 0), out 500, $0.004000; total cost $0.004000"), "{text}");
 }
 
 fn anthropic_reply() -> String {

@@ -64,6 +64,10 @@ async fn prepare_round_answers_with_messages_tools_model_and_trace(backend: Back
         response["trace"].as_array().expect("trace").iter().filter_map(|t| t["hook"].as_str()).collect();
     assert_eq!(hooks, ["prepare_turn", "compact_context"]);
     assert_eq!(response["trace"][0]["profile"], "main");
+    // The visible tool's schema counts in the estimate (the program's request carries it).
+    let prepare = &response["trace"][0];
+    let tool_tokens = prepare["tool_tokens"].as_u64().expect("tool_tokens");
+    assert!(tool_tokens > 0 && tool_tokens < prepare["estimated_token_count"].as_u64().unwrap_or(0), "{prepare}");
 }
 
 async fn execute_program_tool_answers_with_the_result_or_the_tool_error_payload(backend: Backend) {
