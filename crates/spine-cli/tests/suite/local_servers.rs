@@ -210,3 +210,29 @@ fn max_tokens_setting_wins_over_claude_code_max_output_tokens_which_wins_over_81
         assert_eq!(server.only().1["max_tokens"], expected, "{var:?} {settings}");
     }
 }
+
+#[test]
+fn usage_sent_with_a_length_stop_reaches_the_result_of_the_failed_run() {
+    let events = [
+        json!({"choices": [{"index": 0, "delta": {"content": "on and on"}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 7514, "completion_tokens": 400}}),
+    ];
+    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    let server = SseServer::start(vec![body]);
+    let s = Sandbox::new();
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .args(["run", "-p", "ramble", "--model", "openai:smollm2", "--output-format", "json"])
+        .output()
+        .expect("runs");
+    let result = json(&out);
+    assert_eq!(result["subtype"], "error_during_execution", "{result}");
+    assert_eq!(
+        (result["usage"]["input_tokens"].clone(), result["usage"]["output_tokens"].clone()),
+        (json!(7514), json!(400))
+    );
+    assert!(result.get("requests_without_usage").is_none(), "{result}");
+}
