@@ -1,6 +1,14 @@
 //! The model client: `--model`, else `ANTHROPIC_MODEL`, else settings `model`, else the
-//! provider whose API key is set (Claude Code's order); with the timeouts of settings
-//! `model_options.timeouts`.
+//! provider whose API key is set (Claude Code's order); with the options of settings
+//! `model_options` ([`client_options`]: timeouts, `tool_choice`, `stream`, `max_tokens`,
+//! `temperature`, `prices`).
+//!
+//! The output limit: settings `model_options.max_tokens`, else `CLAUDE_CODE_MAX_OUTPUT_TOKENS`
+//! (the process environment, else the settings `env` key, as Claude Code reads it), else the
+//! client's default. The spine setting wins because it is the more specific of the two: Claude
+//! Code has no settings key for the limit, only the variable, and a project that sets
+//! `model_options.max_tokens` means it for spine. A variable that is not a positive integer is
+//! ignored.
 
 use std::sync::Arc;
 
@@ -28,7 +36,7 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
         }
         (None, None, None) => (spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?, String::new()),
     };
-    let options = spine_models::ClientOptions { timeouts: model_timeouts(settings) };
+    let options = client_options(settings, |name| std::env::var(name).ok());
     spine_models::client_with(&spec, &options).map_err(|e| match from.as_str() {
         "" => AssemblyError::Model(e.to_string()),
         from => AssemblyError::Model(format!("{from}: {e}")),
@@ -38,6 +46,44 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
 fn parse_spec(text: &str, from: &str) -> Result<ModelSpec, AssemblyError> {
     text.parse().map_err(|e| AssemblyError::Model(format!("{from}: {e}")))
 }
+
+/// The client options of settings `model_options` (see the module documentation), reading
+/// the process environment through `var`.
+pub fn client_options(settings: &Settings, var: impl Fn(&str) -> Option<String>) -> spine_models::ClientOptions {
+    let o = &settings.model_options;
+    let from_env = || {
+        var(MAX_OUTPUT_TOKENS_VAR)
+            .or_else(|| settings.env.get(MAX_OUTPUT_TOKENS_VAR).cloned())
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|n| *n > 0)
+    };
+    spine_models::ClientOptions {
+        timeouts: model_timeouts(settings),
+        tool_choice: o.tool_choice.clone(),
+        streaming: match o.stream {
+            Some(false) => spine_models::Streaming::Off,
+            Some(true) | None => spine_models::Streaming::On,
+        },
+        max_tokens: o.max_tokens.or_else(from_env),
+        temperature: o.temperature,
+        prices: o
+            .prices
+            .iter()
+            .map(|(prefix, p)| {
+                let price = spine_models::pricing::Price {
+                    input: p.input,
+                    output: p.output,
+                    cache_write: p.cache_write,
+                    cache_read: p.cache_read,
+                };
+                (prefix.clone(), price)
+            })
+            .collect(),
+    }
+}
+
+/// Claude Code's variable for the output limit.
+pub const MAX_OUTPUT_TOKENS_VAR: &str = "CLAUDE_CODE_MAX_OUTPUT_TOKENS";
 
 /// The client timeouts: settings `model_options.timeouts` over the defaults.
 pub fn model_timeouts(settings: &Settings) -> Timeouts {

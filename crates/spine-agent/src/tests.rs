@@ -46,6 +46,30 @@ fn model_timeouts_come_from_settings_over_the_defaults() {
 }
 
 #[test]
+fn max_tokens_setting_wins_over_claude_code_max_output_tokens_which_wins_over_the_default() {
+    let none = |_: &str| None;
+    let var = |name: &str| (name == MAX_OUTPUT_TOKENS_VAR).then(|| "4096".to_owned());
+    let bad = |name: &str| (name == MAX_OUTPUT_TOKENS_VAR).then(|| "lots".to_owned());
+    let plain = settings("{}");
+    assert_eq!(client_options(&plain, none).max_tokens, None, "unset: the client's default");
+    assert_eq!(client_options(&plain, var).max_tokens, Some(4096));
+    assert_eq!(client_options(&plain, bad).max_tokens, None, "an unparsable variable is ignored");
+    let in_env = settings(r#"{"env": {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "2048"}}"#);
+    assert_eq!(client_options(&in_env, none).max_tokens, Some(2048), "settings env, as Claude Code reads it");
+    assert_eq!(client_options(&in_env, var).max_tokens, Some(4096), "the process environment first");
+    let set = settings(
+        r#"{"model_options": {"max_tokens": 1000, "temperature": 0.2, "stream": false, "tool_choice": "required", "prices": {"smollm2": {"input": 1, "output": 2}}}}"#,
+    );
+    let o = client_options(&set, var);
+    assert_eq!(o.max_tokens, Some(1000), "the setting wins over the variable");
+    assert_eq!(o.temperature, Some(0.2));
+    assert_eq!(o.streaming, spine_models::Streaming::Off);
+    assert_eq!(o.tool_choice, Some(spine_core::model::ToolChoice::Required));
+    assert_eq!(o.prices.len(), 1);
+    assert_eq!(o.prices[0].0, "smollm2");
+}
+
+#[test]
 fn model_spec_errors_name_the_flag_or_the_settings_source_and_key() {
     let s = settings(r#"{"model": "llama3"}"#);
     let from_settings = build_model(None, &s).err().map(|e| e.to_string()).unwrap_or_default();

@@ -94,6 +94,7 @@ fn prepare_with_skills(c: &mut Criterion) {
                 operator_state: None,
                 memory: None,
                 estimator: estimator.as_ref(),
+                tools: &[],
             };
             let mut cache = TokenCache::new();
             prepare_turn(&inputs, &messages, Some(&mut cache), &trace)

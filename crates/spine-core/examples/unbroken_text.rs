@@ -67,6 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         operator_state: None,
         memory: None,
         estimator: &estimator,
+        tools: &[],
     };
     let prepared = prepare_turn(&inputs, &transcript, None, &Trace::default());
     let elapsed = started.elapsed();

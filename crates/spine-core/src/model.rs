@@ -66,12 +66,48 @@ pub struct ModelError {
     pub kind: ModelErrorKind,
     /// What went wrong, naming the endpoint and status when there is one. Never a secret.
     pub message: String,
+    /// Tokens the server reported before the request failed (a reply cut by the output limit
+    /// still consumed and reported them); they count towards the run's usage.
+    pub usage: Option<Usage>,
 }
 
 impl ModelError {
     /// A model error.
     pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
-        ModelError { kind, message: message.into() }
+        ModelError { kind, message: message.into(), usage: None }
+    }
+
+    /// The error with the usage the server reported.
+    pub fn with_usage(mut self, usage: Option<Usage>) -> Self {
+        self.usage = usage;
+        self
+    }
+}
+
+/// Which tool the model must call (settings `model_options.tool_choice`); each wire writes it
+/// in its own format. Unset, no choice is sent and the server's default applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (`auto`).
+    Auto,
+    /// The model must call some tool (`required`; Anthropic's `any`).
+    Required,
+    /// The model must not call tools (`none`).
+    None,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+impl ToolChoice {
+    /// `auto`, `required` (or `any`), `none`, else a tool name. Empty text is no choice.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "" => Option::None,
+            "auto" => Some(ToolChoice::Auto),
+            "required" | "any" => Some(ToolChoice::Required),
+            "none" => Some(ToolChoice::None),
+            name => Some(ToolChoice::Tool(name.to_owned())),
+        }
     }
 }
 
@@ -191,6 +227,12 @@ pub trait ModelClient: Send + Sync {
 
     /// The context window in tokens, when known.
     fn context_window(&self) -> Option<u64> {
+        None
+    }
+
+    /// What `usage` costs on this model in US dollars, when its price is known (the default:
+    /// unknown).
+    fn cost_usd(&self, _usage: &Usage) -> Option<f64> {
         None
     }
 

@@ -4,6 +4,7 @@
 //! identifying fields, and hands each to a [`ReportSink`] (the CLI's stream-json printer, the
 //! worker's mailbox). Terminal reports are sent once; later ones are ignored.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -11,6 +12,7 @@ use spine_protocol::report::{
     CanceledPayload, CompletePayload, FailPayload, FailureKind, FailurePayload, OutputChunk, ProgressPayload, Report,
     ReportBody, ToolErrorPayload, ToolInvocation, ToolInvocationOutput,
 };
+use spine_protocol::run::ModelUsage;
 use spine_protocol::tool::ToolError;
 
 use crate::tool::{OutputStream, ProgressSink, Projection};
@@ -157,13 +159,22 @@ impl ReportCollector {
 
     /// `execution_complete`.
     pub fn complete(&self, output: &str) {
+        self.complete_with_usage(output, BTreeMap::new());
+    }
+
+    /// `execution_complete` of work that made model requests: with its usage and cost per
+    /// model, and the total cost.
+    pub fn complete_with_usage(&self, output: &str, model_usage: BTreeMap<String, ModelUsage>) {
         let tool_invocations = std::mem::take(&mut self.lock().invocations);
+        let total_cost_usd = ModelUsage::totals(&model_usage).1;
         self.publish(ReportBody::ExecutionComplete {
             terminal_payload: CompletePayload {
                 output: output.to_owned(),
                 conversation_id: self.identity.conversation_id.clone(),
                 turn_id: self.identity.turn_id.clone(),
                 tool_invocations,
+                model_usage,
+                total_cost_usd,
             },
         });
     }

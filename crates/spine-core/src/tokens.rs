@@ -6,8 +6,11 @@
 //! for older OpenAI models and as a documented approximation for Anthropic models (whose
 //! tokenizer is not public; cl100k counts are typically within ~10–20% of Claude's).
 //!
-//! Every message costs its text plus 4 tokens of framing. [`TokenCache`] keeps per-message
-//! counts so that a request only counts what is new since the last one.
+//! Every message costs its text plus 4 tokens of framing. The tool definitions a request
+//! carries count too ([`count_tools`]): each tool's serialized JSON (name, description, input
+//! schema) plus 4 of framing — with a few dozen tools they are often most of a short request.
+//! [`TokenCache`] keeps per-message counts (and the tools' count) so that a request only
+//! counts what is new since the last one.
 //!
 //! Memory and time stay proportional to the text: the BPE never sees more than a bounded piece
 //! at once. Text is handed to it in chunks of about [`CHUNK_BYTES`], cut only where no
@@ -22,6 +25,7 @@
 use std::sync::Arc;
 
 use spine_protocol::message::Message;
+use spine_protocol::tool::ToolSpec;
 
 /// Counts tokens of a text.
 pub trait TokenEstimator: Send + Sync {
@@ -174,6 +178,31 @@ pub fn estimator_for(model: Option<&str>) -> Arc<dyn TokenEstimator> {
     }
 }
 
+/// Tokens of the tool definitions a request carries: each tool's JSON as serialized (name,
+/// description, input schema), plus 4 of framing per tool.
+pub fn count_tools(estimator: &dyn TokenEstimator, tools: &[ToolSpec]) -> u64 {
+    tools.iter().map(|t| 4 + estimator.count_text(&tool_json(t))).sum()
+}
+
+fn tool_json(tool: &ToolSpec) -> String {
+    serde_json::json!({"name": tool.name, "description": tool.description, "input_schema": tool.input_schema})
+        .to_string()
+}
+
+/// The estimate of a request's transcript and of its tool definitions, through `cache` when
+/// there is one (only what is new is counted).
+pub fn estimate_request(
+    estimator: &dyn TokenEstimator,
+    transcript: &[Message],
+    tools: &[ToolSpec],
+    cache: Option<&mut TokenCache>,
+) -> (u64, u64) {
+    match cache {
+        Some(cache) => (cache.estimate(estimator, transcript), cache.estimate_tools(estimator, tools)),
+        None => (transcript.iter().map(|m| estimator.count_message(m)).sum(), count_tools(estimator, tools)),
+    }
+}
+
 /// Per-message counts of an append-only transcript: each request counts only the messages
 /// added since the previous one. [`TokenCache::reset`] after anything rewrites the transcript
 /// (compaction); a shrunk transcript or a changed last message also resets it.
@@ -182,6 +211,8 @@ pub struct TokenCache {
     counts: Vec<u64>,
     last_len: usize,
     total: u64,
+    /// The tools' count, with a hash of their JSON (the tools rarely change within a run).
+    tools: Option<(u64, u64)>,
 }
 
 impl TokenCache {
@@ -193,6 +224,24 @@ impl TokenCache {
     /// Forgets every count.
     pub fn reset(&mut self) {
         *self = Self::default();
+    }
+
+    /// [`count_tools`], counted again only when the tools' JSON changed.
+    pub fn estimate_tools(&mut self, estimator: &dyn TokenEstimator, tools: &[ToolSpec]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for t in tools {
+            tool_json(t).hash(&mut hasher);
+        }
+        let key = hasher.finish();
+        match self.tools {
+            Some((k, n)) if k == key => n,
+            _ => {
+                let n = count_tools(estimator, tools);
+                self.tools = Some((key, n));
+                n
+            }
+        }
     }
 
     /// The estimate of a transcript, counting only new messages.
@@ -290,6 +339,23 @@ mod tests {
             let cuts = (word.len() / MAX_RUN_BYTES) as u64;
             assert!(n.abs_diff(exact) <= cuts, "{enc:?}: {n} vs exact {exact} with {cuts} cuts");
         }
+    }
+
+    #[test]
+    fn the_token_estimate_includes_the_tool_schemas() {
+        let tool = ToolSpec {
+            name: "calculator".into(),
+            description: "Evaluates an arithmetic expression".into(),
+            input_schema: serde_json::json!({"type": "object", "properties": {"expression": {"type": "string"}}}),
+        };
+        let json = r#"{"name":"calculator","description":"Evaluates an arithmetic expression","input_schema":{"type":"object","properties":{"expression":{"type":"string"}}}}"#;
+        let bpe = BpeEstimator::new(Encoding::O200kBase);
+        let one = 4 + bpe.count_text(json);
+        assert_eq!(count_tools(&bpe, std::slice::from_ref(&tool)), one);
+        assert_eq!(count_tools(&bpe, &[tool.clone(), tool.clone()]), 2 * one);
+        let mut cache = TokenCache::new();
+        assert_eq!(cache.estimate_tools(&bpe, std::slice::from_ref(&tool)), one);
+        assert_eq!(cache.estimate_tools(&bpe, &[]), 0, "changed tools are counted again");
     }
 
     #[test]

@@ -11,12 +11,13 @@
 
 use std::sync::Arc;
 
-use spine_core::model::ModelClient;
+use spine_core::model::{ModelClient, ToolChoice};
 
-use crate::anthropic::{AnthropicClient, AnthropicConfig};
+use crate::anthropic::{AnthropicClient, AnthropicConfig, Streaming};
 use crate::error::ClientError;
 use crate::http::Timeouts;
-use crate::openai::{OpenAiClient, OpenAiConfig};
+use crate::openai::{Mode, OpenAiClient, OpenAiConfig};
+use crate::pricing::{Price, PriceTable};
 use crate::scripted::ScriptedModel;
 use crate::spec::ModelSpec;
 
@@ -28,11 +29,34 @@ pub const DEFAULT_ANTHROPIC_MODEL: &str = crate::spec::SONNET;
 /// reliable tool calling and a 1M-token window.
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
 
-/// What a caller may set on every HTTP client it builds (the scripted model ignores it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What a caller may set on every HTTP client it builds (settings `model_options`; the
+/// scripted model ignores it).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClientOptions {
     /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
+    /// `tool_choice`, sent with the tools when set.
+    pub tool_choice: Option<ToolChoice>,
+    /// Streamed replies (the default) or whole ones (`model_options.stream: false`).
+    pub streaming: Streaming,
+    /// The output limit (unset: the provider's default; Anthropic requires one and gets
+    /// [`crate::anthropic::DEFAULT_MAX_TOKENS`]).
+    pub max_tokens: Option<u32>,
+    /// `temperature`, sent when set.
+    pub temperature: Option<f64>,
+    /// Prices over the built-in table (`model_options.prices`): model-id prefix → price.
+    pub prices: Vec<(String, Price)>,
+}
+
+impl ClientOptions {
+    /// The price of `model`: the built-in table with these options' rows over it.
+    fn price(&self, model: &str) -> Option<Price> {
+        if self.prices.is_empty() {
+            PriceTable::builtin().price(model)
+        } else {
+            PriceTable::builtin().with_overrides(&self.prices).price(model)
+        }
+    }
 }
 
 /// Builds the client a spec names with default options: the scripted model from its file, or
@@ -64,11 +88,31 @@ pub fn client_with_vars(
     match spec {
         ModelSpec::Scripted(path) => Ok(Arc::new(ScriptedModel::from_file(path)?)),
         ModelSpec::OpenAi(model) => {
-            let config = OpenAiConfig { timeouts: options.timeouts, ..OpenAiConfig::from_vars(model, var)? };
+            let mode = match options.streaming {
+                Streaming::On => Mode::default(),
+                Streaming::Off => Mode::NonStreaming,
+            };
+            let config = OpenAiConfig {
+                timeouts: options.timeouts,
+                mode,
+                tool_choice: options.tool_choice.clone(),
+                max_tokens: options.max_tokens,
+                temperature: options.temperature,
+                price: options.price(model),
+                ..OpenAiConfig::from_vars(model, var)?
+            };
             OpenAiClient::shared(config)
         }
         ModelSpec::Anthropic(model) => {
-            let config = AnthropicConfig { timeouts: options.timeouts, ..AnthropicConfig::from_vars(model, var)? };
+            let config = AnthropicConfig {
+                timeouts: options.timeouts,
+                streaming: options.streaming,
+                tool_choice: options.tool_choice.clone(),
+                max_tokens: options.max_tokens.unwrap_or(crate::anthropic::DEFAULT_MAX_TOKENS),
+                temperature: options.temperature,
+                price: options.price(model),
+                ..AnthropicConfig::from_vars(model, var)?
+            };
             AnthropicClient::shared(config)
         }
     }

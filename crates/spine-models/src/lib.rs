@@ -7,8 +7,9 @@
 //! - [`spec`]: parsing `--model` specs (`scripted:FILE`, `openai:MODEL`, `anthropic:MODEL`,
 //!   bare `claude-*`/`gpt-*` names and the `sonnet`/`opus`/`haiku` aliases).
 //! - [`openai`]: OpenAI-compatible chat completions (streamed or whole).
-//! - [`anthropic`]: the Anthropic Messages API (streamed).
-//! - [`pricing`]: list prices per model and the cost of a run's usage.
+//! - [`anthropic`]: the Anthropic Messages API (streamed or whole).
+//! - [`pricing`]: list prices per model family (`data/prices.json`, overridable by settings)
+//!   and the cost of a run's usage.
 //! - [`factory`]: a client from a spec ([`client_for`]); the spec to use when none was given
 //!   ([`default_spec_from_env`]).
 //!
@@ -36,7 +37,7 @@ pub mod secret;
 pub mod spec;
 pub mod sse;
 
-pub use anthropic::{AnthropicClient, AnthropicConfig};
+pub use anthropic::{AnthropicClient, AnthropicConfig, Streaming};
 pub use error::ClientError;
 pub use factory::{
     ClientOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, anthropic_model_from_env, client_for, client_with,

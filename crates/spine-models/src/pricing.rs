@@ -1,19 +1,24 @@
 //! What a run's tokens cost, in US dollars: one table of list prices per million tokens, kept
-//! here and nowhere else, with the date it was last checked against the providers' price pages.
+//! in ONE data file (`data/prices.json`, compiled in) with the date it was last checked against
+//! the providers' price pages ([`PriceTable::checked`]). Settings may override or add rows
+//! (`model_options.prices`, see [`PriceTable::with_overrides`]).
 //!
+//! Each row gives `input`, `output`, `cache_write` and `cache_read` prices of a model family.
 //! A model matches the longest row whose name is a prefix of the model id
-//! (`claude-sonnet-4-5-20250929` matches `claude-sonnet-4-5`). Cache writes cost 1.25× input and
-//! cache reads 0.1× input for Anthropic models; OpenAI bills cache reads at its cached-input
-//! price and has no separate cache writes. A model that matches no row (a scripted model, a
-//! local server) has no known price: its cost is reported as 0.
+//! (`claude-sonnet-4-5-20250929` matches `claude-sonnet-4`). A model that matches no row (a
+//! scripted model, a local server) has no known price: its cost is `None`, reported as 0 in
+//! Claude Code's `total_cost_usd` field.
 
+use std::sync::OnceLock;
+
+use serde::Deserialize;
 use spine_protocol::run::Usage;
 
-/// When the table below was last checked against the providers' published prices.
-pub const PRICES_CHECKED: &str = "2025-11-24";
+/// The data file, compiled in.
+const PRICES_JSON: &str = include_str!("../data/prices.json");
 
 /// Prices of one model family, in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 pub struct Price {
     /// Uncached input.
     pub input: f64,
@@ -26,14 +31,6 @@ pub struct Price {
 }
 
 impl Price {
-    const fn anthropic(input: f64, output: f64) -> Self {
-        Price { input, output, cache_write: input * 1.25, cache_read: input * 0.1 }
-    }
-
-    const fn openai(input: f64, output: f64, cached: f64) -> Self {
-        Price { input, output, cache_write: input, cache_read: cached }
-    }
-
     /// The cost of `usage` at these prices.
     pub fn cost(&self, usage: &Usage) -> f64 {
         let per_token = |count: u64, per_million: f64| count as f64 * per_million / 1_000_000.0;
@@ -44,38 +41,59 @@ impl Price {
     }
 }
 
-/// Model-id prefixes and their prices. Longer prefixes win, so order does not matter.
-const TABLE: &[(&str, Price)] = &[
-    ("claude-opus-4-5", Price::anthropic(5.0, 25.0)),
-    ("claude-opus-4-1", Price::anthropic(15.0, 75.0)),
-    ("claude-opus-4", Price::anthropic(15.0, 75.0)),
-    ("claude-sonnet-4", Price::anthropic(3.0, 15.0)),
-    ("claude-3-7-sonnet", Price::anthropic(3.0, 15.0)),
-    ("claude-3-5-sonnet", Price::anthropic(3.0, 15.0)),
-    ("claude-haiku-4", Price::anthropic(1.0, 5.0)),
-    ("claude-3-5-haiku", Price::anthropic(0.8, 4.0)),
-    ("claude-3-haiku", Price::anthropic(0.25, 1.25)),
-    ("gpt-5-nano", Price::openai(0.05, 0.4, 0.005)),
-    ("gpt-5-mini", Price::openai(0.25, 2.0, 0.025)),
-    ("gpt-5", Price::openai(1.25, 10.0, 0.125)),
-    ("gpt-4.1-nano", Price::openai(0.1, 0.4, 0.025)),
-    ("gpt-4.1-mini", Price::openai(0.4, 1.6, 0.1)),
-    ("gpt-4.1", Price::openai(2.0, 8.0, 0.5)),
-    ("gpt-4o-mini", Price::openai(0.15, 0.6, 0.075)),
-    ("gpt-4o", Price::openai(2.5, 10.0, 1.25)),
-    ("o4-mini", Price::openai(1.1, 4.4, 0.275)),
-    ("o3-mini", Price::openai(1.1, 4.4, 0.55)),
-    ("o3", Price::openai(2.0, 8.0, 0.5)),
-    ("o1-mini", Price::openai(1.1, 4.4, 0.55)),
-    ("o1", Price::openai(15.0, 60.0, 7.5)),
-];
-
-/// The price of a model id, when the table knows it.
-pub fn price(model: &str) -> Option<Price> {
-    TABLE.iter().filter(|(prefix, _)| model.starts_with(prefix)).max_by_key(|(prefix, _)| prefix.len()).map(|(_, p)| *p)
+/// Model-id prefixes and their prices, with the date they were checked.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct PriceTable {
+    /// When the built-in rows were last checked (`YYYY-MM-DD`).
+    pub checked: String,
+    /// Prefix → price. Longer prefixes win, so order does not matter.
+    #[serde(rename = "models", deserialize_with = "rows")]
+    pub rows: Vec<(String, Price)>,
 }
 
-/// The cost of `usage` on `model` in US dollars; 0 when the model's price is unknown.
+fn rows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, Price)>, D::Error> {
+    let map: serde_json::Map<String, serde_json::Value> = serde::Deserialize::deserialize(d)?;
+    map.into_iter().map(|(k, v)| serde_json::from_value(v).map(|p| (k, p)).map_err(serde::de::Error::custom)).collect()
+}
+
+impl PriceTable {
+    /// The built-in table (`data/prices.json`). The file is checked by a unit test; should it
+    /// ever fail to parse, the table is empty and every cost unknown.
+    pub fn builtin() -> &'static PriceTable {
+        static TABLE: OnceLock<PriceTable> = OnceLock::new();
+        TABLE.get_or_init(|| serde_json::from_str(PRICES_JSON).unwrap_or_default())
+    }
+
+    /// This table with `overrides` (prefix → price) replacing rows of the same prefix and
+    /// adding the others.
+    pub fn with_overrides(&self, overrides: &[(String, Price)]) -> PriceTable {
+        let mut table = self.clone();
+        for (prefix, price) in overrides {
+            match table.rows.iter_mut().find(|(p, _)| p == prefix) {
+                Some(row) => row.1 = *price,
+                None => table.rows.push((prefix.clone(), *price)),
+            }
+        }
+        table
+    }
+
+    /// The price of a model id (the longest matching prefix), when the table knows it.
+    pub fn price(&self, model: &str) -> Option<Price> {
+        self.rows
+            .iter()
+            .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, p)| *p)
+    }
+}
+
+/// The price of a model id in the built-in table.
+pub fn price(model: &str) -> Option<Price> {
+    PriceTable::builtin().price(model)
+}
+
+/// The cost of `usage` on `model` at built-in prices, in US dollars; 0 when the price is
+/// unknown.
 pub fn cost(model: &str, usage: &Usage) -> f64 {
     price(model).map_or(0.0, |p| p.cost(usage))
 }
@@ -84,18 +102,55 @@ pub fn cost(model: &str, usage: &Usage) -> f64 {
 mod tests {
     use super::*;
 
+    fn p(input: f64, output: f64, cache_write: f64, cache_read: f64) -> Price {
+        Price { input, output, cache_write, cache_read }
+    }
+
+    #[test]
+    fn the_price_data_file_parses_with_its_date_and_covers_current_models() {
+        let table: PriceTable = serde_json::from_str(PRICES_JSON).expect("data/prices.json parses");
+        assert_eq!(table.checked.len(), 10, "a YYYY-MM-DD date: {}", table.checked);
+        for model in [
+            "claude-opus-4-5-20251101",
+            "claude-sonnet-4-5-20250929",
+            "claude-haiku-4-5",
+            "gpt-4o-2024-08-06",
+            "gpt-4.1-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "o1",
+            "o3",
+            "o4-mini",
+        ] {
+            assert!(table.price(model).is_some(), "{model} has no price");
+        }
+        assert_eq!(PriceTable::builtin(), &table);
+    }
+
     #[test]
     fn the_longest_matching_prefix_sets_the_price() {
-        assert_eq!(price("gpt-4o-mini-2024-07-18"), Some(Price::openai(0.15, 0.6, 0.075)));
-        assert_eq!(price("gpt-4o-2024-08-06"), Some(Price::openai(2.5, 10.0, 1.25)));
-        assert_eq!(price("claude-opus-4-1-20250805"), Some(Price::anthropic(15.0, 75.0)));
-        assert_eq!(price("o3-mini"), Some(Price::openai(1.1, 4.4, 0.55)));
+        assert_eq!(price("gpt-4o-mini-2024-07-18"), Some(p(0.15, 0.6, 0.15, 0.075)));
+        assert_eq!(price("gpt-4o-2024-08-06"), Some(p(2.5, 10.0, 2.5, 1.25)));
+        assert_eq!(price("claude-opus-4-1-20250805"), Some(p(15.0, 75.0, 18.75, 1.5)));
+        assert_eq!(price("o3-mini"), Some(p(1.1, 4.4, 1.1, 0.55)));
     }
 
     #[test]
     fn an_unknown_model_costs_nothing() {
         assert_eq!(price("smollm2"), None);
         assert_eq!(cost("scripted", &Usage::new(1_000_000, 1_000_000)), 0.0);
+    }
+
+    #[test]
+    fn settings_prices_override_a_row_and_add_new_ones() {
+        let table = PriceTable::builtin().with_overrides(&[
+            ("gpt-4o".to_owned(), p(1.0, 2.0, 1.0, 0.5)),
+            ("smollm2".to_owned(), p(0.0, 0.0, 0.0, 0.0)),
+        ]);
+        assert_eq!(table.price("gpt-4o-2024-08-06"), Some(p(1.0, 2.0, 1.0, 0.5)));
+        assert_eq!(table.price("gpt-4o-mini"), price("gpt-4o-mini"), "a longer built-in prefix still wins");
+        assert_eq!(table.price("smollm2"), Some(p(0.0, 0.0, 0.0, 0.0)));
+        assert_eq!(table.checked, PriceTable::builtin().checked);
     }
 
     #[test]

@@ -89,12 +89,37 @@ pub struct AttemptError {
     pub retry_after: Option<Duration>,
     /// Whether content was delivered before the failure.
     pub progress: Progress,
+    /// Whether the failure is a stream that ended empty (see [`AttemptError::empty_stream`]).
+    pub end: StreamEnd,
+}
+
+/// How a failed attempt's stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// Any failure but the one below.
+    Failed,
+    /// The stream ended without text, tool call or refusal: a server that cannot stream tool
+    /// calls. The OpenAI client retries once without streaming.
+    Empty,
 }
 
 impl AttemptError {
     /// A failure before any content arrived.
     pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
-        AttemptError { error: ModelError::new(kind, message), retry_after: None, progress: Progress::NothingDelivered }
+        AttemptError {
+            error: ModelError::new(kind, message),
+            retry_after: None,
+            progress: Progress::NothingDelivered,
+            end: StreamEnd::Failed,
+        }
+    }
+
+    /// A stream that ended without text, tool call or refusal (a transport error: retried).
+    pub fn empty_stream() -> Self {
+        AttemptError {
+            end: StreamEnd::Empty,
+            ..AttemptError::new(ModelErrorKind::Transport, "the stream ended empty (no text and no tool call)")
+        }
     }
 
     /// Prefixes the message (with the endpoint).
@@ -110,7 +135,7 @@ impl AttemptError {
 
 impl From<ModelError> for AttemptError {
     fn from(error: ModelError) -> Self {
-        AttemptError { error, retry_after: None, progress: Progress::NothingDelivered }
+        AttemptError { error, retry_after: None, progress: Progress::NothingDelivered, end: StreamEnd::Failed }
     }
 }
 

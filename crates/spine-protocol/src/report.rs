@@ -197,6 +197,13 @@ pub struct CompletePayload {
     /// The tool invocations of the work.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_invocations: Vec<ToolInvocation>,
+    /// Token usage and cost per model id, for work that made model requests (absent
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub model_usage: std::collections::BTreeMap<String, crate::run::ModelUsage>,
+    /// The sum of the known costs of `model_usage`, in US dollars; absent when none is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_cost_usd: Option<f64>,
 }
 
 /// The payload of `execution_fail`: the failure, and the invocation that failed if any.

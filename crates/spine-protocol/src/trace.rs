@@ -37,6 +37,8 @@ pub enum TraceRecord {
     /// One attempt of a model request (every attempt, retried or not; the request's own
     /// [`TraceRecord::Model`] entry follows its attempts).
     ModelAttempt(ModelAttemptTrace),
+    /// The run's token usage and cost per model, written once when the run ends.
+    RunUsage(RunUsageTrace),
     /// Something the user should know about (a fail-open hook, a discarded rewrite…).
     Warning(WarningTrace),
 }
@@ -264,6 +266,23 @@ pub struct ModelTrace {
     /// The error, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The tokens the server reported for this request; absent when it reported none (never
+    /// guessed as 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::run::Usage>,
+    /// What the request cost in US dollars, when its usage and the model's price are known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// The totals of a run: usage and cost per model, and the run's total cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunUsageTrace {
+    /// Per model id.
+    pub models: std::collections::BTreeMap<String, crate::run::ModelUsage>,
+    /// The sum of the known costs, in US dollars; absent when no cost is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_cost_usd: Option<f64>,
 }
 
 /// One attempt of a model request.

@@ -34,7 +34,8 @@
 //!   4 MiB each, and withholding what an untrusted project may not set.
 //! - [`trust`]: project trust: what an untrusted project's own files may not set, the
 //!   trusted-projects store, the one-line notice.
-//! - [`model_options`]: the `model_options` key (model request timeouts).
+//! - [`model_options`]: the `model_options` key (timeouts, tool choice, streaming, output
+//!   limit, temperature, prices).
 
 #![warn(missing_docs)]
 
@@ -49,7 +50,7 @@ pub mod trust;
 
 pub use directories::{AddedDirectory, DirectorySource};
 pub use discover::{Discovery, FileStatus, SettingsFile};
-pub use model_options::ModelTimeoutSettings;
+pub use model_options::{ModelOptionSettings, ModelPrice, ModelTimeoutSettings};
 pub use project::{SettingSource, SettingSources, find_project_dir};
 pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting};
 pub use source::{Origin, SettingsError, SettingsLayer, type_name};

@@ -10,6 +10,8 @@
 //!   for a file.
 //! - [`http`]: local HTTP servers on 127.0.0.1 (any router, scripted replies, a request
 //!   counter) and free ports.
+//! - [`llama`]: an OpenAI-compatible server that behaves like llama.cpp's (strict chat
+//!   template, no usage, tool calls only with `tool_choice` and never streamed).
 //! - [`mcp`]: a tiny stdio MCP server in Python and the installed Node MCP peers.
 //! - [`nats`]: the NATS server of the tests and fresh prefixes on it.
 
@@ -21,6 +23,7 @@
 pub mod direct;
 pub mod files;
 pub mod http;
+pub mod llama;
 pub mod mcp;
 pub mod nats;
 pub mod procs;

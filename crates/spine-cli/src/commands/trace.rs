@@ -80,7 +80,7 @@ fn tool_use_id(e: &TraceEntry) -> Option<&str> {
         TraceRecord::Hook(h) => h.tool_use_id.as_deref(),
         TraceRecord::ToolDecision(d) => Some(&d.tool_use_id),
         TraceRecord::Warning(w) => w.tool_use_id.as_deref(),
-        TraceRecord::Model(_) | TraceRecord::ModelAttempt(_) => None,
+        TraceRecord::Model(_) | TraceRecord::ModelAttempt(_) | TraceRecord::RunUsage(_) => None,
     }
 }
 
@@ -122,14 +122,32 @@ fn line(e: &TraceEntry) -> String {
             )
         }
         TraceRecord::Model(m) => format!(
-            "model request {} ({}) {} messages -> {} tool call(s){} ({})",
+            "model request {} ({}) {} messages -> {} tool call(s){}, {}{} ({})",
             m.turn,
             m.model,
             m.message_count,
             m.tool_calls,
             m.error.as_deref().map(|e| format!(" error: {e}")).unwrap_or_default(),
+            usage_text(m.usage.as_ref()),
+            m.cost_usd.map(|c| format!(", ${c:.6}")).unwrap_or_default(),
             dur(m.duration_us)
         ),
+        TraceRecord::RunUsage(u) => {
+            let models: Vec<String> = u
+                .models
+                .iter()
+                .map(|(model, m)| {
+                    format!(
+                        "{model}: {} request(s), {}{}",
+                        m.requests,
+                        usage_text(m.usage.as_ref()),
+                        m.cost_usd.map(|c| format!(", ${c:.6}")).unwrap_or_default()
+                    )
+                })
+                .collect();
+            let total = u.total_cost_usd.map_or_else(|| "unknown".to_owned(), |c| format!("${c:.6}"));
+            format!("run usage: {}; total cost {total}", models.join("; "))
+        }
         TraceRecord::ModelAttempt(a) => format!(
             "model request {} attempt {} -> {}{}{} ({})",
             a.turn,
@@ -140,6 +158,17 @@ fn line(e: &TraceEntry) -> String {
             dur(a.duration_us)
         ),
         TraceRecord::Warning(w) => format!("warning: {}", w.message),
+    }
+}
+
+/// `in N (cache write W, read R), out M`, or `no usage reported`.
+fn usage_text(usage: Option<&spine_protocol::run::Usage>) -> String {
+    match usage {
+        None => "no usage reported".to_owned(),
+        Some(u) => format!(
+            "in {} (cache write {}, read {}), out {}",
+            u.input_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens, u.output_tokens
+        ),
     }
 }
 

@@ -3,12 +3,15 @@
 //!
 //! `type`, `subtype`, `is_error`, `duration_ms`, `duration_api_ms`, `num_turns`, `result`,
 //! `stop_reason` (why the model's last reply ended: `end_turn`, `tool_use`, or the provider's
-//! word), `session_id`, `total_cost_usd` (from `spine_models::pricing`; 0 for models without a
-//! price), `usage` (`input_tokens` counts uncached input, as Claude Code's does; the cache
-//! fields beside it), `modelUsage` (per model), `permission_denials` (`tool_name`,
-//! `tool_use_id`, `tool_input` of every call the permission step refused).
+//! word), `session_id`, `total_cost_usd` (priced by the model client from
+//! `spine_models::pricing` and settings `model_options.prices`; 0 for models without a price),
+//! `usage` (`input_tokens` counts uncached input, as Claude Code's does; the cache fields
+//! beside it), `modelUsage` (per model), `permission_denials` (`tool_name`, `tool_use_id`,
+//! `tool_input` of every call the permission step refused).
 //!
-//! spine adds `hook_stop_reason` (a hook's `stopReason`, when a hook ended the run),
+//! spine adds `requests_without_usage` (how many model requests reported no usage — local
+//! servers often send none; their tokens are unknown, not 0 — present only when some did),
+//! `hook_stop_reason` (a hook's `stopReason`, when a hook ended the run),
 //! `deferred_tool_use` (the call a deferral left pending) and, with `--include-messages`,
 //! `messages` (the conversation as sent to the model).
 
@@ -91,23 +94,27 @@ fn stop_reason(finish: Option<&FinishReason>) -> Value {
 
 /// Builds the result object.
 pub fn result_json(outcome: &RunOutcome, ctx: &ResultContext<'_>) -> Value {
-    let usage = outcome.usage;
-    let cost = spine_models::pricing::cost(ctx.model, &usage);
+    // Claude Code's fields are numbers; usage no server reported stays 0 there, and
+    // `requests_without_usage` (below) says it was absent rather than zero.
+    let usage = outcome.usage.unwrap_or_default();
+    let cost = outcome.total_cost_usd.unwrap_or(0.0);
     let mut model_usage = Map::new();
-    if outcome.num_turns > 0 {
+    for (model, m) in &outcome.model_usage {
+        let u = m.usage.unwrap_or_default();
         model_usage.insert(
-            ctx.model.to_owned(),
+            model.clone(),
             json!({
-                "inputTokens": usage.uncached_input_tokens(),
-                "outputTokens": usage.output_tokens,
-                "cacheReadInputTokens": usage.cache_read_input_tokens,
-                "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+                "inputTokens": u.uncached_input_tokens(),
+                "outputTokens": u.output_tokens,
+                "cacheReadInputTokens": u.cache_read_input_tokens,
+                "cacheCreationInputTokens": u.cache_creation_input_tokens,
                 "webSearchRequests": 0,
-                "costUSD": cost,
-                "contextWindow": ctx.context_window,
+                "costUSD": m.cost_usd.unwrap_or(0.0),
+                "contextWindow": if model == ctx.model { ctx.context_window } else { None },
             }),
         );
     }
+    let without_usage: u32 = outcome.model_usage.values().map(|m| m.requests_without_usage).sum();
     let denials: Vec<Value> = permission_denials(outcome)
         .into_iter()
         .map(|d| json!({"tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}))
@@ -133,6 +140,9 @@ pub fn result_json(outcome: &RunOutcome, ctx: &ResultContext<'_>) -> Value {
         "permission_denials": denials,
     });
     if let Some(map) = v.as_object_mut() {
+        if without_usage > 0 {
+            map.insert("requests_without_usage".into(), json!(without_usage));
+        }
         if let Some(reason) = &outcome.stop_reason {
             map.insert("hook_stop_reason".into(), json!(reason));
         }

@@ -13,6 +13,7 @@ mod claude_settings;
 mod hook_inputs;
 mod hooks;
 mod load;
+mod local_servers;
 mod memory_files;
 mod pipes;
 mod prompt_cache;

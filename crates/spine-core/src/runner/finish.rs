@@ -4,8 +4,9 @@
 
 use spine_protocol::hook::{Notification, NotificationInput, SessionEnd, SessionEndInput, SessionEndReason};
 use spine_protocol::message::Message;
-use spine_protocol::run::RunSubtype;
+use spine_protocol::run::{ModelUsage, RunSubtype};
 use spine_protocol::tool::ToolCall;
+use spine_protocol::trace::{RunUsageTrace, TraceRecord};
 
 use super::Run;
 use super::request::RunOutcome;
@@ -102,7 +103,9 @@ impl Run<'_> {
         self.hooks.shutdown();
         if let Some(reports) = &self.reports {
             match (end.subtype, &end.error) {
-                (RunSubtype::Success | RunSubtype::Deferred, _) => reports.complete(&end.result),
+                (RunSubtype::Success | RunSubtype::Deferred, _) => {
+                    reports.complete_with_usage(&end.result, self.model_usage.clone());
+                }
                 (RunSubtype::Canceled, _) => reports.canceled(&end.result),
                 (RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked, error) => {
                     let error = error.clone().unwrap_or_else(|| ExecutionError::Runtime(end.result.clone()));
@@ -110,6 +113,11 @@ impl Run<'_> {
                     reports.fail(handle_error(&error, &identity.logical_work_id, identity.attempt_no, &self.trace));
                 }
             }
+        }
+        let (usage, total_cost_usd) = ModelUsage::totals(&self.model_usage);
+        if !self.model_usage.is_empty() {
+            self.trace
+                .record(TraceRecord::RunUsage(RunUsageTrace { models: self.model_usage.clone(), total_cost_usd }));
         }
         self.record(&TranscriptRecord::Result { subtype: end.subtype });
         let mut messages = match self.last_request.first() {
@@ -123,7 +131,9 @@ impl Run<'_> {
             session_id: self.hook_ctx.session.session_id.clone(),
             num_turns: self.num_turns,
             messages,
-            usage: self.usage,
+            usage,
+            model_usage: self.model_usage,
+            total_cost_usd,
             trace: self.trace,
             deferred: end.deferred,
             stop_reason: end.stop_reason,

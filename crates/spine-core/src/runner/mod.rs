@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use spine_protocol::hook::HookEventName;
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
-use spine_protocol::run::Usage;
+use spine_protocol::run::ModelUsage;
 use spine_protocol::tool::{ToolCall, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -63,7 +63,8 @@ struct Run<'a> {
     cancel: CancellationToken,
     specs: Vec<ToolSpec>,
     num_turns: u32,
-    usage: Usage,
+    /// Usage and cost per model id, over every request of the run.
+    model_usage: std::collections::BTreeMap<String, ModelUsage>,
     progress: Option<Arc<dyn ProgressSink>>,
     reports: Option<Arc<ReportCollector>>,
     /// The messages of the last model request.
@@ -127,7 +128,7 @@ impl<'a> Run<'a> {
             cancel: parts.cancel,
             specs: Vec::new(),
             num_turns: 0,
-            usage: Usage::default(),
+            model_usage: std::collections::BTreeMap::new(),
             progress,
             reports: parts.reports,
             last_request: Vec::new(),

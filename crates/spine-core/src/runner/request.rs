@@ -129,8 +129,14 @@ pub struct RunOutcome {
     pub num_turns: u32,
     /// The conversation as sent to the model: system message, then the transcript.
     pub messages: Vec<Message>,
-    /// Token usage, summed over the run's model requests.
-    pub usage: Usage,
+    /// Token usage, summed over the run's model requests; `None` when no request reported
+    /// any (a server that sends no usage is not shown as 0 tokens).
+    pub usage: Option<Usage>,
+    /// Usage and cost per model id (every request counted, with or without usage).
+    pub model_usage: std::collections::BTreeMap<String, spine_protocol::run::ModelUsage>,
+    /// The sum of the known costs, in US dollars; `None` when no cost is known (an unpriced
+    /// model, or no usage reported).
+    pub total_cost_usd: Option<f64>,
     /// Every stage, hook and decision entry of the run.
     pub trace: Trace,
     /// The call left pending by a deferral.

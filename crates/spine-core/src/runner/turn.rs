@@ -59,23 +59,25 @@ impl Run<'_> {
             () = self.cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
         };
         self.last_request = prepared.messages;
-        let (tool_calls, error) = match &result {
-            Ok(reply) => (reply.message.tool_calls.len(), None),
-            Err(e) => (0, Some(e.message.clone())),
+        let (tool_calls, error, usage) = match &result {
+            Ok(reply) => (reply.message.tool_calls.len(), None, reply.usage),
+            Err(e) => (0, Some(e.message.clone()), e.usage),
         };
+        let model = self.agent.model.model().to_owned();
+        let cost_usd = usage.and_then(|u| self.agent.model.cost_usd(&u));
+        self.model_usage.entry(model.clone()).or_default().record(usage, cost_usd);
         self.trace.record(TraceRecord::Model(ModelTrace {
             turn,
-            model: self.agent.model.model().to_owned(),
+            model,
             message_count: self.last_request.len(),
             tool_calls,
             duration_us: micros(started.elapsed()),
             error,
+            usage,
+            cost_usd,
         }));
         match result {
             Ok(reply) => {
-                if let Some(u) = reply.usage {
-                    self.usage.add(u);
-                }
                 self.last_finish = Some(reply.finish_reason.clone());
                 let meta = ReplyMeta {
                     model: self.agent.model.model().to_owned(),
@@ -119,6 +121,7 @@ impl Run<'_> {
                 context_window: self.agent.model.context_window(),
             },
             default_model: Some(self.agent.model.model()),
+            tools: &self.specs,
         };
         prepare_request(&inputs, &self.conversation, Some(&mut self.token_cache), &self.trace)
     }
@@ -151,6 +154,10 @@ impl Run<'_> {
             &self.trace,
         )
         .await;
+        if let Some(sent) = compaction.summary_request {
+            let cost_usd = sent.usage.and_then(|u| self.agent.model.cost_usd(&u));
+            self.model_usage.entry(self.agent.model.model().to_owned()).or_default().record(sent.usage, cost_usd);
+        }
         if !compaction.compacted {
             return false;
         }

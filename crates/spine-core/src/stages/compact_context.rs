@@ -8,9 +8,11 @@
 //!
 //! Strategies:
 //! - `sandwich` (the default): keep the first message if it is a system message, then the note
-//!   `Earlier context compacted for <model>.`, then the last two messages — the cut moves back
-//!   so that no tool result is separated from its call, and a result that would not be shorter
-//!   than the input is not applied (a 3-message list would grow to 4: not here).
+//!   `Earlier context compacted for <model>.` as a **user** message (as Claude Code does with its
+//!   summary: a second system message, or a tail that starts with an assistant turn right after
+//!   the system prompt, is rejected by strict chat templates), then the last two messages — the
+//!   cut moves back so that no tool result is separated from its call, and a result that would
+//!   not be shorter than the input is not applied (a 3-message list would grow to 4: not here).
 //! - `summarize`: one model request summarising the dropped middle with a fixed instruction;
 //!   the summary becomes the note. If that request fails, `sandwich` is used and the fallback is
 //!   recorded.
@@ -20,6 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use spine_protocol::message::Message;
+use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolSpec;
 use spine_protocol::trace::StageName;
 use tokio_util::sync::CancellationToken;
@@ -82,6 +85,16 @@ pub struct Compaction {
     pub fallback: Option<String>,
     /// The note that replaced the dropped messages.
     pub note: Option<String>,
+    /// The summary request, when one was sent: the usage it reported (`None`: none reported).
+    /// It is a model request like any other, and counts towards the run's usage and cost.
+    pub summary_request: Option<SummaryRequest>,
+}
+
+/// The usage of a summary request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SummaryRequest {
+    /// What the server reported, if anything.
+    pub usage: Option<Usage>,
 }
 
 /// Where the kept tail starts: the last two messages, moved back so that it does not start
@@ -108,7 +121,7 @@ pub fn sandwich(messages: &[Message], note: String) -> Option<Vec<Message>> {
     let cut = tail_start(messages).max(head);
     let mut out = Vec::with_capacity(messages.len() - cut + head + 1);
     out.extend(messages[..head].iter().cloned());
-    out.push(Message::system(note));
+    out.push(Message::user(note));
     out.extend(messages[cut..].iter().cloned());
     if out.len() < messages.len() { Some(out) } else { None }
 }
@@ -139,8 +152,11 @@ pub async fn compact_context(
     let mut fallback = None;
     let mut used = CompactStrategy::Sandwich;
     let mut note = default_note.clone();
+    let mut summary_request = None;
     if strategy == CompactStrategy::Summarize {
-        match summarize(messages, summarizer, cancel).await {
+        let (result, sent) = summarize(messages, summarizer, cancel).await;
+        summary_request = sent;
+        match result {
             Ok(summary) => {
                 used = CompactStrategy::Summarize;
                 note = format!("{default_note} Summary of the earlier conversation:\n{summary}");
@@ -162,7 +178,7 @@ pub async fn compact_context(
         f.insert("fallback".into(), json!({"from": "summarize", "to": "sandwich", "reason": why}));
     }
     trace.stage(StageName::CompactContext, None, started, f);
-    Compaction { messages: out, compacted, strategy: used, fallback, note: compacted.then_some(note) }
+    Compaction { messages: out, compacted, strategy: used, fallback, note: compacted.then_some(note), summary_request }
 }
 
 /// Records a turn where no compaction was needed.
@@ -185,20 +201,25 @@ async fn summarize(
     messages: &[Message],
     summarizer: Option<Summarizer<'_>>,
     cancel: &CancellationToken,
-) -> Result<String, String> {
-    let Summarizer { model, tools } = summarizer.ok_or("no model available to summarize")?;
+) -> (Result<String, String>, Option<SummaryRequest>) {
+    let Some(Summarizer { model, tools }) = summarizer else {
+        return (Err("no model available to summarize".to_owned()), None);
+    };
     let head = usize::from(matches!(messages.first(), Some(Message::System { .. })));
     let cut = tail_start(messages).max(head);
     let mut request: Vec<Message> = messages[..cut].to_vec();
     request.push(Message::user(SUMMARY_INSTRUCTION));
-    let reply = model
-        .complete(ModelRequest { messages: &request, tools, stable_prefix: None }, &NoStream, cancel)
-        .await
-        .map_err(|e| format!("summary request failed: {}", e.message))?;
-    match reply.message.content {
-        Some(text) if !text.trim().is_empty() && reply.message.tool_calls.is_empty() => Ok(text.trim().to_owned()),
-        _ => Err("summary request returned no text".to_owned()),
-    }
+    let reply =
+        model.complete(ModelRequest { messages: &request, tools, stable_prefix: None }, &NoStream, cancel).await;
+    let sent = Some(SummaryRequest { usage: reply.as_ref().map_or_else(|e| e.usage, |r| r.usage) });
+    let result = match reply {
+        Err(e) => Err(format!("summary request failed: {}", e.message)),
+        Ok(reply) => match reply.message.content {
+            Some(text) if !text.trim().is_empty() && reply.message.tool_calls.is_empty() => Ok(text.trim().to_owned()),
+            _ => Err("summary request returned no text".to_owned()),
+        },
+    };
+    (result, sent)
 }
 
 #[cfg(test)]
@@ -248,7 +269,7 @@ mod tests {
         assert!(c.compacted);
         assert_eq!(c.messages.len(), 4);
         assert_eq!(c.messages[0], Message::system("sys"));
-        assert_eq!(c.messages[1], Message::system("Earlier context compacted for gpt-4.1-mini."));
+        assert_eq!(c.messages[1], Message::user("Earlier context compacted for gpt-4.1-mini."));
         assert_eq!(&c.messages[2..], &msgs[10..]);
         assert_eq!(trace.stage_names(), vec!["compact_context"]);
     }

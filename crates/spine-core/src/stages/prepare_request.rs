@@ -50,6 +50,8 @@ pub struct RequestInputs<'a> {
     pub threshold: ThresholdSources<'a>,
     /// The model named in traces when the settings name none (a run's own model).
     pub default_model: Option<&'a str>,
+    /// The tool definitions the request carries (their schemas count in the estimate).
+    pub tools: &'a [spine_protocol::tool::ToolSpec],
 }
 
 /// Whether the request should be compacted before it is sent.
@@ -93,6 +95,7 @@ pub fn prepare_request(
         operator_state: snapshot.as_ref(),
         memory: inputs.memory,
         estimator: inputs.estimator,
+        tools: inputs.tools,
     };
     let turn = prepare_turn(&turn_inputs, transcript, cache, trace);
     let likely_model = turn.likely_model.clone().or_else(|| inputs.default_model.map(str::to_owned));
@@ -127,6 +130,15 @@ mod tests {
     }
 
     fn prepare(settings: &TurnSettings, threshold: ThresholdSources<'_>, n: usize) -> (PreparedRequest, Trace) {
+        prepare_with_tools(settings, threshold, n, &[])
+    }
+
+    fn prepare_with_tools(
+        settings: &TurnSettings,
+        threshold: ThresholdSources<'_>,
+        n: usize,
+        tools: &[spine_protocol::tool::ToolSpec],
+    ) -> (PreparedRequest, Trace) {
         let dir = tempfile::tempdir().expect("tmp");
         let workspace = Workspace::new(dir.path()).expect("workspace");
         let skills = SkillCatalog::default();
@@ -139,6 +151,7 @@ mod tests {
             memory: None,
             threshold,
             default_model: Some("fallback-model"),
+            tools,
         };
         let trace = Trace::default();
         (prepare_request(&inputs, &transcript(n), None, &trace), trace)
@@ -191,5 +204,30 @@ mod tests {
         };
         assert!(system(&main).contains("Operator State:"), "{}", system(&main));
         assert!(!system(&named).contains("Operator State:"), "{}", system(&named));
+    }
+
+    #[test]
+    fn the_token_estimate_counts_the_tool_schemas_so_compaction_is_due_in_time() {
+        let tool = spine_protocol::tool::ToolSpec {
+            name: "calculator".into(),
+            description: "word ".repeat(200),
+            input_schema: json!({"type": "object", "properties": {"expression": {"type": "string"}}}),
+        };
+        let tools = [tool];
+        let bare = prepare(&TurnSettings::default(), ThresholdSources::default(), 12).0.turn.estimated_token_count;
+        let schema_tokens = crate::tokens::count_tools(&WordsEstimator, &tools);
+        assert!(schema_tokens >= 200, "{schema_tokens}");
+        // A threshold between the transcript alone and the transcript with its tools.
+        let threshold = ThresholdSources { configured: Some(bare + 10), ..Default::default() };
+        let (without, _) = prepare(&TurnSettings::default(), threshold, 12);
+        assert_eq!(without.compaction, Compaction::NotNeeded);
+        let (with, trace) = prepare_with_tools(&TurnSettings::default(), threshold, 12, &tools);
+        assert_eq!(with.turn.estimated_token_count, bare + schema_tokens);
+        assert_eq!(with.compaction, Compaction::Due, "the tools' schemas push the request over the threshold");
+        let fields = trace.entries().into_iter().find_map(|e| match e.record {
+            spine_protocol::trace::TraceRecord::Stage(s) if s.hook == "prepare_turn" => Some(s.fields),
+            _ => None,
+        });
+        assert_eq!(fields.expect("prepare_turn entry")["tool_tokens"], json!(schema_tokens));
     }
 }

@@ -30,7 +30,7 @@ use spine_protocol::trace::StageName;
 use crate::fields;
 use crate::memory_files::MemoryFiles;
 use crate::skills::{SkillCatalog, select};
-use crate::tokens::{TokenCache, TokenEstimator};
+use crate::tokens::{TokenCache, TokenEstimator, estimate_request};
 use crate::trace::Trace;
 use crate::workspace::Workspace;
 
@@ -175,6 +175,8 @@ pub struct TurnInputs<'a> {
     pub memory: Option<&'a MemoryFiles>,
     /// The token estimator.
     pub estimator: &'a dyn TokenEstimator,
+    /// The tool definitions the request carries (counted in the estimate).
+    pub tools: &'a [spine_protocol::tool::ToolSpec],
 }
 
 /// The product of `prepare_turn`.
@@ -207,19 +209,18 @@ pub fn prepare_turn(
     let selection = select(inputs.skills, transcript);
     let SystemPrompt { text: system, stable_len } = assemble_prompt(inputs, &selection);
     let system_tokens = inputs.estimator.count_text(&system) + 4;
-    let transcript_tokens = match cache {
-        Some(cache) => cache.estimate(inputs.estimator, transcript),
-        None => transcript.iter().map(|m| inputs.estimator.count_message(m)).sum(),
-    };
+    let (transcript_tokens, tool_tokens) = estimate_request(inputs.estimator, transcript, inputs.tools, cache);
     let mut messages = Vec::with_capacity(transcript.len() + 1);
     messages.push(Message::system(system));
     messages.extend(transcript.iter().cloned());
     let likely_model = s.model_context.likely_model().map(str::to_owned);
     let active: Vec<&str> = inputs.skills.active().map(|e| e.name.as_str()).collect();
     let selected: Vec<String> = selection.selected.iter().map(|l| l.entry.name.clone()).collect();
+    let estimated_token_count = system_tokens + transcript_tokens + tool_tokens;
     let mut f = fields! {
         "message_count" => messages.len(),
-        "estimated_token_count" => system_tokens + transcript_tokens,
+        "estimated_token_count" => estimated_token_count,
+        "tool_tokens" => tool_tokens,
         "estimator" => inputs.estimator.name(),
         "likely_model" => likely_model,
         "profile" => s.profile.as_str(),
@@ -239,7 +240,7 @@ pub fn prepare_turn(
         messages,
         stable_prefix: stable_len,
         likely_model,
-        estimated_token_count: system_tokens + transcript_tokens,
+        estimated_token_count,
         selected_skill_names: selected,
     }
 }
@@ -414,6 +415,7 @@ mod tests {
             operator_state: state,
             memory: None,
             estimator: &WordsEstimator,
+            tools: &[],
         };
         (prepare_turn(&inputs, t, None, &trace), trace)
     }
@@ -469,6 +471,7 @@ mod tests {
             operator_state: None,
             memory: Some(&memory),
             estimator: &WordsEstimator,
+            tools: &[],
         };
         let p = prepare_turn(&inputs, &[Message::user("hi")], None, &trace);
         let system = p.messages[0].text().expect("system");

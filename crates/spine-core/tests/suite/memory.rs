@@ -65,6 +65,7 @@ fn prepare_turn_on_10_mb_of_unbroken_text_peaks_below_4x_its_size() {
         operator_state: None,
         memory: None,
         estimator: &estimator,
+        tools: &[],
     };
     let prepared = prepare_turn(&inputs, &transcript, None, &Trace::default());
 

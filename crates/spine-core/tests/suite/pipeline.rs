@@ -66,7 +66,7 @@ async fn sandwich_compaction_keeps_pairs_whole_and_fires_pre_post_compact_and_se
     assert_eq!(compactions[0]["strategy"], "sandwich");
     assert_eq!(script.requests()[1].len(), 4, "four messages cannot shrink: not compacted yet");
     let after = &script.requests()[2];
-    assert_eq!(after[1], Message::system("Earlier context compacted for script."));
+    assert_eq!(after[1], Message::user("Earlier context compacted for script."));
     assert!(matches!(after[2], Message::Assistant(_)), "the tail starts at the call, not at its result");
     assert_eq!(*sources.lock().expect("sources"), vec!["startup", "compact"]);
 }
@@ -93,6 +93,8 @@ async fn summarize_asks_the_model_once_and_keeps_the_summary_as_the_note() {
     let note = requests[3][1].text().expect("note");
     assert!(note.contains("The user asked about values; value 1 was read."), "{note}");
     assert_eq!(compaction_fields(&outcome.trace)[0]["strategy"], "summarize");
+    // The summary request counts towards the run's usage like any other request.
+    assert_eq!(outcome.model_usage["script"].requests as usize, requests.len());
 }
 
 #[tokio::test]

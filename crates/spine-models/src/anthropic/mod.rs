@@ -1,11 +1,13 @@
-//! Anthropic Messages API: `POST {base_url}/v1/messages`, always streamed.
+//! Anthropic Messages API: `POST {base_url}/v1/messages`, streamed unless configured not to.
 //!
 //! [`AnthropicConfig`] holds the model, the base URL (without `/v1`, like
 //! `ANTHROPIC_BASE_URL` in Claude Code), the credential (`ANTHROPIC_API_KEY` sent as
 //! `x-api-key`, or `ANTHROPIC_AUTH_TOKEN` sent as `Authorization: Bearer …` instead), extra
-//! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, timeouts and retry
-//! policy, and whether requests carry prompt-cache breakpoints ([`cache`]). Every request
-//! carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
+//! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, the optional
+//! `tool_choice` and `temperature`, streaming (on by default; `stream: false` reads one whole
+//! reply with [`stream::read_whole`]), the model's price, timeouts and retry policy, and whether
+//! requests carry prompt-cache breakpoints ([`cache`]). Every request carries
+//! `anthropic-version: 2023-06-01`. [`AnthropicClient`]
 //! sends one request per [`ModelClient::complete`] call through the shared layers:
 //! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`]. Cancellation drops
 //! the in-flight request at once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
@@ -20,11 +22,13 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use spine_core::CancellationToken;
-use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink, ToolChoice};
+use spine_protocol::run::Usage;
 
 use self::cache::PromptCaching;
 use crate::error::ClientError;
-use crate::http::{Endpoint, EnvNames, Timeouts, endpoint_from_vars};
+use crate::http::{Endpoint, EnvNames, MAX_REPLY_BODY, Timeouts, endpoint_from_vars};
+use crate::pricing::{Price, PriceTable};
 use crate::retry::{AttemptError, RetryPolicy, send_request};
 use crate::secret::Secret;
 
@@ -64,6 +68,24 @@ pub struct AnthropicConfig {
     pub context_window: Option<u64>,
     /// Whether requests carry `cache_control` breakpoints (default on).
     pub prompt_caching: PromptCaching,
+    /// `tool_choice`, sent with the tools when set.
+    pub tool_choice: Option<ToolChoice>,
+    /// `temperature`, sent when set.
+    pub temperature: Option<f64>,
+    /// Streamed replies (the default) or one whole reply.
+    pub streaming: Streaming,
+    /// The model's price (from the built-in table by default), for [`ModelClient::cost_usd`].
+    pub price: Option<Price>,
+}
+
+/// Whether replies are streamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Streaming {
+    /// `stream: true`; text reaches the sink as it arrives.
+    #[default]
+    On,
+    /// `stream: false`; the text reaches the sink in one piece.
+    Off,
 }
 
 impl AnthropicConfig {
@@ -71,6 +93,7 @@ impl AnthropicConfig {
     pub fn new(model: impl Into<String>, base_url: impl Into<String>) -> Self {
         let model = model.into();
         let context_window = model.starts_with("claude-").then_some(CLAUDE_CONTEXT_WINDOW);
+        let price = PriceTable::builtin().price(&model);
         AnthropicConfig {
             model,
             base_url: base_url.into(),
@@ -81,6 +104,10 @@ impl AnthropicConfig {
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             context_window,
+            tool_choice: None,
+            temperature: None,
+            streaming: Streaming::On,
+            price,
             prompt_caching: PromptCaching::On,
         }
     }
@@ -197,9 +224,16 @@ impl AnthropicClient {
 
     async fn attempt_unscrubbed(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
         let response = self.endpoint.post(body).await?;
-        stream::read_stream(self.endpoint.body_stream(response), sink)
-            .await
-            .map_err(|e| e.context(self.endpoint.shown()))
+        let shown = self.endpoint.shown();
+        match self.config.streaming {
+            Streaming::On => {
+                stream::read_stream(self.endpoint.body_stream(response), sink).await.map_err(|e| e.context(shown))
+            }
+            Streaming::Off => {
+                let body = self.endpoint.read_body(response, MAX_REPLY_BODY).await?;
+                stream::read_whole(&body, sink).map_err(|e| e.context(shown))
+            }
+        }
     }
 }
 
@@ -227,7 +261,13 @@ impl ModelClient for AnthropicClient {
             "messages request"
         );
         let stable_prefix = request.stable_prefix;
-        let wire = wire::request(&self.config.model, self.config.max_tokens, request);
+        let options = wire::Options {
+            max_tokens: self.config.max_tokens,
+            tool_choice: self.config.tool_choice.as_ref(),
+            temperature: self.config.temperature,
+            stream: self.config.streaming == Streaming::On,
+        };
+        let wire = wire::request(&self.config.model, options, request);
         let send = |body| self.attempt(body, stream);
         match self.config.prompt_caching {
             PromptCaching::Off => {
@@ -240,5 +280,9 @@ impl ModelClient for AnthropicClient {
                 send_request(&self.config.retry, self.config.timeouts.total, stream, &body, cancel, send).await
             }
         }
+    }
+
+    fn cost_usd(&self, usage: &Usage) -> Option<f64> {
+        self.config.price.map(|p| p.cost(usage))
     }
 }

@@ -1,4 +1,6 @@
-//! Assembling a Messages API reply from its event stream ([`read_stream`]).
+//! Assembling a Messages API reply from its event stream ([`read_stream`]), or from a whole
+//! reply (`stream: false`, [`read_whole`]: the same blocks, stop reasons and usage rules; the
+//! text reaches the sink in one piece).
 //!
 //! - `message_start` gives the input tokens (cache reads and writes included);
 //!   `message_delta` gives `stop_reason` and the output tokens (cumulative figures replace
@@ -29,7 +31,7 @@ use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolArguments, ToolCall};
 
-use super::wire::{BlockDelta, Event, StartBlock, WireError};
+use super::wire::{BlockDelta, Event, StartBlock, WholeMessage, WireError};
 use crate::http::BodyError;
 use crate::retry::{AttemptError, Progress, stream_error_kind};
 use crate::sse::{self, SseError, quote};
@@ -57,6 +59,28 @@ where
         ModelErrorKind::Transport,
         "stream ended before the reply was complete (no message_stop)",
     )))
+}
+
+/// Reads a whole (non-streamed) reply; its text goes to `sink` in one piece.
+pub fn read_whole(body: &[u8], sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
+    let message: WholeMessage = serde_json::from_slice(body).map_err(|e| {
+        AttemptError::new(
+            ModelErrorKind::InvalidReply,
+            format!("the reply is not valid JSON ({e}): {}", quote(&String::from_utf8_lossy(body))),
+        )
+    })?;
+    if let Some(error) = &message.error {
+        return Err(stream_error(error));
+    }
+    let mut reply = Assembler::default();
+    if let Some(usage) = &message.usage {
+        reply.usage(usage);
+    }
+    for (index, block) in message.content.into_iter().enumerate() {
+        reply.start_block(u32::try_from(index).unwrap_or(u32::MAX), block, sink);
+    }
+    reply.stop_reason = message.stop_reason;
+    reply.finish()
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -121,22 +145,7 @@ impl Assembler {
                     self.usage(&usage);
                 }
             }
-            Event::ContentBlockStart { index, content_block } => {
-                let block = match content_block {
-                    StartBlock::Text { text } => {
-                        if !text.is_empty() {
-                            self.text_delta(&text, sink);
-                        }
-                        Block::Text
-                    }
-                    StartBlock::ToolUse { id, name, input } => {
-                        self.progress = Progress::ContentDelivered;
-                        Block::ToolUse { id, name, start_input: input, json: String::new() }
-                    }
-                    StartBlock::Other => Block::Ignored,
-                };
-                self.blocks.push((index, block));
-            }
+            Event::ContentBlockStart { index, content_block } => self.start_block(index, content_block, sink),
             Event::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => self.text_delta(&text, sink),
                 BlockDelta::InputJsonDelta { partial_json } => {
@@ -171,6 +180,23 @@ impl Assembler {
         Ok(Flow::Continue)
     }
 
+    fn start_block(&mut self, index: u32, block: StartBlock, sink: &dyn StreamSink) {
+        let block = match block {
+            StartBlock::Text { text } => {
+                if !text.is_empty() {
+                    self.text_delta(&text, sink);
+                }
+                Block::Text
+            }
+            StartBlock::ToolUse { id, name, input } => {
+                self.progress = Progress::ContentDelivered;
+                Block::ToolUse { id, name, start_input: input, json: String::new() }
+            }
+            StartBlock::Other => Block::Ignored,
+        };
+        self.blocks.push((index, block));
+    }
+
     fn text_delta(&mut self, text: &str, sink: &dyn StreamSink) {
         if !text.is_empty() {
             self.progress = Progress::ContentDelivered;
@@ -179,9 +205,25 @@ impl Assembler {
         }
     }
 
+    /// Marks an error with whether content was already delivered, and with the usage the
+    /// server reported before it (a reply cut by `max_tokens` still cost its tokens).
     fn fail(&self, mut error: AttemptError) -> AttemptError {
         error.progress = self.progress;
+        error.error.usage = error.error.usage.or(self.reported_usage());
         error
+    }
+
+    /// The usage reported so far; `None` when the server sent no counts.
+    fn reported_usage(&self) -> Option<Usage> {
+        match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(Usage {
+                input_tokens: i.unwrap_or(0),
+                output_tokens: o.unwrap_or(0),
+                cache_creation_input_tokens: self.cache_creation_tokens,
+                cache_read_input_tokens: self.cache_read_tokens,
+            }),
+        }
     }
 
     fn finish(self) -> Result<ModelReply, AttemptError> {
@@ -198,15 +240,7 @@ impl Assembler {
             }
             _ => {}
         }
-        let usage = match (self.input_tokens, self.output_tokens) {
-            (None, None) => None,
-            (i, o) => Some(Usage {
-                input_tokens: i.unwrap_or(0),
-                output_tokens: o.unwrap_or(0),
-                cache_creation_input_tokens: self.cache_creation_tokens,
-                cache_read_input_tokens: self.cache_read_tokens,
-            }),
-        };
+        let usage = self.reported_usage();
         let mut tool_calls = Vec::new();
         for (_, block) in self.blocks {
             if let Block::ToolUse { id, name, start_input, json } = block {

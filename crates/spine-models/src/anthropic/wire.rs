@@ -16,12 +16,15 @@
 //!   a merged user turn the `tool_result` blocks come first, in order.
 //! - Empty text is not sent (the API rejects empty text blocks); a turn left without blocks is
 //!   dropped.
+//! - With tools, `tool_choice` is sent when set: `{"type":"auto"}`, `{"type":"any"}`
+//!   (`required`), `{"type":"none"}` or `{"type":"tool","name":…}`. `temperature` is sent when
+//!   set; `stream` follows the configuration.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use spine_core::model::ModelRequest;
+use spine_core::model::{ModelRequest, ToolChoice};
 use spine_protocol::message::Message;
 use spine_protocol::tool::ToolArguments;
 
@@ -35,7 +38,30 @@ pub(crate) struct MessagesRequest<'a> {
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
     stream: bool,
+}
+
+/// The optional request fields of the configuration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options<'a> {
+    pub max_tokens: u32,
+    pub tool_choice: Option<&'a ToolChoice>,
+    pub temperature: Option<f64>,
+    pub stream: bool,
+}
+
+/// `tool_choice` in the Messages API format.
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => serde_json::json!({"type": "auto"}),
+        ToolChoice::Required => serde_json::json!({"type": "any"}),
+        ToolChoice::None => serde_json::json!({"type": "none"}),
+        ToolChoice::Tool(name) => serde_json::json!({"type": "tool", "name": name}),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,7 +93,7 @@ struct Tool<'a> {
 }
 
 /// Builds the request body.
-pub(crate) fn request<'a>(model: &'a str, max_tokens: u32, request: ModelRequest<'a>) -> MessagesRequest<'a> {
+pub(crate) fn request<'a>(model: &'a str, options: Options<'_>, request: ModelRequest<'a>) -> MessagesRequest<'a> {
     let leading = request.messages.iter().take_while(|m| matches!(m, Message::System { .. })).count();
     let system: Vec<&str> = request.messages[..leading]
         .iter()
@@ -94,12 +120,22 @@ pub(crate) fn request<'a>(model: &'a str, max_tokens: u32, request: ModelRequest
             t.content.sort_by_key(|b| !matches!(b, Block::ToolResult { .. }));
         }
     }
-    let tools = request
+    let tools: Vec<Tool<'a>> = request
         .tools
         .iter()
         .map(|t| Tool { name: &t.name, description: &t.description, input_schema: &t.input_schema })
         .collect();
-    MessagesRequest { model, max_tokens, system, messages: turns, tools, stream: true }
+    let tool_choice = options.tool_choice.filter(|_| !tools.is_empty()).map(tool_choice);
+    MessagesRequest {
+        model,
+        max_tokens: options.max_tokens,
+        system,
+        messages: turns,
+        tools,
+        tool_choice,
+        temperature: options.temperature,
+        stream: options.stream,
+    }
 }
 
 fn text(content: &str) -> Vec<Block<'_>> {
@@ -164,6 +200,19 @@ pub(crate) enum Event<'a> {
     /// Event types added after this client was written.
     #[serde(other)]
     Unknown,
+}
+
+/// A whole (non-streamed) reply: the message, or an error object.
+#[derive(Debug, Deserialize)]
+pub(crate) struct WholeMessage {
+    #[serde(default)]
+    pub content: Vec<StartBlock>,
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+    #[serde(default)]
+    pub error: Option<WireError>,
 }
 
 /// `message_start.message`.

@@ -2,9 +2,15 @@
 //!
 //! [`OpenAiConfig`] holds the model, the base URL (which includes `/v1`, like `OPENAI_BASE_URL`
 //! and the official SDKs), the optional key (sent as `Authorization: Bearer`; local servers
-//! need none), the [`Mode`], timeouts and retry policy. [`OpenAiClient`] sends one request per
-//! [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
+//! need none), the [`Mode`], the optional request fields (`tool_choice`, `max_tokens`,
+//! `temperature`), the model's price, timeouts and retry policy. [`OpenAiClient`] sends one
+//! request per [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
 //! [`crate::http`], then [`stream::read_stream`] (or [`stream::read_whole`]) for the reply.
+//!
+//! A streamed attempt that ends empty ([`crate::retry::StreamEnd::Empty`]: servers such as
+//! llama-cpp-python's cannot stream a tool call) is retried at once, one time, without
+//! streaming; every later attempt of the request stays non-streaming. The switch is an attempt
+//! report like any retry, so it shows in the trace and with `-v`.
 //! Cancellation drops the in-flight request at once and returns
 //! [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
 
@@ -12,16 +18,20 @@ pub mod stream;
 mod wire;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 use spine_core::CancellationToken;
-use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink, ToolChoice};
+use spine_protocol::run::Usage;
 
 use crate::error::ClientError;
 use crate::http::{Endpoint, EnvNames, MAX_REPLY_BODY, Timeouts, endpoint_from_vars};
-use crate::retry::{AttemptError, RetryPolicy, send_request};
+use crate::pricing::{Price, PriceTable};
+use crate::retry::{AttemptError, RetryPolicy, StreamEnd, send_request};
 use crate::secret::Secret;
 
 /// The public endpoint, used when `OPENAI_BASE_URL` is unset.
@@ -63,19 +73,33 @@ pub struct OpenAiConfig {
     /// The context window reported by [`ModelClient::context_window`] (unknown by default:
     /// compatible servers serve any model).
     pub context_window: Option<u64>,
+    /// `tool_choice`, sent with the tools when set.
+    pub tool_choice: Option<ToolChoice>,
+    /// The output limit, sent when set (`max_tokens`, or `max_completion_tokens` for o-series
+    /// and GPT-5 models).
+    pub max_tokens: Option<u32>,
+    /// `temperature`, sent when set.
+    pub temperature: Option<f64>,
+    /// The model's price (from the built-in table by default), for [`ModelClient::cost_usd`].
+    pub price: Option<Price>,
 }
 
 impl OpenAiConfig {
     /// A configuration for `model` at `base_url`, without a key, with default settings.
     pub fn new(model: impl Into<String>, base_url: impl Into<String>) -> Self {
+        let model = model.into();
         OpenAiConfig {
-            model: model.into(),
+            model: model.clone(),
             base_url: base_url.into(),
             api_key: None,
             mode: Mode::default(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             context_window: None,
+            tool_choice: None,
+            max_tokens: None,
+            temperature: None,
+            price: PriceTable::builtin().price(&model),
         }
     }
 
@@ -136,11 +160,16 @@ impl OpenAiClient {
     }
 
     /// One request; every error text it produces, streamed or not, is scrubbed of the key.
-    async fn attempt(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
-        self.attempt_unscrubbed(body, sink).await.map_err(|e| self.endpoint.scrub_error(e))
+    async fn attempt(&self, body: Bytes, sink: &dyn StreamSink, mode: Mode) -> Result<ModelReply, AttemptError> {
+        self.attempt_unscrubbed(body, sink, mode).await.map_err(|e| self.endpoint.scrub_error(e))
     }
 
-    async fn attempt_unscrubbed(&self, body: Bytes, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
+    async fn attempt_unscrubbed(
+        &self,
+        body: Bytes,
+        sink: &dyn StreamSink,
+        mode: Mode,
+    ) -> Result<ModelReply, AttemptError> {
         let response = self.endpoint.post(body).await?;
         let is_json = response
             .headers()
@@ -148,7 +177,7 @@ impl OpenAiClient {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/json"));
         let shown = self.endpoint.shown();
-        match self.config.mode {
+        match mode {
             // A server that ignores `stream: true` answers with one JSON body: read it whole.
             Mode::Streaming { .. } if !is_json => {
                 stream::read_stream(self.endpoint.body_stream(response), sink).await.map_err(|e| e.context(shown))
@@ -157,6 +186,14 @@ impl OpenAiClient {
                 let body = self.endpoint.read_body(response, MAX_REPLY_BODY).await?;
                 stream::read_whole(&body, sink).map_err(|e| e.context(shown))
             }
+        }
+    }
+
+    fn options(&self) -> wire::Options<'_> {
+        wire::Options {
+            tool_choice: self.config.tool_choice.as_ref(),
+            max_tokens: self.config.max_tokens,
+            temperature: self.config.temperature,
         }
     }
 }
@@ -184,10 +221,32 @@ impl ModelClient for OpenAiClient {
             tools = request.tools.len(),
             "chat completions request"
         );
-        let wire = wire::request(&self.config.model, request, self.config.mode);
-        send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| {
-            self.attempt(body, stream)
+        let wire = wire::request(&self.config.model, request, self.config.mode, self.options());
+        // Set once a streamed attempt ended empty: the rest of the request does not stream.
+        let unstreamed = AtomicBool::new(false);
+        let unstreamed = &unstreamed;
+        send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| async move {
+            if unstreamed.load(Ordering::SeqCst) {
+                let whole = wire::request(&self.config.model, request, Mode::NonStreaming, self.options());
+                let body = serde_json::to_vec(&whole).map(Bytes::from).map_err(|e| {
+                    AttemptError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}"))
+                })?;
+                return self.attempt(body, stream, Mode::NonStreaming).await;
+            }
+            match self.attempt(body, stream, self.config.mode).await {
+                Err(mut e) if e.end == StreamEnd::Empty => {
+                    unstreamed.store(true, Ordering::SeqCst);
+                    e.error.message = format!("{}; the next attempt does not stream", e.error.message);
+                    e.retry_after = Some(Duration::ZERO);
+                    Err(e)
+                }
+                other => other,
+            }
         })
         .await
+    }
+
+    fn cost_usd(&self, usage: &Usage) -> Option<f64> {
+        self.config.price.map(|p| p.cost(usage))
     }
 }

@@ -12,6 +12,11 @@
 //!   once a `finish_reason` was seen: only the usage chunk can be missing then. Ending without
 //!   either is a transport error "stream ended before the reply was complete": a truncated
 //!   answer is never passed as complete.
+//! - A stream that ends **empty** (no text, no tool call, no refusal; no finish reason, or a
+//!   normal one) fails with [`AttemptError::empty_stream`]: some servers cannot stream tool
+//!   calls, and the client retries such a request once without streaming.
+//! - Usage absent from the stream (or an object without counts) stays `None`; usage sent
+//!   before a failure (a `length` stop) travels with the error.
 //! - A `data:` payload that is not JSON **fails** the request with
 //!   [`ModelErrorKind::InvalidReply`] quoting the line: skipping it could silently drop a
 //!   piece of text or of a tool call's arguments.
@@ -76,9 +81,10 @@ pub fn read_whole(body: &[u8], sink: &dyn StreamSink) -> Result<ModelReply, Atte
         return Err(AttemptError::new(ModelErrorKind::InvalidReply, "the reply has no choices"));
     };
     let mut reply = Assembler {
-        usage: completion.usage.map(|u| u.usage()),
+        usage: completion.usage.and_then(|u| u.usage()),
         finish: choice.finish_reason,
         done: true,
+        whole: true,
         ..Assembler::default()
     };
     if let Some(message) = choice.message {
@@ -131,6 +137,8 @@ struct Assembler {
     finish: Option<String>,
     usage: Option<Usage>,
     done: bool,
+    /// A whole (non-streamed) reply: an empty one is passed on as it is.
+    whole: bool,
     progress: Progress,
 }
 
@@ -143,6 +151,7 @@ impl Default for Assembler {
             finish: None,
             usage: None,
             done: false,
+            whole: false,
             progress: Progress::NothingDelivered,
         }
     }
@@ -164,8 +173,8 @@ impl Assembler {
         if let Some(error) = &chunk.error {
             return Err(self.fail(server_error(error)));
         }
-        if let Some(usage) = chunk.usage {
-            self.usage = Some(usage.usage());
+        if let Some(usage) = chunk.usage.and_then(|u| u.usage()) {
+            self.usage = Some(usage);
         }
         for choice in chunk.choices.into_iter().flatten() {
             if choice.index != 0 {
@@ -231,14 +240,21 @@ impl Assembler {
         }
     }
 
-    /// Marks an error with whether content was already delivered.
+    /// Marks an error with whether content was already delivered, and with the usage the
+    /// server reported before it (a reply cut by `length` still cost its tokens).
     fn fail(&self, mut error: AttemptError) -> AttemptError {
         error.progress = self.progress;
+        error.error.usage = error.error.usage.or(self.usage);
         error
     }
 
     /// The reply, once the stream ended.
     fn finish(mut self) -> Result<ModelReply, AttemptError> {
+        let silent = self.text.is_empty() && self.refusal.is_empty() && self.calls.is_empty();
+        let normal_end = matches!(self.finish.as_deref(), None | Some("stop" | "tool_calls" | "function_call"));
+        if silent && normal_end && self.progress == Progress::NothingDelivered && !self.whole {
+            return Err(self.fail(AttemptError::empty_stream()));
+        }
         if !self.done && self.finish.is_none() {
             return Err(self.fail(AttemptError::new(
                 ModelErrorKind::Transport,

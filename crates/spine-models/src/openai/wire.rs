@@ -2,15 +2,26 @@
 //! and lenient reply types (every field optional, unknown fields ignored, because compatible
 //! servers deviate).
 //!
-//! Messages: `system` → `{"role":"system"}`; `user` → `{"role":"user"}`; `assistant` →
-//! `{"role":"assistant","content":text,"tool_calls":[{"id","type":"function",
-//! "function":{"name","arguments":<string>}}]}` (arguments as [`ToolArguments::to_wire`], so raw
-//! text goes back verbatim; `tool_calls` omitted when empty); `tool` →
-//! `{"role":"tool","tool_call_id","content"}`; `context` → `{"role":"system","content"}`.
-//! An assistant turn with only tool calls sends `"content": ""`, never `null`: some compatible
-//! servers (llama.cpp's chat templates) answer `null` with a 500.
+//! Messages, in an order strict chat templates (llama.cpp's) accept: ONE system message first,
+//! then user/assistant alternation (tool results after their call).
+//! - The leading `system` messages, joined by a blank line, become the one `system` message.
+//! - `user` → `{"role":"user"}`; a later `system` message or a `context` message becomes user
+//!   text `<system-reminder>\n…\n</system-reminder>` (never a second system message); adjacent
+//!   user texts are merged into one message, joined by a blank line. A reminder that arrives
+//!   between a tool call and its results is moved after the results (a `tool` message must
+//!   follow its call).
+//! - `assistant` → `{"role":"assistant","content":text,"tool_calls":[{"id","type":"function",
+//!   "function":{"name","arguments":<string>}}]}` (arguments as [`ToolArguments::to_wire`], so
+//!   raw text goes back verbatim; `tool_calls` omitted when empty). An assistant turn with only
+//!   tool calls sends `"content": ""`, never `null`: some compatible servers (llama.cpp's chat
+//!   templates) answer `null` with a 500.
+//! - `tool` → `{"role":"tool","tool_call_id","content"}`.
+//!
 //! Tools: `[{"type":"function","function":{"name","description","parameters"}}]`, omitted when
-//! there are none.
+//! there are none. With tools, `tool_choice` is sent when set: `"auto"`, `"required"`,
+//! `"none"`, or `{"type":"function","function":{"name":…}}` (some servers drop the tools
+//! without it). `max_tokens` (`max_completion_tokens` for o-series and GPT-5 models, which
+//! reject the older name) and `temperature` are sent when set.
 
 use std::borrow::Cow;
 
@@ -21,7 +32,17 @@ use spine_protocol::message::Message;
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolArguments;
 
+use spine_core::model::ToolChoice;
+
 use super::Mode;
+
+/// The optional request fields of the configuration.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Options<'a> {
+    pub tool_choice: Option<&'a ToolChoice>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+}
 
 /// The request body.
 #[derive(Debug, Serialize)]
@@ -30,6 +51,14 @@ pub(crate) struct ChatRequest<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
@@ -44,10 +73,10 @@ struct StreamOptions {
 #[serde(tag = "role", rename_all = "lowercase")]
 enum WireMessage<'a> {
     System {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     User {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     Assistant {
         content: &'a str,
@@ -89,9 +118,14 @@ struct WireFunction<'a> {
 }
 
 /// Builds the request body.
-pub(crate) fn request<'a>(model: &'a str, request: ModelRequest<'a>, mode: Mode) -> ChatRequest<'a> {
-    let messages = request.messages.iter().map(message).collect();
-    let tools = request
+pub(crate) fn request<'a>(
+    model: &'a str,
+    request: ModelRequest<'a>,
+    mode: Mode,
+    options: Options<'_>,
+) -> ChatRequest<'a> {
+    let messages = messages(request.messages);
+    let tools: Vec<WireTool<'a>> = request
         .tools
         .iter()
         .map(|t| WireTool {
@@ -103,13 +137,102 @@ pub(crate) fn request<'a>(model: &'a str, request: ModelRequest<'a>, mode: Mode)
         Mode::Streaming { include_usage } => (true, include_usage.then_some(StreamOptions { include_usage: true })),
         Mode::NonStreaming => (false, None),
     };
-    ChatRequest { model, messages, tools, stream, stream_options }
+    let tool_choice = options.tool_choice.filter(|_| !tools.is_empty()).map(tool_choice);
+    let (max_tokens, max_completion_tokens) = match options.max_tokens {
+        Some(n) if uses_max_completion_tokens(model) => (None, Some(n)),
+        n => (n, None),
+    };
+    ChatRequest {
+        model,
+        messages,
+        tools,
+        tool_choice,
+        max_tokens,
+        max_completion_tokens,
+        temperature: options.temperature,
+        stream,
+        stream_options,
+    }
+}
+
+/// o-series and GPT-5 models reject `max_tokens` and take `max_completion_tokens`.
+fn uses_max_completion_tokens(model: &str) -> bool {
+    let m = model.rsplit('/').next().unwrap_or(model);
+    ["o1", "o3", "o4", "gpt-5"].iter().any(|p| m.starts_with(p))
+}
+
+/// `tool_choice` in the chat-completions format.
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => Value::from("auto"),
+        ToolChoice::Required => Value::from("required"),
+        ToolChoice::None => Value::from("none"),
+        ToolChoice::Tool(name) => serde_json::json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// The messages in the order strict chat templates accept (see the module documentation).
+fn messages(all: &[Message]) -> Vec<WireMessage<'_>> {
+    let leading = all.iter().take_while(|m| matches!(m, Message::System { .. })).count();
+    let mut out: Vec<WireMessage<'_>> = Vec::with_capacity(all.len());
+    let system: Vec<&str> = all[..leading]
+        .iter()
+        .filter_map(|m| match m {
+            Message::System { content } if !content.trim().is_empty() => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    match system.as_slice() {
+        [] => {}
+        [one] => out.push(WireMessage::System { content: Cow::Borrowed(one) }),
+        many => out.push(WireMessage::System { content: Cow::Owned(many.join("\n\n")) }),
+    }
+    // Reminders that arrive inside a tool round (between a call and its results) wait until
+    // the round's results are out: a tool message must follow its call.
+    let mut deferred: Vec<WireMessage<'_>> = Vec::new();
+    for m in &all[leading..] {
+        let next = message(m);
+        let in_round = matches!(out.last(), Some(WireMessage::Tool { .. }))
+            || matches!(out.last(), Some(WireMessage::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
+        match next {
+            WireMessage::Tool { .. } => out.push(next),
+            WireMessage::User { .. } if in_round && matches!(m, Message::Context(_) | Message::System { .. }) => {
+                deferred.push(next);
+            }
+            next => {
+                for d in deferred.drain(..) {
+                    push_merged(&mut out, d);
+                }
+                push_merged(&mut out, next);
+            }
+        }
+    }
+    for d in deferred {
+        push_merged(&mut out, d);
+    }
+    out
+}
+
+/// Pushes `next`, merged into the last message when both are user text.
+fn push_merged<'a>(out: &mut Vec<WireMessage<'a>>, next: WireMessage<'a>) {
+    match (out.last_mut(), next) {
+        (Some(WireMessage::User { content }), WireMessage::User { content: more }) => {
+            let joined = content.to_mut();
+            joined.push_str("\n\n");
+            joined.push_str(&more);
+        }
+        (_, next) => out.push(next),
+    }
+}
+
+fn reminder(content: &str) -> Cow<'_, str> {
+    Cow::Owned(format!("<system-reminder>\n{content}\n</system-reminder>"))
 }
 
 fn message(m: &Message) -> WireMessage<'_> {
     match m {
-        Message::System { content } => WireMessage::System { content },
-        Message::User { content } => WireMessage::User { content },
+        Message::System { content } => WireMessage::User { content: reminder(content) },
+        Message::User { content } => WireMessage::User { content: Cow::Borrowed(content) },
         Message::Assistant(a) => WireMessage::Assistant {
             content: a.content.as_deref().unwrap_or(""),
             tool_calls: a
@@ -123,7 +246,7 @@ fn message(m: &Message) -> WireMessage<'_> {
                 .collect(),
         },
         Message::Tool(t) => WireMessage::Tool { tool_call_id: &t.tool_call_id, content: &t.content },
-        Message::Context(c) => WireMessage::System { content: &c.content },
+        Message::Context(c) => WireMessage::User { content: reminder(&c.content) },
     }
 }
 
@@ -199,13 +322,17 @@ pub(crate) struct WirePromptDetails {
 }
 
 impl WireUsage {
-    pub(crate) fn usage(self) -> Usage {
-        Usage {
+    /// The usage, or `None` when the object holds neither count (never guessed as 0/0).
+    pub(crate) fn usage(self) -> Option<Usage> {
+        if self.prompt_tokens.is_none() && self.completion_tokens.is_none() {
+            return None;
+        }
+        Some(Usage {
             input_tokens: self.prompt_tokens.unwrap_or(0),
             output_tokens: self.completion_tokens.unwrap_or(0),
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: self.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0),
-        }
+        })
     }
 }
 

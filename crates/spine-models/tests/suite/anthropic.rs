@@ -353,3 +353,65 @@ async fn consecutive_assistant_turns_merge_and_empty_text_is_not_sent() {
         ])
     );
 }
+
+#[tokio::test]
+async fn tool_choice_is_sent_in_the_messages_format_when_set() {
+    use spine_core::model::ToolChoice;
+    let cases = [
+        (ToolChoice::Auto, json!({"type": "auto"})),
+        (ToolChoice::Required, json!({"type": "any"})),
+        (ToolChoice::None, json!({"type": "none"})),
+        (ToolChoice::Tool("Read".into()), json!({"type": "tool", "name": "Read"})),
+    ];
+    for (choice, wire) in cases {
+        let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
+        let (reply, _) = complete(AnthropicConfig { tool_choice: Some(choice), ..config(&server) }, &user()).await;
+        reply.expect("reply");
+        assert_eq!(server.only_request().body["tool_choice"], wire);
+    }
+    let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
+    complete(config(&server), &user()).await.0.expect("reply");
+    assert!(server.only_request().body.get("tool_choice").is_none(), "unset: not sent");
+}
+
+#[tokio::test]
+async fn max_tokens_and_temperature_come_from_the_configuration() {
+    let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
+    let config = AnthropicConfig { max_tokens: 1000, temperature: Some(0.3), ..config(&server) };
+    complete(config, &user()).await.0.expect("reply");
+    let body = server.only_request().body;
+    assert_eq!((body["max_tokens"].clone(), body["temperature"].clone()), (json!(1000), json!(0.3)));
+}
+
+#[tokio::test]
+async fn stream_false_reads_one_whole_message_with_its_usage() {
+    let whole = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": "Reading."}, {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a"}}],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 4}});
+    let server = TestServer::start(vec![Reply::Json(whole)]).await;
+    let config = AnthropicConfig { streaming: spine_models::Streaming::Off, ..config(&server) };
+    let (reply, sink) = complete(config, &user()).await;
+    let reply = reply.expect("reply");
+    assert_eq!(server.only_request().body["stream"], false);
+    assert_eq!(sink.deltas(), ["Reading."]);
+    assert_eq!(reply.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(reply.message.tool_calls[0].arguments, ToolArguments::Json(json!({"file_path": "a"})));
+    let usage = reply.usage.expect("usage");
+    assert_eq!((usage.input_tokens, usage.cache_read_input_tokens, usage.output_tokens), (15, 5, 4));
+}
+
+#[tokio::test]
+async fn usage_sent_with_a_max_tokens_stop_is_kept_on_the_error() {
+    let events = named_events(&[
+        message_start(7514),
+        text_block(0),
+        text_delta(0, "on and on"),
+        message_delta("max_tokens", 400),
+        message_stop(),
+    ]);
+    let server = TestServer::start(vec![Reply::Sse(events, End::Close)]).await;
+    let err = complete(config(&server), &user()).await.0.expect_err("cut by the limit");
+    assert_eq!(err.kind, ModelErrorKind::Incomplete);
+    assert_eq!(err.usage, Some(Usage::new(7514, 400)));
+}

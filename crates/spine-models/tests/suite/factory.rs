@@ -94,3 +94,28 @@ fn anthropic_model_variable_names_an_anthropic_model() {
     );
     assert_eq!(anthropic_model_from_vars(vars(&[])), None);
 }
+
+#[test]
+fn cost_is_computed_from_reported_usage_with_settings_prices_over_the_table() {
+    use spine_models::factory::client_with_vars;
+    use spine_models::pricing::Price;
+    use spine_protocol::run::Usage;
+    let local = vars(&[("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")]);
+    let usage =
+        Usage { input_tokens: 1_000_000, output_tokens: 100_000, cache_read_input_tokens: 200_000, ..Usage::default() };
+    let builtin = client_with_vars(&ModelSpec::OpenAi("gpt-4o".into()), &Default::default(), &local).expect("client");
+    // 0.8 M uncached × 2.5 + 0.2 M cached × 1.25 + 0.1 M out × 10.
+    let cost = builtin.cost_usd(&usage).expect("gpt-4o is priced");
+    assert!((cost - (2.0 + 0.25 + 1.0)).abs() < 1e-9, "{cost}");
+    let unknown = client_with_vars(&ModelSpec::OpenAi("smollm2".into()), &Default::default(), &local).expect("client");
+    assert_eq!(unknown.cost_usd(&usage), None, "a model without a price has no cost, not 0");
+    let options = spine_models::ClientOptions {
+        prices: vec![("smollm2".into(), Price { input: 1.0, output: 2.0, cache_write: 1.0, cache_read: 0.5 })],
+        ..Default::default()
+    };
+    let priced = client_with_vars(&ModelSpec::OpenAi("smollm2".into()), &options, &local).expect("client");
+    let cost = priced.cost_usd(&usage).expect("priced by settings");
+    assert!((cost - (0.8 + 0.1 + 0.2)).abs() < 1e-9, "{cost}");
+    let claude = client_with_vars(&ModelSpec::Anthropic("claude-sonnet-4-5".into()), &options, &local).expect("client");
+    assert!(claude.cost_usd(&usage).is_some(), "the built-in rows stay");
+}

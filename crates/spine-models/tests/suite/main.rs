@@ -7,6 +7,7 @@
 
 mod anthropic;
 mod factory;
+mod llama;
 mod openai;
 mod robustness;
 

@@ -251,28 +251,31 @@ async fn request_body_maps_every_message_kind_field_by_field() {
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
     let m = body["messages"].as_array().expect("messages");
-    assert_eq!(m.len(), 11);
-    assert_eq!(m[0], json!({"role": "system", "content": "You are spine."}));
-    assert_eq!(m[1], json!({"role": "system", "content": "Be brief."}));
-    assert_eq!(m[2], json!({"role": "user", "content": "read main.rs"}));
-    // Hook context: a system message.
-    assert_eq!(m[3], json!({"role": "system", "content": "branch: main"}));
+    // One system message, then alternating turns (strict chat templates, issue #14): hook
+    // context and later system messages become user reminders, merged with the next user text,
+    // and a reminder given inside a tool round follows the round's results.
+    assert_eq!(m.len(), 6);
+    assert_eq!(m[0], json!({"role": "system", "content": "You are spine.\n\nBe brief."}));
     assert_eq!(
-        m[4],
+        m[1],
+        json!({"role": "user", "content": "read main.rs\n\n<system-reminder>\nbranch: main\n</system-reminder>"})
+    );
+    assert_eq!(
+        m[2],
         json!({"role": "assistant", "content": "Reading.", "tool_calls": [
             {"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": "{\"file_path\":\"src/main.rs\"}"}},
             {"id": "call_2", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\": ls"}}
         ]})
     );
-    assert_eq!(m[5], json!({"role": "system", "content": "careful"}));
-    assert_eq!(m[6], json!({"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"}));
+    assert_eq!(m[3], json!({"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"}));
     assert_eq!(
-        m[7],
+        m[4],
         json!({"role": "tool", "tool_call_id": "call_2", "content": "Error [invalid_arguments]: not JSON"})
     );
-    assert_eq!(m[8], json!({"role": "system", "content": "lint ok"}));
-    assert_eq!(m[9], json!({"role": "system", "content": "Compacted earlier turns."}));
-    assert_eq!(m[10], json!({"role": "user", "content": "and now?"}));
+    assert_eq!(
+        m[5],
+        json!({"role": "user", "content": "<system-reminder>\ncareful\n</system-reminder>\n\n<system-reminder>\nlint ok\n</system-reminder>\n\n<system-reminder>\nCompacted earlier turns.\n</system-reminder>\n\nand now?"})
+    );
     assert_eq!(
         body["tools"],
         json!([

@@ -186,6 +186,11 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
     };
     let cached = env.token_counts.around(estimator.as_ref());
     let hints = payload.budget_hints.as_ref().and_then(|h| serde_json::to_value(h).ok());
+    // The tools the program's model request will carry count in the estimate.
+    let tools: Vec<spine_protocol::tool::ToolSpec> = match payload.allowed_tools() {
+        Some(names) => env.tools.specs().filter(|t| names.contains(&t.name)).cloned().collect(),
+        None => env.tools.specs().cloned().collect(),
+    };
     let inputs = RequestInputs {
         settings: &settings,
         workspace: &env.workspace,
@@ -200,6 +205,7 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
             context_window: None,
         },
         default_model: None,
+        tools: &tools,
     };
     let prepared = prepare_request(&inputs, &transcript, None, &ctx.trace);
     if ctx.canceled() {

@@ -64,6 +64,10 @@ async fn prepare_round_answers_with_messages_tools_model_and_trace(backend: Back
         response["trace"].as_array().expect("trace").iter().filter_map(|t| t["hook"].as_str()).collect();
     assert_eq!(hooks, ["prepare_turn", "compact_context"]);
     assert_eq!(response["trace"][0]["profile"], "main");
+    // The visible tool's schema counts in the estimate (the program's request carries it).
+    let prepare = &response["trace"][0];
+    let tool_tokens = prepare["tool_tokens"].as_u64().expect("tool_tokens");
+    assert!(tool_tokens > 0 && tool_tokens < prepare["estimated_token_count"].as_u64().unwrap_or(0), "{prepare}");
 }
 
 async fn execute_program_tool_answers_with_the_result_or_the_tool_error_payload(backend: Backend) {
@@ -244,7 +248,8 @@ async fn an_agent_run_assignment_runs_the_agent_loop_and_reports_through_the_sam
     let h = Harness::new(backend).await;
     let script = h.workspace().join("script.json");
     let turns = json!([
-        {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "6 * 7"}}]},
+        {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "6 * 7"}}],
+         "usage": {"input_tokens": 10, "output_tokens": 3}},
         {"text": "The answer is 42."}
     ]);
     spine_testkit::script::write_script_file(&script, turns).expect("script");
@@ -266,6 +271,19 @@ async fn an_agent_run_assignment_runs_the_agent_loop_and_reports_through_the_sam
         complete["terminal_payload"]["tool_invocations"][0]["response_payload"]["content"],
         "The calculator returned 42."
     );
+    // The completion report carries usage per model: one request reported usage, one did not
+    // (absent, not 0); the scripted model has no price, so there is no cost.
+    let usage = &complete["terminal_payload"]["model_usage"]["scripted"];
+    assert_eq!(
+        (usage["requests"].clone(), usage["requests_without_usage"].clone()),
+        (json!(2), json!(1)),
+        "{complete}"
+    );
+    assert_eq!(
+        (usage["usage"]["input_tokens"].clone(), usage["usage"]["output_tokens"].clone()),
+        (json!(10), json!(3))
+    );
+    assert!(usage.get("cost_usd").is_none() && complete["terminal_payload"].get("total_cost_usd").is_none());
 
     let mut bad = run("agent-2", "x");
     bad["payload"]["task_payload"]["model"] = json!("gopher:nope");
