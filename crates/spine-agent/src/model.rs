@@ -1,6 +1,7 @@
 //! The model client: `--model`, else `ANTHROPIC_MODEL`, else settings `model`, else the
 //! provider whose API key is set (Claude Code's order); with the timeouts of settings
-//! `model_options.timeouts`.
+//! `model_options.timeouts` and the reasoning options `model_options.thinking_budget_tokens`
+//! and `model_options.reasoning_effort`.
 
 use std::sync::Arc;
 
@@ -28,7 +29,11 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
         }
         (None, None, None) => (spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?, String::new()),
     };
-    let options = spine_models::ClientOptions { timeouts: model_timeouts(settings) };
+    let reasoning = spine_models::ReasoningOptions {
+        thinking_budget_tokens: settings.model_reasoning.thinking_budget_tokens,
+        reasoning_effort: settings.model_reasoning.reasoning_effort,
+    };
+    let options = spine_models::ClientOptions { timeouts: model_timeouts(settings), reasoning };
     spine_models::client_with(&spec, &options).map_err(|e| match from.as_str() {
         "" => AssemblyError::Model(e.to_string()),
         from => AssemblyError::Model(format!("{from}: {e}")),

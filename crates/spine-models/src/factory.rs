@@ -12,11 +12,13 @@
 use std::sync::Arc;
 
 use spine_core::model::ModelClient;
+use spine_protocol::message::ReasoningEffort;
 
-use crate::anthropic::{AnthropicClient, AnthropicConfig};
+use crate::anthropic::{AnthropicClient, AnthropicConfig, Thinking};
 use crate::error::ClientError;
 use crate::http::Timeouts;
 use crate::openai::{OpenAiClient, OpenAiConfig};
+use crate::responses::{ResponsesClient, ResponsesConfig};
 use crate::scripted::ScriptedModel;
 use crate::spec::ModelSpec;
 
@@ -33,10 +35,24 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
 pub struct ClientOptions {
     /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
+    /// Extended thinking and reasoning effort.
+    pub reasoning: ReasoningOptions,
+}
+
+/// How much the model reasons (settings `model_options.thinking_budget_tokens` and
+/// `model_options.reasoning_effort`). Each provider takes the option it understands:
+/// Anthropic the thinking budget, OpenAI (chat completions and Responses) the effort.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReasoningOptions {
+    /// Anthropic extended thinking's `budget_tokens` (at least 1024); off when `None`.
+    pub thinking_budget_tokens: Option<u32>,
+    /// OpenAI reasoning effort; the server's default when `None`.
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// Builds the client a spec names with default options: the scripted model from its file, or
-/// an OpenAI/Anthropic client configured from the environment ([`OpenAiConfig::from_env`],
+/// an OpenAI chat-completions, OpenAI Responses or Anthropic client configured from the
+/// environment ([`OpenAiConfig::from_env`], [`ResponsesConfig::from_env`],
 /// [`AnthropicConfig::from_env`]).
 pub fn client_for(spec: &ModelSpec) -> Result<Arc<dyn ModelClient>, ClientError> {
     client_with(spec, &ClientOptions::default())
@@ -64,11 +80,27 @@ pub fn client_with_vars(
     match spec {
         ModelSpec::Scripted(path) => Ok(Arc::new(ScriptedModel::from_file(path)?)),
         ModelSpec::OpenAi(model) => {
-            let config = OpenAiConfig { timeouts: options.timeouts, ..OpenAiConfig::from_vars(model, var)? };
+            let config = OpenAiConfig {
+                timeouts: options.timeouts,
+                reasoning_effort: options.reasoning.reasoning_effort,
+                ..OpenAiConfig::from_vars(model, var)?
+            };
             OpenAiClient::shared(config)
         }
+        ModelSpec::OpenAiResponses(model) => {
+            let config = ResponsesConfig {
+                timeouts: options.timeouts,
+                reasoning_effort: options.reasoning.reasoning_effort,
+                ..ResponsesConfig::from_vars(model, var)?
+            };
+            ResponsesClient::shared(config)
+        }
         ModelSpec::Anthropic(model) => {
-            let config = AnthropicConfig { timeouts: options.timeouts, ..AnthropicConfig::from_vars(model, var)? };
+            let config = AnthropicConfig {
+                timeouts: options.timeouts,
+                thinking: options.reasoning.thinking_budget_tokens.map(|budget_tokens| Thinking { budget_tokens }),
+                ..AnthropicConfig::from_vars(model, var)?
+            };
             AnthropicClient::shared(config)
         }
     }

@@ -169,7 +169,11 @@ impl ModelClient for ScriptedModel {
         }
         let finish_reason = if turn.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
         Ok(ModelReply {
-            message: AssistantMessage { content: turn.text.clone(), tool_calls: turn.tool_calls.clone() },
+            message: AssistantMessage {
+                reasoning: Vec::new(),
+                content: turn.text.clone(),
+                tool_calls: turn.tool_calls.clone(),
+            },
             finish_reason,
             usage: turn.usage,
         })

@@ -32,7 +32,8 @@
 //!   4 MiB each, and withholding what an untrusted project may not set.
 //! - [`trust`]: project trust: what an untrusted project's own files may not set, the
 //!   trusted-projects store, the one-line notice.
-//! - [`model_options`]: the `model_options` key (model request timeouts).
+//! - [`model_options`]: the `model_options` key (model request timeouts, thinking budget,
+//!   reasoning effort).
 
 #![warn(missing_docs)]
 
@@ -45,7 +46,7 @@ mod source;
 pub mod trust;
 
 pub use discover::{Discovery, FileStatus, SettingsFile};
-pub use model_options::ModelTimeoutSettings;
+pub use model_options::{ModelReasoningSettings, ModelTimeoutSettings};
 pub use project::{SettingSource, SettingSources, find_project_dir};
 pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting};
 pub use source::{Origin, SettingsError, SettingsLayer, type_name};

@@ -92,6 +92,9 @@ pub struct Settings {
     pub withheld: Vec<SettingsLayer>,
     /// `model_options.timeouts`, merged field by field ([`crate::model_options`]).
     pub model_timeouts: crate::model_options::ModelTimeoutSettings,
+    /// `model_options.thinking_budget_tokens` and `model_options.reasoning_effort`
+    /// ([`crate::model_options`]).
+    pub model_reasoning: crate::model_options::ModelReasoningSettings,
     /// `env`: variables set for every child spine starts (Bash, command runs, processes,
     /// hooks, MCP servers), merged by name (a later source replaces a variable).
     pub env: BTreeMap<String, String>,
@@ -212,7 +215,9 @@ impl Settings {
                         }
                     }
                     "env_passthrough" => merge_env_passthrough(&mut s, origin, value)?,
-                    "model_options" => crate::model_options::merge(&mut s.model_timeouts, origin, value)?,
+                    "model_options" => {
+                        crate::model_options::merge(&mut s.model_timeouts, &mut s.model_reasoning, origin, value)?
+                    }
                     "env" => {
                         for (name, v) in expect_object(origin, "env", value)? {
                             let text = match v {

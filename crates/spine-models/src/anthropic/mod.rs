@@ -3,14 +3,16 @@
 //! [`AnthropicConfig`] holds the model, the base URL (without `/v1`, like
 //! `ANTHROPIC_BASE_URL` in Claude Code), the credential (`ANTHROPIC_API_KEY` sent as
 //! `x-api-key`, or `ANTHROPIC_AUTH_TOKEN` sent as `Authorization: Bearer …` instead), extra
-//! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, timeouts and retry
-//! policy. Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
+//! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, the extended
+//! thinking budget ([`Thinking`]), timeouts and retry policy. Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
 //! sends one request per [`ModelClient::complete`] call through the shared layers:
 //! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`]. Cancellation drops
 //! the in-flight request at once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
 
 pub mod stream;
 mod wire;
+
+pub use wire::Thinking;
 
 use std::sync::Arc;
 
@@ -53,6 +55,8 @@ pub struct AnthropicConfig {
     pub custom_headers: Vec<(String, String)>,
     /// The output limit sent as `max_tokens` (default 8192).
     pub max_tokens: u32,
+    /// Extended thinking (`model_options.thinking_budget_tokens`); off when `None`.
+    pub thinking: Option<Thinking>,
     /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
     /// Retries on 429, 5xx, 529, overloaded streams and connection failures.
@@ -73,6 +77,7 @@ impl AnthropicConfig {
             auth_token: None,
             custom_headers: Vec::new(),
             max_tokens: DEFAULT_MAX_TOKENS,
+            thinking: None,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             context_window,
@@ -216,7 +221,7 @@ impl ModelClient for AnthropicClient {
             tools = request.tools.len(),
             "messages request"
         );
-        let wire = wire::request(&self.config.model, self.config.max_tokens, request);
+        let wire = wire::request(&self.config.model, self.config.max_tokens, self.config.thinking, request);
         send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| {
             self.attempt(body, stream)
         })

@@ -14,6 +14,13 @@
 //!   `<system-reminder>\n…\n</system-reminder>` in a user turn.
 //! - Consecutive turns of the same role are merged into one (the API requires alternation); in
 //!   a merged user turn the `tool_result` blocks come first, in order.
+//! - An assistant turn's reasoning goes first, in order: `thinking` blocks with their
+//!   `signature` and `redacted_thinking` blocks with their `data`, byte for byte (the API
+//!   checks them, and requires them on the tool-use turn when thinking is on). Reasoning items
+//!   of other providers (OpenAI `reasoning`) are not sent.
+//! - With a thinking budget ([`Thinking`]), the body carries `thinking: {type: "enabled",
+//!   budget_tokens}`, and `max_tokens` must exceed the budget: when it does not, it becomes
+//!   the budget plus the configured `max_tokens` (room for the answer after the thinking).
 //! - Empty text is not sent (the API rejects empty text blocks); a turn left without blocks is
 //!   dropped.
 
@@ -22,7 +29,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use spine_core::model::ModelRequest;
-use spine_protocol::message::Message;
+use spine_protocol::message::{Message, ReasoningItem};
 use spine_protocol::tool::ToolArguments;
 
 /// The request body.
@@ -35,7 +42,25 @@ pub(crate) struct MessagesRequest<'a> {
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingParam>,
     stream: bool,
+}
+
+/// Extended thinking for a request: the token budget (at least 1024, the API's minimum;
+/// settings check it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thinking {
+    /// `budget_tokens`.
+    pub budget_tokens: u32,
+}
+
+/// The `thinking` request field.
+#[derive(Debug, Serialize)]
+struct ThinkingParam {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,6 +79,8 @@ struct Turn<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
+    Thinking { thinking: &'a str, signature: &'a str },
+    RedactedThinking { data: &'a str },
     Text { text: Cow<'a, str> },
     ToolUse { id: &'a str, name: &'a str, input: Cow<'a, Value> },
     ToolResult { tool_use_id: &'a str, content: &'a str, is_error: bool },
@@ -67,7 +94,12 @@ struct Tool<'a> {
 }
 
 /// Builds the request body.
-pub(crate) fn request<'a>(model: &'a str, max_tokens: u32, request: ModelRequest<'a>) -> MessagesRequest<'a> {
+pub(crate) fn request<'a>(
+    model: &'a str,
+    max_tokens: u32,
+    thinking: Option<Thinking>,
+    request: ModelRequest<'a>,
+) -> MessagesRequest<'a> {
     let leading = request.messages.iter().take_while(|m| matches!(m, Message::System { .. })).count();
     let system: Vec<&str> = request.messages[..leading]
         .iter()
@@ -99,7 +131,12 @@ pub(crate) fn request<'a>(model: &'a str, max_tokens: u32, request: ModelRequest
         .iter()
         .map(|t| Tool { name: &t.name, description: &t.description, input_schema: &t.input_schema })
         .collect();
-    MessagesRequest { model, max_tokens, system, messages: turns, tools, stream: true }
+    let max_tokens = match thinking {
+        Some(t) if max_tokens <= t.budget_tokens => t.budget_tokens.saturating_add(max_tokens),
+        Some(_) | None => max_tokens,
+    };
+    let thinking = thinking.map(|t| ThinkingParam { kind: "enabled", budget_tokens: t.budget_tokens });
+    MessagesRequest { model, max_tokens, system, messages: turns, tools, thinking, stream: true }
 }
 
 fn text(content: &str) -> Vec<Block<'_>> {
@@ -120,7 +157,16 @@ fn turn(m: &Message) -> (Role, Vec<Block<'_>>) {
             vec![Block::ToolResult { tool_use_id: &t.tool_call_id, content: &t.content, is_error: t.is_error() }],
         ),
         Message::Assistant(a) => {
-            let mut blocks = text(a.content.as_deref().unwrap_or(""));
+            let mut blocks: Vec<Block<'_>> = a
+                .reasoning
+                .iter()
+                .filter_map(|item| match item {
+                    ReasoningItem::Thinking { thinking, signature } => Some(Block::Thinking { thinking, signature }),
+                    ReasoningItem::RedactedThinking { data } => Some(Block::RedactedThinking { data }),
+                    ReasoningItem::Reasoning { .. } => None,
+                })
+                .collect();
+            blocks.extend(text(a.content.as_deref().unwrap_or("")));
             for call in &a.tool_calls {
                 let input = match &call.arguments {
                     ToolArguments::Json(v @ Value::Object(_)) => Cow::Borrowed(v),
@@ -187,7 +233,17 @@ pub(crate) enum StartBlock {
         #[serde(default)]
         input: Option<Value>,
     },
-    /// Thinking and server-tool blocks: not part of the reply.
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
+    /// Server-tool blocks: not part of the reply.
     #[serde(other)]
     Other,
 }
@@ -204,7 +260,15 @@ pub(crate) enum BlockDelta<'a> {
         #[serde(borrow)]
         partial_json: Cow<'a, str>,
     },
-    /// Thinking and signature deltas.
+    ThinkingDelta {
+        #[serde(borrow)]
+        thinking: Cow<'a, str>,
+    },
+    SignatureDelta {
+        #[serde(borrow)]
+        signature: Cow<'a, str>,
+    },
+    /// Deltas added after this client was written.
     #[serde(other)]
     Other,
 }

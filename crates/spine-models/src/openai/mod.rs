@@ -2,7 +2,7 @@
 //!
 //! [`OpenAiConfig`] holds the model, the base URL (which includes `/v1`, like `OPENAI_BASE_URL`
 //! and the official SDKs), the optional key (sent as `Authorization: Bearer`; local servers
-//! need none), the [`Mode`], timeouts and retry policy. [`OpenAiClient`] sends one request per
+//! need none), the [`Mode`], the reasoning effort, timeouts and retry policy. [`OpenAiClient`] sends one request per
 //! [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
 //! [`crate::http`], then [`stream::read_stream`] (or [`stream::read_whole`]) for the reply.
 //! Cancellation drops the in-flight request at once and returns
@@ -18,6 +18,7 @@ use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 use spine_core::CancellationToken;
 use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink};
+use spine_protocol::message::ReasoningEffort;
 
 use crate::error::ClientError;
 use crate::http::{Endpoint, EnvNames, MAX_REPLY_BODY, Timeouts, endpoint_from_vars};
@@ -56,6 +57,8 @@ pub struct OpenAiConfig {
     pub api_key: Option<Secret>,
     /// Streaming or not.
     pub mode: Mode,
+    /// `reasoning_effort` (`model_options.reasoning_effort`); not sent when `None`.
+    pub reasoning_effort: Option<ReasoningEffort>,
     /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
     /// Retries on 429, 5xx and connection failures.
@@ -73,6 +76,7 @@ impl OpenAiConfig {
             base_url: base_url.into(),
             api_key: None,
             mode: Mode::default(),
+            reasoning_effort: None,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             context_window: None,
@@ -184,7 +188,7 @@ impl ModelClient for OpenAiClient {
             tools = request.tools.len(),
             "chat completions request"
         );
-        let wire = wire::request(&self.config.model, request, self.config.mode);
+        let wire = wire::request(&self.config.model, request, self.config.mode, self.config.reasoning_effort);
         send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| {
             self.attempt(body, stream)
         })

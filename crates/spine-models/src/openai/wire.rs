@@ -10,14 +10,15 @@
 //! An assistant turn with only tool calls sends `"content": ""`, never `null`: some compatible
 //! servers (llama.cpp's chat templates) answer `null` with a 500.
 //! Tools: `[{"type":"function","function":{"name","description","parameters"}}]`, omitted when
-//! there are none.
+//! there are none. `reasoning_effort` (`minimal`…`high`) is sent when configured. Reasoning
+//! items of an assistant turn are not sent (chat completions has no field for them).
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spine_core::model::ModelRequest;
-use spine_protocol::message::Message;
+use spine_protocol::message::{Message, ReasoningEffort};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolArguments;
 
@@ -33,6 +34,8 @@ pub(crate) struct ChatRequest<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<ReasoningEffort>,
 }
 
 #[derive(Debug, Serialize)]
@@ -89,7 +92,12 @@ struct WireFunction<'a> {
 }
 
 /// Builds the request body.
-pub(crate) fn request<'a>(model: &'a str, request: ModelRequest<'a>, mode: Mode) -> ChatRequest<'a> {
+pub(crate) fn request<'a>(
+    model: &'a str,
+    request: ModelRequest<'a>,
+    mode: Mode,
+    reasoning_effort: Option<ReasoningEffort>,
+) -> ChatRequest<'a> {
     let messages = request.messages.iter().map(message).collect();
     let tools = request
         .tools
@@ -103,7 +111,7 @@ pub(crate) fn request<'a>(model: &'a str, request: ModelRequest<'a>, mode: Mode)
         Mode::Streaming { include_usage } => (true, include_usage.then_some(StreamOptions { include_usage: true })),
         Mode::NonStreaming => (false, None),
     };
-    ChatRequest { model, messages, tools, stream, stream_options }
+    ChatRequest { model, messages, tools, stream, stream_options, reasoning_effort }
 }
 
 fn message(m: &Message) -> WireMessage<'_> {

@@ -93,6 +93,7 @@ pub fn full_conversation() -> Vec<Message> {
         Message::user("read main.rs"),
         Message::context(HookEventName::UserPromptSubmit, "branch: main"),
         Message::Assistant(AssistantMessage {
+            reasoning: Vec::new(),
             content: Some("Reading.".into()),
             tool_calls: vec![
                 ToolCall {
