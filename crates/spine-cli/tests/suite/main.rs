@@ -15,6 +15,7 @@ mod load;
 mod memory_files;
 mod pipes;
 mod providers;
+mod reasoning;
 mod result_json;
 mod run;
 mod shell_rules;

@@ -8,7 +8,9 @@
 mod anthropic;
 mod factory;
 mod openai;
+mod responses;
 mod robustness;
+mod thinking;
 
 use std::sync::Mutex;
 use std::time::Duration;
