@@ -3,8 +3,10 @@
 //!
 //! - `{"type":"system","subtype":"init", cwd, session_id, tools, mcp_servers, model,
 //!   permissionMode, spine_version, uuid}` when the session starts;
-//! - `{"type":"assistant","message":{…, "content":[text and tool_use blocks]}, session_id,
-//!   parent_tool_use_id, uuid}` for each model turn;
+//! - `{"type":"assistant","message":{…, "content":[thinking, text and tool_use blocks]},
+//!   session_id, parent_tool_use_id, uuid}` for each model turn (Anthropic `thinking` blocks
+//!   with their `signature` and `redacted_thinking` blocks as Claude Code prints them; an OpenAI
+//!   reasoning item's summary as a `thinking` block without signature);
 //! - `{"type":"user","message":{"role":"user","content":[one tool_result block]}, …}` for each
 //!   tool result (once: there is no second copy of a result);
 //! - the result object of `json`, always the last line.
@@ -19,7 +21,7 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
-use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
+use spine_protocol::message::{AssistantMessage, Message, ReasoningItem, ToolResultMessage};
 use spine_protocol::tool::ToolArguments;
 use spine_protocol::trace::AttemptResult;
 
@@ -86,7 +88,19 @@ impl StreamJsonObserver {
     }
 
     fn assistant(&self, message: &AssistantMessage) -> Value {
-        let mut content: Vec<Value> = Vec::new();
+        let mut content: Vec<Value> = message
+            .reasoning
+            .iter()
+            .filter_map(|item| match item {
+                ReasoningItem::Thinking { thinking, signature } => {
+                    Some(json!({"type": "thinking", "thinking": thinking, "signature": signature}))
+                }
+                ReasoningItem::RedactedThinking { data } => Some(json!({"type": "redacted_thinking", "data": data})),
+                ReasoningItem::Reasoning { .. } => {
+                    item.readable_text().map(|text| json!({"type": "thinking", "thinking": text}))
+                }
+            })
+            .collect();
         if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
             content.push(json!({"type": "text", "text": text}));
         }

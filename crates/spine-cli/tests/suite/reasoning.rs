@@ -154,3 +154,38 @@ fn a_responses_api_tool_loop_runs_through_the_binary() {
     );
     assert!(!stdout(&out).contains(KEY) && !stderr(&out).contains(KEY));
 }
+
+#[test]
+fn stream_json_prints_thinking_blocks_as_claude_code_does_and_the_result_is_the_text() {
+    let s = Sandbox::new();
+    let reply = anthropic_turn(
+        &[
+            json!({"type": "thinking", "thinking": THOUGHT, "signature": "sig-1=="}),
+            json!({"type": "redacted_thinking", "data": "opaque-data"}),
+            json!({"type": "text", "text": "4."}),
+        ],
+        "end_turn",
+    );
+    let server = SseServer::start(vec![reply]);
+    let out = s
+        .spine()
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", server.addr))
+        .env("ANTHROPIC_API_KEY", KEY)
+        .args(["run", "-p", "what is 2 + 2?", "--model", "sonnet", "--output-format", "stream-json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
+    let assistant = lines.iter().find(|l| l["type"] == "assistant").expect("assistant line");
+    assert_eq!(
+        assistant["message"]["content"],
+        json!([
+            {"type": "thinking", "thinking": THOUGHT, "signature": "sig-1=="},
+            {"type": "redacted_thinking", "data": "opaque-data"},
+            {"type": "text", "text": "4."}
+        ])
+    );
+    let result = lines.last().expect("result line");
+    assert_eq!(result["result"], "4.");
+}
