@@ -4,10 +4,11 @@
 //! `ANTHROPIC_BASE_URL` in Claude Code), the credential (`ANTHROPIC_API_KEY` sent as
 //! `x-api-key`, or `ANTHROPIC_AUTH_TOKEN` sent as `Authorization: Bearer …` instead), extra
 //! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, the extended
-//! thinking budget ([`Thinking`]), timeouts and retry policy. Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
-//! sends one request per [`ModelClient::complete`] call through the shared layers:
-//! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`]. Cancellation drops
-//! the in-flight request at once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
+//! thinking budget ([`Thinking`]), timeouts and retry policy. Every request carries
+//! `anthropic-version: 2023-06-01`. [`AnthropicClient`] sends one request per
+//! [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
+//! [`crate::http`], then [`stream::read_stream`]. Cancellation drops the in-flight request at
+//! once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
 
 pub mod stream;
 mod wire;

@@ -4,10 +4,11 @@
 //!   `message_delta` gives `stop_reason` and the output tokens (cumulative figures replace
 //!   earlier ones).
 //! - `content_block_start` opens a `text`, `tool_use` (id and name), `thinking` or
-//!   `redacted_thinking` block; other block types (server tools) are ignored. `text_delta` text goes to the [`StreamSink`] as it
-//!   arrives; `input_json_delta` fragments are concatenated per block and parsed with
-//!   [`ToolArguments::from_wire`] at the end (unparsable text is kept raw; no fragments means
-//!   the block's start `input`, usually `{}`).
+//!   `redacted_thinking` block; other block types (server tools) are ignored. `text_delta`
+//!   text goes to the [`StreamSink`] as it arrives; `input_json_delta` fragments are
+//!   concatenated per block and parsed with [`ToolArguments::from_wire`] at the end
+//!   (unparsable text is kept raw; no fragments means the block's start `input`, usually
+//!   `{}`).
 //! - `thinking_delta` text and `signature_delta` signatures are concatenated per block; a
 //!   `redacted_thinking` block's `data` comes whole in its start. They become the reply's
 //!   [`ReasoningItem`]s, in block order, and never reach the sink (the answer's text), nor

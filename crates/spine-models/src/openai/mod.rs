@@ -2,11 +2,11 @@
 //!
 //! [`OpenAiConfig`] holds the model, the base URL (which includes `/v1`, like `OPENAI_BASE_URL`
 //! and the official SDKs), the optional key (sent as `Authorization: Bearer`; local servers
-//! need none), the [`Mode`], the reasoning effort, timeouts and retry policy. [`OpenAiClient`] sends one request per
-//! [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
-//! [`crate::http`], then [`stream::read_stream`] (or [`stream::read_whole`]) for the reply.
-//! Cancellation drops the in-flight request at once and returns
-//! [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
+//! need none), the [`Mode`], the reasoning effort, timeouts and retry policy. [`OpenAiClient`]
+//! sends one request per [`ModelClient::complete`] call through the shared layers:
+//! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`] (or
+//! [`stream::read_whole`]) for the reply. Cancellation drops the in-flight request at once and
+//! returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
 
 pub mod stream;
 mod wire;

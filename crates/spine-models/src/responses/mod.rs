@@ -8,13 +8,17 @@
 //! [`crate::http`], then [`stream::read_stream`].
 //!
 //! Every request carries the whole conversation (`store: false`, no `previous_response_id`):
-//! reasoning items come back with `include: ["reasoning.encrypted_content"]` and are sent back
-//! encrypted with their turn, so nothing is kept on the server. Cancellation drops the
+//! a reasoning model's reasoning items come back with `include:
+//! ["reasoning.encrypted_content"]` and are sent back encrypted with their turn, so nothing is
+//! kept on the server. The include is sent only to reasoning models ([`reasons`]): the
+//! others reject it. Cancellation drops the
 //! in-flight request at once and returns
 //! [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
 
 pub mod stream;
 mod wire;
+
+pub use wire::{REASONING_MODEL_PREFIXES, reasons};
 
 use std::sync::Arc;
 

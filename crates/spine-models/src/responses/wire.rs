@@ -16,8 +16,12 @@
 //! - Tools: `{"type":"function","name","description","parameters","strict":false}` (the
 //!   Responses API makes functions strict by default, which tool schemas with optional
 //!   properties do not satisfy).
-//! - Always `store: false`, `include: ["reasoning.encrypted_content"]`, `stream: true`;
-//!   `reasoning: {"effort", "summary":"auto"}` when an effort is configured.
+//! - Always `store: false` and `stream: true`; `reasoning: {"effort", "summary":"auto"}` when an
+//!   effort is configured.
+//! - `include: ["reasoning.encrypted_content"]` for reasoning models ([`reasons`]: an effort is
+//!   configured, or the model id names a reasoning family): stateless reasoning needs it, and
+//!   models without reasoning reject it (400 "Encrypted content is not supported with this
+//!   model").
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -37,8 +41,18 @@ pub(crate) struct ResponsesRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<ReasoningParam>,
     store: bool,
-    include: [&'static str; 1],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
     stream: bool,
+}
+
+/// The model id prefixes of OpenAI's reasoning models (the o-series, GPT-5 and Codex).
+pub const REASONING_MODEL_PREFIXES: &[&str] = &["o1", "o3", "o4", "gpt-5", "codex"];
+
+/// Whether a request to `model` asks for encrypted reasoning: an effort is configured, or the
+/// model id starts with one of [`REASONING_MODEL_PREFIXES`].
+pub fn reasons(model: &str, effort: Option<ReasoningEffort>) -> bool {
+    effort.is_some() || REASONING_MODEL_PREFIXES.iter().any(|p| model.starts_with(p))
 }
 
 #[derive(Debug, Serialize)]
@@ -116,7 +130,7 @@ pub(crate) fn request<'a>(
         tools,
         reasoning: effort.map(|effort| ReasoningParam { effort, summary: "auto" }),
         store: false,
-        include: ["reasoning.encrypted_content"],
+        include: if reasons(model, effort) { vec!["reasoning.encrypted_content"] } else { Vec::new() },
         stream: true,
     }
 }

@@ -309,3 +309,20 @@ fn the_openai_responses_spec_reads_the_openai_variables_and_needs_the_key_for_th
     let missing = client_for_vars(&spec, |_| None).err().expect("the public endpoint needs a key");
     assert!(matches!(missing, ClientError::MissingApiKey { var: "OPENAI_API_KEY", .. }), "{missing}");
 }
+
+#[tokio::test]
+async fn encrypted_reasoning_is_asked_only_of_reasoning_models() {
+    let server = TestServer::start(vec![text_reply("a"), text_reply("b"), text_reply("c")]).await;
+    let mut gpt = config(&server);
+    gpt.model = "gpt-4.1".into();
+    complete(gpt.clone(), &[Message::user("hi")]).await.0.expect("reply");
+    gpt.reasoning_effort = Some(ReasoningEffort::Low);
+    complete(gpt, &[Message::user("hi")]).await.0.expect("reply");
+    complete(config(&server), &[Message::user("hi")]).await.0.expect("reply");
+    let requests = server.requests();
+    assert!(requests[0].body.get("include").is_none(), "gpt-4.1 rejects encrypted reasoning: {}", requests[0].body);
+    assert!(requests[0].body.get("reasoning").is_none());
+    assert_eq!(requests[1].body["include"], json!(["reasoning.encrypted_content"]), "an effort means reasoning");
+    assert_eq!(requests[2].body["include"], json!(["reasoning.encrypted_content"]), "o4-mini reasons");
+    assert!(requests[2].body.get("reasoning").is_none(), "no effort configured: the server's default");
+}
