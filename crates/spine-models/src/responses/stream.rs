@@ -116,7 +116,7 @@ impl Default for Assembler {
 impl Assembler {
     /// Takes one event's data; the terminal response when the reply is complete.
     fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<Option<WireResponse>, AttemptError> {
-        let event: Event = serde_json::from_str(data).map_err(|e| {
+        let event: Event<'_> = serde_json::from_str(data).map_err(|e| {
             self.fail(AttemptError::new(
                 ModelErrorKind::InvalidReply,
                 format!("invalid JSON in stream line `data: {}` ({e})", quote(data)),
@@ -190,7 +190,7 @@ impl Assembler {
                     }
                     None => self.items.push((
                         output_index,
-                        Item::Message { text: delta.clone(), refusal: String::new(), streamed: true },
+                        Item::Message { text: delta.to_string(), refusal: String::new(), streamed: true },
                     )),
                 }
                 self.text_to_sink(&delta, sink);
@@ -200,9 +200,10 @@ impl Assembler {
                 Some(Item::FunctionCall { .. } | Item::Reasoning { .. } | Item::Ignored) => {
                     return Err(self.wrong_item("response.refusal.delta", output_index, "message"));
                 }
-                None => self
-                    .items
-                    .push((output_index, Item::Message { text: String::new(), refusal: delta, streamed: false })),
+                None => self.items.push((
+                    output_index,
+                    Item::Message { text: String::new(), refusal: delta.into_owned(), streamed: false },
+                )),
             },
             Event::FunctionCallArgumentsDelta { output_index, delta } => match self.item(output_index) {
                 Some(Item::FunctionCall { arguments, .. }) => {

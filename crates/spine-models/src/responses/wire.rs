@@ -23,6 +23,8 @@
 //!   models without reasoning reject it (400 "Encrypted content is not supported with this
 //!   model").
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spine_core::model::ModelRequest;
@@ -176,7 +178,7 @@ fn items<'a>(m: &'a Message, out: &mut Vec<InputItem<'a>>) {
 /// One stream event (the `data:` payload, tagged by `type`).
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type")]
-pub(crate) enum Event {
+pub(crate) enum Event<'a> {
     #[serde(rename = "response.output_item.added")]
     OutputItemAdded {
         #[serde(default)]
@@ -193,22 +195,22 @@ pub(crate) enum Event {
     OutputTextDelta {
         #[serde(default)]
         output_index: u32,
-        #[serde(default)]
-        delta: String,
+        #[serde(default, borrow)]
+        delta: Cow<'a, str>,
     },
     #[serde(rename = "response.refusal.delta")]
     RefusalDelta {
         #[serde(default)]
         output_index: u32,
-        #[serde(default)]
-        delta: String,
+        #[serde(default, borrow)]
+        delta: Cow<'a, str>,
     },
     #[serde(rename = "response.function_call_arguments.delta")]
     FunctionCallArgumentsDelta {
         #[serde(default)]
         output_index: u32,
-        #[serde(default)]
-        delta: String,
+        #[serde(default, borrow)]
+        delta: Cow<'a, str>,
     },
     #[serde(rename = "response.function_call_arguments.done")]
     FunctionCallArgumentsDone {
@@ -223,8 +225,8 @@ pub(crate) enum Event {
         output_index: u32,
         #[serde(default)]
         summary_index: usize,
-        #[serde(default)]
-        delta: String,
+        #[serde(default, borrow)]
+        delta: Cow<'a, str>,
     },
     #[serde(rename = "response.completed")]
     Completed { response: WireResponse },
