@@ -47,8 +47,8 @@ pub use tools::{build_tools, visibility, web_options};
 pub enum AssemblyError {
     /// No model was given and none can be chosen from the environment.
     #[error(
-        "no model configured: pass --model scripted:FILE | openai:MODEL | anthropic:MODEL (or a \
-         claude-*, gpt-* name or sonnet, opus, haiku), set `model` in a settings file, or set \
+        "no model configured: pass --model scripted:FILE | openai:MODEL | openai-responses:MODEL | \
+         anthropic:MODEL (or a claude-*, gpt-* name or sonnet, opus, haiku), set `model` in a settings file, or set \
          ANTHROPIC_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or OPENAI_API_KEY"
     )]
     NoModel,

@@ -1,7 +1,7 @@
 //! The model client: `--model`, else `ANTHROPIC_MODEL`, else settings `model`, else the
 //! provider whose API key is set (Claude Code's order); with the options of settings
 //! `model_options` ([`client_options`]: timeouts, `tool_choice`, `stream`, `max_tokens`,
-//! `temperature`, `prices`).
+//! `temperature`, `prices`, `thinking_budget_tokens`, `reasoning_effort`).
 //!
 //! The output limit: settings `model_options.max_tokens`, else `CLAUDE_CODE_MAX_OUTPUT_TOKENS`
 //! (the process environment, else the settings `env` key, as Claude Code reads it), else the
@@ -79,6 +79,10 @@ pub fn client_options(settings: &Settings, var: impl Fn(&str) -> Option<String>)
                 (prefix.clone(), price)
             })
             .collect(),
+        reasoning: spine_models::ReasoningOptions {
+            thinking_budget_tokens: o.thinking_budget_tokens,
+            reasoning_effort: o.reasoning_effort,
+        },
     }
 }
 

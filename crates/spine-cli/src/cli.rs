@@ -75,8 +75,8 @@ pub struct RunArgs {
     /// at the top level it selects a run).
     #[arg(short = 'p', long = "print")]
     pub print: bool,
-    /// The model: scripted:FILE, openai:MODEL, anthropic:MODEL, a claude-*, gpt-*, o1-o4 or
-    /// chatgpt-* name, or sonnet, opus, haiku.
+    /// The model: scripted:FILE, openai:MODEL, openai-responses:MODEL, anthropic:MODEL, a
+    /// claude-*, gpt-*, o1-o4 or chatgpt-* name, or sonnet, opus, haiku.
     #[arg(long)]
     pub model: Option<String>,
     /// Replaces the built-in agent prompt (the first layer of the system prompt).

@@ -128,6 +128,7 @@ fn tool_round(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     let batch = AssistantMessage {
+                        reasoning: Vec::new(),
                         content: None,
                         tool_calls: (0..calls)
                             .map(|i| ToolCall {
@@ -141,7 +142,11 @@ fn tool_round(c: &mut Criterion) {
                     if calls > 0 {
                         replies.push_back(batch);
                     }
-                    replies.push_back(AssistantMessage { content: Some("done".into()), tool_calls: vec![] });
+                    replies.push_back(AssistantMessage {
+                        reasoning: Vec::new(),
+                        content: Some("done".into()),
+                        tool_calls: vec![],
+                    });
                     let mut config = AgentConfig::new(Arc::clone(&workspace));
                     config.estimator = Some(Arc::new(WordsEstimator));
                     Agent {
@@ -174,6 +179,7 @@ fn pairing(c: &mut Criterion) {
     let mut i = 0;
     while history.len() < 10_000 {
         history.push(Message::Assistant(AssistantMessage {
+            reasoning: Vec::new(),
             content: None,
             tool_calls: vec![ToolCall {
                 id: format!("c{i}"),

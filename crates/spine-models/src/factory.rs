@@ -12,12 +12,14 @@
 use std::sync::Arc;
 
 use spine_core::model::{ModelClient, ToolChoice};
+use spine_protocol::message::ReasoningEffort;
 
-use crate::anthropic::{AnthropicClient, AnthropicConfig, Streaming};
+use crate::anthropic::{AnthropicClient, AnthropicConfig, Streaming, Thinking};
 use crate::error::ClientError;
 use crate::http::Timeouts;
 use crate::openai::{Mode, OpenAiClient, OpenAiConfig};
 use crate::pricing::{Price, PriceTable};
+use crate::responses::{ResponsesClient, ResponsesConfig};
 use crate::scripted::ScriptedModel;
 use crate::spec::ModelSpec;
 
@@ -46,6 +48,8 @@ pub struct ClientOptions {
     pub temperature: Option<f64>,
     /// Prices over the built-in table (`model_options.prices`): model-id prefix → price.
     pub prices: Vec<(String, Price)>,
+    /// Extended thinking and reasoning effort.
+    pub reasoning: ReasoningOptions,
 }
 
 impl ClientOptions {
@@ -59,8 +63,20 @@ impl ClientOptions {
     }
 }
 
+/// How much the model reasons (settings `model_options.thinking_budget_tokens` and
+/// `model_options.reasoning_effort`). Each provider takes the option it understands:
+/// Anthropic the thinking budget, OpenAI (chat completions and Responses) the effort.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReasoningOptions {
+    /// Anthropic extended thinking's `budget_tokens` (at least 1024); off when `None`.
+    pub thinking_budget_tokens: Option<u32>,
+    /// OpenAI reasoning effort; the server's default when `None`.
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
 /// Builds the client a spec names with default options: the scripted model from its file, or
-/// an OpenAI/Anthropic client configured from the environment ([`OpenAiConfig::from_env`],
+/// an OpenAI chat-completions, OpenAI Responses or Anthropic client configured from the
+/// environment ([`OpenAiConfig::from_env`], [`ResponsesConfig::from_env`],
 /// [`AnthropicConfig::from_env`]).
 pub fn client_for(spec: &ModelSpec) -> Result<Arc<dyn ModelClient>, ClientError> {
     client_with(spec, &ClientOptions::default())
@@ -99,9 +115,18 @@ pub fn client_with_vars(
                 max_tokens: options.max_tokens,
                 temperature: options.temperature,
                 price: options.price(model),
+                reasoning_effort: options.reasoning.reasoning_effort,
                 ..OpenAiConfig::from_vars(model, var)?
             };
             OpenAiClient::shared(config)
+        }
+        ModelSpec::OpenAiResponses(model) => {
+            let config = ResponsesConfig {
+                timeouts: options.timeouts,
+                reasoning_effort: options.reasoning.reasoning_effort,
+                ..ResponsesConfig::from_vars(model, var)?
+            };
+            ResponsesClient::shared(config)
         }
         ModelSpec::Anthropic(model) => {
             let config = AnthropicConfig {
@@ -111,6 +136,7 @@ pub fn client_with_vars(
                 max_tokens: options.max_tokens.unwrap_or(crate::anthropic::DEFAULT_MAX_TOKENS),
                 temperature: options.temperature,
                 price: options.price(model),
+                thinking: options.reasoning.thinking_budget_tokens.map(|budget_tokens| Thinking { budget_tokens }),
                 ..AnthropicConfig::from_vars(model, var)?
             };
             AnthropicClient::shared(config)

@@ -4,10 +4,13 @@
 //!
 //! - [`scripted`]: the offline scripted model (`--model scripted:FILE`): turn *k* of a JSON
 //!   script answers the *k*-th request.
-//! - [`spec`]: parsing `--model` specs (`scripted:FILE`, `openai:MODEL`, `anthropic:MODEL`,
+//! - [`spec`]: parsing `--model` specs (`scripted:FILE`, `openai:MODEL`,
+//!   `openai-responses:MODEL`, `anthropic:MODEL`,
 //!   bare `claude-*`/`gpt-*` names and the `sonnet`/`opus`/`haiku` aliases).
 //! - [`openai`]: OpenAI-compatible chat completions (streamed or whole).
-//! - [`anthropic`]: the Anthropic Messages API (streamed or whole).
+//! - [`anthropic`]: the Anthropic Messages API (streamed or whole), extended thinking included.
+//! - [`responses`]: the OpenAI Responses API (streamed, stateless: `store: false`, reasoning
+//!   items sent back encrypted).
 //! - [`pricing`]: list prices per model family (`data/prices.json`, overridable by settings)
 //!   and the cost of a run's usage.
 //! - [`factory`]: a client from a spec ([`client_for`]); the spec to use when none was given
@@ -31,6 +34,7 @@ pub mod http;
 pub mod openai;
 pub mod pricing;
 mod reply;
+pub mod responses;
 pub mod retry;
 pub mod scripted;
 pub mod secret;
@@ -40,9 +44,10 @@ pub mod sse;
 pub use anthropic::{AnthropicClient, AnthropicConfig, Streaming};
 pub use error::ClientError;
 pub use factory::{
-    ClientOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, anthropic_model_from_env, client_for, client_with,
-    default_spec_from_env,
+    ClientOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, ReasoningOptions, anthropic_model_from_env,
+    client_for, client_with, default_spec_from_env,
 };
 pub use openai::{OpenAiClient, OpenAiConfig};
+pub use responses::{ResponsesClient, ResponsesConfig};
 pub use scripted::ScriptedModel;
 pub use secret::Secret;

@@ -1,14 +1,16 @@
-//! The assembled reply of a provider stream: text, tool calls in order, and the finish reason
+//! The assembled reply of a provider stream: reasoning items and tool calls in order, text, and
+//! the finish reason
 //! (the provider's normal endings become `Stop` or `ToolCalls` by whether calls came; any other
 //! reason is kept as `Other`).
 
 use spine_core::model::{FinishReason, ModelReply};
-use spine_protocol::message::AssistantMessage;
+use spine_protocol::message::{AssistantMessage, ReasoningItem};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolCall;
 
 /// Builds the reply; `normal` lists the provider's reasons that end a turn normally.
 pub(crate) fn assemble(
+    reasoning: Vec<ReasoningItem>,
     text: String,
     tool_calls: Vec<ToolCall>,
     reason: Option<&str>,
@@ -21,7 +23,7 @@ pub(crate) fn assemble(
         None | Some(_) => FinishReason::ToolCalls,
     };
     ModelReply {
-        message: AssistantMessage { content: (!text.is_empty()).then_some(text), tool_calls },
+        message: AssistantMessage { reasoning, content: (!text.is_empty()).then_some(text), tool_calls },
         finish_reason,
         usage,
     }

@@ -4,7 +4,10 @@
 //! is an error, never a hang.
 //!
 //! Extensions for tests: `delay_ms` (answer after a pause, honouring cancellation), `error`
-//! (fail this request with a transport error), `usage`.
+//! (fail this request with a transport error), `usage`, and `reasoning` (the turn's reasoning
+//! items, as an assistant message carries them: `{"type": "thinking", "thinking", "signature"}`,
+//! `{"type": "redacted_thinking", "data"}`, `{"type": "reasoning", "id", "summary",
+//! "encrypted_content"}`).
 //!
 //! ```json
 //! {"turns": [
@@ -22,7 +25,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use spine_core::CancellationToken;
 use spine_core::model::{FinishReason, ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
-use spine_protocol::message::{AssistantMessage, Message};
+use spine_protocol::message::{AssistantMessage, Message, ReasoningItem};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolCall;
 use thiserror::Error;
@@ -73,6 +76,9 @@ pub struct Turn {
     /// Usage to report.
     #[serde(default)]
     pub usage: Option<Usage>,
+    /// Reasoning items of the answer.
+    #[serde(default)]
+    pub reasoning: Vec<ReasoningItem>,
 }
 
 /// The scripted model.
@@ -169,7 +175,11 @@ impl ModelClient for ScriptedModel {
         }
         let finish_reason = if turn.tool_calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
         Ok(ModelReply {
-            message: AssistantMessage { content: turn.text.clone(), tool_calls: turn.tool_calls.clone() },
+            message: AssistantMessage {
+                reasoning: turn.reasoning.clone(),
+                content: turn.text.clone(),
+                tool_calls: turn.tool_calls.clone(),
+            },
             finish_reason,
             usage: turn.usage,
         })
@@ -205,5 +215,19 @@ mod tests {
     fn empty_turns_and_unknown_fields_are_rejected() {
         assert!(ScriptedModel::from_json(r#"{"turns": [{}]}"#).is_err());
         assert!(ScriptedModel::from_json(r#"{"turns": [{"txt": "x"}]}"#).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_turn_may_carry_reasoning_items_which_never_stream_as_text() {
+        let m = ScriptedModel::from_json(
+            r#"{"turns": [{"reasoning": [{"type": "thinking", "thinking": "hmm", "signature": "s"}], "text": "ok"}]}"#,
+        )
+        .expect("script");
+        let reply = m.complete(req(), &NoStream, &CancellationToken::new()).await.expect("turn");
+        assert_eq!(
+            reply.message.reasoning,
+            vec![ReasoningItem::Thinking { thinking: "hmm".into(), signature: "s".into() }]
+        );
+        assert_eq!(reply.message.content.as_deref(), Some("ok"));
     }
 }

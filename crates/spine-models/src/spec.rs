@@ -1,4 +1,5 @@
-//! `--model` specs: `scripted:FILE`, `openai:MODEL`, `anthropic:MODEL`, and the bare names
+//! `--model` specs: `scripted:FILE`, `openai:MODEL` (chat completions),
+//! `openai-responses:MODEL` (the Responses API), `anthropic:MODEL`, and the bare names
 //! Claude Code users type: `claude-*` and the aliases `sonnet`, `opus`, `haiku` mean Anthropic;
 //! `gpt-*`, `o1`–`o4` (alone or followed by `-…`) and `chatgpt-*` mean OpenAI. The aliases map
 //! to model ids through [`ANTHROPIC_ALIASES`], the one table of them.
@@ -30,6 +31,8 @@ pub enum ModelSpec {
     Scripted(PathBuf),
     /// An OpenAI-compatible chat-completions model.
     OpenAi(String),
+    /// An OpenAI Responses API model.
+    OpenAiResponses(String),
     /// An Anthropic Messages model.
     Anthropic(String),
 }
@@ -37,8 +40,8 @@ pub enum ModelSpec {
 /// A spec that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error(
-    "invalid model spec `{0}`: expected scripted:FILE, openai:MODEL, anthropic:MODEL, a claude-*, gpt-*, \
-     o1-o4 or chatgpt-* model name, or sonnet, opus or haiku"
+    "invalid model spec `{0}`: expected scripted:FILE, openai:MODEL, openai-responses:MODEL, anthropic:MODEL, a \
+     claude-*, gpt-*, o1-o4 or chatgpt-* model name, or sonnet, opus or haiku"
 )]
 pub struct SpecError(pub String);
 
@@ -83,6 +86,7 @@ impl FromStr for ModelSpec {
         match provider {
             "scripted" => Ok(ModelSpec::Scripted(PathBuf::from(rest))),
             "openai" => Ok(ModelSpec::OpenAi(rest.to_owned())),
+            "openai-responses" => Ok(ModelSpec::OpenAiResponses(rest.to_owned())),
             "anthropic" => Ok(ModelSpec::Anthropic(resolve_anthropic_alias(rest).to_owned())),
             _ => Err(SpecError(s.to_owned())),
         }
@@ -97,6 +101,8 @@ mod tests {
     fn specs_parse_by_provider_prefix() {
         assert_eq!("scripted:a.json".parse(), Ok(ModelSpec::Scripted("a.json".into())));
         assert_eq!("openai:gpt-4.1".parse(), Ok(ModelSpec::OpenAi("gpt-4.1".into())));
+        assert_eq!("openai-responses:o4-mini".parse(), Ok(ModelSpec::OpenAiResponses("o4-mini".into())));
+        assert!("openai-responses:".parse::<ModelSpec>().is_err());
         assert_eq!("anthropic:claude-sonnet-4-5".parse(), Ok(ModelSpec::Anthropic("claude-sonnet-4-5".into())));
         assert!("openai:".parse::<ModelSpec>().is_err());
         assert!("mistral:large".parse::<ModelSpec>().is_err());

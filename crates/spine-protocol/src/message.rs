@@ -6,6 +6,14 @@
 //! result nor an assistant message, so it cannot break tool-call pairing). Providers render
 //! `context` in their own way (a system message for OpenAI chat, a `<system-reminder>` block in a
 //! user turn for Anthropic).
+//!
+//! An assistant message also carries the model's reasoning ([`ReasoningItem`]s), in the order
+//! the model gave them: Anthropic `thinking` (text and `signature`) and `redacted_thinking`
+//! blocks, and OpenAI Responses `reasoning` items. They are opaque where the API requires it
+//! (signatures, redacted data, encrypted content go back byte for byte with their turn) and
+//! are never part of the message's answer text ([`Message::text`], [`AssistantMessage::content`]).
+//! Serialised, the field is `reasoning`, absent when empty, so transcripts written before it
+//! still load.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,15 +42,100 @@ pub enum Message {
     Context(ContextMessage),
 }
 
-/// A model turn: optional text and the tool calls, in the order the model gave them.
+/// A model turn: its reasoning, optional text and the tool calls, in the order the model gave
+/// them.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AssistantMessage {
+    /// The model's reasoning items, in order (empty when the model did not reason or the
+    /// provider does not return it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<ReasoningItem>,
     /// The text the model wrote (absent when it only called tools).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     /// The tool calls, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+}
+
+/// One reasoning item of a model turn, kept as the provider sent it (tagged by `type`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReasoningItem {
+    /// An Anthropic `thinking` block.
+    Thinking {
+        /// The thinking text (a summary on Claude 4 models).
+        thinking: String,
+        /// The opaque signature the API checks when the block is sent back.
+        signature: String,
+    },
+    /// An Anthropic `redacted_thinking` block: encrypted, sent back as is.
+    RedactedThinking {
+        /// The opaque data.
+        data: String,
+    },
+    /// An OpenAI Responses `reasoning` item.
+    Reasoning {
+        /// The item id (`rs_…`).
+        id: String,
+        /// The summary texts, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+        /// The encrypted reasoning (`include: ["reasoning.encrypted_content"]`), sent back as
+        /// is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+    },
+}
+
+impl ReasoningItem {
+    /// The readable text of the item (for `-v` and the trace), if it has any: the thinking
+    /// text, or the summary texts joined by a blank line. Redacted and encrypted parts have
+    /// none.
+    pub fn readable_text(&self) -> Option<String> {
+        let text = match self {
+            ReasoningItem::Thinking { thinking, .. } => thinking.clone(),
+            ReasoningItem::RedactedThinking { .. } => String::new(),
+            ReasoningItem::Reasoning { summary, .. } => summary.join("\n\n"),
+        };
+        (!text.trim().is_empty()).then_some(text)
+    }
+}
+
+/// How much the model should reason (`model_options.reasoning_effort`): sent as
+/// `reasoning_effort` on chat completions and `reasoning.effort` on the Responses API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    /// `minimal`.
+    Minimal,
+    /// `low`.
+    Low,
+    /// `medium`.
+    Medium,
+    /// `high`.
+    High,
+}
+
+impl ReasoningEffort {
+    /// Every effort, in increasing order.
+    pub const ALL: [ReasoningEffort; 4] =
+        [ReasoningEffort::Minimal, ReasoningEffort::Low, ReasoningEffort::Medium, ReasoningEffort::High];
+
+    /// The name as sent (`minimal`, `low`, `medium`, `high`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+
+    /// The effort a name means.
+    pub fn parse(name: &str) -> Option<ReasoningEffort> {
+        ReasoningEffort::ALL.into_iter().find(|e| e.as_str() == name)
+    }
 }
 
 /// The result of one tool call, paired to it by `tool_call_id`.
@@ -88,7 +181,11 @@ impl Message {
 
     /// An assistant message with text only.
     pub fn assistant_text(content: impl Into<String>) -> Self {
-        Message::Assistant(AssistantMessage { content: Some(content.into()), tool_calls: Vec::new() })
+        Message::Assistant(AssistantMessage {
+            reasoning: Vec::new(),
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        })
     }
 
     /// A hook context message.
@@ -108,6 +205,7 @@ impl Message {
     }
 
     /// The text content of the message, if any (for token estimates and skill references).
+    /// An assistant message's reasoning is not part of it.
     pub fn text(&self) -> Option<&str> {
         match self {
             Message::System { content } | Message::User { content } => Some(content),
@@ -115,5 +213,57 @@ impl Message {
             Message::Tool(t) => Some(&t.content),
             Message::Context(c) => Some(&c.content),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_messages_without_reasoning_load_and_serialise_without_the_field() {
+        let old = r#"{"role":"assistant","content":"hi"}"#;
+        let message: Message = serde_json::from_str(old).expect("an old message loads");
+        assert_eq!(message, Message::assistant_text("hi"));
+        assert_eq!(serde_json::to_string(&message).expect("json"), old);
+    }
+
+    #[test]
+    fn reasoning_items_round_trip_in_order_with_their_opaque_parts() {
+        let message = Message::Assistant(AssistantMessage {
+            reasoning: vec![
+                ReasoningItem::Thinking { thinking: "Let me look.".into(), signature: "sig==".into() },
+                ReasoningItem::RedactedThinking { data: "opaque".into() },
+                ReasoningItem::Reasoning {
+                    id: "rs_1".into(),
+                    summary: vec!["a".into(), "b".into()],
+                    encrypted_content: Some("enc".into()),
+                },
+            ],
+            content: Some("Done.".into()),
+            tool_calls: Vec::new(),
+        });
+        let json = serde_json::to_value(&message).expect("json");
+        assert_eq!(
+            json["reasoning"],
+            serde_json::json!([
+                {"type": "thinking", "thinking": "Let me look.", "signature": "sig=="},
+                {"type": "redacted_thinking", "data": "opaque"},
+                {"type": "reasoning", "id": "rs_1", "summary": ["a", "b"], "encrypted_content": "enc"}
+            ])
+        );
+        assert_eq!(serde_json::from_value::<Message>(json).expect("loads"), message);
+        assert_eq!(message.text(), Some("Done."), "reasoning is not the message's text");
+    }
+
+    #[test]
+    fn readable_text_skips_redacted_and_joins_summaries() {
+        assert_eq!(ReasoningItem::RedactedThinking { data: "x".into() }.readable_text(), None);
+        let item = ReasoningItem::Reasoning {
+            id: "rs".into(),
+            summary: vec!["a".into(), "b".into()],
+            encrypted_content: None,
+        };
+        assert_eq!(item.readable_text().as_deref(), Some("a\n\nb"));
     }
 }

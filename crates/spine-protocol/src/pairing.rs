@@ -190,7 +190,11 @@ mod tests {
         ToolCall { id: id.into(), name: "t".into(), arguments: ToolArguments::Json(json!({})) }
     }
     fn asst(ids: &[&str]) -> Message {
-        Message::Assistant(AssistantMessage { content: None, tool_calls: ids.iter().map(|i| call(i)).collect() })
+        Message::Assistant(AssistantMessage {
+            reasoning: Vec::new(),
+            content: None,
+            tool_calls: ids.iter().map(|i| call(i)).collect(),
+        })
     }
     fn result(id: &str) -> Message {
         Message::Tool(ToolResultMessage {

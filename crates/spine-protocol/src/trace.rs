@@ -263,6 +263,10 @@ pub struct ModelTrace {
     pub tool_calls: usize,
     /// How long the request took.
     pub duration_us: u64,
+    /// The readable text of the reply's reasoning items, in order (thinking text, reasoning
+    /// summaries; redacted and encrypted parts have none). Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<String>,
     /// The error, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

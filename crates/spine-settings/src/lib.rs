@@ -35,7 +35,8 @@
 //! - [`trust`]: project trust: what an untrusted project's own files may not set, the
 //!   trusted-projects store, the one-line notice.
 //! - [`model_options`]: the `model_options` key (timeouts, tool choice, streaming, output
-//!   limit, temperature, prices).
+//!   limit, temperature, prices, thinking
+//!   budget, reasoning effort).
 
 #![warn(missing_docs)]
 

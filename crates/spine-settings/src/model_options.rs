@@ -22,12 +22,17 @@
 //! - `prices`: model-id prefix → `{"input", "output", "cache_write", "cache_read"}` in US
 //!   dollars per million tokens (`input` and `output` required; a missing cache price is the
 //!   input price), over the built-in table. Merged by prefix.
+//! - `thinking_budget_tokens`: an integer from 1024 (the API's minimum) to 1 000 000; Anthropic
+//!   extended thinking with that budget. Unset: no thinking.
+//! - `reasoning_effort`: `minimal`, `low`, `medium` or `high`; OpenAI reasoning effort (chat
+//!   completions and the Responses API). Unset: the server's default.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 use spine_core::model::ToolChoice;
+use spine_protocol::message::ReasoningEffort;
 
 use crate::source::{Origin, SettingsError, type_name};
 
@@ -36,6 +41,12 @@ const MAX_MS: u64 = 86_400_000;
 
 /// The largest `max_tokens` accepted.
 const MAX_OUTPUT_TOKENS: u64 = 1_000_000;
+
+/// The smallest `thinking_budget_tokens` (the Messages API's minimum).
+pub const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// The largest `thinking_budget_tokens` accepted.
+const MAX_THINKING_BUDGET: u64 = 1_000_000;
 
 /// `model_options.timeouts`, merged field by field (unset: the client's default).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,6 +74,10 @@ pub struct ModelOptionSettings {
     pub temperature: Option<f64>,
     /// `prices`, by model-id prefix.
     pub prices: BTreeMap<String, ModelPrice>,
+    /// `thinking_budget_tokens` (Anthropic extended thinking).
+    pub thinking_budget_tokens: Option<u32>,
+    /// `reasoning_effort` (OpenAI).
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// One row of `model_options.prices`, in US dollars per million tokens.
@@ -140,11 +155,34 @@ pub(crate) fn merge(
                 options.temperature = Some(t);
             }
             "prices" => merge_prices(&mut options.prices, origin, value)?,
+            "thinking_budget_tokens" => {
+                let budget = value
+                    .as_u64()
+                    .filter(|n| (u64::from(MIN_THINKING_BUDGET)..=MAX_THINKING_BUDGET).contains(n))
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        SettingsError::at(
+                            origin,
+                            &path,
+                            format!(
+                                "expected an integer between {MIN_THINKING_BUDGET} and {MAX_THINKING_BUDGET}, found {value}"
+                            ),
+                        )
+                    })?;
+                options.thinking_budget_tokens = Some(budget);
+            }
+            "reasoning_effort" => {
+                let effort = value.as_str().and_then(ReasoningEffort::parse).ok_or_else(|| {
+                    SettingsError::at(origin, &path, format!("expected minimal, low, medium or high, found {value}"))
+                })?;
+                options.reasoning_effort = Some(effort);
+            }
             _ => {
                 return Err(SettingsError::at(
                     origin,
                     path,
-                    "unknown field (expected timeouts, tool_choice, stream, max_tokens, temperature or prices)",
+                    "unknown field (expected timeouts, tool_choice, stream, max_tokens, temperature, prices, \
+                     thinking_budget_tokens or reasoning_effort)",
                 ));
             }
         }
@@ -272,6 +310,17 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_options_merge_by_precedence() {
+        let s = Settings::from_layers(vec![
+            layer("a.json", json!({"model_options": {"thinking_budget_tokens": 2048, "reasoning_effort": "low"}})),
+            layer("b.json", json!({"model_options": {"reasoning_effort": "high"}})),
+        ])
+        .expect("valid");
+        assert_eq!(s.model_options.thinking_budget_tokens, Some(2048));
+        assert_eq!(s.model_options.reasoning_effort, Some(ReasoningEffort::High));
+    }
+
+    #[test]
     fn bad_timeouts_are_errors_naming_the_file_and_json_path() {
         let cases = [
             (json!({"model_options": 5}), "model_options"),
@@ -281,6 +330,9 @@ mod tests {
             (json!({"model_options": {"timeouts": {"idle_ms": 0}}}), "model_options.timeouts.idle_ms"),
             (json!({"model_options": {"timeouts": {"total_ms": "10m"}}}), "model_options.timeouts.total_ms"),
             (json!({"model_options": {"timeouts": {"connect_ms": 1.5}}}), "model_options.timeouts.connect_ms"),
+            (json!({"model_options": {"thinking_budget_tokens": 1023}}), "model_options.thinking_budget_tokens"),
+            (json!({"model_options": {"thinking_budget_tokens": "4k"}}), "model_options.thinking_budget_tokens"),
+            (json!({"model_options": {"reasoning_effort": "max"}}), "model_options.reasoning_effort"),
         ];
         for (value, path) in cases {
             let err = Settings::from_layers(vec![layer("p.json", value.clone())]).expect_err("invalid");

@@ -79,12 +79,13 @@ impl ModelClient for Script {
 
 /// A final answer.
 pub fn text(t: &str) -> AssistantMessage {
-    AssistantMessage { content: Some(t.to_owned()), tool_calls: vec![] }
+    AssistantMessage { reasoning: Vec::new(), content: Some(t.to_owned()), tool_calls: vec![] }
 }
 
 /// One model turn with these tool calls `(id, name, arguments)`.
 pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
     AssistantMessage {
+        reasoning: Vec::new(),
         content: None,
         tool_calls: list
             .iter()
@@ -100,6 +101,7 @@ pub fn calls(list: &[(&str, &str, Value)]) -> AssistantMessage {
 /// One model turn with a call whose arguments did not parse.
 pub fn raw_call(id: &str, name: &str, raw: &str) -> AssistantMessage {
     AssistantMessage {
+        reasoning: Vec::new(),
         content: None,
         tool_calls: vec![ToolCall { id: id.into(), name: name.into(), arguments: ToolArguments::Raw(raw.into()) }],
     }

@@ -4,13 +4,16 @@
 //! (`[Model] request 2 attempt 1 failed after 0.2 s (http 503): …; retrying in 0.4 s`).
 //! Lifecycle lines need `-v`; hooks' `systemMessage`s and warnings (a failing hook's names its
 //! reason) always print unless `-q`. With `-v` on a terminal, the model's
-//! text streams here as it arrives.
+//! text streams here as it arrives. With `-v`, the model's reasoning (thinking text, reasoning
+//! summaries) prints as `[Thinking] …` lines once its turn is complete; it is never part of
+//! the answer.
 
 use std::io::Write;
 use std::sync::Mutex;
 
 use spine_core::model::{AttemptOutcome, AttemptReport};
 use spine_core::observer::{RunEvent, RunObserver};
+use spine_protocol::message::{Message, ReasoningItem};
 
 /// Prints run events on stderr.
 pub struct StderrObserver {
@@ -76,6 +79,11 @@ impl RunObserver for StderrObserver {
                 let _ = err.flush();
                 if let Ok(mut streaming) = self.streaming.lock() {
                     *streaming = true;
+                }
+            }
+            RunEvent::Message { message: Message::Assistant(a) } => {
+                for text in a.reasoning.iter().filter_map(ReasoningItem::readable_text) {
+                    self.line(&format!("[Thinking] {}", text.trim()));
                 }
             }
             RunEvent::ToolResult { result } => {

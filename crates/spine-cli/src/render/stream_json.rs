@@ -3,8 +3,10 @@
 //!
 //! - `{"type":"system","subtype":"init", cwd, session_id, tools, mcp_servers, model,
 //!   permissionMode, spine_version, uuid}` when the session starts;
-//! - `{"type":"assistant","message":{…, "content":[text and tool_use blocks]}, session_id,
-//!   parent_tool_use_id, uuid}` for each model turn;
+//! - `{"type":"assistant","message":{…, "content":[thinking, text and tool_use blocks]},
+//!   session_id, parent_tool_use_id, uuid}` for each model turn (Anthropic `thinking` blocks
+//!   with their `signature` and `redacted_thinking` blocks as Claude Code prints them; an OpenAI
+//!   reasoning item's summary as a `thinking` block without signature);
 //! - `{"type":"user","message":{"role":"user","content":[one tool_result block]}, …}` for each
 //!   tool result (once: there is no second copy of a result);
 //! - the result object of `json`, always the last line.
@@ -17,7 +19,7 @@
 use serde_json::{Value, json};
 use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
-use spine_core::session::blocks::{assistant_content, tool_result_block};
+use spine_core::session::blocks::{Reasoning, assistant_content, tool_result_block};
 use spine_core::session::timestamp_now;
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::trace::AttemptResult;
@@ -85,7 +87,7 @@ impl StreamJsonObserver {
     }
 
     fn assistant(&self, message: &AssistantMessage) -> Value {
-        let content = assistant_content(message);
+        let content = assistant_content(message, Reasoning::Readable);
         json!({
             "type": "assistant",
             "message": {

@@ -18,6 +18,7 @@ mod memory_files;
 mod pipes;
 mod prompt_cache;
 mod providers;
+mod reasoning;
 mod result_json;
 mod run;
 mod shell_rules;

@@ -1,7 +1,8 @@
 //! One model turn: `prepare_request` (the system prompt's layers, the operator snapshot, the
 //! token estimate) → `compact_context` when due, wrapped in PreCompact / PostCompact and
 //! SessionStart(`compact`) hooks → the pairing check → one model request, streamed to the
-//! observer, traced per attempt.
+//! observer, traced per attempt (the request's trace entry records the reply's reasoning
+//! text; the reasoning stays out of the answer).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,7 +10,7 @@ use std::time::Instant;
 use spine_protocol::hook::{
     CompactTrigger, HookEventName, PostCompact, PostCompactInput, PreCompactInput, SessionSource, SessionStartInput,
 };
-use spine_protocol::message::{AssistantMessage, Message};
+use spine_protocol::message::{AssistantMessage, Message, ReasoningItem};
 use spine_protocol::pairing::{unique_call_ids, validate_pairing};
 use spine_protocol::trace::{AttemptResult, ModelAttemptTrace, ModelTrace, TraceRecord};
 
@@ -59,9 +60,14 @@ impl Run<'_> {
             () = self.cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
         };
         self.last_request = prepared.messages;
-        let (tool_calls, error, usage) = match &result {
-            Ok(reply) => (reply.message.tool_calls.len(), None, reply.usage),
-            Err(e) => (0, Some(e.message.clone()), e.usage),
+        let (tool_calls, reasoning, error, usage) = match &result {
+            Ok(reply) => (
+                reply.message.tool_calls.len(),
+                reply.message.reasoning.iter().filter_map(ReasoningItem::readable_text).collect(),
+                None,
+                reply.usage,
+            ),
+            Err(e) => (0, Vec::new(), Some(e.message.clone()), e.usage),
         };
         let model = self.agent.model.model().to_owned();
         let cost_usd = usage.and_then(|u| self.agent.model.cost_usd(&u));
@@ -72,6 +78,7 @@ impl Run<'_> {
             message_count: self.last_request.len(),
             tool_calls,
             duration_us: micros(started.elapsed()),
+            reasoning,
             error,
             usage,
             cost_usd,

@@ -1,17 +1,41 @@
-//! Claude Code's content blocks for spine's messages, both ways: an assistant turn is `text`
-//! and `tool_use` blocks, a tool result is one `tool_result` block. The transcript and the
-//! `stream-json` output write them; the transcript reader reads them back, also from files
-//! Claude Code wrote (a `tool_result`'s `content` may be a string or a list of `text` blocks;
-//! blocks spine does not know, such as `thinking` or `image`, are skipped).
+//! Claude Code's content blocks for spine's messages, both ways: an assistant turn is its
+//! reasoning blocks, then `text` and `tool_use` blocks; a tool result is one `tool_result`
+//! block. The transcript and the `stream-json` output write them; the transcript reader reads
+//! them back, also from files Claude Code wrote (a `tool_result`'s `content` may be a string or
+//! a list of `text` blocks; blocks spine does not know, such as `image`, are skipped).
+//!
+//! Reasoning: Anthropic `thinking` (text and `signature`) and `redacted_thinking` (`data`)
+//! blocks are Claude Code's own; an OpenAI Responses reasoning item is spine's `reasoning` block
+//! (`id`, `summary`, `encrypted_content`) in the transcript, so a resumed session sends every
+//! item back exactly, and a `thinking` block with its summary text in `stream-json`.
 
 use serde_json::{Value, json};
-use spine_protocol::message::{AssistantMessage, ToolResultMessage};
+use spine_protocol::message::{AssistantMessage, ReasoningItem, ToolResultMessage};
 use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall};
 
-/// The content blocks of an assistant turn: its text (when not empty), then one `tool_use`
-/// per call, in order. Arguments that did not parse are kept as a JSON string.
-pub fn assistant_content(message: &AssistantMessage) -> Vec<Value> {
-    let mut content = Vec::with_capacity(message.tool_calls.len() + 1);
+/// How reasoning items are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reasoning {
+    /// Every item as it is, signatures and encrypted content included (the transcript).
+    Exact,
+    /// Anthropic blocks as they are; a Responses item as a `thinking` block with its summary
+    /// text, or nothing when it has none (`stream-json`, as Claude Code prints thinking).
+    Readable,
+}
+
+/// The content blocks of an assistant turn: its reasoning, its text (when not empty), then
+/// one `tool_use` per call, in order. Arguments that did not parse are kept as a JSON string.
+pub fn assistant_content(message: &AssistantMessage, reasoning: Reasoning) -> Vec<Value> {
+    let mut content = Vec::with_capacity(message.reasoning.len() + message.tool_calls.len() + 1);
+    for item in &message.reasoning {
+        let block = match (item, reasoning) {
+            (ReasoningItem::Reasoning { .. }, Reasoning::Readable) => {
+                item.readable_text().map(|text| json!({"type": "thinking", "thinking": text}))
+            }
+            _ => serde_json::to_value(item).ok(),
+        };
+        content.extend(block);
+    }
     if let Some(text) = message.content.as_deref().filter(|t| !t.is_empty()) {
         content.push(json!({"type": "text", "text": text}));
     }
@@ -53,6 +77,12 @@ pub fn read_assistant_blocks(blocks: &Value, message: &mut AssistantMessage) -> 
             Some("text") => {
                 if let Some(text) = block["text"].as_str() {
                     append_text(message, text);
+                    understood = true;
+                }
+            }
+            Some("thinking" | "redacted_thinking" | "reasoning") => {
+                if let Ok(item) = serde_json::from_value::<ReasoningItem>(block.clone()) {
+                    message.reasoning.push(item);
                     understood = true;
                 }
             }
@@ -118,8 +148,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn assistant_blocks_round_trip_text_and_calls_including_raw_arguments() {
+    fn assistant_blocks_round_trip_reasoning_text_and_calls_including_raw_arguments() {
         let message = AssistantMessage {
+            reasoning: vec![
+                ReasoningItem::Thinking { thinking: "plan".into(), signature: "sig".into() },
+                ReasoningItem::RedactedThinking { data: "opaque".into() },
+                ReasoningItem::Reasoning {
+                    id: "rs_1".into(),
+                    summary: vec!["why".into()],
+                    encrypted_content: Some("enc".into()),
+                },
+            ],
             content: Some("Looking.".into()),
             tool_calls: vec![
                 ToolCall {
@@ -130,18 +169,39 @@ mod tests {
                 ToolCall { id: "c2".into(), name: "Bash".into(), arguments: ToolArguments::Raw("{not json".into()) },
             ],
         };
-        let blocks = Value::Array(assistant_content(&message));
-        assert_eq!(blocks[0], json!({"type": "text", "text": "Looking."}));
-        assert_eq!(blocks[1]["type"], "tool_use");
+        let blocks = Value::Array(assistant_content(&message, Reasoning::Exact));
+        assert_eq!(blocks[0], json!({"type": "thinking", "thinking": "plan", "signature": "sig"}));
+        assert_eq!(blocks[1], json!({"type": "redacted_thinking", "data": "opaque"}));
+        assert_eq!(blocks[2]["encrypted_content"], "enc");
+        assert_eq!(blocks[3], json!({"type": "text", "text": "Looking."}));
+        assert_eq!(blocks[4]["type"], "tool_use");
         let mut back = AssistantMessage::default();
         assert!(read_assistant_blocks(&blocks, &mut back));
         assert_eq!(back, message);
     }
 
     #[test]
+    fn readable_reasoning_shows_a_responses_summary_as_thinking_text() {
+        let message = AssistantMessage {
+            reasoning: vec![
+                ReasoningItem::Reasoning {
+                    id: "rs_1".into(),
+                    summary: vec!["why".into()],
+                    encrypted_content: Some("enc".into()),
+                },
+                ReasoningItem::Reasoning { id: "rs_2".into(), summary: vec![], encrypted_content: Some("enc".into()) },
+            ],
+            content: Some("ok".into()),
+            tool_calls: vec![],
+        };
+        let blocks = assistant_content(&message, Reasoning::Readable);
+        assert_eq!(blocks, vec![json!({"type": "thinking", "thinking": "why"}), json!({"type": "text", "text": "ok"})]);
+    }
+
+    #[test]
     fn unknown_blocks_are_skipped_and_text_blocks_join() {
         let blocks = json!([
-            {"type": "thinking", "thinking": "hmm", "signature": "s"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ""}},
             {"type": "text", "text": "one"},
             {"type": "text", "text": "two"}
         ]);

@@ -24,7 +24,7 @@ use std::time::SystemTime;
 use serde_json::{Map, Value, json};
 use spine_protocol::message::Message;
 
-use super::blocks::{assistant_content, tool_result_block};
+use super::blocks::{Reasoning, assistant_content, tool_result_block};
 use super::{ReplyMeta, TranscriptRecord};
 
 /// The `version` every line carries.
@@ -142,7 +142,7 @@ impl Chain {
                     "type": "message",
                     "role": "assistant",
                     "model": meta.model,
-                    "content": assistant_content(turn),
+                    "content": assistant_content(turn, Reasoning::Exact),
                     "stop_reason": meta.finish.as_ref().map(|f| f.stop_reason()),
                     "stop_sequence": Value::Null,
                     "stop_details": Value::Null,

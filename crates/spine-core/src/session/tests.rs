@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use spine_protocol::hook::HookEventName;
-use spine_protocol::message::ToolResultMessage;
+use spine_protocol::message::{ReasoningItem, ToolResultMessage};
 use spine_protocol::tool::{ErrorCode, ToolArguments};
 
 use super::*;
@@ -51,6 +51,10 @@ fn lines(path: &Path) -> Vec<Value> {
 /// call, its result, an error result, a final turn and the end.
 fn write_run(t: &Transcript) -> Vec<Message> {
     let turn = AssistantMessage {
+        reasoning: vec![
+            ReasoningItem::Thinking { thinking: "Read it first.".into(), signature: "sig-1".into() },
+            ReasoningItem::Reasoning { id: "rs_1".into(), summary: vec![], encrypted_content: Some("enc".into()) },
+        ],
         content: Some("Looking.".into()),
         tool_calls: vec![
             call("c1", "Read", json!({"file_path": "a.txt"})),
@@ -122,8 +126,13 @@ fn lines_have_claude_codes_envelope_and_form_one_uuid_chain() {
     assert_eq!(assistant["stop_reason"], "tool_use");
     assert_eq!(assistant["usage"]["input_tokens"], 20, "uncached input, as Anthropic counts it");
     assert_eq!(assistant["usage"]["cache_read_input_tokens"], 100);
-    assert_eq!(assistant["content"][0], json!({"type": "text", "text": "Looking."}));
-    assert_eq!(assistant["content"][1]["type"], "tool_use");
+    assert_eq!(
+        assistant["content"][0],
+        json!({"type": "thinking", "thinking": "Read it first.", "signature": "sig-1"})
+    );
+    assert_eq!(assistant["content"][1]["type"], "reasoning", "kept exactly for --resume");
+    assert_eq!(assistant["content"][2], json!({"type": "text", "text": "Looking."}));
+    assert_eq!(assistant["content"][3]["type"], "tool_use");
     let tool = &lines[4];
     assert_eq!(tool["message"]["content"][0]["type"], "tool_result");
     assert_eq!(tool["message"]["content"][0]["tool_use_id"], "c1");
@@ -167,7 +176,7 @@ fn a_deferral_is_pending_until_a_later_run_ends_otherwise() {
     let t = Transcript::open(&path).expect("open");
     let pending = call("c9", "Bash", json!({"command": "make deploy"}));
     t.append(&TranscriptRecord::Message { message: Message::user("deploy") }).expect("append");
-    let turn = AssistantMessage { content: None, tool_calls: vec![pending.clone()] };
+    let turn = AssistantMessage { content: None, tool_calls: vec![pending.clone()], reasoning: Vec::new() };
     t.append(&TranscriptRecord::Message { message: Message::Assistant(turn) }).expect("append");
     t.append(&TranscriptRecord::Deferred { call: pending.clone() }).expect("append");
     t.append(&TranscriptRecord::Result { subtype: RunSubtype::Deferred }).expect("append");

@@ -293,7 +293,11 @@ mod tests {
             })
         };
         let mut msgs = conversation(6);
-        msgs.push(Message::Assistant(AssistantMessage { content: None, tool_calls: vec![call("a"), call("b")] }));
+        msgs.push(Message::Assistant(AssistantMessage {
+            reasoning: Vec::new(),
+            content: None,
+            tool_calls: vec![call("a"), call("b")],
+        }));
         msgs.push(result("a"));
         msgs.push(result("b"));
         let out = sandwich(&msgs, "note".into()).expect("shrinks");

@@ -129,3 +129,40 @@ async fn stop_context_is_placed_before_the_forced_user_message() {
     assert_eq!(outcome.result, "done.");
     assert_eq!(roles(&script.requests()[1]), vec!["system", "user", "assistant", "context:Stop", "user"]);
 }
+
+#[tokio::test]
+async fn reasoning_is_traced_and_kept_but_never_the_stop_hooks_answer_nor_the_result() {
+    use spine_protocol::message::{AssistantMessage, ReasoningItem};
+    use spine_protocol::trace::TraceRecord;
+    let mut h = Harness::new();
+    let answers = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&answers);
+    h.hooks.on::<Stop>(
+        "record",
+        hook_fn(move |_c: &HookContext, i: &StopInput| {
+            seen.lock().expect("answers").push(i.last_assistant_message.clone());
+            Ok(HookOutput::new(StopAction::default()))
+        }),
+    );
+    let reasoning = vec![
+        ReasoningItem::Thinking { thinking: "SECRET-THOUGHT".into(), signature: "sig".into() },
+        ReasoningItem::RedactedThinking { data: "opaque".into() },
+    ];
+    let reply =
+        AssistantMessage { reasoning: reasoning.clone(), content: Some("The answer.".into()), tool_calls: vec![] };
+    let (outcome, _script, _log) = h.run("go", vec![reply]).await;
+    assert_eq!(outcome.result, "The answer.");
+    assert_eq!(*answers.lock().expect("answers"), vec!["The answer.".to_owned()]);
+    let Some(Message::Assistant(kept)) = outcome.messages.last() else { panic!("the last message is the reply") };
+    assert_eq!(kept.reasoning, reasoning, "the transcript keeps the reasoning for the next request");
+    let traced: Vec<Vec<String>> = outcome
+        .trace
+        .entries()
+        .into_iter()
+        .filter_map(|e| match e.record {
+            TraceRecord::Model(m) => Some(m.reasoning),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(traced, vec![vec!["SECRET-THOUGHT".to_owned()]]);
+}

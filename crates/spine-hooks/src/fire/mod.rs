@@ -167,7 +167,11 @@ fn write_transcript(request: &FireRequest, fields: &Map<String, Value>) -> std::
         let args = fields.get("tool_input").cloned().unwrap_or_else(|| default_tool_input(&name));
         let id = fields.get("tool_use_id").and_then(Value::as_str).unwrap_or(DEFAULT_CALL_ID).to_owned();
         let call = ToolCall { id, name, arguments: ToolArguments::Json(args) };
-        messages.push(Message::Assistant(AssistantMessage { content: None, tool_calls: vec![call] }));
+        messages.push(Message::Assistant(AssistantMessage {
+            content: None,
+            tool_calls: vec![call],
+            reasoning: Vec::new(),
+        }));
     }
     if request.event == HookEventName::Stop {
         let text = fields.get("last_assistant_message").and_then(Value::as_str).unwrap_or(DEFAULT_ANSWER);

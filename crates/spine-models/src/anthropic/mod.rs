@@ -4,10 +4,10 @@
 //! `ANTHROPIC_BASE_URL` in Claude Code), the credential (`ANTHROPIC_API_KEY` sent as
 //! `x-api-key`, or `ANTHROPIC_AUTH_TOKEN` sent as `Authorization: Bearer …` instead), extra
 //! headers (`ANTHROPIC_CUSTOM_HEADERS`, `Name: value` lines), `max_tokens`, the optional
-//! `tool_choice` and `temperature`, streaming (on by default; `stream: false` reads one whole
-//! reply with [`stream::read_whole`]), the model's price, timeouts and retry policy, and whether
-//! requests carry prompt-cache breakpoints ([`cache`]). Every request carries
-//! `anthropic-version: 2023-06-01`. [`AnthropicClient`]
+//! `tool_choice` and `temperature`, the extended thinking budget ([`Thinking`]), streaming (on
+//! by default; `stream: false` reads one whole reply with [`stream::read_whole`]), the model's
+//! price, timeouts and retry policy, and whether requests carry prompt-cache breakpoints
+//! ([`cache`]). Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
 //! sends one request per [`ModelClient::complete`] call through the shared layers:
 //! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`]. Cancellation drops
 //! the in-flight request at once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
@@ -15,6 +15,8 @@
 pub mod cache;
 pub mod stream;
 mod wire;
+
+pub use wire::Thinking;
 
 use std::sync::Arc;
 
@@ -60,6 +62,8 @@ pub struct AnthropicConfig {
     pub custom_headers: Vec<(String, String)>,
     /// The output limit sent as `max_tokens` (default 8192).
     pub max_tokens: u32,
+    /// Extended thinking (`model_options.thinking_budget_tokens`); off when `None`.
+    pub thinking: Option<Thinking>,
     /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
     /// Retries on 429, 5xx, 529, overloaded streams and connection failures.
@@ -101,6 +105,7 @@ impl AnthropicConfig {
             auth_token: None,
             custom_headers: Vec::new(),
             max_tokens: DEFAULT_MAX_TOKENS,
+            thinking: None,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             context_window,
@@ -265,6 +270,7 @@ impl ModelClient for AnthropicClient {
             max_tokens: self.config.max_tokens,
             tool_choice: self.config.tool_choice.as_ref(),
             temperature: self.config.temperature,
+            thinking: self.config.thinking,
             stream: self.config.streaming == Streaming::On,
         };
         let wire = wire::request(&self.config.model, options, request);

@@ -5,11 +5,16 @@
 //! - `message_start` gives the input tokens (cache reads and writes included);
 //!   `message_delta` gives `stop_reason` and the output tokens (cumulative figures replace
 //!   earlier ones).
-//! - `content_block_start` opens a `text` or `tool_use` block (id and name); other block types
-//!   (thinking, server tools) are ignored. `text_delta` text goes to the [`StreamSink`] as it
-//!   arrives; `input_json_delta` fragments are concatenated per block and parsed with
-//!   [`ToolArguments::from_wire`] at the end (unparsable text is kept raw; no fragments means
-//!   the block's start `input`, usually `{}`).
+//! - `content_block_start` opens a `text`, `tool_use` (id and name), `thinking` or
+//!   `redacted_thinking` block; other block types (server tools) are ignored. `text_delta`
+//!   text goes to the [`StreamSink`] as it arrives; `input_json_delta` fragments are
+//!   concatenated per block and parsed with [`ToolArguments::from_wire`] at the end
+//!   (unparsable text is kept raw; no fragments means the block's start `input`, usually
+//!   `{}`).
+//! - `thinking_delta` text and `signature_delta` signatures are concatenated per block; a
+//!   `redacted_thinking` block's `data` comes whole in its start. They become the reply's
+//!   [`ReasoningItem`]s, in block order, and never reach the sink (the answer's text), nor
+//!   count as delivered content for retries.
 //! - The text of all text blocks is concatenated, as streamed; tool calls keep block order.
 //! - The reply is complete only at `message_stop`: a stream that ends before it is a transport
 //!   error "stream ended before the reply was complete".
@@ -28,6 +33,7 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::{Map, Value};
 use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
+use spine_protocol::message::ReasoningItem;
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolArguments, ToolCall};
 
@@ -93,6 +99,8 @@ enum Flow {
 enum Block {
     Text,
     ToolUse { id: String, name: String, start_input: Option<Value>, json: String },
+    Thinking { thinking: String, signature: String },
+    RedactedThinking { data: String },
     Ignored,
 }
 
@@ -155,7 +163,11 @@ impl Assembler {
                             self.progress = Progress::ContentDelivered;
                             json.push_str(&partial_json);
                         }
-                        Some((_, Block::Text | Block::Ignored)) | None => {
+                        Some((
+                            _,
+                            Block::Text | Block::Thinking { .. } | Block::RedactedThinking { .. } | Block::Ignored,
+                        ))
+                        | None => {
                             return Err(self.fail(AttemptError::new(
                                 ModelErrorKind::InvalidReply,
                                 format!("input_json_delta for block {index}, which is not a tool_use block"),
@@ -163,6 +175,20 @@ impl Assembler {
                         }
                     }
                 }
+                BlockDelta::ThinkingDelta { thinking: piece } => match self.block(index) {
+                    Some(Block::Thinking { thinking, .. }) => thinking.push_str(&piece),
+                    Some(Block::Text | Block::ToolUse { .. } | Block::RedactedThinking { .. } | Block::Ignored)
+                    | None => {
+                        return Err(self.not_thinking("thinking_delta", index));
+                    }
+                },
+                BlockDelta::SignatureDelta { signature: piece } => match self.block(index) {
+                    Some(Block::Thinking { signature, .. }) => signature.push_str(&piece),
+                    Some(Block::Text | Block::ToolUse { .. } | Block::RedactedThinking { .. } | Block::Ignored)
+                    | None => {
+                        return Err(self.not_thinking("signature_delta", index));
+                    }
+                },
                 BlockDelta::Other => {}
             },
             Event::ContentBlockStop | Event::Ping | Event::Unknown => {}
@@ -192,9 +218,23 @@ impl Assembler {
                 self.progress = Progress::ContentDelivered;
                 Block::ToolUse { id, name, start_input: input, json: String::new() }
             }
+            StartBlock::Thinking { thinking, signature } => Block::Thinking { thinking, signature },
+            StartBlock::RedactedThinking { data } => Block::RedactedThinking { data },
             StartBlock::Other => Block::Ignored,
         };
         self.blocks.push((index, block));
+    }
+
+    /// The last block opened with `index`.
+    fn block(&mut self, index: u32) -> Option<&mut Block> {
+        self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
+    }
+
+    fn not_thinking(&self, delta: &str, index: u32) -> AttemptError {
+        self.fail(AttemptError::new(
+            ModelErrorKind::InvalidReply,
+            format!("{delta} for block {index}, which is not a thinking block"),
+        ))
     }
 
     fn text_delta(&mut self, text: &str, sink: &dyn StreamSink) {
@@ -242,17 +282,26 @@ impl Assembler {
         }
         let usage = self.reported_usage();
         let mut tool_calls = Vec::new();
+        let mut reasoning = Vec::new();
         for (_, block) in self.blocks {
-            if let Block::ToolUse { id, name, start_input, json } = block {
-                let arguments = if json.is_empty() {
-                    ToolArguments::Json(start_input.unwrap_or_else(|| Value::Object(Map::new())))
-                } else {
-                    ToolArguments::from_wire(&json)
-                };
-                tool_calls.push(ToolCall { id, name, arguments });
+            match block {
+                Block::ToolUse { id, name, start_input, json } => {
+                    let arguments = if json.is_empty() {
+                        ToolArguments::Json(start_input.unwrap_or_else(|| Value::Object(Map::new())))
+                    } else {
+                        ToolArguments::from_wire(&json)
+                    };
+                    tool_calls.push(ToolCall { id, name, arguments });
+                }
+                Block::Thinking { thinking, signature } => {
+                    reasoning.push(ReasoningItem::Thinking { thinking, signature })
+                }
+                Block::RedactedThinking { data } => reasoning.push(ReasoningItem::RedactedThinking { data }),
+                Block::Text | Block::Ignored => {}
             }
         }
         Ok(crate::reply::assemble(
+            reasoning,
             self.text,
             tool_calls,
             self.stop_reason.as_deref(),

@@ -14,6 +14,13 @@
 //!   `<system-reminder>\n…\n</system-reminder>` in a user turn.
 //! - Consecutive turns of the same role are merged into one (the API requires alternation); in
 //!   a merged user turn the `tool_result` blocks come first, in order.
+//! - An assistant turn's reasoning goes first, in order: `thinking` blocks with their
+//!   `signature` and `redacted_thinking` blocks with their `data`, byte for byte (the API
+//!   checks them, and requires them on the tool-use turn when thinking is on). Reasoning items
+//!   of other providers (OpenAI `reasoning`) are not sent.
+//! - With a thinking budget ([`Thinking`]), the body carries `thinking: {type: "enabled",
+//!   budget_tokens}`, and `max_tokens` must exceed the budget: when it does not, it becomes
+//!   the budget plus the configured `max_tokens` (room for the answer after the thinking).
 //! - Empty text is not sent (the API rejects empty text blocks); a turn left without blocks is
 //!   dropped.
 //! - With tools, `tool_choice` is sent when set: `{"type":"auto"}`, `{"type":"any"}`
@@ -25,7 +32,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use spine_core::model::{ModelRequest, ToolChoice};
-use spine_protocol::message::Message;
+use spine_protocol::message::{Message, ReasoningItem};
 use spine_protocol::tool::ToolArguments;
 
 /// The request body.
@@ -42,6 +49,8 @@ pub(crate) struct MessagesRequest<'a> {
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<ThinkingParam>,
     stream: bool,
 }
 
@@ -51,6 +60,7 @@ pub(crate) struct Options<'a> {
     pub max_tokens: u32,
     pub tool_choice: Option<&'a ToolChoice>,
     pub temperature: Option<f64>,
+    pub thinking: Option<Thinking>,
     pub stream: bool,
 }
 
@@ -62,6 +72,22 @@ fn tool_choice(choice: &ToolChoice) -> Value {
         ToolChoice::None => serde_json::json!({"type": "none"}),
         ToolChoice::Tool(name) => serde_json::json!({"type": "tool", "name": name}),
     }
+}
+
+/// Extended thinking for a request: the token budget (at least 1024, the API's minimum;
+/// settings check it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thinking {
+    /// `budget_tokens`.
+    pub budget_tokens: u32,
+}
+
+/// The `thinking` request field.
+#[derive(Debug, Serialize)]
+struct ThinkingParam {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -80,6 +106,8 @@ struct Turn<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
+    Thinking { thinking: &'a str, signature: &'a str },
+    RedactedThinking { data: &'a str },
     Text { text: Cow<'a, str> },
     ToolUse { id: &'a str, name: &'a str, input: Cow<'a, Value> },
     ToolResult { tool_use_id: &'a str, content: &'a str, is_error: bool },
@@ -126,14 +154,20 @@ pub(crate) fn request<'a>(model: &'a str, options: Options<'_>, request: ModelRe
         .map(|t| Tool { name: &t.name, description: &t.description, input_schema: &t.input_schema })
         .collect();
     let tool_choice = options.tool_choice.filter(|_| !tools.is_empty()).map(tool_choice);
+    let max_tokens = match options.thinking {
+        Some(t) if options.max_tokens <= t.budget_tokens => t.budget_tokens.saturating_add(options.max_tokens),
+        Some(_) | None => options.max_tokens,
+    };
+    let thinking = options.thinking.map(|t| ThinkingParam { kind: "enabled", budget_tokens: t.budget_tokens });
     MessagesRequest {
         model,
-        max_tokens: options.max_tokens,
+        max_tokens,
         system,
         messages: turns,
         tools,
         tool_choice,
         temperature: options.temperature,
+        thinking,
         stream: options.stream,
     }
 }
@@ -156,7 +190,16 @@ fn turn(m: &Message) -> (Role, Vec<Block<'_>>) {
             vec![Block::ToolResult { tool_use_id: &t.tool_call_id, content: &t.content, is_error: t.is_error() }],
         ),
         Message::Assistant(a) => {
-            let mut blocks = text(a.content.as_deref().unwrap_or(""));
+            let mut blocks: Vec<Block<'_>> = a
+                .reasoning
+                .iter()
+                .filter_map(|item| match item {
+                    ReasoningItem::Thinking { thinking, signature } => Some(Block::Thinking { thinking, signature }),
+                    ReasoningItem::RedactedThinking { data } => Some(Block::RedactedThinking { data }),
+                    ReasoningItem::Reasoning { .. } => None,
+                })
+                .collect();
+            blocks.extend(text(a.content.as_deref().unwrap_or("")));
             for call in &a.tool_calls {
                 let input = match &call.arguments {
                     ToolArguments::Json(v @ Value::Object(_)) => Cow::Borrowed(v),
@@ -236,7 +279,17 @@ pub(crate) enum StartBlock {
         #[serde(default)]
         input: Option<Value>,
     },
-    /// Thinking and server-tool blocks: not part of the reply.
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
+    /// Server-tool blocks: not part of the reply.
     #[serde(other)]
     Other,
 }
@@ -253,7 +306,15 @@ pub(crate) enum BlockDelta<'a> {
         #[serde(borrow)]
         partial_json: Cow<'a, str>,
     },
-    /// Thinking and signature deltas.
+    ThinkingDelta {
+        #[serde(borrow)]
+        thinking: Cow<'a, str>,
+    },
+    SignatureDelta {
+        #[serde(borrow)]
+        signature: Cow<'a, str>,
+    },
+    /// Deltas added after this client was written.
     #[serde(other)]
     Other,
 }

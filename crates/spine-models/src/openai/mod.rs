@@ -3,7 +3,7 @@
 //! [`OpenAiConfig`] holds the model, the base URL (which includes `/v1`, like `OPENAI_BASE_URL`
 //! and the official SDKs), the optional key (sent as `Authorization: Bearer`; local servers
 //! need none), the [`Mode`], the optional request fields (`tool_choice`, `max_tokens`,
-//! `temperature`), the model's price, timeouts and retry policy. [`OpenAiClient`] sends one
+//! `temperature`, `reasoning_effort`), the model's price, timeouts and retry policy. [`OpenAiClient`] sends one
 //! request per [`ModelClient::complete`] call through the shared layers: [`crate::retry`] around
 //! [`crate::http`], then [`stream::read_stream`] (or [`stream::read_whole`]) for the reply.
 //!
@@ -26,6 +26,7 @@ use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 use spine_core::CancellationToken;
 use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink, ToolChoice};
+use spine_protocol::message::ReasoningEffort;
 use spine_protocol::run::Usage;
 
 use crate::error::ClientError;
@@ -66,6 +67,8 @@ pub struct OpenAiConfig {
     pub api_key: Option<Secret>,
     /// Streaming or not.
     pub mode: Mode,
+    /// `reasoning_effort` (`model_options.reasoning_effort`); not sent when `None`.
+    pub reasoning_effort: Option<ReasoningEffort>,
     /// Connect, first-byte, idle and total timeouts.
     pub timeouts: Timeouts,
     /// Retries on 429, 5xx and connection failures.
@@ -93,6 +96,7 @@ impl OpenAiConfig {
             base_url: base_url.into(),
             api_key: None,
             mode: Mode::default(),
+            reasoning_effort: None,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             context_window: None,
@@ -194,6 +198,7 @@ impl OpenAiClient {
             tool_choice: self.config.tool_choice.as_ref(),
             max_tokens: self.config.max_tokens,
             temperature: self.config.temperature,
+            reasoning_effort: self.config.reasoning_effort,
         }
     }
 }

@@ -301,6 +301,7 @@ impl Assembler {
             tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
         }
         Ok(crate::reply::assemble(
+            Vec::new(),
             self.text,
             tool_calls,
             self.finish.as_deref(),

@@ -21,14 +21,16 @@
 //! there are none. With tools, `tool_choice` is sent when set: `"auto"`, `"required"`,
 //! `"none"`, or `{"type":"function","function":{"name":…}}` (some servers drop the tools
 //! without it). `max_tokens` (`max_completion_tokens` for o-series and GPT-5 models, which
-//! reject the older name) and `temperature` are sent when set.
+//! reject the older name), `temperature` and `reasoning_effort` (`minimal`…`high`) are sent
+//! when set. Reasoning items of an assistant turn are not sent (chat completions has no field
+//! for them).
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spine_core::model::ModelRequest;
-use spine_protocol::message::Message;
+use spine_protocol::message::{Message, ReasoningEffort};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolArguments;
 
@@ -42,6 +44,7 @@ pub(crate) struct Options<'a> {
     pub tool_choice: Option<&'a ToolChoice>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// The request body.
@@ -62,6 +65,8 @@ pub(crate) struct ChatRequest<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<ReasoningEffort>,
 }
 
 #[derive(Debug, Serialize)]
@@ -152,6 +157,7 @@ pub(crate) fn request<'a>(
         temperature: options.temperature,
         stream,
         stream_options,
+        reasoning_effort: options.reasoning_effort,
     }
 }
 

@@ -128,7 +128,7 @@ async fn after_compaction_the_request_has_one_system_message_then_alternating_tu
         Message::system("Operator notes."),
         Message::user("Earlier context compacted for smollm2."),
         Message::context(HookEventName::SessionStart, "Session restarted after compaction."),
-        Message::Assistant(AssistantMessage { content: None, tool_calls: vec![call] }),
+        Message::Assistant(AssistantMessage { content: None, tool_calls: vec![call], reasoning: Vec::new() }),
         Message::Tool(result("c1", "a.txt")),
         Message::context(HookEventName::PostToolUse, "Listed one file."),
         Message::user("Now answer."),

@@ -9,7 +9,9 @@ mod anthropic;
 mod factory;
 mod llama;
 mod openai;
+mod responses;
 mod robustness;
+mod thinking;
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -94,6 +96,7 @@ pub fn full_conversation() -> Vec<Message> {
         Message::user("read main.rs"),
         Message::context(HookEventName::UserPromptSubmit, "branch: main"),
         Message::Assistant(AssistantMessage {
+            reasoning: Vec::new(),
             content: Some("Reading.".into()),
             tool_calls: vec![
                 ToolCall {

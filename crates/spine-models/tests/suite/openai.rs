@@ -295,6 +295,7 @@ async fn an_assistant_turn_with_only_tool_calls_sends_empty_content_and_no_key_s
     let messages = vec![
         Message::user("go"),
         Message::Assistant(spine_protocol::message::AssistantMessage {
+            reasoning: Vec::new(),
             content: None,
             tool_calls: vec![spine_protocol::tool::ToolCall {
                 id: "c".into(),
