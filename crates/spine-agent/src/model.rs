@@ -79,6 +79,10 @@ pub fn client_options(settings: &Settings, var: impl Fn(&str) -> Option<String>)
                 (prefix.clone(), price)
             })
             .collect(),
+        prompt_caching: match o.prompt_caching {
+            Some(false) => spine_models::anthropic::cache::PromptCaching::Off,
+            Some(true) | None => spine_models::anthropic::cache::PromptCaching::On,
+        },
         reasoning: spine_models::ReasoningOptions {
             thinking_budget_tokens: o.thinking_budget_tokens,
             reasoning_effort: o.reasoning_effort,

@@ -79,6 +79,13 @@ impl BpeEstimator {
         BpeEstimator { encoding }
     }
 
+    /// Whether `model` is an OpenAI model whose tokenizer is one of the encodings (the count is
+    /// then exact): `gpt-*`, `chatgpt-*`, the o-series, `text-embedding-*`.
+    pub fn is_exact_for(model: &str) -> bool {
+        let m = model.rsplit([':', '/']).next().unwrap_or(model).to_ascii_lowercase();
+        ["gpt-", "chatgpt", "o1", "o3", "o4", "text-embedding-"].iter().any(|p| m.starts_with(p))
+    }
+
     /// The encoding of a model family, from its name.
     pub fn for_model(model: &str) -> Self {
         let m = model.rsplit([':', '/']).next().unwrap_or(model).to_ascii_lowercase();
@@ -170,10 +177,13 @@ impl TokenEstimator for BpeEstimator {
     }
 }
 
-/// The default estimator for a model: BPE of its family when the model is known, else words.
+/// The default estimator for a model: the BPE of an OpenAI model family, where it is exact;
+/// words for any other model (Claude, local models, the scripted model), whose tokenizer spine
+/// does not have: the runner anchors their estimates on the provider's reported counts
+/// ([`TokenCache::anchor`]), so no OpenAI table is loaded for them.
 pub fn estimator_for(model: Option<&str>) -> Arc<dyn TokenEstimator> {
     match model {
-        Some(m) if !m.is_empty() && m != "scripted" => Arc::new(BpeEstimator::for_model(m)),
+        Some(m) if BpeEstimator::is_exact_for(m) => Arc::new(BpeEstimator::for_model(m)),
         _ => Arc::new(WordsEstimator),
     }
 }
@@ -196,11 +206,40 @@ pub fn estimate_request(
     transcript: &[Message],
     tools: &[ToolSpec],
     cache: Option<&mut TokenCache>,
-) -> (u64, u64) {
+) -> RequestEstimate {
     match cache {
-        Some(cache) => (cache.estimate(estimator, transcript), cache.estimate_tools(estimator, tools)),
-        None => (transcript.iter().map(|m| estimator.count_message(m)).sum(), count_tools(estimator, tools)),
+        Some(cache) => {
+            let transcript_tokens = cache.estimate(estimator, transcript);
+            let tool_tokens = cache.estimate_tools(estimator, tools);
+            RequestEstimate { transcript_tokens, tool_tokens, anchored: cache.anchored(transcript.len()) }
+        }
+        None => RequestEstimate {
+            transcript_tokens: transcript.iter().map(|m| estimator.count_message(m)).sum(),
+            tool_tokens: count_tools(estimator, tools),
+            anchored: None,
+        },
     }
+}
+
+/// The parts of a request's estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestEstimate {
+    /// The transcript, by the estimator.
+    pub transcript_tokens: u64,
+    /// The tool definitions, by the estimator.
+    pub tool_tokens: u64,
+    /// The whole request from the provider's count of the last one ([`TokenCache::anchor`]):
+    /// its input and output tokens, plus the estimator's count of the messages added since.
+    pub anchored: Option<u64>,
+}
+
+/// What the provider counted for a request ([`TokenCache::anchor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Anchor {
+    /// The request's input tokens (cached ones included) and its reply's output tokens.
+    tokens: u64,
+    /// How many transcript messages the request and its reply cover.
+    messages: usize,
 }
 
 /// Per-message counts of an append-only transcript: each request counts only the messages
@@ -213,6 +252,8 @@ pub struct TokenCache {
     total: u64,
     /// The tools' count, with a hash of their JSON (the tools rarely change within a run).
     tools: Option<(u64, u64)>,
+    /// The provider's count of the last request.
+    anchor: Option<Anchor>,
 }
 
 impl TokenCache {
@@ -244,6 +285,22 @@ impl TokenCache {
         }
     }
 
+    /// Records what the provider counted for a request: `tokens` (its input tokens, cached ones
+    /// included, plus its reply's output tokens) covering the first `messages` messages of the
+    /// transcript (the request's and the reply). Later estimates are that count plus the
+    /// estimator's count of what was added since ([`RequestEstimate::anchored`]): exact for the
+    /// prefix, whatever the estimator, so no tokenizer table is needed for a model whose
+    /// tokenizer spine does not have. Forgotten when the transcript is rewritten.
+    pub fn anchor(&mut self, tokens: u64, messages: usize) {
+        self.anchor = Some(Anchor { tokens, messages });
+    }
+
+    /// The anchored estimate of a transcript of `len` messages just [`estimate`](Self::estimate)d.
+    fn anchored(&self, len: usize) -> Option<u64> {
+        let anchor = self.anchor.filter(|a| a.messages <= len && len == self.counts.len())?;
+        Some(anchor.tokens + self.counts[anchor.messages..].iter().sum::<u64>())
+    }
+
     /// The estimate of a transcript, counting only new messages.
     pub fn estimate(&mut self, estimator: &dyn TokenEstimator, messages: &[Message]) -> u64 {
         let cached = self.counts.len();
@@ -271,6 +328,37 @@ mod tests {
         let m = [Message::user("add two and two"), Message::assistant_text("four")];
         let total: u64 = m.iter().map(|x| WordsEstimator.count_message(x)).sum();
         assert_eq!(total, (4 + 4) + (1 + 4));
+    }
+
+    #[test]
+    fn bpe_only_for_openai_families_and_words_for_claude_and_local_models() {
+        for (model, name) in [
+            ("gpt-4.1-mini", "o200k_base"),
+            ("openai:gpt-4", "cl100k_base"),
+            ("openai-responses:o3", "o200k_base"),
+            ("anthropic:claude-sonnet-4-5", "words"),
+            ("openai:qwen2.5-7b-instruct", "words"),
+            ("scripted", "words"),
+        ] {
+            assert_eq!(estimator_for(Some(model)).name(), name, "{model}");
+        }
+    }
+
+    #[test]
+    fn an_anchored_estimate_is_the_providers_count_plus_the_new_messages() {
+        let mut cache = TokenCache::new();
+        let mut t = vec![Message::user("add two and two"), Message::assistant_text("four")];
+        let first = estimate_request(&WordsEstimator, &t, &[], Some(&mut cache));
+        assert_eq!(first.anchored, None, "nothing counted by the provider yet");
+        cache.anchor(1000, 2);
+        t.push(Message::user("and three more"));
+        let next = estimate_request(&WordsEstimator, &t, &[], Some(&mut cache));
+        assert_eq!(next.anchored, Some(1000 + WordsEstimator.count_message(&t[2])));
+        cache.reset();
+        assert_eq!(estimate_request(&WordsEstimator, &t, &[], Some(&mut cache)).anchored, None, "reset forgets it");
+        cache.anchor(1000, 3);
+        let shrunk = estimate_request(&WordsEstimator, &t[..1], &[], Some(&mut cache));
+        assert_eq!(shrunk.anchored, None, "a rewritten transcript drops the anchor");
     }
 
     #[test]

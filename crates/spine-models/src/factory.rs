@@ -14,6 +14,7 @@ use std::sync::Arc;
 use spine_core::model::{ModelClient, ToolChoice};
 use spine_protocol::message::ReasoningEffort;
 
+use crate::anthropic::cache::PromptCaching;
 use crate::anthropic::{AnthropicClient, AnthropicConfig, Streaming, Thinking};
 use crate::error::ClientError;
 use crate::http::Timeouts;
@@ -50,6 +51,9 @@ pub struct ClientOptions {
     pub prices: Vec<(String, Price)>,
     /// Extended thinking and reasoning effort.
     pub reasoning: ReasoningOptions,
+    /// Prompt-cache breakpoints (`model_options.prompt_caching`); `DISABLE_PROMPT_CACHING`
+    /// turns them off too.
+    pub prompt_caching: PromptCaching,
 }
 
 impl ClientOptions {
@@ -138,6 +142,10 @@ pub fn client_with_vars(
                 price: options.price(model),
                 thinking: options.reasoning.thinking_budget_tokens.map(|budget_tokens| Thinking { budget_tokens }),
                 ..AnthropicConfig::from_vars(model, var)?
+            };
+            let config = match options.prompt_caching {
+                PromptCaching::Off => AnthropicConfig { prompt_caching: PromptCaching::Off, ..config },
+                PromptCaching::On => config,
             };
             AnthropicClient::shared(config)
         }

@@ -15,6 +15,8 @@
 //!   tools).
 //! - `stream`: `false` requests whole replies, for servers that cannot stream tool calls
 //!   (default `true`).
+//! - `prompt_caching`: `false` sends no prompt-cache breakpoints (Anthropic `cache_control`;
+//!   default `true`, as is `DISABLE_PROMPT_CACHING` unset).
 //! - `max_tokens`: the output limit per reply, 1 to 1 000 000 (default: the
 //!   `CLAUDE_CODE_MAX_OUTPUT_TOKENS` variable, else 8192 for Anthropic and the server's own
 //!   default for OpenAI-compatible servers). The setting wins over the variable.
@@ -68,6 +70,8 @@ pub struct ModelOptionSettings {
     pub tool_choice: Option<ToolChoice>,
     /// `stream`.
     pub stream: Option<bool>,
+    /// `prompt_caching`.
+    pub prompt_caching: Option<bool>,
     /// `max_tokens`.
     pub max_tokens: Option<u32>,
     /// `temperature`.
@@ -134,6 +138,12 @@ pub(crate) fn merge(
                 })?;
                 options.stream = Some(on);
             }
+            "prompt_caching" => {
+                let on = value.as_bool().ok_or_else(|| {
+                    SettingsError::at(origin, &path, format!("expected true or false, found {value}"))
+                })?;
+                options.prompt_caching = Some(on);
+            }
             "max_tokens" => {
                 let n = value
                     .as_u64()
@@ -181,8 +191,8 @@ pub(crate) fn merge(
                 return Err(SettingsError::at(
                     origin,
                     path,
-                    "unknown field (expected timeouts, tool_choice, stream, max_tokens, temperature, prices, \
-                     thinking_budget_tokens or reasoning_effort)",
+                    "unknown field (expected timeouts, tool_choice, stream, prompt_caching, max_tokens, temperature, \
+                     prices, thinking_budget_tokens or reasoning_effort)",
                 ));
             }
         }
@@ -318,6 +328,19 @@ mod tests {
         .expect("valid");
         assert_eq!(s.model_options.thinking_budget_tokens, Some(2048));
         assert_eq!(s.model_options.reasoning_effort, Some(ReasoningEffort::High));
+    }
+
+    #[test]
+    fn prompt_caching_is_a_boolean_by_precedence() {
+        let s = Settings::from_layers(vec![
+            layer("a.json", json!({"model_options": {"prompt_caching": false}})),
+            layer("b.json", json!({"model_options": {"stream": true}})),
+        ])
+        .expect("valid");
+        assert_eq!(s.model_options.prompt_caching, Some(false));
+        let err = Settings::from_layers(vec![layer("p.json", json!({"model_options": {"prompt_caching": "no"}}))])
+            .expect_err("invalid");
+        assert_eq!(err.path, "model_options.prompt_caching");
     }
 
     #[test]

@@ -65,12 +65,19 @@ fn cache_breakpoints_mark_the_last_tool_the_stable_system_prefix_and_the_last_me
 }
 
 #[test]
-fn disable_prompt_caching_sends_no_cache_control() {
+fn disable_prompt_caching_or_the_setting_sends_no_cache_control() {
     let s = Sandbox::new();
-    let server = SseServer::start(vec![anthropic_text("ok")]);
+    let server = SseServer::start(vec![anthropic_text("ok"), anthropic_text("ok")]);
     let out = run(&s, &server, "hi", &[("DISABLE_PROMPT_CACHING", "1")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let (_, body) = server.only();
-    assert_eq!(breakpoints(&body), 0, "{body}");
-    assert!(body["system"].as_str().is_some_and(|s| s.starts_with("Agent Prompt:")), "a plain string: {body}");
+    s.write(".spine/settings.json", r#"{"model_options": {"prompt_caching": false}}"#);
+    s.trust();
+    let out = run(&s, &server, "hi", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 2);
+    for body in bodies {
+        assert_eq!(breakpoints(&body), 0, "{body}");
+        assert!(body["system"].as_str().is_some_and(|s| s.starts_with("Agent Prompt:")), "a plain string: {body}");
+    }
 }

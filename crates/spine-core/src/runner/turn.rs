@@ -86,6 +86,10 @@ impl Run<'_> {
         match result {
             Ok(reply) => {
                 self.last_finish = Some(reply.finish_reason.clone());
+                if let Some(u) = reply.usage {
+                    // The request covered the conversation so far; the reply is the next message.
+                    self.token_cache.anchor(u.input_tokens + u.output_tokens, self.conversation.len() + 1);
+                }
                 let meta = ReplyMeta {
                     model: self.agent.model.model().to_owned(),
                     usage: reply.usage,

@@ -30,7 +30,7 @@ use spine_protocol::trace::StageName;
 use crate::fields;
 use crate::memory_files::MemoryFiles;
 use crate::skills::{SkillCatalog, select};
-use crate::tokens::{TokenCache, TokenEstimator, estimate_request};
+use crate::tokens::{RequestEstimate, TokenCache, TokenEstimator, estimate_request};
 use crate::trace::Trace;
 use crate::workspace::Workspace;
 
@@ -209,19 +209,22 @@ pub fn prepare_turn(
     let selection = select(inputs.skills, transcript);
     let SystemPrompt { text: system, stable_len } = assemble_prompt(inputs, &selection);
     let system_tokens = inputs.estimator.count_text(&system) + 4;
-    let (transcript_tokens, tool_tokens) = estimate_request(inputs.estimator, transcript, inputs.tools, cache);
+    let RequestEstimate { transcript_tokens, tool_tokens, anchored } =
+        estimate_request(inputs.estimator, transcript, inputs.tools, cache);
     let mut messages = Vec::with_capacity(transcript.len() + 1);
     messages.push(Message::system(system));
     messages.extend(transcript.iter().cloned());
     let likely_model = s.model_context.likely_model().map(str::to_owned);
     let active: Vec<&str> = inputs.skills.active().map(|e| e.name.as_str()).collect();
     let selected: Vec<String> = selection.selected.iter().map(|l| l.entry.name.clone()).collect();
-    let estimated_token_count = system_tokens + transcript_tokens + tool_tokens;
+    // The provider's count of the last request, plus what is new, when there is one.
+    let estimated_token_count = anchored.unwrap_or(system_tokens + transcript_tokens + tool_tokens);
     let mut f = fields! {
         "message_count" => messages.len(),
         "estimated_token_count" => estimated_token_count,
         "tool_tokens" => tool_tokens,
         "estimator" => inputs.estimator.name(),
+        "anchored_on_usage" => anchored.is_some(),
         "likely_model" => likely_model,
         "profile" => s.profile.as_str(),
         "is_subagent" => s.is_subagent,
