@@ -128,6 +128,19 @@ mod tests {
     }
 
     #[test]
+    fn every_alias_is_priced_and_the_longest_prefix_wins() {
+        let table = PriceTable::builtin();
+        for (alias, model) in crate::spec::ANTHROPIC_ALIASES {
+            assert!(table.price(model).is_some(), "`{alias}` = {model} has no price");
+        }
+        let input = |m: &str| table.price(m).map(|p| (p.input, p.output));
+        assert_eq!(input("claude-opus-4-8"), Some((5.0, 25.0)), "not claude-opus-4's row");
+        assert_eq!(input("claude-opus-4-1-20250805"), Some((15.0, 75.0)));
+        assert_eq!(input("claude-opus-5-5"), Some((4.0, 20.0)), "not claude-opus-5's row");
+        assert_eq!(input("gpt-5.4-mini"), Some((0.75, 4.5)), "not gpt-5's row");
+    }
+
+    #[test]
     fn the_longest_matching_prefix_sets_the_price() {
         assert_eq!(price("gpt-4o-mini-2024-07-18"), Some(p(0.15, 0.6, 0.15, 0.075)));
         assert_eq!(price("gpt-4o-2024-08-06"), Some(p(2.5, 10.0, 2.5, 1.25)));

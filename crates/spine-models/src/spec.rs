@@ -9,14 +9,14 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-/// When [`ANTHROPIC_ALIASES`] was last checked against Claude Code's aliases (the Claude Opus
-/// 4.5 release). Update the ids and this date together.
-pub const ALIASES_CHECKED: &str = "2025-11-24";
+/// When [`ANTHROPIC_ALIASES`] was last checked against Claude Code's aliases (Claude Code
+/// 2.1.197's model table, for the Anthropic API). Update the ids and this date together.
+pub const ALIASES_CHECKED: &str = "2026-12-01";
 
 /// The model id `sonnet` means (also the default Anthropic model).
-pub const SONNET: &str = "claude-sonnet-4-5";
+pub const SONNET: &str = "claude-sonnet-5";
 /// The model id `opus` means.
-pub const OPUS: &str = "claude-opus-4-5";
+pub const OPUS: &str = "claude-opus-4-8";
 /// The model id `haiku` means.
 pub const HAIKU: &str = "claude-haiku-4-5";
 
