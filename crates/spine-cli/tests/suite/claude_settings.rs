@@ -4,8 +4,9 @@
 //!
 //! The fixture is a realistic `.claude/` folder: a python and a shell hook (run with
 //! `/usr/bin/python3` and `sh`), allow/deny/ask rules including `Read(./.env)`, `env`, and a
-//! `settings.local.json`. Every effect is proven by a file a hook wrote or by the trace's
-//! decision records.
+//! `settings.local.json`; the full fixture adds a `CLAUDE.md` with an `@import`, an `.mcp.json`
+//! server and a Stop hook that reads `transcript_path`. Every effect is proven by a file a hook
+//! wrote, by the trace's decision records or by the conversation.
 
 use std::path::{Path, PathBuf};
 
@@ -312,4 +313,99 @@ fn hooks_test_runs_a_trusted_claude_projects_hook_with_its_env() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     assert_eq!(read_log(&s, "pre.log"), "pre from-claude-settings\n");
+}
+
+const STOP_HOOK: &str = r#"import json, os, sys
+event = json.load(sys.stdin)
+last = None
+with open(event["transcript_path"]) as f:
+    for line in f:
+        entry = json.loads(line)
+        if entry.get("type") == "assistant":
+            texts = [b["text"] for b in entry["message"]["content"] if b.get("type") == "text"]
+            if texts:
+                last = "\n".join(texts)
+with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], ".claude", "stop.log"), "w") as f:
+    f.write(last or "")
+"#;
+
+/// [`claude_project`] plus what a real one also holds: a `CLAUDE.md` with an `@import`, an
+/// `.mcp.json` server, and a Stop hook (python) that reads the last assistant message from
+/// `transcript_path`, all in the project's own `.claude/` files.
+fn full_claude_project(s: &Sandbox) {
+    claude_project(s);
+    s.write("CLAUDE.md", "# Project\n\nProject rule: answer briefly.\nSee @docs/conventions.md\n");
+    s.write("docs/conventions.md", "Imported rule: name tests after the rule they pin.\n");
+    let everything = spine_testkit::mcp::peer_entry("server-everything");
+    s.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"everything": {"command": "node", "args": [everything, "stdio"]}}}).to_string(),
+    );
+    s.write(".claude/hooks/stop_check.py", STOP_HOOK);
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.project().join(".claude/settings.json")).expect("settings"))
+            .expect("json");
+    settings["hooks"]["Stop"] = json!([{"hooks": [
+        {"type": "command", "command": "/usr/bin/python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/stop_check.py"}]}]);
+    settings["permissions"]["allow"].as_array_mut().expect("allow").push(json!("mcp__everything__echo"));
+    settings["enableAllProjectMcpServers"] = json!(true);
+    s.write(".claude/settings.json", &settings.to_string());
+}
+
+#[test]
+fn a_full_claude_project_runs_as_in_claude_code_once_trusted() {
+    let s = Sandbox::new();
+    full_claude_project(&s);
+    let script = s.script(json!([
+        {"tool_calls": [
+            {"id": "echo", "name": "mcp__everything__echo", "arguments": {"message": "hi from the project"}},
+            {"id": "printenv", "name": "Bash", "arguments": {"command": "printenv FIXTURE_ENV"}}
+        ]},
+        {"text": "Both ran."}
+    ]));
+    let untrusted = s.run(&script, &["--output-format", "json", "--include-messages"]);
+    let v = json(&untrusted);
+    assert!(
+        v["messages"][3]["content"].as_str().is_some_and(|t| t.starts_with("Error [")),
+        "untrusted: the project's MCP server is not started: {}",
+        v["messages"][3]
+    );
+    assert_eq!(read_log(&s, "stop.log"), "", "untrusted: no project hook ran");
+
+    s.trust();
+    let out = s.run(&script, &["--output-format", "json", "--include-messages"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let system = v["messages"][0]["content"].as_str().expect("system prompt");
+    assert!(
+        system.contains("Project rule: answer briefly.") && system.contains("Imported rule: name tests"),
+        "{system}"
+    );
+    let results: Vec<&str> = v["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(results[0].contains("Echo: hi from the project"), "{results:?}");
+    assert!(results[1].ends_with("from-claude-settings"), "the allow rule and env applied: {results:?}");
+    assert_eq!(read_log(&s, "stop.log"), "Both ran.", "the Stop hook read the last assistant message");
+    for field in [
+        "type",
+        "subtype",
+        "is_error",
+        "result",
+        "session_id",
+        "num_turns",
+        "duration_ms",
+        "duration_api_ms",
+        "total_cost_usd",
+        "usage",
+        "modelUsage",
+        "permission_denials",
+        "stop_reason",
+    ] {
+        assert!(v.get(field).is_some(), "JSON result field {field}: {v}");
+    }
 }
