@@ -15,7 +15,7 @@ fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
 #[test]
 fn default_spec_prefers_anthropic_then_openai_then_none() {
     let both = vars(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
-    assert_eq!(default_spec_from_vars(both), Some(ModelSpec::Anthropic("claude-sonnet-4-5".into())));
+    assert_eq!(default_spec_from_vars(both), Some(ModelSpec::Anthropic(spine_models::DEFAULT_ANTHROPIC_MODEL.into())));
     let openai = vars(&[("ANTHROPIC_API_KEY", " "), ("OPENAI_API_KEY", "o")]);
     assert_eq!(default_spec_from_vars(openai), Some(ModelSpec::OpenAi("gpt-4.1".into())));
     assert_eq!(default_spec_from_vars(vars(&[])), None);
@@ -67,7 +67,7 @@ fn anthropic_auth_token_is_a_credential_for_the_public_endpoint_and_selects_anth
     let config = AnthropicConfig::from_vars("claude-x", &env).expect("a token is enough");
     assert_eq!(config.base_url, "https://api.anthropic.com");
     assert!(config.auth_token.is_some() && config.api_key.is_none());
-    assert_eq!(default_spec_from_vars(env), Some(ModelSpec::Anthropic("claude-sonnet-4-5".into())));
+    assert_eq!(default_spec_from_vars(env), Some(ModelSpec::Anthropic(spine_models::DEFAULT_ANTHROPIC_MODEL.into())));
 }
 
 #[test]
