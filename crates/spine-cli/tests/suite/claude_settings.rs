@@ -391,21 +391,7 @@ fn a_full_claude_project_runs_as_in_claude_code_once_trusted() {
     assert!(results[0].contains("Echo: hi from the project"), "{results:?}");
     assert!(results[1].ends_with("from-claude-settings"), "the allow rule and env applied: {results:?}");
     assert_eq!(read_log(&s, "stop.log"), "Both ran.", "the Stop hook read the last assistant message");
-    for field in [
-        "type",
-        "subtype",
-        "is_error",
-        "result",
-        "session_id",
-        "num_turns",
-        "duration_ms",
-        "duration_api_ms",
-        "total_cost_usd",
-        "usage",
-        "modelUsage",
-        "permission_denials",
-        "stop_reason",
-    ] {
+    for field in crate::result_json::CLAUDE_FIELDS {
         assert!(v.get(field).is_some(), "JSON result field {field}: {v}");
     }
 }

@@ -11,7 +11,7 @@ use crate::support::*;
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.197");
 
 /// The fields the drop-in promises: present in Claude Code's result and in spine's.
-const CLAUDE_FIELDS: [&str; 13] = [
+pub const CLAUDE_FIELDS: [&str; 13] = [
     "type",
     "subtype",
     "is_error",

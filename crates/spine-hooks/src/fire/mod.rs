@@ -159,14 +159,7 @@ fn write_transcript(request: &FireRequest, fields: &Map<String, Value>) -> std::
         messages.push(Message::user("spine hooks test"));
     }
     if request.event.has_tool_call() {
-        let name = request
-            .tool
-            .clone()
-            .or_else(|| fields.get("tool_name").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_else(|| "Bash".to_owned());
-        let args = fields.get("tool_input").cloned().unwrap_or_else(|| default_tool_input(&name));
-        let id = fields.get("tool_use_id").and_then(Value::as_str).unwrap_or(DEFAULT_CALL_ID).to_owned();
-        let call = ToolCall { id, name, arguments: ToolArguments::Json(args) };
+        let call = test_call(request, fields);
         messages.push(Message::Assistant(AssistantMessage {
             content: None,
             tool_calls: vec![call],
@@ -212,12 +205,9 @@ fn typed<T: DeserializeOwned + Serialize>(defaults: Value, fields: Map<String, V
     Ok(parsed)
 }
 
-/// Prepares the tool call of a tool event through the registry.
-fn prepare(request: &FireRequest, fields: &Map<String, Value>) -> Result<PreparedCall, FireError> {
-    let known = ["tool_name", "tool_input", "tool_use_id"];
-    if let Some(unknown) = fields.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(FireError::Input(format!("--input: unknown field `{unknown}` for {}", request.event)));
-    }
+/// The call of a tool event: `--tool` (else `tool_name`, else `Bash`), `tool_input` (else the
+/// tool's default input) and `tool_use_id` from `--input`.
+fn test_call(request: &FireRequest, fields: &Map<String, Value>) -> ToolCall {
     let name = request
         .tool
         .clone()
@@ -225,7 +215,16 @@ fn prepare(request: &FireRequest, fields: &Map<String, Value>) -> Result<Prepare
         .unwrap_or_else(|| "Bash".to_owned());
     let args = fields.get("tool_input").cloned().unwrap_or_else(|| default_tool_input(&name));
     let id = fields.get("tool_use_id").and_then(Value::as_str).unwrap_or(DEFAULT_CALL_ID).to_owned();
-    let call = ToolCall { id, name, arguments: ToolArguments::Json(args) };
+    ToolCall { id, name, arguments: ToolArguments::Json(args) }
+}
+
+/// Prepares the tool call of a tool event through the registry.
+fn prepare(request: &FireRequest, fields: &Map<String, Value>) -> Result<PreparedCall, FireError> {
+    let known = ["tool_name", "tool_input", "tool_use_id"];
+    if let Some(unknown) = fields.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(FireError::Input(format!("--input: unknown field `{unknown}` for {}", request.event)));
+    }
+    let call = test_call(request, fields);
     request
         .tools
         .prepare(&call, &request.session.cwd)
