@@ -44,19 +44,6 @@ impl Roots {
     }
 }
 
-/// Every tool result's content, in order.
-fn results(v: &Value) -> Vec<String> {
-    v["messages"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .filter(|m| m["role"] == "tool")
-                .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn call(id: &str, name: &str, args: Value) -> Value {
     json!({"id": id, "name": name, "arguments": args})
 }
@@ -74,7 +61,7 @@ fn add_dir_lets_read_write_and_edit_work_in_the_added_directory_and_refuses_path
     let out = r.run(calls, &["--permission-mode", "acceptEdits", "--add-dir", &added]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
-    let res = results(&v);
+    let res = tool_results(&v);
     assert!(res[0].contains("added notes"), "{res:?}");
     assert!(!res[1].starts_with("Error"), "{res:?}");
     assert!(!res[2].starts_with("Error"), "{res:?}");
@@ -89,7 +76,7 @@ fn add_dir_lets_read_write_and_edit_work_in_the_added_directory_and_refuses_path
 fn without_add_dir_the_same_directory_is_outside_the_workspace() {
     let r = Roots::new();
     let out = r.run(json!([call("read", "Read", json!({"file_path": r.at("notes.md")}))]), &[]);
-    let res = results(&json(&out));
+    let res = tool_results(&json(&out));
     assert!(res[0].starts_with("Error [permission_denied]:") && res[0].contains("outside the workspace"), "{res:?}");
 }
 
@@ -106,7 +93,7 @@ fn glob_and_grep_search_an_added_directory_given_by_absolute_path() {
     ]);
     let added = r.added().display().to_string();
     let out = r.run(calls, &["--add-dir", &added]);
-    let res = results(&json(&out));
+    let res = tool_results(&json(&out));
     assert!(res[0].contains("notes.md"), "{res:?}");
     assert!(res[1].contains("added notes"), "{res:?}");
 }
@@ -127,7 +114,7 @@ fn top_level_print_and_relative_add_dir_resolve_against_the_current_directory() 
         .expect("spine runs");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
-    assert!(results(&v)[0].contains("added notes"), "{v}");
+    assert!(tool_results(&v)[0].contains("added notes"), "{v}");
     let system = v["messages"][0]["content"].as_str().unwrap_or_default();
     assert!(system.contains(&r.added().display().to_string()), "the prompt names the added root: {system}");
 }
@@ -143,7 +130,7 @@ fn a_symlink_in_an_added_root_pointing_outside_every_root_is_refused() {
     ]);
     let added = r.added().display().to_string();
     let out = r.run(calls, &["--permission-mode", "bypassPermissions", "--add-dir", &added]);
-    let res = results(&json(&out));
+    let res = tool_results(&json(&out));
     for content in &res {
         assert!(
             content.starts_with("Error [permission_denied]:") && content.contains("outside the workspace"),
@@ -171,7 +158,7 @@ fn in_an_added_root_an_allow_rule_takes_effect_a_deny_rule_wins_and_protected_pa
     ]);
     let out = r.run(calls, &["--settings", &settings, "--add-dir", &added]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let res = results(&json(&out));
+    let res = tool_results(&json(&out));
     assert!(!res[0].starts_with("Error"), "the allow rule for the added root takes effect: {res:?}");
     assert!(r.added().join("allowed.txt").exists());
     assert_eq!(res[1], format!("Error [permission_denied]: denied by rule Edit(/{added}/locked.txt)"), "{res:?}");
@@ -191,7 +178,7 @@ fn settings_directories_apply_from_a_trusted_project_and_are_skipped_with_a_warn
     project_adding_a_directory(&r);
     let read = json!([call("read", "Read", json!({"file_path": r.at("notes.md")}))]);
     let out = r.run(read.clone(), &[]);
-    let res = results(&json(&out));
+    let res = tool_results(&json(&out));
     assert!(res[0].contains("outside the workspace"), "an untrusted project adds no root: {res:?}");
     let err = stderr(&out);
     assert!(
@@ -204,7 +191,7 @@ fn settings_directories_apply_from_a_trusted_project_and_are_skipped_with_a_warn
     assert!(text.contains("(not applied: the project is untrusted)"), "{text}");
     r.s.trust();
     let out = r.run(read, &[]);
-    assert!(results(&json(&out))[0].contains("added notes"), "{}", stdout(&out));
+    assert!(tool_results(&json(&out))[0].contains("added notes"), "{}", stdout(&out));
     let check = r.s.spine().args(["hooks", "check", "--output-format", "json"]).output().expect("runs");
     let v: Value = serde_json::from_slice(&check.stdout).expect("json");
     let roots: Vec<(&str, &str, bool)> = v["roots"]
@@ -254,7 +241,7 @@ fn a_shell_redirect_into_an_added_directory_is_inside_the_workspace() {
     assert_eq!(std::fs::read_to_string(&target).expect("written by the redirect"), "hi\n");
     std::fs::remove_file(&target).expect("rm");
     let out = r.run(calls, &["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
-    let res = results(&json(&out));
+    let res = tool_results(&json(&out));
     assert!(res[0].contains("outside the workspace"), "without --add-dir the target is outside: {res:?}");
     assert!(!std::path::Path::new(&target).exists());
 }

@@ -381,13 +381,7 @@ fn a_full_claude_project_runs_as_in_claude_code_once_trusted() {
         system.contains("Project rule: answer briefly.") && system.contains("Imported rule: name tests"),
         "{system}"
     );
-    let results: Vec<&str> = v["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str())
-        .collect();
+    let results = tool_results(&v);
     assert!(results[0].contains("Echo: hi from the project"), "{results:?}");
     assert!(results[1].ends_with("from-claude-settings"), "the allow rule and env applied: {results:?}");
     assert_eq!(read_log(&s, "stop.log"), "Both ran.", "the Stop hook read the last assistant message");

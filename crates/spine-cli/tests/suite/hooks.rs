@@ -1,21 +1,9 @@
 //! External hooks through the `spine` binary: `spine run` with hooks from settings files,
 //! configuration errors and warnings, and `spine hooks list | check | test`.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::*;
-
-fn tool_contents(v: &Value) -> Vec<String> {
-    v["messages"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .filter(|m| m["role"] == "tool")
-                .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 #[test]
 fn run_applies_project_hooks_and_the_model_reads_hook_blocked() {
@@ -32,9 +20,9 @@ fn run_applies_project_hooks_and_the_model_reads_hook_blocked() {
     );
     let out = s.run(&s.script(bash_then_answer("rm -rf build")), &["--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(tool_contents(&json(&out)), ["Error [hook_blocked]: destructive command refused"]);
+    assert_eq!(tool_results(&json(&out)), ["Error [hook_blocked]: destructive command refused"]);
     let out = s.run(&s.script(bash_then_answer("echo fine")), &["--output-format", "json", "--include-messages"]);
-    assert!(tool_contents(&json(&out))[0].contains("fine"));
+    assert!(tool_results(&json(&out))[0].contains("fine"));
 }
 
 #[test]

@@ -162,6 +162,19 @@ pub fn bash_then_answer(command: &str) -> Value {
 }
 
 /// The content of the first tool result in a JSON result's `messages` (empty when none).
+/// Every tool result's content in a `--include-messages` JSON result, in order.
+pub fn tool_results(v: &Value) -> Vec<String> {
+    v["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub fn first_tool_result(v: &Value) -> String {
     v["messages"]
         .as_array()
