@@ -22,17 +22,22 @@ listening() {
 }
 
 install_nats() {
-    if command -v nats-server >/dev/null 2>&1; then
+    # The tests' Debian packages: nats-server (the worker's NATS backend) and tmux (a real
+    # terminal for the terminal tests).
+    local missing=()
+    command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
+    command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+    if [ ${#missing[@]} -eq 0 ]; then
         return
     fi
     if [ "$(id -u)" != "0" ]; then
-        echo "services.sh: nats-server is missing; install it (apt-get install nats-server) or run as root" >&2
+        echo "services.sh: ${missing[*]} missing; install (apt-get install ${missing[*]}) or run as root" >&2
         exit 1
     fi
-    echo "services.sh: installing nats-server from Debian's packages" >&2
+    echo "services.sh: installing ${missing[*]} from Debian's packages" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq nats-server >/dev/null
+    apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
 start() {

@@ -6,6 +6,7 @@ use spine_protocol::hook::HookEventName;
 use crate::model::AttemptReport;
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::PermissionDecision;
+use spine_protocol::run::Usage;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +47,13 @@ pub enum RunEvent<'a> {
     ModelRequest {
         /// 1-based request number.
         turn: u32,
+    },
+    /// A model request got its reply.
+    ModelReplied {
+        /// 1-based request number.
+        turn: u32,
+        /// The reply's usage, when the provider reported it.
+        usage: Option<Usage>,
     },
     /// One attempt of a model request ended.
     ModelAttempt {

@@ -27,6 +27,7 @@ use crate::out;
 use crate::render::Fanout;
 use crate::render::approver::TerminalApprover;
 use crate::render::result::{ResultContext, config_error_json, denial_note, permission_denials, result_json};
+use crate::render::status::StatusLine;
 use crate::render::stderr::StderrObserver;
 use crate::render::stream_json::{HookEvents, InitInfo, StreamJsonObserver, StreamJsonReports, emit};
 use crate::render::trace_file::TraceFile;
@@ -105,8 +106,10 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
         None => None,
     };
+    // The live status line: on a terminal, without -v (which prints every event) or -q.
+    let status = (std::io::stderr().is_terminal() && !args.verbose && !args.quiet).then(StatusLine::start);
     let approver: Arc<dyn Approver> =
-        if interactive_prompt { Arc::new(TerminalApprover) } else { Arc::new(DenyApprover) };
+        if interactive_prompt { Arc::new(TerminalApprover { status: status.clone() }) } else { Arc::new(DenyApprover) };
     let connection = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
     if !args.quiet
         && let Some(notice) = spine_agent::untrusted_notice(&settings, &project, &connection)
@@ -152,8 +155,12 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         }
         None => None,
     };
-    let mut observers: Vec<Arc<dyn RunObserver>> =
-        vec![Arc::new(StderrObserver::new(args.verbose, args.quiet, args.verbose && std::io::stderr().is_terminal()))];
+    let mut observers: Vec<Arc<dyn RunObserver>> = vec![Arc::new(StderrObserver::new(
+        args.verbose,
+        args.quiet,
+        args.verbose && std::io::stderr().is_terminal(),
+        status.clone(),
+    ))];
     if args.output_format == OutputFormat::StreamJson {
         let init = InitInfo {
             cwd: agent.config.cwd.display().to_string(),
@@ -230,6 +237,9 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
                 .reports(reports),
         )
         .await;
+    if let Some(status) = &status {
+        status.finish();
+    }
 
     // Nothing the run started outlives it: command runs, background processes, MCP servers.
     drop(agent);

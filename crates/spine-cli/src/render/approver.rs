@@ -2,16 +2,35 @@
 //! stdin is a terminal; otherwise `ask` fails closed.
 
 use std::io::{BufRead, Write};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use spine_core::permission::{Approval, ApprovalRequest, Approver};
 
-/// Asks a person at the terminal.
-pub struct TerminalApprover;
+use super::status::StatusLine;
+
+/// Asks a person at the terminal (the live status line, if any, is cleared while it asks).
+pub struct TerminalApprover {
+    /// The status line to clear while asking.
+    pub status: Option<Arc<StatusLine>>,
+}
 
 #[async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        if let Some(status) = &self.status {
+            status.suspend();
+        }
+        let approval = self.ask(request).await;
+        if let Some(status) = &self.status {
+            status.resume();
+        }
+        approval
+    }
+}
+
+impl TerminalApprover {
+    async fn ask(&self, request: &ApprovalRequest<'_>) -> Approval {
         let question = format!(
             "Allow {} {}? ({}) [y/N] ",
             request.tool_name,

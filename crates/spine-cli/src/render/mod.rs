@@ -3,6 +3,7 @@
 
 pub mod approver;
 pub mod result;
+pub mod status;
 pub mod stderr;
 pub mod stream_json;
 pub mod trace_file;

@@ -6,14 +6,17 @@
 //! reason) always print unless `-q`. With `-v` on a terminal, the model's
 //! text streams here as it arrives. With `-v`, the model's reasoning (thinking text, reasoning
 //! summaries) prints as `[Thinking] …` lines once its turn is complete; it is never part of
-//! the answer.
+//! the answer. Without `-v`, on a terminal, a live status line ([`super::status`]) shows the
+//! run's progress; every line printed here clears it first and draws it again after.
 
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use spine_core::model::{AttemptOutcome, AttemptReport};
 use spine_core::observer::{RunEvent, RunObserver};
 use spine_protocol::message::{Message, ReasoningItem};
+
+use super::status::StatusLine;
 
 /// Prints run events on stderr.
 pub struct StderrObserver {
@@ -21,28 +24,41 @@ pub struct StderrObserver {
     quiet: bool,
     stream_text: bool,
     streaming: Mutex<bool>,
+    status: Option<Arc<StatusLine>>,
 }
 
 impl StderrObserver {
-    /// An observer; `stream_text` echoes model text as it arrives.
-    pub fn new(verbose: bool, quiet: bool, stream_text: bool) -> Self {
-        StderrObserver { verbose, quiet, stream_text, streaming: Mutex::new(false) }
+    /// An observer; `stream_text` echoes model text as it arrives; `status` is the live status
+    /// line, when there is one.
+    pub fn new(verbose: bool, quiet: bool, stream_text: bool, status: Option<Arc<StatusLine>>) -> Self {
+        StderrObserver { verbose, quiet, stream_text, streaming: Mutex::new(false), status }
     }
 
     fn line(&self, text: &str) {
-        let mut err = std::io::stderr().lock();
-        if let Ok(mut streaming) = self.streaming.lock()
-            && *streaming
-        {
-            let _ = writeln!(err);
-            *streaming = false;
+        if let Some(status) = &self.status {
+            status.suspend();
         }
-        let _ = writeln!(err, "{text}");
+        {
+            let mut err = std::io::stderr().lock();
+            if let Ok(mut streaming) = self.streaming.lock()
+                && *streaming
+            {
+                let _ = writeln!(err);
+                *streaming = false;
+            }
+            let _ = writeln!(err, "{text}");
+        }
+        if let Some(status) = &self.status {
+            status.resume();
+        }
     }
 }
 
 impl RunObserver for StderrObserver {
     fn on_event(&self, event: &RunEvent<'_>) {
+        if let Some(status) = &self.status {
+            status.on_event(event);
+        }
         match *event {
             RunEvent::SystemMessage { hook_id, text } if !self.quiet => self.line(&format!("[{hook_id}] {text}")),
             RunEvent::Warning { text } if !self.quiet => self.line(&format!("warning: {text}")),
@@ -92,6 +108,7 @@ impl RunObserver for StderrObserver {
                 }
             }
             RunEvent::TextDelta { .. }
+            | RunEvent::ModelReplied { .. }
             | RunEvent::Message { .. }
             | RunEvent::SystemMessage { .. }
             | RunEvent::Warning { .. } => {}

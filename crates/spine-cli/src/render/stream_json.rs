@@ -132,6 +132,7 @@ impl StreamJsonObserver {
                 json!({"type": "permission", "tool_name": tool_name, "decision": decision})
             }
             RunEvent::ModelRequest { turn } => json!({"type": "model_request", "turn": turn}),
+            RunEvent::ModelReplied { turn, usage } => json!({"type": "model_reply", "turn": turn, "usage": usage}),
             RunEvent::ModelAttempt { turn, report } => {
                 let (outcome, error, wait_ms) = match report.outcome {
                     AttemptOutcome::Succeeded => (AttemptResult::Ok, None, None),

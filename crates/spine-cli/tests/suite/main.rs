@@ -22,6 +22,7 @@ mod reasoning;
 mod result_json;
 mod run;
 mod shell_rules;
+mod status_line;
 mod token_estimates;
 mod tools;
 mod trace;

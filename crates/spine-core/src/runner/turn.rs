@@ -85,6 +85,7 @@ impl Run<'_> {
         }));
         match result {
             Ok(reply) => {
+                self.observer.on_event(&RunEvent::ModelReplied { turn, usage: reply.usage });
                 self.last_finish = Some(reply.finish_reason.clone());
                 if let Some(u) = reply.usage {
                     // The request covered the conversation so far; the reply is the next message.

@@ -1,0 +1,110 @@
+//! The live status line in a real terminal (`tmux`): while a tool runs, one line on stderr
+//! names the turn and the running tool; it is gone when the run prints its answer. With `-v`
+//! (every event as its own line) there is none.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::*;
+
+/// A tmux server of its own (`-L`), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(dir: &Path, command: &str) -> Tmux {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = format!("spine-test-{}-{n}", std::process::id());
+        let tmux = Tmux { socket };
+        let status = tmux
+            .cmd()
+            .args(["new-session", "-d", "-x", "120", "-y", "30", "-s", "t", "-c"])
+            .arg(dir)
+            .arg(command)
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session");
+        tmux
+    }
+
+    fn cmd(&self) -> Command {
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-L", &self.socket, "-f", "/dev/null"]);
+        cmd
+    }
+
+    fn screen(&self) -> String {
+        let out = self.cmd().args(["capture-pane", "-p", "-t", "t"]).output().expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (at most 30 s: a liveness bound, not a timing assertion) until the screen shows
+    /// `text`, and returns the screen.
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "`{text}` never appeared:\n{screen}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn command(s: &Sandbox, script: &Path, extra: &str) -> String {
+    let spine = assert_cmd::cargo::cargo_bin("spine");
+    format!(
+        "env SPINE_HOME={} HOME={} {} -p go --model scripted:{} --allowedTools 'Bash(sleep *)' {extra}; echo EXIT=$?; sleep 60",
+        shell_quote(&s.home().to_string_lossy()),
+        shell_quote(&s.dir.path().to_string_lossy()),
+        shell_quote(&spine.to_string_lossy()),
+        shell_quote(&script.to_string_lossy()),
+    )
+}
+
+fn sleeping_script(s: &Sandbox) -> std::path::PathBuf {
+    s.script(json!([
+        {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "sleep 3"}}]},
+        {"text": "All done."}
+    ]))
+}
+
+#[test]
+fn a_run_on_a_terminal_shows_the_running_tool_and_clears_the_line_at_the_end() {
+    let s = Sandbox::new();
+    let script = sleeping_script(&s);
+    let tmux = Tmux::start(&s.project(), &command(&s, &script, ""));
+    let during = tmux.wait_for("Bash: sleep 3");
+    let line = during.lines().find(|l| l.contains("Bash: sleep 3")).expect("status line");
+    assert!(line.starts_with("⠿ turn 1 · Bash: sleep 3 · "), "{line}");
+    let after = tmux.wait_for("EXIT=0");
+    assert!(after.contains("All done."), "{after}");
+    assert!(!after.contains('⠿'), "the status line is cleared before the answer:\n{after}");
+}
+
+#[test]
+fn verbose_runs_print_lines_and_no_status_line() {
+    let s = Sandbox::new();
+    let script = sleeping_script(&s);
+    let tmux = Tmux::start(&s.project(), &command(&s, &script, "-v"));
+    let after = tmux.wait_for("EXIT=0");
+    assert!(after.contains("[Hook] PreToolUse: Bash"), "{after}");
+    assert!(!after.contains('⠿'), "{after}");
+}
