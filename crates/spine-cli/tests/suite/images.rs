@@ -133,6 +133,22 @@ fn read_of_a_png_returns_an_image_the_next_request_carries_and_hooks_see_claude_
 }
 
 #[test]
+fn post_tool_use_sees_the_read_response_claude_code_gives_for_the_same_image() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.197");
+    let recorded: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures.join("post-tool-use-read-image.json")).expect("fixture"),
+    )
+    .expect("json");
+    let s = Sandbox::new();
+    std::fs::copy(fixtures.join("read-image.png"), s.project().join("pic.png")).expect("copy");
+    let (_, hook) = read_through_the_binary(&s, "pic.png");
+    let mut response = hook["tool_response"].clone();
+    let file = response["file"].as_object_mut().expect("file");
+    assert!(file.remove("filePath").is_some(), "spine adds filePath");
+    assert_eq!(response, recorded["tool_response"], "Claude Code 2.1.197's Read response for the same file");
+}
+
+#[test]
 fn read_of_a_large_png_sends_it_downscaled_within_the_limit() {
     let s = Sandbox::new();
     std::fs::write(s.project().join("big.png"), png(3000, 1500)).expect("write");
