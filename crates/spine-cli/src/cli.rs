@@ -116,6 +116,11 @@ pub struct RunArgs {
     /// flag, as in Claude Code: put the prompt first.
     #[arg(long = "add-dir", value_name = "DIR", num_args = 1..)]
     pub add_dir: Vec<String>,
+    /// Attaches an image (PNG, JPEG, GIF or WebP, at most 20 MiB; large ones are downscaled)
+    /// to the prompt. Repeatable; relative to the directory spine was started in, and not
+    /// bound to the workspace.
+    #[arg(long = "image", value_name = "FILE")]
+    pub image: Vec<PathBuf>,
     /// Permission rules that allow, space- or comma-separated (`"Bash(git *) Edit"`). As in
     /// Claude Code the flag takes every following word up to the next flag: put the prompt first.
     #[arg(long = "allowedTools", visible_alias = "allowed-tools", value_name = "RULES", num_args = 1..)]

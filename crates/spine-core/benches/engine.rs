@@ -192,6 +192,7 @@ fn pairing(c: &mut Criterion) {
             name: "t".into(),
             content: "ok".into(),
             error_code: None,
+            images: Vec::new(),
         }));
         i += 1;
     }

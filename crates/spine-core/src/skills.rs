@@ -291,7 +291,7 @@ pub fn referenced_names(messages: &[Message]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for m in messages {
         let text = match m {
-            Message::User { content } => content.as_str(),
+            Message::User { content, .. } => content.as_str(),
             Message::Assistant(a) => a.content.as_deref().unwrap_or(""),
             Message::System { .. } | Message::Tool(_) | Message::Context(_) => continue,
         };
@@ -352,6 +352,7 @@ mod tests {
                 name: "t".into(),
                 content: "$fromtool".into(),
                 error_code: None,
+                images: Vec::new(),
             }),
         ];
         assert_eq!(referenced_names(&m), vec!["deploy", "portable-notes"]);

@@ -6,7 +6,9 @@
 //! for older OpenAI models and as a documented approximation for Anthropic models (whose
 //! tokenizer is not public; cl100k counts are typically within ~10–20% of Claude's).
 //!
-//! Every message costs its text plus 4 tokens of framing. The tool definitions a request
+//! Every message costs its text plus 4 tokens of framing, plus its images: `width * height /
+//! 750` tokens each (Anthropic's formula), or a fixed 1600 when the size is unknown — the
+//! base64 data is never counted as text. The tool definitions a request
 //! carries count too ([`count_tools`]): each tool's serialized JSON (name, description, input
 //! schema) plus 4 of framing — with a few dozen tools they are often most of a short request.
 //! [`TokenCache`] keeps per-message counts (and the tools' count) so that a request only
@@ -33,9 +35,11 @@ pub trait TokenEstimator: Send + Sync {
     fn name(&self) -> &'static str;
     /// Tokens in a text.
     fn count_text(&self, text: &str) -> u64;
-    /// Tokens of a message: its text (and tool-call arguments) plus 4 of framing.
+    /// Tokens of a message: its text (and tool-call arguments) plus 4 of framing, plus its
+    /// images ([`ImageBlock::estimated_tokens`](spine_protocol::message::ImageBlock::estimated_tokens)).
     fn count_message(&self, message: &Message) -> u64 {
         let mut n = 4 + message.text().map_or(0, |t| self.count_text(t));
+        n += message.images().iter().map(|i| i.estimated_tokens() as u64).sum::<u64>();
         if let Message::Assistant(a) = message {
             for call in &a.tool_calls {
                 n += self.count_text(&call.name) + self.count_text(&call.arguments.to_wire());
@@ -359,6 +363,17 @@ mod tests {
         cache.anchor(1000, 3);
         let shrunk = estimate_request(&WordsEstimator, &t[..1], &[], Some(&mut cache));
         assert_eq!(shrunk.anchored, None, "a rewritten transcript drops the anchor");
+    }
+
+    #[test]
+    fn an_image_counts_by_its_area_or_a_fixed_count_never_by_its_base64() {
+        use spine_protocol::message::ImageBlock;
+        let sized = ImageBlock { width: Some(750), height: Some(100), ..ImageBlock::new("image/png", "a b c d") };
+        let unknown = ImageBlock::new("image/png", "x ".repeat(50_000));
+        let m = Message::user_with_images("look", vec![sized, unknown]);
+        assert_eq!(WordsEstimator.count_message(&m), 1 + 4 + 100 + 1600);
+        let bpe = BpeEstimator::new(Encoding::Cl100kBase);
+        assert_eq!(bpe.count_message(&m), bpe.count_message(&Message::user("look")) + 100 + 1600);
     }
 
     #[test]

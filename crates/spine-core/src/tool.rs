@@ -5,6 +5,11 @@
 //! hooks, and were approved — the same frozen value throughout. A tool returns its structured
 //! response (Claude Code's `tool_response` shape) or a [`ToolError`]; its projector turns the
 //! response into the short text the model reads plus machine-readable metadata.
+//!
+//! A response in Claude Code's image shape (`{"type":"image","file":{"base64","type",
+//! "originalSize","dimensions"?}}`, what `Read` returns for an image file) also carries the
+//! image to the model: [`response_images`] reads it, and the runner attaches it to the tool
+//! result after the projection's text.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +17,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
+use spine_protocol::message::ImageBlock;
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -98,6 +104,25 @@ impl Projection {
         self.metadata.insert(key.to_owned(), value.into());
         self
     }
+}
+
+/// The images a tool response carries: one for a response in Claude Code's image shape
+/// (`{"type":"image","file":{"base64","type":<media type>,"dimensions":{"displayWidth",
+/// "displayHeight"}?}}`), none otherwise.
+pub fn response_images(response: &Value) -> Vec<ImageBlock> {
+    if response.get("type").and_then(Value::as_str) != Some("image") {
+        return Vec::new();
+    }
+    let file = &response["file"];
+    let (Some(data), Some(media_type)) = (file["base64"].as_str(), file["type"].as_str()) else {
+        return Vec::new();
+    };
+    let dimension = |key: &str| file["dimensions"][key].as_u64().and_then(|n| u32::try_from(n).ok());
+    vec![ImageBlock {
+        width: dimension("displayWidth"),
+        height: dimension("displayHeight"),
+        ..ImageBlock::new(media_type, data)
+    }]
 }
 
 /// A chunk of output streamed while a tool runs.

@@ -23,7 +23,7 @@ pub mod tool;
 pub mod trace;
 
 pub use hook::{Action, HookEvent, HookEventName, HookOutput};
-pub use message::{AssistantMessage, ContextMessage, Message, ToolResultMessage};
+pub use message::{AssistantMessage, ContextMessage, ImageBlock, Message, ToolResultMessage};
 pub use pairing::{PairingError, validate_pairing};
 pub use permission::{PermissionBehavior, PermissionMode, PermissionSuggestion};
 pub use tool::{ErrorCode, ToolArguments, ToolCall, ToolError, ToolSpec};

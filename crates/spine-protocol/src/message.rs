@@ -14,6 +14,11 @@
 //! are never part of the message's answer text ([`Message::text`], [`AssistantMessage::content`]).
 //! Serialised, the field is `reasoning`, absent when empty, so transcripts written before it
 //! still load.
+//!
+//! User messages and tool results may carry images ([`ImageBlock`]: base64 data with a media
+//! type), after their text. Serialised, the field is `images`, absent when empty, so messages
+//! written before it still load. Each provider renders them in its own format; the session
+//! transcript and hooks see Claude Code's block shape ([`ImageBlock::to_claude_block`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +38,9 @@ pub enum Message {
     User {
         /// What the user (or the Stop hook) says.
         content: String,
+        /// Images attached to the turn, after the text (absent when empty).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageBlock>,
     },
     /// A model turn.
     Assistant(AssistantMessage),
@@ -150,6 +158,71 @@ pub struct ToolResultMessage {
     /// The error code when the call failed (the content then starts with `Error [<code>]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<ErrorCode>,
+    /// Images the tool returned (a `Read` of an image file), after the text (absent when
+    /// empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageBlock>,
+}
+
+/// One image of a user turn or a tool result: base64 data with its media type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageBlock {
+    /// The media type: `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The image bytes, base64 (standard alphabet, padded).
+    pub data: String,
+    /// The width in pixels, when known (for token estimates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// The height in pixels, when known (for token estimates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+}
+
+/// Tokens an image of unknown size is counted as.
+pub const UNKNOWN_IMAGE_TOKENS: usize = 1600;
+
+impl ImageBlock {
+    /// An image of unknown dimensions.
+    pub fn new(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+        ImageBlock { media_type: media_type.into(), data: data.into(), width: None, height: None }
+    }
+
+    /// The `data:` URL of the image (`data:<media type>;base64,<data>`), as OpenAI takes it.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.data)
+    }
+
+    /// The image as a Claude content block:
+    /// `{"type":"image","source":{"type":"base64","media_type":…,"data":…}}`.
+    pub fn to_claude_block(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": self.media_type, "data": self.data},
+        })
+    }
+
+    /// The image a Claude content block holds, if it is a base64 image block.
+    pub fn from_claude_block(block: &serde_json::Value) -> Option<ImageBlock> {
+        if block.get("type")?.as_str()? != "image" {
+            return None;
+        }
+        let source = block.get("source")?;
+        if source.get("type")?.as_str()? != "base64" {
+            return None;
+        }
+        Some(ImageBlock::new(source.get("media_type")?.as_str()?, source.get("data")?.as_str()?))
+    }
+
+    /// The estimated token cost: `width * height / 750` (Anthropic's formula), or
+    /// [`UNKNOWN_IMAGE_TOKENS`] when the dimensions are unknown. The base64 text is never
+    /// counted.
+    pub fn estimated_tokens(&self) -> usize {
+        match (self.width, self.height) {
+            (Some(w), Some(h)) => ((u64::from(w) * u64::from(h)) / 750).max(1) as usize,
+            _ => UNKNOWN_IMAGE_TOKENS,
+        }
+    }
 }
 
 impl ToolResultMessage {
@@ -176,7 +249,22 @@ impl Message {
 
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
-        Message::User { content: content.into() }
+        Message::User { content: content.into(), images: Vec::new() }
+    }
+
+    /// A user message with images after its text.
+    pub fn user_with_images(content: impl Into<String>, images: Vec<ImageBlock>) -> Self {
+        Message::User { content: content.into(), images }
+    }
+
+    /// The images the message carries (a user turn's or a tool result's; none for the
+    /// others).
+    pub fn images(&self) -> &[ImageBlock] {
+        match self {
+            Message::User { images, .. } => images,
+            Message::Tool(t) => &t.images,
+            Message::System { .. } | Message::Assistant(_) | Message::Context(_) => &[],
+        }
     }
 
     /// An assistant message with text only.
@@ -208,7 +296,7 @@ impl Message {
     /// An assistant message's reasoning is not part of it.
     pub fn text(&self) -> Option<&str> {
         match self {
-            Message::System { content } | Message::User { content } => Some(content),
+            Message::System { content } | Message::User { content, .. } => Some(content),
             Message::Assistant(a) => a.content.as_deref(),
             Message::Tool(t) => Some(&t.content),
             Message::Context(c) => Some(&c.content),
@@ -254,6 +342,41 @@ mod tests {
         );
         assert_eq!(serde_json::from_value::<Message>(json).expect("loads"), message);
         assert_eq!(message.text(), Some("Done."), "reasoning is not the message's text");
+    }
+
+    #[test]
+    fn messages_without_images_load_and_serialise_without_the_field() {
+        let old = r#"{"role":"user","content":"hi"}"#;
+        let message: Message = serde_json::from_str(old).expect("an old user message loads");
+        assert_eq!(message, Message::user("hi"));
+        assert_eq!(serde_json::to_string(&message).expect("json"), old);
+        let old_tool = r#"{"role":"tool","tool_call_id":"c1","name":"Read","content":"x"}"#;
+        let tool: Message = serde_json::from_str(old_tool).expect("an old tool result loads");
+        assert!(tool.images().is_empty());
+        assert_eq!(serde_json::to_string(&tool).expect("json"), old_tool);
+    }
+
+    #[test]
+    fn images_round_trip_and_render_as_claude_blocks() {
+        let image = ImageBlock { width: Some(10), height: Some(20), ..ImageBlock::new("image/png", "aGk=") };
+        let message = Message::user_with_images("look", vec![image.clone()]);
+        let json = serde_json::to_value(&message).expect("json");
+        assert_eq!(json["images"][0]["media_type"], "image/png");
+        assert_eq!(serde_json::from_value::<Message>(json).expect("loads"), message);
+        let block = image.to_claude_block();
+        assert_eq!(
+            block,
+            serde_json::json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGk="}})
+        );
+        assert_eq!(ImageBlock::from_claude_block(&block), Some(ImageBlock::new("image/png", "aGk=")));
+        assert_eq!(image.data_url(), "data:image/png;base64,aGk=");
+    }
+
+    #[test]
+    fn image_tokens_follow_the_area_formula_or_a_fixed_count() {
+        let known = ImageBlock { width: Some(1000), height: Some(750), ..ImageBlock::new("image/png", "x") };
+        assert_eq!(known.estimated_tokens(), 1000);
+        assert_eq!(ImageBlock::new("image/png", "x".repeat(100_000)).estimated_tokens(), UNKNOWN_IMAGE_TOKENS);
     }
 
     #[test]

@@ -153,6 +153,7 @@ pub fn answer_unanswered(messages: &mut Vec<Message>, error: &ToolError, keep_pe
                 name,
                 content: error.render(),
                 error_code: Some(error.code),
+                images: Vec::new(),
             }));
             answered.push(id);
         }
@@ -202,6 +203,7 @@ mod tests {
             name: "t".into(),
             content: "ok".into(),
             error_code: None,
+            images: Vec::new(),
         })
     }
 

@@ -23,6 +23,7 @@
 pub mod direct;
 pub mod files;
 pub mod http;
+pub mod images;
 pub mod llama;
 pub mod mcp;
 pub mod nats;

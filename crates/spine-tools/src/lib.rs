@@ -48,6 +48,7 @@ mod env_file;
 pub mod families;
 pub mod glob;
 pub mod grep;
+pub mod image;
 mod live;
 pub mod mcp;
 pub mod memory;

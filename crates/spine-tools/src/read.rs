@@ -1,5 +1,12 @@
 //! `Read {file_path, offset?, limit?}` (effect: read): a window of a text file's lines.
 //!
+//! An image file (PNG, JPEG, GIF or WebP, recognised by its magic bytes, not its name) is
+//! returned as an image, as Claude Code does: the response is Claude Code's
+//! `{"type":"image","file":{"base64","type","originalSize","dimensions"}}` (plus `filePath`),
+//! the model reads `Image: <path> (<W>x<H>, <N> KB)` and receives the image after that text.
+//! Limits and downscaling are [`crate::image`]'s: a file over 20 MiB, or one that does not
+//! decode, is a `validation_error`. `offset` and `limit` do not apply to images.
+//!
 //! `offset` is the 1-based line to start at (0 counts as 1), `limit` the number of lines
 //! (default [`DEFAULT_LIMIT`]). The response is Claude Code's
 //! `{"type":"text","file":{"filePath","content","numLines","startLine","totalLines"}}`, where
@@ -19,7 +26,7 @@
 //! the check leads out of) is `permission_denied`. The file is opened race-free beneath the
 //! workspace root (`spine_core::workspace::open`).
 
-use std::io::Read;
+use std::io::{Cursor, Read};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -31,6 +38,7 @@ use spine_core::workspace::open::{OpenError, OpenFor};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
+use crate::image::{self as images, ImageError, PreparedImage, SNIFF_BYTES};
 use crate::output::truncate_line;
 use crate::paths::FILE_TOOL_TIME_LIMIT;
 use crate::{args, paths};
@@ -72,7 +80,7 @@ impl Tool for ReadTool {
                 "Reads a text file and returns its lines numbered like `cat -n`. Reads up to \
                  {DEFAULT_LIMIT} lines from the start by default; use `offset` (1-based line) \
                  and `limit` for other parts. Lines longer than {MAX_LINE_CHARS} characters are \
-                 cut."
+                 cut. A PNG, JPEG, GIF or WebP file is returned as an image you can see."
             ),
             input_schema: args::schema::<ReadArgs>(),
         }
@@ -101,15 +109,26 @@ impl Tool for ReadTool {
         let workspace = ctx.workspace.clone();
         let shown = file_path.to_owned();
         let cancel = ctx.cancel.clone();
-        let window = paths::blocking(move || {
-            let (file, _) = workspace.open_file(&path, OpenFor::Read).map_err(|e| match e {
+        let read = paths::blocking(move || {
+            let (mut file, _) = workspace.open_file(&path, OpenFor::Read).map_err(|e| match e {
                 OpenError::IsDirectory { .. } => ToolError::new(
                     ErrorCode::ValidationError,
                     format!("{shown} is a directory, not a file; use Glob to list it"),
                 ),
                 other => paths::open_error(&shown, other),
             })?;
-            read_window(file, start, limit, &cancel).map_err(|e| match e {
+            let io_error = |e: std::io::Error| ToolError::new(ErrorCode::RuntimeError, format!("{shown}: {e}"));
+            let mut head = Vec::with_capacity(SNIFF_BYTES);
+            (&mut file).take(SNIFF_BYTES as u64).read_to_end(&mut head).map_err(io_error)?;
+            if images::sniff(&head).is_some() {
+                let size = file.metadata().map_err(io_error)?.len();
+                let image = images::read_limited(Cursor::new(head).chain(file), size).map_err(|e| match e {
+                    ImageError::Io(e) => io_error(e),
+                    other => ToolError::new(ErrorCode::ValidationError, format!("{shown}: {other}")),
+                })?;
+                return Ok(Loaded::Image(image));
+            }
+            read_window(Cursor::new(head).chain(file), start, limit, &cancel).map(Loaded::Text).map_err(|e| match e {
                 WindowError::Binary => ToolError::new(
                     ErrorCode::ValidationError,
                     format!("{shown} is a binary file; Read only shows text"),
@@ -119,6 +138,10 @@ impl Tool for ReadTool {
             })
         })
         .await?;
+        let window = match read {
+            Loaded::Image(image) => return Ok(image.read_response(file_path)),
+            Loaded::Text(window) => window,
+        };
         let mut file = json!({
             "filePath": file_path,
             "content": window.lines.join("\n"),
@@ -144,6 +167,9 @@ impl Tool for ReadTool {
     }
 
     fn project(&self, response: &Value) -> Projection {
+        if response.get("type").and_then(Value::as_str) == Some("image") {
+            return project_image(response);
+        }
         let file = response.get("file").unwrap_or(&Value::Null);
         let path = file.get("filePath").and_then(Value::as_str).unwrap_or("");
         let content = file.get("content").and_then(Value::as_str).unwrap_or("");
@@ -194,6 +220,37 @@ impl Tool for ReadTool {
             .with("total_lines", total)
             .with("truncated", partial || cut_lines)
     }
+}
+
+/// What a Read found: lines of text, or an image.
+#[derive(Debug)]
+enum Loaded {
+    Text(Window),
+    Image(PreparedImage),
+}
+
+/// The text beside an image: `Image: <path> (<W>x<H>, <N> KB)`, with the original size when
+/// it was downscaled. The image itself goes to the model after it.
+fn project_image(response: &Value) -> Projection {
+    let file = response.get("file").unwrap_or(&Value::Null);
+    let path = file.get("filePath").and_then(Value::as_str).unwrap_or("");
+    let size = file.get("originalSize").and_then(Value::as_u64).unwrap_or(0);
+    let dims = &file["dimensions"];
+    let dim = |key: &str| dims.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let (width, height) = (dim("displayWidth"), dim("displayHeight"));
+    let (original_width, original_height) = (dim("originalWidth"), dim("originalHeight"));
+    let scaled = if (width, height) == (original_width, original_height) {
+        String::new()
+    } else {
+        format!(", downscaled from {original_width}x{original_height}")
+    };
+    let text = format!("Image: {path} ({width}x{height}, {}{scaled})", images::human_size(size));
+    Projection::plain(text)
+        .with("file_path", path)
+        .with("media_type", file.get("type").cloned().unwrap_or(Value::Null))
+        .with("width", width)
+        .with("height", height)
+        .with("original_size", size)
 }
 
 /// Why a window could not be read.

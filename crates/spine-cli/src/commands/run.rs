@@ -72,6 +72,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     }
     let interactive_prompt = args.prompt.is_some() && std::io::stdin().is_terminal();
     let prompt = read_prompt(args.prompt.clone(), args.quiet)?;
+    let images = load_images(&args.image, &std::env::current_dir().unwrap_or_else(|_| launch_dir.clone()))?;
 
     let (history, deferred, source) = match resumed {
         Some(loaded) => {
@@ -227,6 +228,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         .run(
             RunRequest::new(session_id, transcript)
                 .prompt(prompt)
+                .images(images)
                 .history(history)
                 .deferred(deferred)
                 .source(source)
@@ -490,6 +492,21 @@ fn read_stdin_unless_silent() -> anyhow::Result<Option<String>> {
         Ok(Err(e)) => Err(config(format!("cannot read stdin: {e}"))),
         Err(_) => Err(config("cannot read stdin")),
     }
+}
+
+/// The `--image` files, read and prepared for the model (relative paths against the directory
+/// spine was started in, as `--add-dir`; the user named them, so the workspace boundary does not apply). A missing file
+/// or one that is not a usable image is a configuration error naming the flag.
+fn load_images(paths: &[PathBuf], started_in: &Path) -> anyhow::Result<Vec<spine_protocol::message::ImageBlock>> {
+    paths
+        .iter()
+        .map(|path| {
+            let full = started_in.join(path);
+            spine_tools::image::load(&full)
+                .map(|image| image.block)
+                .map_err(|e| config(format!("--image {}: {e}", path.display())))
+        })
+        .collect()
 }
 
 /// `--add-dir` values as added directories: relative ones against the directory spine was

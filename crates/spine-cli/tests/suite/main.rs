@@ -12,6 +12,7 @@ mod claude_flags;
 mod claude_settings;
 mod hook_inputs;
 mod hooks;
+mod images;
 mod load;
 mod local_servers;
 mod memory_files;

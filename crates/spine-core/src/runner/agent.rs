@@ -146,7 +146,7 @@ impl Agent {
         if let Some(r) = &run.reports {
             r.started();
         }
-        let end = run.drive(request.prompt, request.deferred, request.source).await;
+        let end = run.drive(request.prompt, request.images, request.deferred, request.source).await;
         run.finish(end).await
     }
 }

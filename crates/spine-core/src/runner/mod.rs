@@ -182,5 +182,6 @@ fn error_result(call: &ToolCall, error: &ToolError) -> ToolResultMessage {
         name: call.name.clone(),
         content: error.render(),
         error_code: Some(error.code),
+        images: Vec::new(),
     }
 }

@@ -14,7 +14,7 @@ use super::call::{CallOutcome, Ledger, said};
 use super::round::RoundEnd;
 use crate::hooks::events::{ContextOutcome, PostToolUseOutcome};
 use crate::stages::project_tool_result::project_tool_result;
-use crate::tool::{Projection, Tool};
+use crate::tool::{Projection, Tool, response_images};
 
 impl Run<'_> {
     /// A tool error: PostToolUseFailure hooks see it, then the call is answered with it.
@@ -73,15 +73,19 @@ impl Run<'_> {
                 format!("PostToolUse hook feedback on {} call {}: {reason}", call.name, call.id),
             ));
         }
-        let (content, error_code) = match &post.outcome {
+        // The images of the response (a Read of an image) go with the text the model reads;
+        // a hook's rewrite of the response carries its own, a text rewrite none.
+        let (content, error_code, images) = match &post.outcome {
             PostToolUseOutcome::Failed(failure) => {
                 self.trace.warn(format!("PostToolUse {failure}"), Some(&call.id));
                 let error = failure.tool_error();
-                (error.render(), Some(error.code))
+                (error.render(), Some(error.code), Vec::new())
             }
-            PostToolUseOutcome::TextRewritten { text, .. } => (text.clone(), None),
-            PostToolUseOutcome::Rewritten(replaced) => (tool.project(replaced).content, None),
-            PostToolUseOutcome::Unchanged => (projection.content, None),
+            PostToolUseOutcome::TextRewritten { text, .. } => (text.clone(), None, Vec::new()),
+            PostToolUseOutcome::Rewritten(replaced) => {
+                (tool.project(replaced).content, None, response_images(replaced))
+            }
+            PostToolUseOutcome::Unchanged => (projection.content, None, response_images(&response)),
         };
         ledger.emit(
             &self.trace,
@@ -95,7 +99,8 @@ impl Run<'_> {
         let end = post.halt.map(|h| RoundEnd::Prevented { output: content.clone(), stop_reason: h.stop_reason });
         let error = error_code.map(|code| ToolError::new(code, content.clone()));
         let executed = post.outcome.response(response).map(|r| (r, projection_metadata));
-        let result = ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code };
+        let result =
+            ToolResultMessage { tool_call_id: call.id.clone(), name: call.name.clone(), content, error_code, images };
         CallOutcome { result: Some(result), contexts: ledger.take_contexts(), end, error, executed }
     }
 }

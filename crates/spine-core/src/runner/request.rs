@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use spine_protocol::hook::SessionSource;
-use spine_protocol::message::Message;
+use spine_protocol::message::{ImageBlock, Message};
 use spine_protocol::run::{RunSubtype, Usage};
 use spine_protocol::tool::ToolCall;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +22,7 @@ use crate::trace::Trace;
 /// new cancel token, no observer and an in-memory trace; the setters change one input each.
 pub struct RunRequest {
     pub(super) prompt: Option<String>,
+    pub(super) images: Vec<ImageBlock>,
     pub(super) session_id: String,
     pub(super) transcript: Transcript,
     pub(super) history: Vec<Message>,
@@ -41,6 +42,7 @@ impl RunRequest {
     pub fn new(session_id: impl Into<String>, transcript: Transcript) -> Self {
         RunRequest {
             prompt: None,
+            images: Vec::new(),
             session_id: session_id.into(),
             transcript,
             history: Vec::new(),
@@ -58,6 +60,13 @@ impl RunRequest {
     /// The prompt; none when resuming only to settle a deferred call.
     pub fn prompt(mut self, prompt: Option<String>) -> Self {
         self.prompt = prompt;
+        self
+    }
+
+    /// Images attached to the prompt (`--image`): they follow its text in the user turn.
+    /// UserPromptSubmit hooks still see the text alone as `prompt`.
+    pub fn images(mut self, images: Vec<ImageBlock>) -> Self {
+        self.images = images;
         self
     }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use spine_protocol::hook::{HookEventName, SessionEndReason, SessionSource, SessionStartInput};
-use spine_protocol::message::{Message, ToolResultMessage};
+use spine_protocol::message::{ImageBlock, Message, ToolResultMessage};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 
@@ -36,6 +36,7 @@ impl Run<'_> {
     pub(super) async fn drive(
         &mut self,
         prompt: Option<String>,
+        images: Vec<ImageBlock>,
         deferred: Option<ToolCall>,
         source: SessionSource,
     ) -> End {
@@ -87,7 +88,7 @@ impl Run<'_> {
                     return End::failed(ExecutionError::Hook(failure));
                 }
             }
-            self.push(Message::user(prompt));
+            self.push(Message::user_with_images(prompt, images));
             pending_contexts.extend(submitted.contexts);
             self.push_contexts(HookEventName::UserPromptSubmit, pending_contexts);
         } else if !pending_contexts.is_empty() {

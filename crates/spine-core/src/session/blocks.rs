@@ -1,8 +1,12 @@
 //! Claude Code's content blocks for spine's messages, both ways: an assistant turn is its
 //! reasoning blocks, then `text` and `tool_use` blocks; a tool result is one `tool_result`
-//! block. The transcript and the `stream-json` output write them; the transcript reader reads
-//! them back, also from files Claude Code wrote (a `tool_result`'s `content` may be a string or
-//! a list of `text` blocks; blocks spine does not know, such as `image`, are skipped).
+//! block, whose `content` is the text, or, when the result has images, a list of blocks: a
+//! `text` block then `image` blocks (`{"type":"image","source":{"type":"base64",
+//! "media_type","data"}}`). A user turn with images is [`user_content`]: the same list. The
+//! transcript and the `stream-json` output write them; the transcript reader reads them back,
+//! also from files Claude Code wrote (a `tool_result`'s `content` may be a string or a list of
+//! `text` and `image` blocks; blocks spine does not know in an assistant turn, such as `image`,
+//! are skipped).
 //!
 //! Reasoning: Anthropic `thinking` (text and `signature`) and `redacted_thinking` (`data`)
 //! blocks are Claude Code's own; an OpenAI Responses reasoning item is spine's `reasoning` block
@@ -10,7 +14,7 @@
 //! item back exactly, and a `thinking` block with its summary text in `stream-json`.
 
 use serde_json::{Value, json};
-use spine_protocol::message::{AssistantMessage, ReasoningItem, ToolResultMessage};
+use spine_protocol::message::{AssistantMessage, ImageBlock, ReasoningItem, ToolResultMessage};
 use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall};
 
 /// How reasoning items are written.
@@ -49,14 +53,33 @@ pub fn assistant_content(message: &AssistantMessage, reasoning: Reasoning) -> Ve
     content
 }
 
+/// The `content` of a user turn or a tool result: the text alone when there are no images,
+/// else a `text` block (when the text is not empty) then one `image` block per image.
+pub fn user_content(text: &str, images: &[ImageBlock]) -> Value {
+    if images.is_empty() {
+        return json!(text);
+    }
+    let mut blocks = Vec::with_capacity(images.len() + 1);
+    if !text.is_empty() {
+        blocks.push(json!({"type": "text", "text": text}));
+    }
+    blocks.extend(images.iter().map(ImageBlock::to_claude_block));
+    Value::Array(blocks)
+}
+
 /// The `tool_result` block answering one call.
 pub fn tool_result_block(result: &ToolResultMessage) -> Value {
     json!({
         "tool_use_id": result.tool_call_id,
         "type": "tool_result",
-        "content": result.content,
+        "content": user_content(&result.content, &result.images),
         "is_error": result.is_error(),
     })
+}
+
+/// The base64 `image` blocks of a block list, in order.
+pub fn read_images(blocks: &[Value]) -> Vec<ImageBlock> {
+    blocks.iter().filter_map(ImageBlock::from_claude_block).collect()
 }
 
 /// Adds the blocks of one assistant line to `message`: text blocks are appended to its text
@@ -119,21 +142,24 @@ fn append_text(message: &mut AssistantMessage, text: &str) {
 /// writes, else `runtime_error` for a result marked `is_error`.
 pub fn read_tool_result(block: &Value, name: String, error_code: Option<ErrorCode>) -> Option<ToolResultMessage> {
     let tool_call_id = block["tool_use_id"].as_str()?.to_owned();
-    let content = match &block["content"] {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| (p["type"] == "text").then(|| p["text"].as_str()).flatten())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+    let (content, images) = match &block["content"] {
+        Value::String(text) => (text.clone(), Vec::new()),
+        Value::Array(parts) => (
+            parts
+                .iter()
+                .filter_map(|p| (p["type"] == "text").then(|| p["text"].as_str()).flatten())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            read_images(parts),
+        ),
+        _ => (String::new(), Vec::new()),
     };
     let error_code = match error_code {
         Some(code) => Some(code),
         None if block["is_error"] == true => Some(code_in_text(&content).unwrap_or(ErrorCode::RuntimeError)),
         None => None,
     };
-    Some(ToolResultMessage { tool_call_id, name, content, error_code })
+    Some(ToolResultMessage { tool_call_id, name, content, error_code, images })
 }
 
 /// The code of a result text spine wrote as `Error [<code>]: …`.
@@ -217,6 +243,7 @@ mod tests {
             name: "Bash".into(),
             content: "Error [permission_denied]: no".into(),
             error_code: Some(ErrorCode::PermissionDenied),
+            images: Vec::new(),
         };
         let block = tool_result_block(&result);
         assert_eq!(read_tool_result(&block, "Bash".into(), None), Some(result.clone()));
@@ -226,5 +253,37 @@ mod tests {
         assert_eq!(read.error_code, Some(ErrorCode::RuntimeError));
         let ok = json!({"tool_use_id": "c3", "type": "tool_result", "content": "fine"});
         assert_eq!(read_tool_result(&ok, "Read".into(), None).expect("read").error_code, None);
+    }
+
+    #[test]
+    fn a_tool_result_with_images_is_a_block_list_and_reads_back() {
+        let result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            name: "Read".into(),
+            content: "Image: a.png (2x3, 1 KB)".into(),
+            error_code: None,
+            images: vec![ImageBlock::new("image/png", "aGk=")],
+        };
+        let block = tool_result_block(&result);
+        assert_eq!(
+            block["content"],
+            json!([
+                {"type": "text", "text": "Image: a.png (2x3, 1 KB)"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGk="}}
+            ])
+        );
+        assert_eq!(read_tool_result(&block, "Read".into(), None), Some(result));
+        let plain = ToolResultMessage { images: Vec::new(), ..tool_result_block_fixture() };
+        assert_eq!(tool_result_block(&plain)["content"], json!("text"), "no images: a plain string as before");
+    }
+
+    fn tool_result_block_fixture() -> ToolResultMessage {
+        ToolResultMessage {
+            tool_call_id: "c2".into(),
+            name: "Read".into(),
+            content: "text".into(),
+            error_code: None,
+            images: Vec::new(),
+        }
     }
 }

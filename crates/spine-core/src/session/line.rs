@@ -2,9 +2,9 @@
 //!
 //! | record | line |
 //! | --- | --- |
-//! | user prompt, Stop-hook message | `{"type":"user","message":{"role":"user","content":"…"}}` |
+//! | user prompt, Stop-hook message | `{"type":"user","message":{"role":"user","content":"…"}}`; with images, `content` is `[{"type":"text"}, {"type":"image","source":{…}}…]` |
 //! | model turn | `{"type":"assistant","message":{"id","type":"message","role":"assistant","model","content":[text, tool_use…],"stop_reason","usage"}}` |
-//! | tool result | `{"type":"user","message":{"role":"user","content":[tool_result]},"sourceToolAssistantUUID","toolName","errorCode"?}` |
+//! | tool result | `{"type":"user","message":{"role":"user","content":[tool_result]},"sourceToolAssistantUUID","toolName","errorCode"?}` (a result with images has a block list as its `content`) |
 //! | hook context | `{"type":"attachment","attachment":{"type":"hook_additional_context","hookEvent","content":["…"]}}` |
 //! | system message | `{"type":"system","subtype":"spine_message","content":"…"}` |
 //! | session start | `{"type":"system","subtype":"spine_session_start","content","model"}` |
@@ -24,7 +24,7 @@ use std::time::SystemTime;
 use serde_json::{Map, Value, json};
 use spine_protocol::message::Message;
 
-use super::blocks::{Reasoning, assistant_content, tool_result_block};
+use super::blocks::{Reasoning, assistant_content, tool_result_block, user_content};
 use super::{ReplyMeta, TranscriptRecord};
 
 /// The `version` every line carries.
@@ -123,7 +123,8 @@ impl Chain {
 
     fn message(&mut self, message: &Message, meta: Option<&ReplyMeta>) -> Value {
         match message {
-            Message::User { content } => {
+            Message::User { content, images } => {
+                let content = user_content(content, images);
                 self.line("user", json!({"message": {"role": "user", "content": content}}), Link::Previous)
             }
             Message::Assistant(turn) => {

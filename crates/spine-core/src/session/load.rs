@@ -20,7 +20,7 @@ use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 
 use super::LoadedSession;
-use super::blocks::{read_assistant_blocks, read_tool_result};
+use super::blocks::{read_assistant_blocks, read_images, read_tool_result};
 
 /// Reads the transcript at `path`.
 pub(super) fn load(path: &Path) -> io::Result<LoadedSession> {
@@ -101,8 +101,9 @@ impl Reader {
                 _ => {}
             }
         }
-        if !text.is_empty() {
-            self.push(Message::user(text.join("\n")));
+        let images = read_images(blocks);
+        if !text.is_empty() || !images.is_empty() {
+            self.push(Message::user_with_images(text.join("\n"), images));
         }
     }
 

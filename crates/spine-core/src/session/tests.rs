@@ -39,6 +39,7 @@ fn result(id: &str, name: &str, content: &str, code: Option<ErrorCode>) -> Messa
         name: name.into(),
         content: content.into(),
         error_code: code,
+        images: Vec::new(),
     })
 }
 
@@ -251,4 +252,63 @@ fn a_claude_code_transcript_loads_with_its_split_turns_joined() {
     assert_eq!(turn.content.as_deref(), Some("Running."));
     assert_eq!(turn.tool_calls.len(), 1);
     assert_eq!(loaded.repaired, ["t1"], "the unanswered call is answered canceled");
+}
+
+#[test]
+fn images_of_user_turns_and_tool_results_are_claude_blocks_and_read_back() {
+    use spine_protocol::message::ImageBlock;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("s.jsonl");
+    let t = Transcript::open(&path).expect("open");
+    let png = ImageBlock::new("image/png", "iVBORw0KGgo=");
+    let jpeg = ImageBlock::new("image/jpeg", "/9j/4AAQ");
+    let messages = vec![
+        Message::user_with_images("what is this?", vec![png.clone()]),
+        Message::Assistant(AssistantMessage {
+            tool_calls: vec![call("c1", "Read", json!({"file_path": "b.jpg"}))],
+            ..AssistantMessage::default()
+        }),
+        Message::Tool(ToolResultMessage {
+            tool_call_id: "c1".into(),
+            name: "Read".into(),
+            content: "Image: b.jpg (2x2, 1 KB)".into(),
+            error_code: None,
+            images: vec![jpeg.clone()],
+        }),
+        Message::assistant_text("A cat."),
+    ];
+    for m in &messages {
+        t.append(&TranscriptRecord::Message { message: m.clone() }).expect("append");
+    }
+    let written = lines(&path);
+    assert_eq!(
+        written[0]["message"]["content"],
+        json!([
+            {"type": "text", "text": "what is this?"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+        ])
+    );
+    assert_eq!(
+        written[2]["message"]["content"][0]["content"],
+        json!([
+            {"type": "text", "text": "Image: b.jpg (2x2, 1 KB)"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/4AAQ"}}
+        ])
+    );
+    assert_eq!(Transcript::load(&path).expect("load").messages, messages);
+}
+
+#[test]
+fn a_user_line_with_only_an_image_block_loads_as_an_image_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cc.jsonl");
+    let line = json!({"type": "user", "uuid": "u1", "parentUuid": null, "message": {"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/webp", "data": "UklGRg=="}}
+    ]}});
+    std::fs::write(&path, format!("{line}\n")).expect("write");
+    let loaded = Transcript::load(&path).expect("load");
+    assert_eq!(
+        loaded.messages,
+        vec![Message::user_with_images("", vec![spine_protocol::message::ImageBlock::new("image/webp", "UklGRg==")])]
+    );
 }

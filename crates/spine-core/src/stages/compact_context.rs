@@ -290,6 +290,7 @@ mod tests {
                 name: "t".into(),
                 content: "r".into(),
                 error_code: None,
+                images: Vec::new(),
             })
         };
         let mut msgs = conversation(6);

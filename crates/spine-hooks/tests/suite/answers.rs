@@ -154,7 +154,9 @@ async fn stop_decision_block_forces_a_round_and_the_next_stop_sees_stop_hook_act
         (json!(false), json!(true))
     );
     assert_eq!(stops[1]["last_assistant_message"], "with tests");
-    assert!(ran.script.requests()[1].iter().any(|m| matches!(m, Message::User { content } if content == "add tests")));
+    assert!(
+        ran.script.requests()[1].iter().any(|m| matches!(m, Message::User { content, .. } if content == "add tests"))
+    );
 }
 
 #[tokio::test]

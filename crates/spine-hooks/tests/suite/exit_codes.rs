@@ -225,6 +225,6 @@ async fn exit_2_on_stop_forces_one_more_round_with_stderr_as_the_instruction() {
     assert_eq!(lines.iter().map(|l| l["stop_hook_active"].clone()).collect::<Vec<_>>(), [json!(false), json!(true)]);
     let second = &ran.script.requests()[1];
     assert!(
-        matches!(second.last(), Some(spine_protocol::message::Message::User { content }) if content == "run the tests first")
+        matches!(second.last(), Some(spine_protocol::message::Message::User { content, .. }) if content == "run the tests first")
     );
 }

@@ -4,12 +4,14 @@
 //! Request rules:
 //!
 //! - The leading `system` messages, joined by a blank line, become the top-level `system`.
-//! - `user` → a `text` block in a user turn; `assistant` → `text` then `tool_use` blocks
+//! - `user` → a `text` block in a user turn, then its images as `image` blocks
+//!   (`source: {type: "base64", media_type, data}`); `assistant` → `text` then `tool_use` blocks
 //!   (`input` is the parsed arguments object; arguments that did not parse, or parsed to
 //!   something other than an object, are sent as `{}` — the API only accepts an object, and
 //!   the tool's error result that follows tells the model what went wrong).
 //! - `tool` → a `tool_result` block (`tool_use_id`, `content`, `is_error` from `error_code`) in
-//!   a **user** turn.
+//!   a **user** turn. A result with images has a list of blocks as its `content`: the `text`
+//!   (when not empty), then the `image` blocks.
 //! - `context` and later `system` messages → a `text` block
 //!   `<system-reminder>\n…\n</system-reminder>` in a user turn.
 //! - Consecutive turns of the same role are merged into one (the API requires alternation); in
@@ -32,7 +34,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use spine_core::model::{ModelRequest, ToolChoice};
-use spine_protocol::message::{Message, ReasoningItem};
+use spine_protocol::message::{ImageBlock, Message, ReasoningItem};
 use spine_protocol::tool::ToolArguments;
 
 /// The request body.
@@ -110,7 +112,29 @@ enum Block<'a> {
     RedactedThinking { data: &'a str },
     Text { text: Cow<'a, str> },
     ToolUse { id: &'a str, name: &'a str, input: Cow<'a, Value> },
-    ToolResult { tool_use_id: &'a str, content: &'a str, is_error: bool },
+    Image { source: ImageSource<'a> },
+    ToolResult { tool_use_id: &'a str, content: ToolResultContent<'a>, is_error: bool },
+}
+
+/// An image block's `source`.
+#[derive(Debug, Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+/// A `tool_result`'s `content`: the text alone, or blocks when the result has images.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ToolResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<Block<'a>>),
+}
+
+fn image(image: &ImageBlock) -> Block<'_> {
+    Block::Image { source: ImageSource { kind: "base64", media_type: &image.media_type, data: &image.data } }
 }
 
 #[derive(Debug, Serialize)]
@@ -182,13 +206,23 @@ fn reminder(content: &str) -> Vec<Block<'_>> {
 
 fn turn(m: &Message) -> (Role, Vec<Block<'_>>) {
     match m {
-        Message::User { content } => (Role::User, text(content)),
+        Message::User { content, images } => {
+            let mut blocks = text(content);
+            blocks.extend(images.iter().map(image));
+            (Role::User, blocks)
+        }
         Message::System { content } => (Role::User, reminder(content)),
         Message::Context(c) => (Role::User, reminder(&c.content)),
-        Message::Tool(t) => (
-            Role::User,
-            vec![Block::ToolResult { tool_use_id: &t.tool_call_id, content: &t.content, is_error: t.is_error() }],
-        ),
+        Message::Tool(t) => {
+            let content = if t.images.is_empty() {
+                ToolResultContent::Text(&t.content)
+            } else {
+                let mut blocks = text(&t.content);
+                blocks.extend(t.images.iter().map(image));
+                ToolResultContent::Blocks(blocks)
+            };
+            (Role::User, vec![Block::ToolResult { tool_use_id: &t.tool_call_id, content, is_error: t.is_error() }])
+        }
         Message::Assistant(a) => {
             let mut blocks: Vec<Block<'_>> = a
                 .reasoning

@@ -16,6 +16,13 @@
 //!   tool calls sends `"content": ""`, never `null`: some compatible servers (llama.cpp's chat
 //!   templates) answer `null` with a 500.
 //! - `tool` → `{"role":"tool","tool_call_id","content"}`.
+//! - Images: a `user` message with images sends `content` as an array of parts, `{"type":
+//!   "text","text"}` then `{"type":"image_url","image_url":{"url":"data:<type>;base64,<data>"}}`
+//!   per image (plain string content otherwise). A `tool` message cannot carry images in chat
+//!   completions: its text goes in the tool message, and its images follow in a user message
+//!   (text `[Images from the result of tool call <id> (<name>)]`, then the image parts) placed
+//!   after the tool results of that round, as the reminders are, so the order stays valid for
+//!   strict templates. Merged with adjacent user text, such a message keeps its parts.
 //!
 //! Tools: `[{"type":"function","function":{"name","description","parameters"}}]`, omitted when
 //! there are none. With tools, `tool_choice` is sent when set: `"auto"`, `"required"`,
@@ -30,7 +37,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spine_core::model::ModelRequest;
-use spine_protocol::message::{Message, ReasoningEffort};
+use spine_protocol::message::{ImageBlock, Message, ReasoningEffort};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolArguments;
 
@@ -81,7 +88,7 @@ enum WireMessage<'a> {
         content: Cow<'a, str>,
     },
     User {
-        content: Cow<'a, str>,
+        content: UserContent<'a>,
     },
     Assistant {
         content: &'a str,
@@ -92,6 +99,49 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+/// A user message's `content`: a string, or parts when it carries images.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+}
+
+impl<'a> UserContent<'a> {
+    fn into_parts(self) -> Vec<Part<'a>> {
+        match self {
+            UserContent::Text(text) => vec![Part::Text { text }],
+            UserContent::Parts(parts) => parts,
+        }
+    }
+}
+
+/// One part of a user message with images.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+/// User content: the text, with the images as parts after it when there are any.
+fn user_content<'a>(text: Cow<'a, str>, images: &[ImageBlock]) -> UserContent<'a> {
+    if images.is_empty() {
+        return UserContent::Text(text);
+    }
+    let mut parts = Vec::with_capacity(images.len() + 1);
+    if !text.is_empty() {
+        parts.push(Part::Text { text });
+    }
+    parts.extend(images.iter().map(|i| Part::ImageUrl { image_url: ImageUrl { url: i.data_url() } }));
+    UserContent::Parts(parts)
 }
 
 #[derive(Debug, Serialize)]
@@ -201,7 +251,15 @@ fn messages(all: &[Message]) -> Vec<WireMessage<'_>> {
         let in_round = matches!(out.last(), Some(WireMessage::Tool { .. }))
             || matches!(out.last(), Some(WireMessage::Assistant { tool_calls, .. }) if !tool_calls.is_empty());
         match next {
-            WireMessage::Tool { .. } => out.push(next),
+            WireMessage::Tool { .. } => {
+                out.push(next);
+                if let Message::Tool(t) = m
+                    && !t.images.is_empty()
+                {
+                    let label = format!("[Images from the result of tool call {} ({})]", t.tool_call_id, t.name);
+                    deferred.push(WireMessage::User { content: user_content(Cow::Owned(label), &t.images) });
+                }
+            }
             WireMessage::User { .. } if in_round && matches!(m, Message::Context(_) | Message::System { .. }) => {
                 deferred.push(next);
             }
@@ -219,13 +277,23 @@ fn messages(all: &[Message]) -> Vec<WireMessage<'_>> {
     out
 }
 
-/// Pushes `next`, merged into the last message when both are user text.
+/// Pushes `next`, merged into the last message when both are user messages (texts joined by a
+/// blank line; with images, the parts one after the other).
 fn push_merged<'a>(out: &mut Vec<WireMessage<'a>>, next: WireMessage<'a>) {
     match (out.last_mut(), next) {
-        (Some(WireMessage::User { content }), WireMessage::User { content: more }) => {
+        (
+            Some(WireMessage::User { content: UserContent::Text(content) }),
+            WireMessage::User { content: UserContent::Text(more) },
+        ) => {
             let joined = content.to_mut();
             joined.push_str("\n\n");
             joined.push_str(&more);
+        }
+        (Some(WireMessage::User { content }), WireMessage::User { content: more }) => {
+            let taken = std::mem::replace(content, UserContent::Parts(Vec::new()));
+            let mut parts = taken.into_parts();
+            parts.extend(more.into_parts());
+            *content = UserContent::Parts(parts);
         }
         (_, next) => out.push(next),
     }
@@ -237,8 +305,10 @@ fn reminder(content: &str) -> Cow<'_, str> {
 
 fn message(m: &Message) -> WireMessage<'_> {
     match m {
-        Message::System { content } => WireMessage::User { content: reminder(content) },
-        Message::User { content } => WireMessage::User { content: Cow::Borrowed(content) },
+        Message::System { content } => WireMessage::User { content: UserContent::Text(reminder(content)) },
+        Message::User { content, images } => {
+            WireMessage::User { content: user_content(Cow::Borrowed(content), images) }
+        }
         Message::Assistant(a) => WireMessage::Assistant {
             content: a.content.as_deref().unwrap_or(""),
             tool_calls: a
@@ -252,7 +322,7 @@ fn message(m: &Message) -> WireMessage<'_> {
                 .collect(),
         },
         Message::Tool(t) => WireMessage::Tool { tool_call_id: &t.tool_call_id, content: &t.content },
-        Message::Context(c) => WireMessage::User { content: reminder(&c.content) },
+        Message::Context(c) => WireMessage::User { content: UserContent::Text(reminder(&c.content)) },
     }
 }
 

@@ -4,14 +4,18 @@
 //! Request rules:
 //!
 //! - The leading `system` messages, joined by a blank line, become `instructions`.
-//! - `user` → `{"type":"message","role":"user","content":[{"type":"input_text","text"}]}`.
+//! - `user` → `{"type":"message","role":"user","content":[{"type":"input_text","text"}]}`,
+//!   then one `{"type":"input_image","image_url":"data:<type>;base64,<data>"}` part per image.
 //! - `assistant` → its `reasoning` items first (OpenAI ones only, and only those with
 //!   `encrypted_content`: with `store: false` the server knows no item by id, so the id is not
 //!   sent and an item without its encrypted content cannot be sent back), then its text as
 //!   `{"type":"message","role":"assistant","content":[{"type":"output_text","text"}]}` (empty
 //!   text not sent), then one `{"type":"function_call","call_id","name","arguments"}` per call
 //!   (arguments as [`ToolArguments::to_wire`], so raw text goes back verbatim).
-//! - `tool` → `{"type":"function_call_output","call_id","output"}`.
+//! - `tool` → `{"type":"function_call_output","call_id","output"}`. A result's images follow
+//!   as a user message (`input_text` `[Images from the result of tool call <id> (<name>)]`,
+//!   then the `input_image` parts), placed after the outputs of that round, as chat
+//!   completions does.
 //! - `context` and later `system` messages → a `developer` message (`input_text`).
 //! - Tools: `{"type":"function","name","description","parameters","strict":false}` (the
 //!   Responses API makes functions strict by default, which tool schemas with optional
@@ -28,7 +32,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use spine_core::model::ModelRequest;
-use spine_protocol::message::{Message, ReasoningEffort, ReasoningItem};
+use spine_protocol::message::{ImageBlock, Message, ReasoningEffort, ReasoningItem};
 use spine_protocol::tool::ToolArguments;
 
 /// The request body.
@@ -66,7 +70,7 @@ struct ReasoningParam {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum InputItem<'a> {
-    Message { role: &'static str, content: [Content<'a>; 1] },
+    Message { role: &'static str, content: Vec<Content<'a>> },
     FunctionCall { call_id: &'a str, name: &'a str, arguments: String },
     FunctionCallOutput { call_id: &'a str, output: &'a str },
     Reasoning { summary: Vec<SummaryText<'a>>, encrypted_content: &'a str },
@@ -75,8 +79,20 @@ enum InputItem<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Content<'a> {
-    InputText { text: &'a str },
+    InputText { text: Cow<'a, str> },
     OutputText { text: &'a str },
+    InputImage { image_url: String },
+}
+
+/// Input text then the images as `input_image` parts (empty text not sent when there are
+/// images).
+fn with_images<'a>(text: Cow<'a, str>, images: &[ImageBlock]) -> Vec<Content<'a>> {
+    let mut parts = Vec::with_capacity(images.len() + 1);
+    if images.is_empty() || !text.is_empty() {
+        parts.push(Content::InputText { text });
+    }
+    parts.extend(images.iter().map(|i| Content::InputImage { image_url: i.data_url() }));
+    parts
 }
 
 #[derive(Debug, Serialize)]
@@ -111,9 +127,25 @@ pub(crate) fn request<'a>(
         .collect();
     let instructions = (!system.is_empty()).then(|| system.join("\n\n"));
     let mut input = Vec::new();
+    // Images of tool results wait until the round's outputs are out.
+    let mut deferred = Vec::new();
     for m in &request.messages[leading..] {
-        items(m, &mut input);
+        match m {
+            Message::Tool(t) => {
+                input.push(InputItem::FunctionCallOutput { call_id: &t.tool_call_id, output: &t.content });
+                if !t.images.is_empty() {
+                    let label = format!("[Images from the result of tool call {} ({})]", t.tool_call_id, t.name);
+                    deferred
+                        .push(InputItem::Message { role: "user", content: with_images(Cow::Owned(label), &t.images) });
+                }
+            }
+            other => {
+                input.append(&mut deferred);
+                items(other, &mut input);
+            }
+        }
     }
+    input.append(&mut deferred);
     let tools = request
         .tools
         .iter()
@@ -138,14 +170,18 @@ pub(crate) fn request<'a>(
 }
 
 fn message<'a>(role: &'static str, content: Content<'a>) -> InputItem<'a> {
-    InputItem::Message { role, content: [content] }
+    InputItem::Message { role, content: vec![content] }
 }
 
 fn items<'a>(m: &'a Message, out: &mut Vec<InputItem<'a>>) {
     match m {
-        Message::User { content } => out.push(message("user", Content::InputText { text: content })),
-        Message::System { content } => out.push(message("developer", Content::InputText { text: content })),
-        Message::Context(c) => out.push(message("developer", Content::InputText { text: &c.content })),
+        Message::User { content, images } => {
+            out.push(InputItem::Message { role: "user", content: with_images(Cow::Borrowed(content), images) });
+        }
+        Message::System { content } => {
+            out.push(message("developer", Content::InputText { text: Cow::Borrowed(content) }))
+        }
+        Message::Context(c) => out.push(message("developer", Content::InputText { text: Cow::Borrowed(&c.content) })),
         Message::Tool(t) => out.push(InputItem::FunctionCallOutput { call_id: &t.tool_call_id, output: &t.content }),
         Message::Assistant(a) => {
             for item in &a.reasoning {

@@ -27,7 +27,13 @@ fn calc() -> Answer {
 }
 
 fn result(id: &str, content: &str) -> ToolResultMessage {
-    ToolResultMessage { tool_call_id: id.into(), name: "Bash".into(), content: content.into(), error_code: None }
+    ToolResultMessage {
+        tool_call_id: id.into(),
+        name: "Bash".into(),
+        content: content.into(),
+        error_code: None,
+        images: Vec::new(),
+    }
 }
 
 fn roles(body: &Value) -> Vec<String> {

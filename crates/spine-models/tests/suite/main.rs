@@ -7,6 +7,7 @@
 
 mod anthropic;
 mod factory;
+mod images;
 mod llama;
 mod openai;
 mod responses;
@@ -117,12 +118,14 @@ pub fn full_conversation() -> Vec<Message> {
             name: "Read".into(),
             content: "fn main() {}".into(),
             error_code: None,
+            images: Vec::new(),
         }),
         Message::Tool(ToolResultMessage {
             tool_call_id: "call_2".into(),
             name: "Bash".into(),
             content: "Error [invalid_arguments]: not JSON".into(),
             error_code: Some(ErrorCode::InvalidArguments),
+            images: Vec::new(),
         }),
         Message::context(HookEventName::PostToolUse, "lint ok"),
         Message::system("Compacted earlier turns."),

@@ -27,11 +27,11 @@ pub async fn complete(config: OpenAiConfig, messages: &[Message]) -> (Result<Mod
     (result, sink)
 }
 
-fn chunk(delta: Value) -> Value {
+pub fn chunk(delta: Value) -> Value {
     json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
 }
 
-fn finish(reason: &str) -> Value {
+pub fn finish(reason: &str) -> Value {
     json!({"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
 }
 

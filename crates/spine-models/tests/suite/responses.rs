@@ -14,13 +14,13 @@ use spine_testkit::http::{End, Piece, Reply, TestServer, named_events, rechunk};
 
 use crate::{KEY, Recorder, fast_retries, full_conversation, tools};
 
-fn config(server: &TestServer) -> ResponsesConfig {
+pub fn config(server: &TestServer) -> ResponsesConfig {
     let mut c = ResponsesConfig::new("o4-mini", server.url("/v1")).with_api_key(KEY);
     c.retry = fast_retries();
     c
 }
 
-async fn complete(config: ResponsesConfig, messages: &[Message]) -> (Result<ModelReply, ModelError>, Recorder) {
+pub async fn complete(config: ResponsesConfig, messages: &[Message]) -> (Result<ModelReply, ModelError>, Recorder) {
     let client = ResponsesClient::new(config).expect("client");
     let sink = Recorder::default();
     let tools = tools();
@@ -80,7 +80,7 @@ fn stream(parts: Vec<Vec<Value>>) -> Vec<Piece> {
     named_events(&events)
 }
 
-fn text_reply(text: &str) -> Reply {
+pub fn text_reply(text: &str) -> Reply {
     Reply::Sse(stream(vec![vec![created()], message(0, &[text]), vec![completed(5, 2)]]), End::Close)
 }
 
@@ -122,6 +122,7 @@ async fn a_full_tool_loop_sends_reasoning_calls_and_outputs_back_statelessly() {
         name: "Read".into(),
         content: "fn main() {}".into(),
         error_code: None,
+        images: Vec::new(),
     }));
     let (reply, sink) = complete(config, &conversation).await;
     let reply = reply.expect("final reply");

@@ -61,6 +61,7 @@ fn answer(call: &str) -> Message {
         name: "Read".into(),
         content: "fn main() {}".into(),
         error_code: None,
+        images: Vec::new(),
     })
 }
 

@@ -82,6 +82,48 @@ async fn read_refuses_directories_and_binary_files() {
 }
 
 #[tokio::test]
+async fn read_of_an_image_returns_claude_codes_image_response_and_a_short_text() {
+    let f = Fixture::new();
+    let bytes = spine_testkit::images::png(12, 7);
+    std::fs::write(f.root().join("shot.png"), &bytes).expect("write");
+    let r = f.call("Read", json!({"file_path": "shot.png"})).await.expect("read");
+    assert_eq!(r["type"], "image");
+    assert_eq!(r["file"]["type"], "image/png");
+    assert_eq!(r["file"]["base64"], spine_testkit::images::base64(&bytes));
+    assert_eq!(r["file"]["originalSize"], bytes.len());
+    assert_eq!(
+        r["file"]["dimensions"],
+        json!({"originalWidth": 12, "originalHeight": 7, "displayWidth": 12, "displayHeight": 7})
+    );
+    let p = f.project("Read", &r);
+    assert_eq!(p.content, format!("Image: {} (12x7, 1 KB)", f.path("shot.png")));
+    let images = spine_core::tool::response_images(&r);
+    assert_eq!(images.len(), 1);
+    assert_eq!((images[0].width, images[0].height), (Some(12), Some(7)));
+}
+
+#[tokio::test]
+async fn read_refuses_an_image_over_20_mib_and_one_that_does_not_decode() {
+    let f = Fixture::new();
+    let mut big = std::fs::File::create(f.root().join("huge.png")).expect("create");
+    std::io::Write::write_all(&mut big, &spine_testkit::images::png(4, 4)).expect("head");
+    big.set_len(spine_tools::image::MAX_IMAGE_FILE_BYTES + 1).expect("sparse tail");
+    drop(big);
+    let e = f.call("Read", json!({"file_path": "huge.png"})).await.expect_err("too large");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    assert!(e.message.contains("huge.png") && e.message.contains("too large"), "{}", e.message);
+
+    std::fs::write(f.root().join("fake.gif"), b"GIF89a and then nothing an image needs").expect("write");
+    let e = f.call("Read", json!({"file_path": "fake.gif"})).await.expect_err("corrupt");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    assert!(e.message.contains("fake.gif") && e.message.contains("image/gif image does not decode"), "{}", e.message);
+
+    f.write("looks.png", "but is text\n");
+    let r = f.call("Read", json!({"file_path": "looks.png"})).await.expect("text by its bytes");
+    assert_eq!(r["type"], "text");
+}
+
+#[tokio::test]
 async fn write_creates_parent_directories_then_reports_update() {
     let f = Fixture::new();
     let r = f.call("Write", json!({"file_path": "deep/er/new.txt", "content": "hello"})).await.expect("write");
