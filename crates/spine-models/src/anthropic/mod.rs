@@ -46,6 +46,32 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// The context window of Claude models (200k tokens), reported for `claude-*` model ids.
 pub const CLAUDE_CONTEXT_WINDOW: u64 = 200_000;
 
+/// The context window of the Claude models with a 1M-token window (platform.claude.com's model
+/// pages, checked 2026-12-01).
+pub const CLAUDE_LONG_CONTEXT_WINDOW: u64 = 1_000_000;
+
+/// Model-id prefixes of the Claude models whose window is [`CLAUDE_LONG_CONTEXT_WINDOW`]; other
+/// `claude-*` models have [`CLAUDE_CONTEXT_WINDOW`].
+const LONG_CONTEXT_MODELS: &[&str] = &[
+    "claude-opus-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-opus-5",
+    "claude-sonnet-4-6",
+    "claude-sonnet-5",
+    "claude-fable-",
+    "claude-haiku-5",
+];
+
+/// The context window of a Claude model id, `None` for other ids.
+pub fn claude_context_window(model: &str) -> Option<u64> {
+    if LONG_CONTEXT_MODELS.iter().any(|p| model.starts_with(p)) {
+        Some(CLAUDE_LONG_CONTEXT_WINDOW)
+    } else {
+        model.starts_with("claude-").then_some(CLAUDE_CONTEXT_WINDOW)
+    }
+}
+
 /// The configuration of an [`AnthropicClient`].
 #[derive(Debug, Clone)]
 pub struct AnthropicConfig {
@@ -68,7 +94,7 @@ pub struct AnthropicConfig {
     pub timeouts: Timeouts,
     /// Retries on 429, 5xx, 529, overloaded streams and connection failures.
     pub retry: RetryPolicy,
-    /// The context window reported by [`ModelClient::context_window`] (200k for `claude-*`).
+    /// The context window reported by [`ModelClient::context_window`] ([`claude_context_window`]).
     pub context_window: Option<u64>,
     /// Whether requests carry `cache_control` breakpoints (default on).
     pub prompt_caching: PromptCaching,
@@ -96,7 +122,7 @@ impl AnthropicConfig {
     /// A configuration for `model` at `base_url`, without a key, with default settings.
     pub fn new(model: impl Into<String>, base_url: impl Into<String>) -> Self {
         let model = model.into();
-        let context_window = model.starts_with("claude-").then_some(CLAUDE_CONTEXT_WINDOW);
+        let context_window = claude_context_window(&model);
         let price = PriceTable::builtin().price(&model);
         AnthropicConfig {
             model,
@@ -290,5 +316,27 @@ impl ModelClient for AnthropicClient {
 
     fn cost_usd(&self, usage: &Usage) -> Option<f64> {
         self.config.price.map(|p| p.cost(usage))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newer_claude_models_have_a_1m_window_older_ones_200k_and_others_none() {
+        for (model, window) in [
+            ("claude-opus-4-8", Some(1_000_000)),
+            ("claude-opus-5-5", Some(1_000_000)),
+            ("claude-sonnet-5", Some(1_000_000)),
+            ("claude-fable-5-1", Some(1_000_000)),
+            ("claude-opus-4-5-20251101", Some(200_000)),
+            ("claude-sonnet-4-5", Some(200_000)),
+            ("claude-haiku-4-5", Some(200_000)),
+            ("my-proxy-model", None),
+        ] {
+            assert_eq!(claude_context_window(model), window, "{model}");
+            assert_eq!(AnthropicConfig::new(model, "http://127.0.0.1:1").context_window, window, "{model}");
+        }
     }
 }
