@@ -128,6 +128,10 @@ pub fn client_with_vars(
             let config = ResponsesConfig {
                 timeouts: options.timeouts,
                 reasoning_effort: options.reasoning.reasoning_effort,
+                tool_choice: options.tool_choice.clone(),
+                max_tokens: options.max_tokens,
+                temperature: options.temperature,
+                price: options.price(model),
                 ..ResponsesConfig::from_vars(model, var)?
             };
             ResponsesClient::shared(config)

@@ -26,12 +26,14 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use spine_core::CancellationToken;
-use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink};
+use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink, ToolChoice};
 use spine_protocol::message::ReasoningEffort;
+use spine_protocol::run::Usage;
 
 use crate::error::ClientError;
 use crate::http::{Endpoint, EnvNames, Timeouts, endpoint_from_vars};
 use crate::openai::DEFAULT_BASE_URL;
+use crate::pricing::{Price, PriceTable};
 use crate::retry::{AttemptError, RetryPolicy, send_request};
 use crate::secret::Secret;
 
@@ -53,13 +55,26 @@ pub struct ResponsesConfig {
     pub retry: RetryPolicy,
     /// The context window reported by [`ModelClient::context_window`] (unknown by default).
     pub context_window: Option<u64>,
+    /// `tool_choice`, sent with the tools when set.
+    pub tool_choice: Option<ToolChoice>,
+    /// `max_output_tokens`, sent when set.
+    pub max_tokens: Option<u32>,
+    /// `temperature`, sent when set.
+    pub temperature: Option<f64>,
+    /// The model's price (from the built-in table by default), for [`ModelClient::cost_usd`].
+    pub price: Option<Price>,
 }
 
 impl ResponsesConfig {
     /// A configuration for `model` at `base_url`, without a key, with default settings.
     pub fn new(model: impl Into<String>, base_url: impl Into<String>) -> Self {
+        let model = model.into();
         ResponsesConfig {
-            model: model.into(),
+            price: PriceTable::builtin().price(&model),
+            tool_choice: None,
+            max_tokens: None,
+            temperature: None,
+            model,
             base_url: base_url.into(),
             api_key: None,
             reasoning_effort: None,
@@ -161,10 +176,20 @@ impl ModelClient for ResponsesClient {
             tools = request.tools.len(),
             "responses request"
         );
-        let wire = wire::request(&self.config.model, request, self.config.reasoning_effort);
+        let options = wire::Options {
+            effort: self.config.reasoning_effort,
+            tool_choice: self.config.tool_choice.as_ref(),
+            max_output_tokens: self.config.max_tokens,
+            temperature: self.config.temperature,
+        };
+        let wire = wire::request(&self.config.model, request, options);
         send_request(&self.config.retry, self.config.timeouts.total, stream, &wire, cancel, |body| {
             self.attempt(body, stream)
         })
         .await
+    }
+
+    fn cost_usd(&self, usage: &Usage) -> Option<f64> {
+        self.config.price.map(|p| p.cost(usage))
     }
 }

@@ -31,7 +31,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use spine_core::model::ModelRequest;
+use spine_core::model::{ModelRequest, ToolChoice};
 use spine_protocol::message::{ImageBlock, Message, ReasoningEffort, ReasoningItem};
 use spine_protocol::tool::ToolArguments;
 
@@ -46,6 +46,12 @@ pub(crate) struct ResponsesRequest<'a> {
     tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<ReasoningParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
     store: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     include: Vec<&'static str>,
@@ -112,11 +118,27 @@ struct Tool<'a> {
 }
 
 /// Builds the request body.
-pub(crate) fn request<'a>(
-    model: &'a str,
-    request: ModelRequest<'a>,
-    effort: Option<ReasoningEffort>,
-) -> ResponsesRequest<'a> {
+/// The optional request fields of the configuration.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Options<'a> {
+    pub effort: Option<ReasoningEffort>,
+    pub tool_choice: Option<&'a ToolChoice>,
+    pub max_output_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+}
+
+/// `tool_choice` in the Responses format (`{"type": "function", "name": …}` for one tool).
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => Value::from("auto"),
+        ToolChoice::Required => Value::from("required"),
+        ToolChoice::None => Value::from("none"),
+        ToolChoice::Tool(name) => serde_json::json!({"type": "function", "name": name}),
+    }
+}
+
+pub(crate) fn request<'a>(model: &'a str, request: ModelRequest<'a>, options: Options<'_>) -> ResponsesRequest<'a> {
+    let effort = options.effort;
     let leading = request.messages.iter().take_while(|m| matches!(m, Message::System { .. })).count();
     let system: Vec<&str> = request.messages[..leading]
         .iter()
@@ -146,7 +168,7 @@ pub(crate) fn request<'a>(
         }
     }
     input.append(&mut deferred);
-    let tools = request
+    let tools: Vec<Tool<'_>> = request
         .tools
         .iter()
         .map(|t| Tool {
@@ -157,12 +179,16 @@ pub(crate) fn request<'a>(
             strict: false,
         })
         .collect();
+    let tool_choice = options.tool_choice.filter(|_| !tools.is_empty()).map(tool_choice);
     ResponsesRequest {
         model,
         instructions,
         input,
         tools,
         reasoning: effort.map(|effort| ReasoningParam { effort, summary: "auto" }),
+        tool_choice,
+        max_output_tokens: options.max_output_tokens,
+        temperature: options.temperature,
         store: false,
         include: if reasons(model, effort) { vec!["reasoning.encrypted_content"] } else { Vec::new() },
         stream: true,

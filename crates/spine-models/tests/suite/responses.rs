@@ -327,3 +327,26 @@ async fn encrypted_reasoning_is_asked_only_of_reasoning_models() {
     assert_eq!(requests[2].body["include"], json!(["reasoning.encrypted_content"]), "o4-mini reasons");
     assert!(requests[2].body.get("reasoning").is_none(), "no effort configured: the server's default");
 }
+
+#[tokio::test]
+async fn tool_choice_max_output_tokens_and_temperature_are_sent_when_set_and_usage_is_priced() {
+    let server = TestServer::start(vec![text_reply("ok"), text_reply("ok")]).await;
+    let mut cfg = config(&server);
+    cfg.tool_choice = Some(spine_core::model::ToolChoice::Tool("Read".into()));
+    cfg.max_tokens = Some(2048);
+    cfg.temperature = Some(0.2);
+    let (reply, _) = complete(cfg, &[Message::user("hi")]).await;
+    reply.expect("reply");
+    let (reply, _) = complete(config(&server), &[Message::user("hi")]).await;
+    reply.expect("reply");
+    let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies[0]["tool_choice"], json!({"type": "function", "name": "Read"}));
+    assert_eq!(bodies[0]["max_output_tokens"], 2048);
+    assert_eq!(bodies[0]["temperature"], 0.2);
+    for field in ["tool_choice", "max_output_tokens", "temperature"] {
+        assert!(bodies[1].get(field).is_none(), "{field} is not sent unless set");
+    }
+    let client = ResponsesClient::new(config(&server)).expect("client");
+    let cost = client.cost_usd(&Usage::new(1_000_000, 0)).expect("o4-mini is in the price table");
+    assert!((cost - 1.1).abs() < 1e-9, "{cost}");
+}
