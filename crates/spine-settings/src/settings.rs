@@ -42,7 +42,7 @@ pub struct PermissionSettings {
     /// `defaultMode`, by precedence.
     pub default_mode: Option<PermissionMode>,
     /// `additionalDirectories`: more workspace roots, a union over the sources (see
-    /// [`crate::directories`]).
+    /// `directories.rs`).
     pub additional_directories: Vec<crate::directories::AddedDirectory>,
 }
 

@@ -3,7 +3,7 @@
 //! `attachment` / `system`, each with `uuid`, `parentUuid` (the previous line, a single chain),
 //! `sessionId`, `cwd`, `timestamp` and `version`; messages as Claude Code's content blocks
 //! ([`blocks`]). The line formats, and spine's own `system` lines (`spine_session_start`,
-//! `spine_deferred`, `spine_result`, `spine_message`), are in [`line`]; reading back in [`load`].
+//! `spine_deferred`, `spine_result`, `spine_message`), are in `session/line.rs`; reading back in `session/load.rs`.
 //!
 //! Every record is written (unbuffered) as soon as it is appended, so a hook that reads
 //! `transcript_path` sees everything up to its own event. `--resume` reads it back, and only

@@ -10,7 +10,7 @@
 //! ([`cache`]). Every request carries `anthropic-version: 2023-06-01`. [`AnthropicClient`]
 //! sends one request per [`ModelClient::complete`] call through the shared layers:
 //! [`crate::retry`] around [`crate::http`], then [`stream::read_stream`]. Cancellation drops
-//! the in-flight request at once and returns [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
+//! the in-flight request at once and returns [`ModelErrorKind::Canceled`].
 
 pub mod cache;
 pub mod stream;

@@ -12,7 +12,7 @@
 //! streaming; every later attempt of the request stays non-streaming. The switch is an attempt
 //! report like any retry, so it shows in the trace and with `-v`.
 //! Cancellation drops the in-flight request at once and returns
-//! [`ModelErrorKind::Canceled`](spine_core::model::ModelErrorKind::Canceled).
+//! [`ModelErrorKind::Canceled`].
 
 pub mod stream;
 mod wire;
