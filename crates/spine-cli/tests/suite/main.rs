@@ -21,6 +21,7 @@ mod providers;
 mod reasoning;
 mod result_json;
 mod run;
+mod sessions_cmd;
 mod shell_rules;
 mod token_estimates;
 mod tools;
