@@ -259,3 +259,36 @@ fn an_invalid_or_unknown_session_id_exits_2_and_names_no_file() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(victim.exists(), "nothing behind a symbolic link is removed");
 }
+
+#[test]
+fn sessions_show_marks_thinking_hook_context_and_compaction_in_a_claude_code_transcript() {
+    let s = Sandbox::new();
+    let project = canonical_project(&s);
+    let cwd = project.to_str().expect("utf-8");
+    let id = "123e4567-e89b-42d3-a456-426614174006";
+    write_transcript(
+        &s,
+        &project,
+        id,
+        &[
+            json!({"type": "user", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd, "message": {"role": "user", "content": "fix it"}}),
+            json!({"type": "attachment", "cwd": cwd, "attachment": {"type": "hook_additional_context", "hookEvent": "UserPromptSubmit", "content": ["branch is main"]}}),
+            json!({"type": "assistant", "cwd": cwd, "message": {"role": "assistant", "model": "claude-opus-4-5", "content": [
+                {"type": "thinking", "thinking": "look at the file first", "signature": "s"},
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/p/src/lib.rs"}}
+            ]}}),
+            json!({"type": "user", "cwd": cwd, "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}", "is_error": false}]}}),
+            json!({"type": "system", "subtype": "compact_boundary", "cwd": cwd, "content": "Conversation compacted"}),
+            json!({"type": "some_future_type", "cwd": cwd}),
+        ],
+    );
+    let out = sessions(&s, &["show", id]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("[hook context: UserPromptSubmit] branch is main"), "{text}");
+    assert!(text.contains("✻ thinking: look at the file first"), "{text}");
+    assert!(!text.contains("\u{1b}[2m"), "no escape codes off a terminal: {text}");
+    assert!(text.contains("→ Read(/p/src/lib.rs)") && text.contains("fn main() {}"), "{text}");
+    assert!(text.contains("── conversation compacted"), "{text}");
+    assert!(text.contains("(claude-opus-4-5)"), "{text}");
+}
