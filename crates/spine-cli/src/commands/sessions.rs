@@ -67,13 +67,14 @@ pub fn sessions(command: SessionsCommand) -> anyhow::Result<u8> {
             })?;
             let cutoff = epoch_ms(SystemTime::now().checked_sub(age).unwrap_or(SystemTime::UNIX_EPOCH));
             let folders = if args.all {
-                all_folders(&home)?
+                all_folders(&home)?.into_iter().map(|f| (f, None)).collect::<Vec<_>>()
             } else {
-                vec![crate::sessions::project_folder(&home, &context::project_dir(args.cwd.as_ref())?)]
+                let project = context::project_dir(args.cwd.as_ref())?;
+                vec![(crate::sessions::project_folder(&home, &project), Some(project))]
             };
             let mut count = 0usize;
-            for folder in &folders {
-                for summary in summaries_in(folder, None) {
+            for (folder, project) in &folders {
+                for summary in summaries_in(folder, project.as_deref()) {
                     if summary.last_ms >= cutoff {
                         continue;
                     }

@@ -292,3 +292,22 @@ fn sessions_show_marks_thinking_hook_context_and_compaction_in_a_claude_code_tra
     assert!(text.contains("── conversation compacted"), "{text}");
     assert!(text.contains("(claude-opus-4-5)"), "{text}");
 }
+
+#[test]
+fn a_transcript_of_another_directory_sharing_the_folder_is_neither_listed_nor_pruned() {
+    let s = Sandbox::new();
+    let project = canonical_project(&s);
+    // `/tmp/x-project` and `/tmp/x/project` share a folder name; the transcript's `cwd` decides.
+    let look_alike = project.to_str().expect("utf-8").replace("/project", "-project");
+    let id = "123e4567-e89b-42d3-a456-426614174007";
+    let path = write_transcript(&s, &project, id, &[json!({"type": "user", "cwd": look_alike})]);
+    set_age(&path, Duration::from_secs(40 * 86_400));
+    assert!(list_json(&s, &[]).is_empty());
+    assert_eq!(list_json(&s, &["--all"]).len(), 1, "--all lists it, under its own directory");
+    let out = sessions(&s, &["prune", "--older-than", "1d"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(path.exists(), "{}", stdout(&out));
+    let out = sessions(&s, &["prune", "--older-than", "1d", "--all"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!path.exists(), "{}", stdout(&out));
+}
