@@ -20,6 +20,8 @@ use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use spine_core::session::{Transcript, check_session_id};
 use spine_protocol::run::Usage;
@@ -236,43 +238,45 @@ fn summarise(id: &str, path: &Path) -> Summary {
         if line.trim().is_empty() {
             continue;
         }
-        let Ok(value) = serde_json::from_str::<Value>(&line) else {
-            s.error.get_or_insert_with(|| format!("line {} is not JSON", n + 1));
+        let Ok(head) = serde_json::from_str::<LineHead<'_>>(&line) else {
+            s.error.get_or_insert_with(|| format!("line {} is not a JSON object", n + 1));
             continue;
         };
-        if let Some(ts) = value["timestamp"].as_str() {
-            s.started.get_or_insert_with(|| ts.to_owned());
-            s.last = Some(ts.to_owned());
+        if let Some(ts) = text(head.timestamp) {
+            s.started.get_or_insert_with(|| ts.clone());
+            s.last = Some(ts);
         }
         if s.cwd.is_none() {
-            s.cwd = value["cwd"].as_str().map(str::to_owned);
+            s.cwd = text(head.cwd);
         }
-        match value["type"].as_str() {
-            Some("system") => match value["subtype"].as_str() {
+        let message = || head.message.and_then(|m| serde_json::from_str::<MessageHead<'_>>(m.get()).ok());
+        match text(head.kind).as_deref() {
+            Some("system") => match text(head.subtype).as_deref() {
                 Some("spine_session_start") => {
-                    if let Some(model) = value["model"].as_str() {
-                        s.model = Some(model.to_owned());
+                    if let Some(model) = text(head.model) {
+                        s.model = Some(model);
                     }
                 }
-                Some("spine_result") => s.ended = value["result"].as_str().map(str::to_owned),
+                Some("spine_result") => s.ended = text(head.result),
                 _ => {}
             },
             Some("assistant") => {
                 s.turns += 1;
-                let model = value["message"]["model"].as_str();
-                if let Some(model) = model {
-                    last_model = Some(model.to_owned());
+                let Some(message) = message() else { continue };
+                let model = text(message.model);
+                if let Some(model) = &model {
+                    last_model = Some(model.clone());
                 }
-                if let Some(usage) = usage_of(&value["message"]["usage"]) {
-                    match model.and_then(spine_models::pricing::price) {
+                if let Some(usage) = message.usage.and_then(|u| usage_of(&serde_json::from_str(u.get()).ok()?)) {
+                    match model.as_deref().and_then(spine_models::pricing::price) {
                         Some(price) => *s.cost.get_or_insert(0.0) += price.cost(&usage),
                         None => s.unpriced = true,
                     }
                 }
             }
             Some("user") if s.first_prompt.is_none() => {
-                if let Some(text) = value["message"]["content"].as_str() {
-                    s.first_prompt = Some(one_line(text, PROMPT_CHARS));
+                if let Some(content) = message().and_then(|m| text(m.content)) {
+                    s.first_prompt = Some(one_line(&content, PROMPT_CHARS));
                 }
             }
             _ => {}
@@ -285,6 +289,43 @@ fn summarise(id: &str, path: &Path) -> Summary {
         s.last_ms = ms;
     }
     s
+}
+
+/// The fields of a transcript line `list` reads; the others (the content of every message)
+/// are skipped by the parser without being built. Each field is kept raw and read as a string
+/// only when it is one, so a line with odd field types is still read.
+#[derive(Debug, Deserialize)]
+struct LineHead<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cwd: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    subtype: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    model: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+}
+
+/// The fields of a line's `message` that `list` reads.
+#[derive(Debug, Deserialize)]
+struct MessageHead<'a> {
+    #[serde(borrow, default)]
+    model: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+/// A raw field as a string, when it is one.
+fn text(raw: Option<&RawValue>) -> Option<String> {
+    raw.filter(|r| r.get().starts_with('"')).and_then(|r| serde_json::from_str(r.get()).ok())
 }
 
 /// A transcript's `usage` (its `input_tokens` counts uncached input, as Claude Code's does).

@@ -141,9 +141,9 @@ fn sessions_list_prices_usage_reads_claude_code_transcripts_and_marks_malformed_
     assert_eq!(by_id(priced)["cost_usd"].as_f64(), Some(price), "one million uncached input tokens");
     assert_eq!(by_id(priced)["model"], "claude-sonnet-4-5-20250929", "the assistant's model without spine lines");
     assert_eq!(by_id(priced)["ended"], Value::Null);
-    assert_eq!(by_id(broken)["error"], "line 2 is not JSON");
+    assert_eq!(by_id(broken)["error"], "line 2 is not a JSON object");
     let text = stdout(&sessions(&s, &["list"]));
-    assert!(text.contains("[error: line 2 is not JSON]"), "{text}");
+    assert!(text.contains("[error: line 2 is not a JSON object]"), "{text}");
 }
 
 #[test]
