@@ -238,7 +238,10 @@ fn summarise(id: &str, path: &Path) -> Summary {
         if line.trim().is_empty() {
             continue;
         }
-        let Ok(head) = serde_json::from_str::<LineHead<'_>>(&line) else {
+        // A struct also deserializes from an array (by position): only objects are lines.
+        let object = |raw: &str| raw.trim_start().starts_with('{');
+        let Some(head) = Some(&line).filter(|l| object(l)).and_then(|l| serde_json::from_str::<LineHead<'_>>(l).ok())
+        else {
             s.error.get_or_insert_with(|| format!("line {} is not a JSON object", n + 1));
             continue;
         };
@@ -249,7 +252,9 @@ fn summarise(id: &str, path: &Path) -> Summary {
         if s.cwd.is_none() {
             s.cwd = text(head.cwd);
         }
-        let message = || head.message.and_then(|m| serde_json::from_str::<MessageHead<'_>>(m.get()).ok());
+        let message = || {
+            head.message.filter(|m| object(m.get())).and_then(|m| serde_json::from_str::<MessageHead<'_>>(m.get()).ok())
+        };
         match text(head.kind).as_deref() {
             Some("system") => match text(head.subtype).as_deref() {
                 Some("spine_session_start") => {
@@ -609,6 +614,29 @@ mod tests {
         assert_eq!(parse_timestamp_ms("2000-03-01T00:00:01.5Z"), Some(951_868_801_500));
         assert_eq!(parse_timestamp_ms("2026-12-01T10:47:01Z"), Some(1_796_122_021_000));
         assert_eq!(parse_timestamp_ms("2026-12-01T10:47:01+01:00"), None);
+    }
+
+    #[test]
+    fn a_line_with_odd_field_types_is_read_leniently() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("s.jsonl");
+        let lines = [
+            json!({"type": "user", "timestamp": 5, "cwd": ["x"], "message": "not an object"}),
+            json!({"type": "user", "message": {"content": [{"type": "text", "text": "blocks"}]}}),
+            json!({"type": "user", "timestamp": "2026-01-01T00:00:00Z", "message": {"content": "the prompt"}}),
+            json!({"type": "assistant", "message": {"model": 7, "usage": "none", "content": null}}),
+            json!({"type": "assistant", "message": ["odd"]}),
+            json!({"type": "system", "subtype": "spine_result", "result": {"odd": true}}),
+            json!([1, 2]),
+        ];
+        std::fs::write(&path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).expect("write");
+        let s = summarise("id", &path);
+        assert_eq!(s.first_prompt.as_deref(), Some("the prompt"));
+        assert_eq!(s.started.as_deref(), Some("2026-01-01T00:00:00Z"));
+        assert_eq!(s.cwd, None);
+        assert_eq!(s.turns, 2);
+        assert_eq!((s.model.as_deref(), s.cost(), s.ended.as_deref()), (None, None, None));
+        assert_eq!(s.error.as_deref(), Some("line 7 is not a JSON object"));
     }
 
     #[test]
