@@ -14,7 +14,7 @@ pub mod shell;
 pub mod web;
 
 pub use approver::{Approval, ApprovalRequest, Approver, DenyApprover};
-pub use narrow::narrowest_rule;
+pub use narrow::{covering_rules, narrowest_rule};
 pub use policy::{CallFacts, PermissionPolicy, PermissionRules};
 pub use rule::{PermissionRule, RuleError, RuleUse};
 pub use web::{PolicyUrlGate, url_in_domain};

@@ -22,6 +22,12 @@
 //!
 //! `None` means no rule narrower than the whole tool can be written for the call, so an
 //! "always" answer should not be offered.
+//!
+//! [`covering_rules`] is the set to write when the call itself must be allowed next time: for
+//! a compound shell command that is fully seen through, the narrowest rule of each simple
+//! command (wrapped commands included), which together make the policy allow it (the policy
+//! allows a shell call when every simple command is covered); otherwise [`narrowest_rule`]
+//! alone. An opaque command is never allowed by rules narrower than the bare tool: `None`.
 
 use std::path::Path;
 
@@ -55,6 +61,25 @@ pub fn narrowest_rule(tool_name: &str, input: &Map<String, Value>, project_dir: 
         }
         _ => Some(tool_name.to_owned()),
     }
+}
+
+/// The narrowest rules that together allow the call (see the module documentation).
+pub fn covering_rules(tool_name: &str, input: &Map<String, Value>, project_dir: &Path) -> Option<Vec<String>> {
+    if !shell::is_shell_tool(tool_name) {
+        return narrowest_rule(tool_name, input, project_dir).map(|r| vec![r]);
+    }
+    let analysis = shell::analyze(input.get("command").and_then(Value::as_str)?);
+    if analysis.is_opaque() || analysis.commands.is_empty() {
+        return None;
+    }
+    let mut rules: Vec<String> = Vec::new();
+    for command in &analysis.commands {
+        let rule = simple_rule(command);
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    Some(rules)
 }
 
 fn shell_rule(command: &str) -> Option<String> {
@@ -229,6 +254,55 @@ mod tests {
         check("WebFetch", json!({"url": "http://127.0.0.1:8080/"}), "WebFetch(domain:127.0.0.1)", RuleUse::Allow);
         assert_eq!(narrow("WebFetch", json!({"url": "not a url"})), None);
         assert_eq!(narrow("WebFetch", json!({"url": "https://u:p@example.com/"})), None);
+    }
+
+    /// Whether the policy, with `allow` as its only allow rules, allows the call outright.
+    fn policy_allows(allow: &[String], tool: &str, v: &Value) -> bool {
+        use spine_protocol::permission::{PermissionBehavior, PermissionMode, PermissionSuggestion};
+        use spine_protocol::tool::Effect;
+
+        use crate::permission::{CallFacts, PermissionPolicy, PermissionRules};
+        let rules = PermissionRules {
+            allow: allow.iter().map(|r| PermissionRule::parse(r).expect("rule")).collect(),
+            ..PermissionRules::default()
+        };
+        let policy = PermissionPolicy::new(rules, PermissionMode::Default, Path::new(ROOT).to_path_buf());
+        let args = input(v.clone());
+        let decision =
+            policy.decide(CallFacts::new(tool, Effect::Execute, &args), &PermissionSuggestion::Passthrough, None);
+        decision.behavior == PermissionBehavior::Allow
+    }
+
+    #[test]
+    fn the_rules_of_a_compound_command_allow_it_through_the_policy_and_its_parts_only() {
+        let call = json!({"command": "npm test --watch && git status | wc -l"});
+        let rules = covering_rules("Bash", &input(call.clone()), Path::new(ROOT)).expect("rules");
+        assert_eq!(rules, ["Bash(npm test:*)", "Bash(git status:*)", "Bash(wc:*)"]);
+        assert!(policy_allows(&rules, "Bash", &call));
+        assert!(!policy_allows(&rules, "Bash", &json!({"command": "npm test && rm -rf /"})), "rm is not covered");
+        let exact = narrow("Bash", call.clone()).expect("rule");
+        assert!(!policy_allows(&[exact], "Bash", &call), "the exact compound rule restricts, it does not allow");
+
+        let wrapped = json!({"command": "timeout 5 npm test"});
+        let rules = covering_rules("Bash", &input(wrapped.clone()), Path::new(ROOT)).expect("rules");
+        assert_eq!(rules, ["Bash(timeout:*)", "Bash(npm test:*)"]);
+        assert!(policy_allows(&rules, "Bash", &wrapped));
+        assert!(!policy_allows(&rules, "Bash", &json!({"command": "timeout 5 rm -rf /"})));
+
+        assert_eq!(covering_rules("Bash", &input(json!({"command": "eval \"$X\""})), Path::new(ROOT)), None);
+        assert_eq!(
+            covering_rules("Edit", &input(json!({"file_path": "/proj/a.rs"})), Path::new(ROOT)),
+            Some(vec!["Edit(./a.rs)".to_owned()])
+        );
+    }
+
+    #[test]
+    fn a_simple_commands_rule_allows_it_through_the_policy() {
+        for command in ["npm test --watch", "ls -la", "git -C sub status", "git commit -m 'a b'", "FOO=1 make"] {
+            let call = json!({"command": command});
+            let rule = narrow("Bash", call.clone()).expect("rule");
+            assert!(policy_allows(&[rule.clone()], "Bash", &call), "{rule} allows {command}");
+        }
     }
 
     #[test]
