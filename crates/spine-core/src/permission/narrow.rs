@@ -301,7 +301,7 @@ mod tests {
         for command in ["npm test --watch", "ls -la", "git -C sub status", "git commit -m 'a b'", "FOO=1 make"] {
             let call = json!({"command": command});
             let rule = narrow("Bash", call.clone()).expect("rule");
-            assert!(policy_allows(&[rule.clone()], "Bash", &call), "{rule} allows {command}");
+            assert!(policy_allows(std::slice::from_ref(&rule), "Bash", &call), "{rule} allows {command}");
         }
     }
 
