@@ -47,6 +47,9 @@ pub enum Command {
     Submit(SubmitArgs),
     /// Print a mailbox's reports as JSONL.
     Reports(ReportsArgs),
+    /// List, show and remove the sessions kept in `$SPINE_HOME/projects/`.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
     /// Internal: the guard process `spine run` and `spine worker` start (it kills their process
     /// groups if they die without ending them).
     #[command(name = "__guard", hide = true)]
@@ -317,4 +320,69 @@ pub struct ReportsArgs {
     /// Keep streaming new reports.
     #[arg(long)]
     pub follow: bool,
+}
+
+/// `spine sessions`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// This project's sessions, newest first: id, start, model, turns, cost, how it ended and
+    /// the first prompt.
+    List(SessionsListArgs),
+    /// A session's conversation, readable.
+    Show(SessionsShowArgs),
+    /// Remove a session (its transcript and its `.env` file).
+    Rm(SessionsRmArgs),
+    /// Remove the sessions whose last activity is older than a duration.
+    Prune(SessionsPruneArgs),
+}
+
+/// `spine sessions list`.
+#[derive(Debug, Args)]
+pub struct SessionsListArgs {
+    /// Every project's sessions, with the project directory.
+    #[arg(long)]
+    pub all: bool,
+    /// The project directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Output format (text or json).
+    #[arg(long = "output-format", value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+}
+
+/// `spine sessions show`.
+#[derive(Debug, Args)]
+pub struct SessionsShowArgs {
+    /// The session id (as `spine sessions list` prints it).
+    pub id: String,
+    /// Tool results in full (default: their first lines).
+    #[arg(long)]
+    pub full: bool,
+    /// Output format (text, or json: the messages as `--resume` loads them).
+    #[arg(long = "output-format", value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+}
+
+/// `spine sessions rm`.
+#[derive(Debug, Args)]
+pub struct SessionsRmArgs {
+    /// The session id.
+    pub id: String,
+}
+
+/// `spine sessions prune`.
+#[derive(Debug, Args)]
+pub struct SessionsPruneArgs {
+    /// The age past which a session is removed: `30d`, `12h` or `90m`.
+    #[arg(long = "older-than", value_name = "DURATION")]
+    pub older_than: String,
+    /// Print what would be removed, remove nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// Every project's sessions (default: this project's).
+    #[arg(long)]
+    pub all: bool,
+    /// The project directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
 }

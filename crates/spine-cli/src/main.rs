@@ -65,6 +65,7 @@ fn main() -> ExitCode {
             Command::Mcp(cmd) => commands::mcp::mcp(cmd).await,
             Command::Submit(args) => commands::submit::submit(args).await,
             Command::Reports(args) => commands::reports::reports(args).await,
+            Command::Sessions(cmd) => commands::sessions::sessions(cmd),
             Command::Guard => Ok(exit::OK),
         }
     });

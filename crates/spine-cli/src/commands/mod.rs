@@ -6,6 +6,7 @@ pub mod hooks;
 pub mod mcp;
 pub mod reports;
 pub mod run;
+pub mod sessions;
 mod settings_report;
 pub mod submit;
 pub mod trace;

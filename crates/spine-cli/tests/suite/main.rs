@@ -22,6 +22,7 @@ mod providers;
 mod reasoning;
 mod result_json;
 mod run;
+mod sessions_cmd;
 mod shell_rules;
 mod status_line;
 mod token_estimates;

@@ -6,6 +6,7 @@
 //! [`policy`]).
 
 pub mod approver;
+pub mod narrow;
 pub mod policy;
 pub mod protected;
 pub mod rule;
@@ -13,6 +14,7 @@ pub mod shell;
 pub mod web;
 
 pub use approver::{Approval, ApprovalRequest, Approver, DenyApprover};
+pub use narrow::{covering_rules, narrowest_rule};
 pub use policy::{CallFacts, PermissionPolicy, PermissionRules};
 pub use rule::{PermissionRule, RuleError, RuleUse};
 pub use web::{PolicyUrlGate, url_in_domain};
