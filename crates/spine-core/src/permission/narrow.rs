@@ -1,7 +1,7 @@
 //! The narrowest permission rule, in Claude Code's syntax, that covers one tool call: what an
 //! "always allow" answer writes to settings (`Bash(npm test:*)` for `npm test --watch`).
 //!
-//! Contract of [`narrowest_rule`] (every rule it returns parses with [`PermissionRule::parse`]
+//! Contract of [`narrowest_rule`] (every rule it returns parses with [`PermissionRule::parse`](super::PermissionRule::parse)
 //! and matches the call it came from):
 //! - Shell tools (`Bash`, `exec_command`, `process_exec`): the command is parsed with the shell
 //!   grammar ([`super::shell::analyze`]). One simple command, fully seen through: a prefix rule
