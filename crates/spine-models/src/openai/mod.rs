@@ -121,13 +121,34 @@ impl OpenAiConfig {
     /// As [`from_env`](Self::from_env), reading variables through `var`. An empty variable
     /// counts as unset. The key is required only for the public endpoint.
     pub fn from_vars(model: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self, ClientError> {
-        let names =
-            EnvNames { base_url: "OPENAI_BASE_URL", api_key: "OPENAI_API_KEY", default_base_url: DEFAULT_BASE_URL };
-        let (base_url, api_key) = endpoint_from_vars(names, var)?;
+        let (base_url, api_key) = endpoint_vars(var)?;
         let mut config = OpenAiConfig::new(model, base_url);
         config.api_key = api_key;
         Ok(config)
     }
+}
+
+/// The base URL and key of an OpenAI endpoint: `OPENAI_BASE_URL` (default
+/// [`DEFAULT_BASE_URL`]) and `OPENAI_API_KEY` (required only for the public endpoint). Shared by
+/// chat completions and the Responses API.
+pub(crate) fn endpoint_vars(var: impl Fn(&str) -> Option<String>) -> Result<(String, Option<Secret>), ClientError> {
+    let names = EnvNames { base_url: "OPENAI_BASE_URL", api_key: "OPENAI_API_KEY", default_base_url: DEFAULT_BASE_URL };
+    endpoint_from_vars(names, var)
+}
+
+/// The endpoint `base_url` + `path` with the key as `Authorization: Bearer …` (sensitive).
+pub(crate) fn bearer_endpoint(
+    base_url: &str,
+    path: &str,
+    api_key: Option<&Secret>,
+    timeouts: Timeouts,
+) -> Result<Endpoint, ClientError> {
+    let mut headers = HeaderMap::new();
+    if let Some(key) = api_key {
+        let value = Endpoint::sensitive_header(format!("Bearer {}", key.expose()), base_url)?;
+        headers.insert(AUTHORIZATION, value);
+    }
+    Endpoint::new(base_url, path, headers, timeouts, api_key.cloned())
 }
 
 /// An OpenAI-compatible chat-completions client.
@@ -148,13 +169,8 @@ impl std::fmt::Debug for OpenAiClient {
 impl OpenAiClient {
     /// Builds the client (checks the URL and the key's header form; sends nothing).
     pub fn new(config: OpenAiConfig) -> Result<Self, ClientError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            let value = Endpoint::sensitive_header(format!("Bearer {}", key.expose()), &config.base_url)?;
-            headers.insert(AUTHORIZATION, value);
-        }
         let endpoint =
-            Endpoint::new(&config.base_url, "/chat/completions", headers, config.timeouts, config.api_key.clone())?;
+            bearer_endpoint(&config.base_url, "/chat/completions", config.api_key.as_ref(), config.timeouts)?;
         Ok(OpenAiClient { config, endpoint })
     }
 

@@ -24,15 +24,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, HeaderMap};
 use spine_core::CancellationToken;
 use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink, ToolChoice};
 use spine_protocol::message::ReasoningEffort;
 use spine_protocol::run::Usage;
 
 use crate::error::ClientError;
-use crate::http::{Endpoint, EnvNames, Timeouts, endpoint_from_vars};
-use crate::openai::DEFAULT_BASE_URL;
+use crate::http::{Endpoint, Timeouts};
 use crate::pricing::{Price, PriceTable};
 use crate::retry::{AttemptError, RetryPolicy, send_request};
 use crate::secret::Secret;
@@ -90,7 +88,7 @@ impl ResponsesConfig {
         self
     }
 
-    /// From `OPENAI_BASE_URL` (default [`DEFAULT_BASE_URL`]) and `OPENAI_API_KEY`, as chat
+    /// From `OPENAI_BASE_URL` (default [`crate::openai::DEFAULT_BASE_URL`]) and `OPENAI_API_KEY`, as chat
     /// completions.
     pub fn from_env(model: &str) -> Result<Self, ClientError> {
         Self::from_vars(model, |name| std::env::var(name).ok())
@@ -99,9 +97,7 @@ impl ResponsesConfig {
     /// As [`from_env`](Self::from_env), reading variables through `var`. An empty variable
     /// counts as unset. The key is required only for the public endpoint.
     pub fn from_vars(model: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self, ClientError> {
-        let names =
-            EnvNames { base_url: "OPENAI_BASE_URL", api_key: "OPENAI_API_KEY", default_base_url: DEFAULT_BASE_URL };
-        let (base_url, api_key) = endpoint_from_vars(names, var)?;
+        let (base_url, api_key) = crate::openai::endpoint_vars(var)?;
         let mut config = ResponsesConfig::new(model, base_url);
         config.api_key = api_key;
         Ok(config)
@@ -126,12 +122,8 @@ impl std::fmt::Debug for ResponsesClient {
 impl ResponsesClient {
     /// Builds the client (checks the URL and the key's header form; sends nothing).
     pub fn new(config: ResponsesConfig) -> Result<Self, ClientError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &config.api_key {
-            let value = Endpoint::sensitive_header(format!("Bearer {}", key.expose()), &config.base_url)?;
-            headers.insert(AUTHORIZATION, value);
-        }
-        let endpoint = Endpoint::new(&config.base_url, "/responses", headers, config.timeouts, config.api_key.clone())?;
+        let endpoint =
+            crate::openai::bearer_endpoint(&config.base_url, "/responses", config.api_key.as_ref(), config.timeouts)?;
         Ok(ResponsesClient { config, endpoint })
     }
 
