@@ -146,8 +146,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub trace: Option<PathBuf>,
     /// Continue a session by id (as printed by spine; a UUID), in its directory and with its
-    /// model unless --cwd or --model say otherwise.
-    #[arg(short = 'r', long, conflicts_with_all = ["continue_session", "session_id"])]
+    /// model unless --cwd or --model say otherwise. Without an id, on a terminal, pick one of
+    /// this project's sessions from a list.
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "", value_name = "ID",
+          conflicts_with_all = ["continue_session", "session_id"])]
     pub resume: Option<String>,
     /// Continue the most recent session of this project (as --resume).
     #[arg(short = 'c', long = "continue", conflicts_with = "session_id")]

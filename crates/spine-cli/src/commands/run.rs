@@ -353,7 +353,9 @@ fn resumed_model(args: &RunArgs, resumed: Option<&LoadedSession>) -> Option<Stri
 /// written in the launch directory's project folder.
 fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Result<ChosenSession> {
     let (id, path, flag) = match (&args.resume, args.continue_session, &args.session_id) {
-        (Some(id), _, _) => {
+        (Some(given), _, _) => {
+            let id = if given.is_empty() { pick_session(home, launch_dir)? } else { given.clone() };
+            let id = &id;
             check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
             let path = crate::sessions::find(home, id)
                 .map_err(|e| config(format!("--resume: cannot read {}: {e}", home.join("projects").display())))?
@@ -393,6 +395,17 @@ fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Res
     };
     let loaded = Transcript::load(&path).map_err(|e| config(format!("{flag} {id}: {}: {e}", path.display())))?;
     Ok(ChosenSession { id, transcript: path, resumed: Some(loaded) })
+}
+
+/// `--resume` without an id: the picker on a terminal, else an error saying how to find one.
+fn pick_session(home: &Path, launch_dir: &Path) -> anyhow::Result<String> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(config(
+            "--resume needs a session id when not on a terminal (`spine sessions list` shows them)".to_owned(),
+        ));
+    }
+    crate::commands::sessions::pick(home, launch_dir)?
+        .ok_or_else(|| config(format!("--resume: no session of {} was picked", launch_dir.display())))
 }
 
 /// The session a run continues or starts.

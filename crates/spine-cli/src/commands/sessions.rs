@@ -385,6 +385,48 @@ fn print_list(summaries: &[Summary], format: OutputFormat, all: bool) {
     }
 }
 
+/// The most sessions the `--resume` picker offers.
+const PICKER_SESSIONS: usize = 20;
+
+/// `--resume` without an id, on a terminal: lists this project's sessions, newest first (the
+/// first [`PICKER_SESSIONS`]), on stderr and reads the number of the one to resume from stdin.
+/// `Ok(None)` when there is none or the answer picks none.
+pub fn pick(home: &Path, project: &Path) -> anyhow::Result<Option<String>> {
+    use std::io::Write;
+    let mut summaries = summaries_in(&crate::sessions::project_folder(home, project), Some(project));
+    summaries.sort_by(|a, b| b.last_ms.cmp(&a.last_ms).then_with(|| b.id.cmp(&a.id)));
+    summaries.retain(|s| s.error.is_none());
+    summaries.truncate(PICKER_SESSIONS);
+    if summaries.is_empty() {
+        return Ok(None);
+    }
+    let mut err = std::io::stderr().lock();
+    for (n, s) in summaries.iter().enumerate() {
+        let prompt = s.first_prompt.as_deref().unwrap_or("-");
+        let _ = writeln!(
+            err,
+            "{:>3}) {}  {}  {} turn{}  {prompt}",
+            n + 1,
+            s.last.as_deref().unwrap_or("-"),
+            s.model.as_deref().unwrap_or("-"),
+            s.turns,
+            if s.turns == 1 { "" } else { "s" },
+        );
+    }
+    let _ = write!(err, "Resume which session? [1-{}] ", summaries.len());
+    let _ = err.flush();
+    drop(err);
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(answer
+        .trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| summaries.get(i))
+        .map(|s| s.id.clone()))
+}
+
 /// How much of a tool result `show` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fold {

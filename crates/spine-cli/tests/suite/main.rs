@@ -21,6 +21,7 @@ mod prompt_cache;
 mod providers;
 mod reasoning;
 mod result_json;
+mod resume_picker;
 mod run;
 mod sessions_cmd;
 mod shell_rules;

@@ -217,3 +217,62 @@ pub fn anthropic_tool_use(id: &str, name: &str, input: &Value) -> String {
         json!({"type": "message_stop"}),
     ])
 }
+
+/// A tmux server of its own (`-L`), killed when dropped.
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    pub fn start(dir: &Path, command: &str) -> Tmux {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = format!("spine-test-{}-{n}", std::process::id());
+        let tmux = Tmux { socket };
+        let status = tmux
+            .cmd()
+            .args(["new-session", "-d", "-x", "120", "-y", "30", "-s", "t", "-c"])
+            .arg(dir)
+            .arg(command)
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session");
+        tmux
+    }
+
+    pub fn cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new("tmux");
+        cmd.args(["-L", &self.socket, "-f", "/dev/null"]);
+        cmd
+    }
+
+    pub fn screen(&self) -> String {
+        let out = self.cmd().args(["capture-pane", "-p", "-t", "t"]).output().expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (at most 30 s: a liveness bound, not a timing assertion) until the screen shows
+    /// `text`, and returns the screen.
+    pub fn wait_for(&self, text: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(std::time::Instant::now() < deadline, "`{text}` never appeared:\n{screen}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+/// `s` quoted for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
