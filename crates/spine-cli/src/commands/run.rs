@@ -109,8 +109,11 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     };
     // The live status line: on a terminal, without -v (which prints every event) or -q.
     let status = (std::io::stderr().is_terminal() && !args.verbose && !args.quiet).then(StatusLine::start);
-    let approver: Arc<dyn Approver> =
-        if interactive_prompt { Arc::new(TerminalApprover { status: status.clone() }) } else { Arc::new(DenyApprover) };
+    let approver: Arc<dyn Approver> = if interactive_prompt {
+        Arc::new(TerminalApprover::new(project.clone(), status.clone()))
+    } else {
+        Arc::new(DenyApprover)
+    };
     let connection = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
     if !args.quiet
         && let Some(notice) = spine_agent::untrusted_notice(&settings, &project, &connection)

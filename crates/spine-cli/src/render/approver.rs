@@ -1,27 +1,92 @@
-//! The terminal approver: asks on stderr and reads `y`/`n` from the terminal. Used only when
-//! stdin is a terminal; otherwise `ask` fails closed.
+//! The terminal approver: asks on stderr and reads the answer from the terminal. Used only
+//! when stdin is a terminal; otherwise `ask` fails closed.
+//!
+//! Four answers, as in Claude Code:
+//!
+//! - `y` — yes, this call;
+//! - `n` — no; a reason may follow (`n not now`, or on the next prompt line) and reaches the
+//!   model;
+//! - `a` — always for this session: the call's narrowest rules
+//!   ([`spine_core::permission::covering_rules`], e.g. `Bash(npm test:*)`, one per command of a
+//!   compound command) are remembered, and a later call whose rules are all remembered is
+//!   allowed without asking;
+//! - `p` — always for this project: the same, and the rules are added to
+//!   `<project>/.spine/settings.local.json` (`permissions.allow`), said on stderr with the file.
+//!
+//! When no rule narrower than the whole tool exists (an opaque command), only `y`/`n` are
+//! offered. A settings file that is not a JSON object is never overwritten: the rule then holds
+//! for the session only, and stderr says why.
 
 use std::io::{BufRead, Write};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use spine_core::permission::{Approval, ApprovalRequest, Approver};
+use serde_json::{Value, json};
+use spine_core::permission::{Approval, ApprovalRequest, Approver, covering_rules};
 
 use super::status::StatusLine;
 
 /// Asks a person at the terminal (the live status line, if any, is cleared while it asks).
 pub struct TerminalApprover {
-    /// The status line to clear while asking.
-    pub status: Option<Arc<StatusLine>>,
+    status: Option<Arc<StatusLine>>,
+    project: PathBuf,
+    /// Rules answered "always" in this session.
+    remembered: Mutex<Vec<String>>,
+}
+
+impl TerminalApprover {
+    /// An approver for a run in `project`.
+    pub fn new(project: PathBuf, status: Option<Arc<StatusLine>>) -> Self {
+        TerminalApprover { status, project, remembered: Mutex::new(Vec::new()) }
+    }
+}
+
+/// What the person answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    No(Option<String>),
+    Session,
+    Project,
 }
 
 #[async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        let rules = covering_rules(request.tool_name, request.args, &self.project);
+        if let Some(rules) = &rules {
+            let remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+            if rules.iter().all(|r| remembered.contains(r)) {
+                return Approval::Allow;
+            }
+        }
         if let Some(status) = &self.status {
             status.suspend();
         }
-        let approval = self.ask(request).await;
+        let answer = ask(request, rules.is_some()).await;
+        let approval = match answer {
+            Ok(Answer::Yes) => Approval::Allow,
+            Ok(Answer::No(reason)) => {
+                Approval::Deny { reason: reason.unwrap_or_else(|| "the user declined".to_owned()) }
+            }
+            Ok(Answer::Session) => {
+                self.remember(rules.unwrap_or_default());
+                Approval::Allow
+            }
+            Ok(Answer::Project) => {
+                let rules = rules.unwrap_or_default();
+                self.remember(rules.clone());
+                let file = self.project.join(".spine").join("settings.local.json");
+                let note = match add_allow_rules(&file, &rules) {
+                    Ok(()) => format!("Added {} to {}", rules.join(", "), file.display()),
+                    Err(e) => format!("Not saved ({e}); allowed for this session only"),
+                };
+                let _ = writeln!(std::io::stderr().lock(), "{note}");
+                Approval::Allow
+            }
+            Err(reason) => Approval::Deny { reason },
+        };
         if let Some(status) = &self.status {
             status.resume();
         }
@@ -30,26 +95,131 @@ impl Approver for TerminalApprover {
 }
 
 impl TerminalApprover {
-    async fn ask(&self, request: &ApprovalRequest<'_>) -> Approval {
-        let question = format!(
-            "Allow {} {}? ({}) [y/N] ",
-            request.tool_name,
-            serde_json::Value::Object(request.args.clone()),
-            request.reason
-        );
-        let answer = tokio::task::spawn_blocking(move || {
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(question.as_bytes());
-            let _ = err.flush();
-            let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|_| line)
-        })
-        .await;
-        match answer {
-            Ok(Ok(line)) if matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes") => Approval::Allow,
-            Ok(Ok(_)) => Approval::Deny { reason: "the user declined".to_owned() },
-            Ok(Err(e)) => Approval::Deny { reason: format!("could not read the answer: {e}") },
-            Err(e) => Approval::Deny { reason: format!("could not ask: {e}") },
+    fn remember(&self, rules: Vec<String>) {
+        let mut remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+        for rule in rules {
+            if !remembered.contains(&rule) {
+                remembered.push(rule);
+            }
         }
+    }
+}
+
+/// Asks on stderr and reads the answer (and a reason after a bare `n`) from stdin.
+async fn ask(request: &ApprovalRequest<'_>, always: bool) -> Result<Answer, String> {
+    let choices = if always {
+        "[y]es / [n]o (reason) / [a]lways this session / always for this [p]roject"
+    } else {
+        "[y]es / [n]o (reason)"
+    };
+    let question = format!(
+        "Allow {} {}? ({})\n{choices}: ",
+        request.tool_name,
+        Value::Object(request.args.clone()),
+        request.reason
+    );
+    tokio::task::spawn_blocking(move || {
+        let line = prompt(&question)?;
+        let answer = parse_answer(&line, always);
+        match answer {
+            Answer::No(None) if line.trim().eq_ignore_ascii_case("n") || line.trim().eq_ignore_ascii_case("no") => {
+                let reason = prompt("Reason for the model (Enter to skip): ")?;
+                let reason = reason.trim();
+                Ok(Answer::No((!reason.is_empty()).then(|| reason.to_owned())))
+            }
+            other => Ok(other),
+        }
+    })
+    .await
+    .map_err(|e| format!("could not ask: {e}"))?
+}
+
+fn prompt(text: &str) -> Result<String, String> {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).map_err(|e| format!("could not read the answer: {e}"))?;
+    Ok(line)
+}
+
+/// The answer a line means. Anything unrecognised is a no (fail closed).
+fn parse_answer(line: &str, always: bool) -> Answer {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).map_or((line, ""), |(w, r)| (w, r.trim()));
+    match (word.to_ascii_lowercase().as_str(), always) {
+        ("y" | "yes", _) => Answer::Yes,
+        ("a" | "always", true) => Answer::Session,
+        ("p" | "project", true) => Answer::Project,
+        ("n" | "no", _) if !rest.is_empty() => Answer::No(Some(rest.to_owned())),
+        _ => Answer::No(None),
+    }
+}
+
+/// Adds `rules` to `permissions.allow` of the settings file at `path` (created with its folder
+/// when missing), keeping everything else in it; written to a temporary file and renamed.
+fn add_allow_rules(path: &Path, rules: &[String]) -> Result<(), String> {
+    let mut settings = match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => json!({}),
+        Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let Some(root) = settings.as_object_mut() else {
+        return Err(format!("{} is not a JSON object", path.display()));
+    };
+    let permissions = root.entry("permissions").or_insert_with(|| json!({}));
+    let Some(permissions) = permissions.as_object_mut() else {
+        return Err(format!("{}: `permissions` is not an object", path.display()));
+    };
+    let allow = permissions.entry("allow").or_insert_with(|| json!([]));
+    let Some(allow) = allow.as_array_mut() else {
+        return Err(format!("{}: `permissions.allow` is not an array", path.display()));
+    };
+    for rule in rules {
+        if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+            allow.push(Value::String(rule.clone()));
+        }
+    }
+    let dir = path.parent().ok_or_else(|| format!("{} has no folder", path.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let text = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())? + "\n";
+    let tmp = dir.join(format!(".settings.local.json.{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_yes_no_with_a_reason_session_or_project_and_anything_else_is_no() {
+        assert_eq!(parse_answer("y\n", true), Answer::Yes);
+        assert_eq!(parse_answer("YES", false), Answer::Yes);
+        assert_eq!(parse_answer("a", true), Answer::Session);
+        assert_eq!(parse_answer("p", true), Answer::Project);
+        assert_eq!(parse_answer("n use the staging db\n", true), Answer::No(Some("use the staging db".into())));
+        assert_eq!(parse_answer("n", true), Answer::No(None));
+        assert_eq!(parse_answer("a", false), Answer::No(None), "no always without a narrow rule");
+        assert_eq!(parse_answer("", true), Answer::No(None));
+        assert_eq!(parse_answer("sure", true), Answer::No(None));
+    }
+
+    #[test]
+    fn project_rules_are_added_to_settings_local_json_keeping_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(".spine/settings.local.json");
+        add_allow_rules(&path, &["Bash(npm test:*)".into()]).expect("created");
+        std::fs::write(&path, r#"{"env": {"A": "1"}, "permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"]}}"#)
+            .expect("write");
+        add_allow_rules(&path, &["Bash(npm test:*)".into(), "Read".into()]).expect("merged");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        assert_eq!(v["permissions"]["allow"], json!(["Read", "Bash(npm test:*)"]));
+        assert_eq!(v["permissions"]["deny"], json!(["Bash(rm:*)"]));
+        assert_eq!(v["env"]["A"], "1");
+        std::fs::write(&path, "[1, 2]").expect("write");
+        assert!(add_allow_rules(&path, &["Read".into()]).is_err(), "never overwrites what it cannot read");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "[1, 2]");
     }
 }

@@ -7,6 +7,7 @@
 mod support;
 
 mod add_dir;
+mod approvals;
 mod cancel;
 mod claude_flags;
 mod claude_settings;
