@@ -28,8 +28,11 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the agent on one prompt.
+    /// Run the agent on one prompt (without a prompt, on a terminal: an interactive session).
     Run(Box<RunArgs>),
+    /// An interactive session on the terminal (also `spine` with no prompt): prompts, slash
+    /// commands, live approvals; the same flags as `run`.
+    Chat(Box<RunArgs>),
     /// Inspect and test configured hooks.
     #[command(subcommand)]
     Hooks(HooksCommand),

@@ -7,6 +7,7 @@
 // binary's own list (see the workspace Cargo.toml).
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 
+mod chat;
 mod cli;
 mod commands;
 mod error;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
     let command = match cli.command {
         Some(command) => command,
         None if cli.run.print || cli.run.prompt.is_some() => Command::Run(Box::new(cli.run)),
+        None if chat::wanted(&cli.run) => Command::Chat(Box::new(cli.run)),
         None => {
             // No command, no prompt and no -p: the usage, as clap prints it for a missing command.
             eprintln!("{}", <Cli as clap::CommandFactory>::command().render_help());
@@ -57,7 +59,9 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
+            Command::Run(args) if chat::wanted(&args) => chat::chat(*args).await,
             Command::Run(args) => commands::run::run(*args).await,
+            Command::Chat(args) => chat::chat(*args).await,
             Command::Hooks(cmd) => commands::hooks::hooks(cmd).await,
             Command::Trace(cmd) => commands::trace::trace(cmd),
             Command::Worker(args) => commands::worker::worker(args).await,

@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod config_file;
+pub mod front_matter;
 pub mod hooks;
 pub mod memory_files;
 pub mod model;

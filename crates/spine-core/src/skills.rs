@@ -136,17 +136,9 @@ fn valid_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// Splits front matter from a SKILL.md text.
+/// The front matter of a SKILL.md text.
 fn front_matter(text: &str) -> Result<FrontMatter, String> {
-    let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
-        return Ok(FrontMatter::default());
-    };
-    let end = rest.find("\n---").ok_or("front matter has no closing `---`")?;
-    let yaml = &rest[..end];
-    if yaml.trim().is_empty() {
-        return Ok(FrontMatter::default());
-    }
-    serde_saphyr::from_str::<FrontMatter>(yaml).map_err(|e| format!("invalid front matter: {e}"))
+    crate::front_matter::parse::<FrontMatter>(text).map(|(meta, _)| meta)
 }
 
 impl SkillCatalog {

@@ -136,7 +136,22 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
         .collect()
 }
 
+/// The `spine hooks list` table of `settings` (or `no hooks configured`), for `/hooks`.
+pub(crate) fn hooks_text(settings: &spine_settings::Settings) -> anyhow::Result<String> {
+    let hooks = HookConfig::from_settings(settings).map_err(|e| config(e.to_string()))?;
+    let rows = hook_rows(&hooks);
+    let mut text = if rows.is_empty() { "no hooks configured\n".to_owned() } else { table(&rows) };
+    if let Some(by) = &hooks.disabled_by {
+        text.push_str(&format!("every hook is disabled by `disableAllHooks` in {by}\n"));
+    }
+    Ok(text)
+}
+
 fn print_table(rows: &[Value]) {
+    let _ = out::text(table(rows));
+}
+
+fn table(rows: &[Value]) -> String {
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
@@ -160,7 +175,7 @@ fn print_table(rows: &[Value]) {
             [s("event"), s("matcher"), s("type"), target, options.join(" "), format!("{} {}", s("source"), s("path"))]
         })
         .collect();
-    let _ = out::text(render_table(&["EVENT", "MATCHER", "TYPE", "COMMAND/URL", "OPTIONS", "SOURCE"], &table));
+    render_table(&["EVENT", "MATCHER", "TYPE", "COMMAND/URL", "OPTIONS", "SOURCE"], &table)
 }
 
 fn warnings(hooks: &HookConfig) -> Vec<String> {

@@ -56,20 +56,8 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
             "warning: cannot become the child subreaper ({e}); processes that leave their group may outlive the run"
         );
     }
-    let home = context::spine_home()?;
-    let launch_dir = context::project_dir(args.cwd.as_ref())?;
-    let ChosenSession { id: session_id, transcript: transcript_file, resumed } =
-        choose_session(&args, &home, &launch_dir)?;
-    // A resumed session runs where it ran before, with the model it used, unless the flags say
-    // otherwise.
-    let project = resumed_project(&args, resumed.as_ref(), &launch_dir);
-    let model = resumed_model(&args, resumed.as_ref());
-    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
-    if args.verbose {
-        for note in &settings.notes {
-            eprintln!("note: {note}");
-        }
-    }
+    let Opened { home, launch_dir, session, project, model, settings } = open(&args)?;
+    let ChosenSession { id: session_id, transcript: transcript_file, resumed } = session;
     let interactive_prompt = args.prompt.is_some() && std::io::stdin().is_terminal();
     let prompt = read_prompt(args.prompt.clone(), args.quiet)?;
     let images = load_images(&args.image, &std::env::current_dir().unwrap_or_else(|_| launch_dir.clone()))?;
@@ -102,54 +90,15 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         )));
     }
 
-    let permission_mode = match &args.permission_mode {
-        Some(flag) => Some(flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?),
-        None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
-        None => None,
-    };
     // The live status line: on a terminal, without -v (which prints every event) or -q.
     let status = (std::io::stderr().is_terminal() && !args.verbose && !args.quiet).then(StatusLine::start);
-    let approver: Arc<dyn Approver> = if interactive_prompt {
-        Arc::new(TerminalApprover::new(project.clone(), status.clone()))
-    } else {
-        Arc::new(DenyApprover)
+    let terminal = interactive_prompt.then(|| Arc::new(TerminalApprover::new(project.clone(), status.clone())));
+    let approver: Arc<dyn Approver> = match &terminal {
+        Some(terminal) => terminal.clone(),
+        None => Arc::new(DenyApprover),
     };
-    let connection = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
-    if !args.quiet
-        && let Some(notice) = spine_agent::untrusted_notice(&settings, &project, &connection)
-    {
-        eprintln!("{notice}");
-    }
-    let (mcp, mcp_warnings) = (connection.tools, connection.warnings);
-    let assembled = spine_agent::assemble(
-        &settings,
-        AgentOptions {
-            project: project.clone(),
-            spine_home: home.clone(),
-            model,
-            permission_mode,
-            max_turns: Some(args.max_turns.or(settings.max_turns).unwrap_or(NO_TURN_LIMIT)),
-            allowed_tools: visible_tools(&args.tools)?,
-            command_line: CommandLine {
-                allow: split_list(&args.allowed_tools),
-                deny: split_list(&args.disallowed_tools),
-                system_prompt: args.system_prompt.clone(),
-                append_system_prompt: args.append_system_prompt.clone(),
-                add_dirs: add_dirs(&args.add_dir, &project),
-            },
-            approver,
-            allow_defer: !interactive_prompt,
-            conversation_id: Some(session_id.clone()),
-            tools: Tools::Fresh(mcp.tools()),
-        },
-    )
-    .map_err(|e| config(e.to_string()))?;
-    if !args.quiet {
-        for warning in mcp_warnings.iter().chain(&assembled.warnings) {
-            eprintln!("warning: {warning}");
-        }
-    }
-    let (agent, families) = (assembled.agent, assembled.tools.families);
+    let Built { agent, families, mcp } =
+        build(&args, &settings, &project, &home, model, &session_id, approver, !interactive_prompt).await?;
     let model_id = agent.model.model().to_owned();
     let context_window = agent.model.context_window();
 
@@ -206,6 +155,9 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         Arc::new(ReportCollector::new(identity, Arc::new(StreamJsonReports)))
     });
     let cancel = CancellationToken::new();
+    if let Some(terminal) = &terminal {
+        terminal.set_cancel(cancel.clone());
+    }
     // SIGINT, SIGTERM and SIGHUP cancel the run (the running tool's group is killed, pending
     // calls are answered `Error [canceled]`, the transcript and the result are written); a
     // second signal exits at once. The exit status is 128 + the first signal's number.
@@ -293,6 +245,98 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
             exit::FAILED
         }
     })
+}
+
+/// What `spine run` and the interactive session open before their first prompt: the session
+/// (new, `--resume`d or `--continue`d), the project it runs in, the model flag and the settings.
+pub(crate) struct Opened {
+    pub(crate) home: PathBuf,
+    pub(crate) launch_dir: PathBuf,
+    pub(crate) session: ChosenSession,
+    pub(crate) project: PathBuf,
+    pub(crate) model: Option<String>,
+    pub(crate) settings: spine_settings::Settings,
+}
+
+/// Opens the session of `args` (see [`Opened`]).
+pub(crate) fn open(args: &RunArgs) -> anyhow::Result<Opened> {
+    let home = context::spine_home()?;
+    let launch_dir = context::project_dir(args.cwd.as_ref())?;
+    let session = choose_session(args, &home, &launch_dir)?;
+    // A resumed session runs where it ran before, with the model it used, unless the flags say
+    // otherwise.
+    let project = resumed_project(args, session.resumed.as_ref(), &launch_dir);
+    let model = resumed_model(args, session.resumed.as_ref());
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
+    if args.verbose {
+        for note in &settings.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    Ok(Opened { home, launch_dir, session, project, model, settings })
+}
+
+/// The agent of a session, with what must be shut down after it.
+pub(crate) struct Built {
+    pub(crate) agent: spine_core::runner::Agent,
+    pub(crate) families: spine_tools::FamilyHandles,
+    pub(crate) mcp: spine_tools::mcp::McpTools,
+}
+
+/// Connects the MCP servers and assembles the agent of `args` (warnings on stderr unless
+/// `-q`). Every problem is a configuration error.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn build(
+    args: &RunArgs,
+    settings: &spine_settings::Settings,
+    project: &Path,
+    home: &Path,
+    model: Option<String>,
+    session_id: &str,
+    approver: Arc<dyn Approver>,
+    allow_defer: bool,
+) -> anyhow::Result<Built> {
+    let permission_mode = match &args.permission_mode {
+        Some(flag) => Some(flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?),
+        None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
+        None => None,
+    };
+    let connection = spine_agent::connect_mcp(settings, project).await.map_err(|e| config(e.to_string()))?;
+    if !args.quiet
+        && let Some(notice) = spine_agent::untrusted_notice(settings, project, &connection)
+    {
+        eprintln!("{notice}");
+    }
+    let (mcp, mcp_warnings) = (connection.tools, connection.warnings);
+    let assembled = spine_agent::assemble(
+        settings,
+        AgentOptions {
+            project: project.to_path_buf(),
+            spine_home: home.to_path_buf(),
+            model,
+            permission_mode,
+            max_turns: Some(args.max_turns.or(settings.max_turns).unwrap_or(NO_TURN_LIMIT)),
+            allowed_tools: visible_tools(&args.tools)?,
+            command_line: CommandLine {
+                allow: split_list(&args.allowed_tools),
+                deny: split_list(&args.disallowed_tools),
+                system_prompt: args.system_prompt.clone(),
+                append_system_prompt: args.append_system_prompt.clone(),
+                add_dirs: add_dirs(&args.add_dir, project),
+            },
+            approver,
+            allow_defer,
+            conversation_id: Some(session_id.to_owned()),
+            tools: Tools::Fresh(mcp.tools()),
+        },
+    )
+    .map_err(|e| config(e.to_string()))?;
+    if !args.quiet {
+        for warning in mcp_warnings.iter().chain(&assembled.warnings) {
+            eprintln!("warning: {warning}");
+        }
+    }
+    Ok(Built { agent: assembled.agent, families: assembled.tools.families, mcp })
 }
 
 /// `--tools`: the names, or every tool (an empty list) for `default`. A `--tools` that names no
@@ -412,12 +456,12 @@ fn pick_session(home: &Path, launch_dir: &Path) -> anyhow::Result<String> {
 }
 
 /// The session a run continues or starts.
-struct ChosenSession {
-    id: String,
+pub(crate) struct ChosenSession {
+    pub(crate) id: String,
     /// Its transcript file (its `CLAUDE_ENV_FILE` is next to it, `<id>.env`).
-    transcript: PathBuf,
+    pub(crate) transcript: PathBuf,
     /// The transcript read back, for `--resume` and `--continue`.
-    resumed: Option<LoadedSession>,
+    pub(crate) resumed: Option<LoadedSession>,
 }
 
 /// The turn limit of `spine run` without `--max-turns` or a `maxTurns` setting: none, as in

@@ -13,8 +13,12 @@
 //! - `p` — always for this project: the same, and the rules are added to
 //!   `<project>/.spine/settings.local.json` (`permissions.allow`), said on stderr with the file.
 //!
+//! The question names the tool, its arguments and who asked: the rule (`rule Bash(git push:*)`),
+//! the hook, the mode's default or the workspace boundary, with the reason.
+//!
 //! When no rule narrower than the whole tool exists (an opaque command), only `y`/`n` are
-//! offered. A settings file that is not a JSON object is never overwritten: the rule then holds
+//! offered. A canceled turn (Ctrl-C while the question waits) stops waiting: the answer is
+//! no, and nothing typed later is taken for it. A settings file that is not a JSON object is never overwritten: the rule then holds
 //! for the session only, and stderr says why.
 
 use std::io::{BufRead, Write};
@@ -22,8 +26,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use serde_json::{Value, json};
+use spine_core::CancellationToken;
 use spine_core::permission::{Approval, ApprovalRequest, Approver, covering_rules};
+use spine_protocol::permission::DecisionSource;
 
 use super::status::StatusLine;
 
@@ -33,12 +40,29 @@ pub struct TerminalApprover {
     project: PathBuf,
     /// Rules answered "always" in this session.
     remembered: Mutex<Vec<String>>,
+    /// The running prompt's cancellation: a question stops waiting when it fires.
+    cancel: Mutex<CancellationToken>,
 }
 
 impl TerminalApprover {
     /// An approver for a run in `project`.
     pub fn new(project: PathBuf, status: Option<Arc<StatusLine>>) -> Self {
-        TerminalApprover { status, project, remembered: Mutex::new(Vec::new()) }
+        TerminalApprover {
+            status,
+            project,
+            remembered: Mutex::new(Vec::new()),
+            cancel: Mutex::new(CancellationToken::new()),
+        }
+    }
+
+    /// The cancellation of the prompt that runs now (questions stop waiting when it fires).
+    pub fn set_cancel(&self, cancel: CancellationToken) {
+        *self.cancel.lock().unwrap_or_else(PoisonError::into_inner) = cancel;
+    }
+
+    /// The rules answered "always" in this session.
+    pub fn remembered(&self) -> Vec<String> {
+        self.remembered.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 }
 
@@ -64,7 +88,8 @@ impl Approver for TerminalApprover {
         if let Some(status) = &self.status {
             status.suspend();
         }
-        let answer = ask(request, rules.is_some()).await;
+        let cancel = self.cancel.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let answer = ask(request, rules.is_some(), cancel).await;
         let approval = match answer {
             Ok(Answer::Yes) => Approval::Allow,
             Ok(Answer::No(reason)) => {
@@ -106,24 +131,25 @@ impl TerminalApprover {
 }
 
 /// Asks on stderr and reads the answer (and a reason after a bare `n`) from stdin.
-async fn ask(request: &ApprovalRequest<'_>, always: bool) -> Result<Answer, String> {
+async fn ask(request: &ApprovalRequest<'_>, always: bool, cancel: CancellationToken) -> Result<Answer, String> {
     let choices = if always {
         "[y]es / [n]o (reason) / [a]lways this session / always for this [p]roject"
     } else {
         "[y]es / [n]o (reason)"
     };
     let question = format!(
-        "Allow {} {}? ({})\n{choices}: ",
+        "Allow {} {}?\n  asked by {}: {}\n{choices}: ",
         request.tool_name,
         Value::Object(request.args.clone()),
+        asked_by(request.asked_by),
         request.reason
     );
     tokio::task::spawn_blocking(move || {
-        let line = prompt(&question)?;
+        let line = prompt(&question, &cancel)?;
         let answer = parse_answer(&line, always);
         match answer {
             Answer::No(None) if line.trim().eq_ignore_ascii_case("n") || line.trim().eq_ignore_ascii_case("no") => {
-                let reason = prompt("Reason for the model (Enter to skip): ")?;
+                let reason = prompt("Reason for the model (Enter to skip): ", &cancel)?;
                 let reason = reason.trim();
                 Ok(Answer::No((!reason.is_empty()).then(|| reason.to_owned())))
             }
@@ -134,14 +160,48 @@ async fn ask(request: &ApprovalRequest<'_>, always: bool) -> Result<Answer, Stri
     .map_err(|e| format!("could not ask: {e}"))?
 }
 
-fn prompt(text: &str) -> Result<String, String> {
+/// Who asked for approval, for the question.
+fn asked_by(source: &DecisionSource) -> String {
+    match source {
+        DecisionSource::Default => "the permission mode's default".to_owned(),
+        DecisionSource::Mode => "the permission mode".to_owned(),
+        DecisionSource::Rule { rule } => format!("the rule {rule}"),
+        DecisionSource::Hook { hook_id } => format!("the PreToolUse hook {hook_id}"),
+        DecisionSource::Workspace => "the workspace boundary (a protected path)".to_owned(),
+        DecisionSource::PermissionRequestHook { hook_id } => format!("the PermissionRequest hook {hook_id}"),
+        DecisionSource::Approver => "the approver".to_owned(),
+    }
+}
+
+/// Writes `text` and reads one line from stdin, waiting in short polls so that a canceled
+/// turn stops the wait (nothing is read then).
+fn prompt(text: &str, cancel: &CancellationToken) -> Result<String, String> {
+    use std::os::fd::AsFd;
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     let _ = err.flush();
+    drop(err);
+    let stdin = std::io::stdin();
+    loop {
+        if cancel.is_cancelled() {
+            let _ = writeln!(std::io::stderr().lock());
+            return Err("canceled before an answer".to_owned());
+        }
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(POLL_MS)) {
+            Ok(0) => continue,
+            Ok(_) => break,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(format!("could not read the answer: {e}")),
+        }
+    }
     let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line).map_err(|e| format!("could not read the answer: {e}"))?;
+    stdin.lock().read_line(&mut line).map_err(|e| format!("could not read the answer: {e}"))?;
     Ok(line)
 }
+
+/// How long one wait for the answer lasts before the cancellation is looked at again.
+const POLL_MS: u16 = 100;
 
 /// The answer a line means. Anything unrecognised is a no (fail closed).
 fn parse_answer(line: &str, always: bool) -> Answer {

@@ -45,6 +45,25 @@ struct State {
 impl StatusLine {
     /// Starts the status line and its clock (on the current tokio runtime).
     pub fn start() -> Arc<Self> {
+        Self::start_with(true)
+    }
+
+    /// Starts a status line that draws nothing until [`resume`](Self::resume) (an interactive
+    /// session's, shown only while a prompt runs).
+    pub fn start_paused() -> Arc<Self> {
+        Self::start_with(false)
+    }
+
+    /// Starts the line over for a new prompt: clock, turn, tools and tokens.
+    pub fn reset(&self) {
+        let mut s = self.lock();
+        s.started = Instant::now();
+        s.turn = 0;
+        s.tools.clear();
+        s.tokens = 0;
+    }
+
+    fn start_with(enabled: bool) -> Arc<Self> {
         let width = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse().ok()).filter(|w| *w > 10).unwrap_or(80);
         let line = Arc::new(StatusLine {
             state: Mutex::new(State {
@@ -53,7 +72,7 @@ impl StatusLine {
                 tools: Vec::new(),
                 tokens: 0,
                 shown: false,
-                enabled: true,
+                enabled,
             }),
             stop: CancellationToken::new(),
             width,
@@ -184,22 +203,26 @@ fn tokens(n: u64) -> String {
 }
 
 /// `Tool: main argument` (the command, path, pattern or URL), one line, cut to [`MAX_ARG`].
-fn describe(name: &str, arguments: &ToolArguments) -> String {
-    let ToolArguments::Json(args) = arguments else { return name.to_owned() };
-    let main = ["command", "file_path", "path", "pattern", "url", "query"]
-        .iter()
-        .find_map(|k| args.get(*k).and_then(|v| v.as_str()));
-    match main {
-        Some(arg) => {
-            let arg = arg.lines().next().unwrap_or_default();
-            let mut shown: String = arg.chars().take(MAX_ARG).collect();
-            if arg.chars().count() > MAX_ARG {
-                shown.push('…');
-            }
-            format!("{name}: {shown}")
-        }
+pub(crate) fn describe(name: &str, arguments: &ToolArguments) -> String {
+    match main_argument(arguments, MAX_ARG) {
+        Some(arg) => format!("{name}: {arg}"),
         None => name.to_owned(),
     }
+}
+
+/// A call's main argument (the command, path, pattern, URL or query), its first line cut to
+/// `max` characters.
+pub(crate) fn main_argument(arguments: &ToolArguments, max: usize) -> Option<String> {
+    let ToolArguments::Json(args) = arguments else { return None };
+    let arg = ["command", "file_path", "path", "pattern", "url", "query", "description"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(|v| v.as_str()))?;
+    let arg = arg.lines().next().unwrap_or_default();
+    let mut shown: String = arg.chars().take(max).collect();
+    if arg.chars().count() > max {
+        shown.push('…');
+    }
+    Some(shown)
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ pub struct ApprovalRequest<'a> {
     pub args: &'a Map<String, Value>,
     /// Why approval is needed.
     pub reason: &'a str,
+    /// Who asked: the rule, the hook, the mode's default or the workspace boundary.
+    pub asked_by: &'a spine_protocol::permission::DecisionSource,
 }
 
 /// The approver's answer.

@@ -152,6 +152,31 @@ impl PermissionPolicy {
         self.mode
     }
 
+    /// The rules the policy decides with.
+    pub fn rules(&self) -> &PermissionRules {
+        &self.rules
+    }
+
+    /// The same policy with `extra` allow rules after its own (a custom command's
+    /// `allowed-tools`, for the prompt it sends). Deny and ask rules still win over them.
+    pub fn with_allowed(&self, extra: impl IntoIterator<Item = PermissionRule>) -> Self {
+        let mut policy = self.clone();
+        policy.rules.allow.extend(extra);
+        policy
+    }
+
+    /// The deny rule that forbids reading `path`, if one does (`Read(./.env)`), for files the
+    /// user's own input brings into the conversation (`@file` references).
+    pub fn read_denied_by(&self, path: &Path) -> Option<&str> {
+        let mut input = Map::new();
+        input.insert("file_path".into(), Value::String(path.display().to_string()));
+        self.rules
+            .deny
+            .iter()
+            .find(|r| r.matches("Read", &input, &self.project_dir, RuleUse::Restrict))
+            .map(PermissionRule::as_str)
+    }
+
     /// Decides a call, given the hooks' merged suggestion and who made it. In `dontAsk` mode
     /// what would ask is refused instead.
     pub fn decide(

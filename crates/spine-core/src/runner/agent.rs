@@ -7,11 +7,17 @@ use std::sync::Arc;
 
 use spine_protocol::tool::ToolSpec;
 
+use spine_protocol::hook::{HookEventName, SessionEnd, SessionEndInput, SessionEndReason, SessionSource};
+use spine_protocol::message::Message;
+use tokio_util::sync::CancellationToken;
+
 use super::request::{RunOutcome, RunRequest};
+use super::turn::CompactCause;
 use super::{Run, RunParts};
-use crate::hooks::{HookRegistry, HookRuntime, SessionInfo};
+use crate::hooks::{HookContext, HookRegistry, HookRuntime, SessionInfo};
 use crate::memory_files::{self, MemorySources};
 use crate::model::ModelClient;
+use crate::observer::RunObserver;
 use crate::permission::{Approver, PermissionPolicy};
 use crate::registry::ToolRegistry;
 use crate::skills::{SkillCatalog, SkillRoot};
@@ -19,6 +25,7 @@ use crate::stages::compact_context::CompactStrategy;
 use crate::stages::prepare_turn::{OperatorStateSource, TurnSettings};
 use crate::stages::review_tool_call::Visibility;
 use crate::tokens::{TokenEstimator, estimator_for};
+use crate::trace::Trace;
 use crate::workspace::Workspace;
 
 /// Everything that stays the same across runs of one agent.
@@ -98,14 +105,79 @@ impl AgentConfig {
 impl Agent {
     /// Runs one prompt to its end. Never panics on bad input: every failure is an outcome.
     pub async fn run(&self, request: RunRequest) -> RunOutcome {
-        let session = Arc::new(SessionInfo {
-            session_id: request.session_id.clone(),
-            transcript_path: request.transcript.path().to_path_buf(),
+        let (mut run, pending) = self.start(request);
+        if let Some(r) = &run.reports {
+            r.started();
+        }
+        let end = run.drive(pending.prompt, pending.images, pending.deferred, pending.source).await;
+        run.finish(end).await
+    }
+
+    /// Compacts a session's conversation now (`/compact [instructions]` of an interactive
+    /// session): PreCompact (trigger `manual`, the instructions as `custom_instructions`) → a
+    /// model-written summary that follows the instructions (the sandwich note when the summary
+    /// request fails) → PostCompact → SessionStart(`compact`), as an automatic compaction does,
+    /// and the transcript records the boundary. The request's prompt is ignored.
+    pub async fn compact(&self, request: RunRequest, instructions: Option<String>) -> CompactOutcome {
+        let (mut run, _) = self.start(request);
+        let prepared = run.prepare_request();
+        let before = run.conversation.len();
+        let likely_model = prepared.likely_model.clone().unwrap_or_else(|| self.model.model().to_owned());
+        let messages = &prepared.turn.messages;
+        let compacted = if crate::stages::compact_context::can_compact(messages) {
+            run.compact(messages, &likely_model, &CompactCause::Manual { instructions }).await
+        } else {
+            false
+        };
+        run.hooks.shutdown();
+        let (usage, total_cost_usd) = spine_protocol::run::ModelUsage::totals(&run.model_usage);
+        CompactOutcome {
+            compacted,
+            before,
+            messages: std::mem::take(&mut run.conversation),
+            usage,
+            model_usage: std::mem::take(&mut run.model_usage),
+            total_cost_usd,
+        }
+    }
+
+    /// Ends a session whose prompts ran as [`SessionTurn::First`](super::SessionTurn::First) and
+    /// [`SessionTurn::Later`](super::SessionTurn::Later):
+    /// fires SessionEnd with `reason` (an interactive session's exit or `/clear`).
+    pub async fn end_session(&self, ending: SessionEnding) {
+        let session = self.session_info(&ending.session_id, ending.transcript_path, ending.env_file);
+        let hooks = HookRuntime::new(
+            Arc::clone(&self.hooks),
+            ending.trace,
+            ending.observer,
+            self.config.workspace.root().to_path_buf(),
+        );
+        let ctx = HookContext {
+            session,
+            event: HookEventName::SessionEnd,
+            prompt_id: None,
+            cancel: CancellationToken::new(),
+        };
+        hooks.observe::<SessionEnd>(&ctx, SessionEndInput { reason: ending.reason }).await;
+        hooks.shutdown();
+    }
+
+    fn session_info(&self, session_id: &str, transcript_path: PathBuf, env_file: Option<PathBuf>) -> Arc<SessionInfo> {
+        Arc::new(SessionInfo {
+            session_id: session_id.to_owned(),
+            transcript_path,
             cwd: self.config.cwd.clone(),
             project_dir: self.config.workspace.root().to_path_buf(),
             permission_mode: self.policy.mode(),
-            env_file: request.env_file.clone(),
-        });
+            env_file,
+        })
+    }
+
+    /// A run of `request`, ready to drive: its hooks, tools, skills, memory files and
+    /// estimator; the rest of the request is returned for the driver.
+    fn start(&self, request: RunRequest) -> (Run<'_>, Pending) {
+        let session =
+            self.session_info(&request.session_id, request.transcript.path().to_path_buf(), request.env_file.clone());
         let hooks = HookRuntime::new(
             Arc::clone(&self.hooks),
             request.trace.clone(),
@@ -137,16 +209,61 @@ impl Agent {
                 progress: request.progress,
                 reports: request.reports,
                 visibility: self.config.visibility.clone(),
+                session_turn: request.session_turn,
             },
         );
         run.specs = specs;
         run.skills = skills;
         run.memory = memory;
         run.estimator = estimator;
-        if let Some(r) = &run.reports {
-            r.started();
-        }
-        let end = run.drive(request.prompt, request.images, request.deferred, request.source).await;
-        run.finish(end).await
+        let pending = Pending {
+            prompt: request.prompt,
+            images: request.images,
+            deferred: request.deferred,
+            source: request.source,
+        };
+        (run, pending)
     }
+}
+
+/// The parts of a request the driver takes.
+struct Pending {
+    prompt: Option<String>,
+    images: Vec<spine_protocol::message::ImageBlock>,
+    deferred: Option<spine_protocol::tool::ToolCall>,
+    source: SessionSource,
+}
+
+/// How a manual compaction ended ([`Agent::compact`]).
+#[derive(Debug, Clone)]
+pub struct CompactOutcome {
+    /// Whether the conversation changed (false: too short to compact, or a PreCompact hook
+    /// blocked it — the trace says which).
+    pub compacted: bool,
+    /// Messages before.
+    pub before: usize,
+    /// The conversation after (no system message), to continue the session with.
+    pub messages: Vec<Message>,
+    /// The summary request's usage, when one was sent and reported.
+    pub usage: Option<spine_protocol::run::Usage>,
+    /// Usage and cost per model id.
+    pub model_usage: std::collections::BTreeMap<String, spine_protocol::run::ModelUsage>,
+    /// The summary request's cost, when known.
+    pub total_cost_usd: Option<f64>,
+}
+
+/// A session to end ([`Agent::end_session`]).
+pub struct SessionEnding {
+    /// The session.
+    pub session_id: String,
+    /// Its transcript (hooks' `transcript_path`).
+    pub transcript_path: PathBuf,
+    /// Its environment file.
+    pub env_file: Option<PathBuf>,
+    /// Why it ends.
+    pub reason: SessionEndReason,
+    /// Where the hooks' entries go.
+    pub trace: Trace,
+    /// Who sees the hooks' messages.
+    pub observer: Arc<dyn RunObserver>,
 }

@@ -9,7 +9,7 @@ use spine_protocol::tool::ToolCall;
 use spine_protocol::trace::{RunUsageTrace, TraceRecord};
 
 use super::Run;
-use super::request::RunOutcome;
+use super::request::{RunOutcome, SessionTurn};
 use super::round::RoundEnd;
 use crate::session::TranscriptRecord;
 use crate::stages::finalize_output::finalize_output;
@@ -99,7 +99,9 @@ impl Run<'_> {
                 )
                 .await;
         }
-        self.hooks.observe::<SessionEnd>(&self.hook_ctx, SessionEndInput { reason: end.reason }).await;
+        if self.session_turn == SessionTurn::Whole {
+            self.hooks.observe::<SessionEnd>(&self.hook_ctx, SessionEndInput { reason: end.reason }).await;
+        }
         self.hooks.shutdown();
         if let Some(reports) = &self.reports {
             match (end.subtype, &end.error) {

@@ -24,9 +24,10 @@ mod round;
 pub mod single;
 mod turn;
 
-pub use agent::{Agent, AgentConfig};
-pub use request::{RunOutcome, RunRequest};
+pub use agent::{Agent, AgentConfig, CompactOutcome, SessionEnding};
+pub use request::{RunOutcome, RunRequest, SessionTurn};
 pub use single::{SingleCall, SingleCallOutcome};
+pub use turn::CompactCause;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -82,6 +83,8 @@ struct Run<'a> {
     allow_defer: bool,
     /// Every tool-call id of the conversation so far (kept as replies arrive, not rebuilt).
     call_ids: HashSet<String>,
+    /// Which part of its session the run is (whether SessionStart and SessionEnd fire).
+    session_turn: SessionTurn,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -96,6 +99,7 @@ struct RunParts {
     progress: Option<Arc<dyn ProgressSink>>,
     reports: Option<Arc<ReportCollector>>,
     visibility: Visibility,
+    session_turn: SessionTurn,
 }
 
 impl<'a> Run<'a> {
@@ -140,6 +144,7 @@ impl<'a> Run<'a> {
             visibility: parts.visibility,
             allow_defer: agent.config.allow_defer,
             call_ids,
+            session_turn: parts.session_turn,
         }
     }
 

@@ -176,8 +176,13 @@ impl Run<'_> {
             }
             PermissionRequestOutcome::NoDecision => {
                 self.notify_permission_prompt(&call.name).await;
-                let request =
-                    ApprovalRequest { tool_name: &call.name, tool_use_id: &call.id, args, reason: &asked.reason };
+                let request = ApprovalRequest {
+                    tool_name: &call.name,
+                    tool_use_id: &call.id,
+                    args,
+                    reason: &asked.reason,
+                    asked_by: &asked.source,
+                };
                 match self.agent.approver.approve(&request).await {
                     Approval::Allow => {
                         PermissionDecision::new(PermissionBehavior::Allow, DecisionSource::Approver, "approved")

@@ -34,6 +34,21 @@ pub struct RunRequest {
     pub(super) env_file: Option<PathBuf>,
     pub(super) progress: Option<Arc<dyn ProgressSink>>,
     pub(super) reports: Option<Arc<ReportCollector>>,
+    pub(super) session_turn: SessionTurn,
+}
+
+/// Which part of a session a run is. SessionStart and SessionEnd hooks fire once per session:
+/// a one-prompt run (`spine -p`, a worker item) is the whole session; an interactive session
+/// runs one prompt after another and ends with [`Agent::end_session`](super::Agent::end_session).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionTurn {
+    /// The whole session: SessionStart first, SessionEnd last.
+    #[default]
+    Whole,
+    /// The first prompt of a session that goes on: SessionStart, no SessionEnd.
+    First,
+    /// A later prompt of a session that goes on: neither.
+    Later,
 }
 
 impl RunRequest {
@@ -54,7 +69,14 @@ impl RunRequest {
             env_file: None,
             progress: None,
             reports: None,
+            session_turn: SessionTurn::Whole,
         }
+    }
+
+    /// Which part of its session the run is (default [`SessionTurn::Whole`]).
+    pub fn session_turn(mut self, turn: SessionTurn) -> Self {
+        self.session_turn = turn;
+        self
     }
 
     /// The prompt; none when resuming only to settle a deferred call.

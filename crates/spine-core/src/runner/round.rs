@@ -11,8 +11,9 @@ use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 
 use super::finish::End;
+use super::request::SessionTurn;
 use super::{Run, error_result};
-use crate::hooks::events::{ContextOutcome, StopOutcome, UserPromptSubmitOutcome};
+use crate::hooks::events::{ContextOutcome, Merged, StopOutcome, UserPromptSubmitOutcome};
 use crate::observer::RunEvent;
 use crate::session::TranscriptRecord;
 use crate::stages::handle_error::ExecutionError;
@@ -49,13 +50,17 @@ impl Run<'_> {
             session_id: &self.hook_ctx.session.session_id,
             model: self.agent.model.model(),
         });
-        let start = self
-            .hooks
-            .session_start(
-                &self.hook_ctx,
-                SessionStartInput { source, model: Some(self.agent.model.model().to_owned()) },
-            )
-            .await;
+        let start = match self.session_turn {
+            SessionTurn::Whole | SessionTurn::First => {
+                self.hooks
+                    .session_start(
+                        &self.hook_ctx,
+                        SessionStartInput { source, model: Some(self.agent.model.model().to_owned()) },
+                    )
+                    .await
+            }
+            SessionTurn::Later => Merged::alone(ContextOutcome::Proceed),
+        };
         if self.cancel.is_cancelled() {
             return End::canceled();
         }

@@ -20,10 +20,22 @@ use crate::hooks::events::{ContextOutcome, PreCompactOutcome};
 use crate::model::{AttemptOutcome, AttemptReport, ModelError, ModelErrorKind, ModelRequest, StreamSink};
 use crate::observer::{RunEvent, RunObserver};
 use crate::session::{ReplyMeta, TranscriptRecord};
-use crate::stages::compact_context::{Summarizer, compact_context, record_not_compacted};
+use crate::stages::compact_context::{CompactStrategy, Summarizer, compact_context, record_not_compacted};
 use crate::stages::handle_error::ExecutionError;
 use crate::stages::prepare_request::{Compaction, PreparedRequest, RequestInputs, ThresholdSources, prepare_request};
 use crate::trace::{Trace, micros};
+
+/// Why a compaction happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompactCause {
+    /// The context passed its threshold.
+    Auto,
+    /// The user asked (`/compact [instructions]`).
+    Manual {
+        /// What the summary should keep or focus on.
+        instructions: Option<String>,
+    },
+}
 
 impl Run<'_> {
     /// `prepare_request` → `compact_context` when due → pairing check → one model request.
@@ -31,7 +43,7 @@ impl Run<'_> {
         let mut request = self.prepare_request();
         if request.compaction == Compaction::Due {
             let likely_model = request.likely_model.clone().unwrap_or_default();
-            if self.compact(&request.turn.messages, &likely_model).await {
+            if self.compact(&request.turn.messages, &likely_model, &CompactCause::Auto).await {
                 request = self.prepare_request();
             }
         }
@@ -118,7 +130,7 @@ impl Run<'_> {
     }
 
     /// `prepare_request` over the conversation so far.
-    fn prepare_request(&mut self) -> PreparedRequest {
+    pub(super) fn prepare_request(&mut self) -> PreparedRequest {
         let config = &self.agent.config;
         let inputs = RequestInputs {
             settings: &config.turn,
@@ -139,11 +151,16 @@ impl Run<'_> {
     }
 
     /// PreCompact → compact_context → PostCompact → SessionStart(compact). Returns whether the
-    /// transcript changed.
-    async fn compact(&mut self, request: &[Message], likely_model: &str) -> bool {
+    /// transcript changed. A manual compaction always summarises (with the user's
+    /// instructions); an automatic one uses the configured strategy.
+    pub(super) async fn compact(&mut self, request: &[Message], likely_model: &str, cause: &CompactCause) -> bool {
+        let (trigger, instructions) = match cause {
+            CompactCause::Auto => (CompactTrigger::Auto, None),
+            CompactCause::Manual { instructions } => (CompactTrigger::Manual, instructions.clone()),
+        };
         let pre = self
             .hooks
-            .pre_compact(&self.hook_ctx, PreCompactInput { trigger: CompactTrigger::Auto, custom_instructions: None })
+            .pre_compact(&self.hook_ctx, PreCompactInput { trigger, custom_instructions: instructions.clone() })
             .await;
         let blocked = match pre.outcome {
             PreCompactOutcome::Proceed => None,
@@ -156,16 +173,14 @@ impl Run<'_> {
             return false;
         }
         let model = Arc::clone(&self.agent.model);
-        let summarizer = Summarizer { model: model.as_ref(), tools: &self.specs };
-        let compaction = compact_context(
-            request,
-            Some(likely_model),
-            self.agent.config.compaction_strategy,
-            Some(summarizer),
-            &self.cancel,
-            &self.trace,
-        )
-        .await;
+        let summarizer =
+            Summarizer { model: model.as_ref(), tools: &self.specs, instructions: instructions.as_deref() };
+        let strategy = match cause {
+            CompactCause::Auto => self.agent.config.compaction_strategy,
+            CompactCause::Manual { .. } => CompactStrategy::Summarize,
+        };
+        let compaction =
+            compact_context(request, Some(likely_model), strategy, Some(summarizer), &self.cancel, &self.trace).await;
         if let Some(sent) = compaction.summary_request {
             let cost_usd = sent.usage.and_then(|u| self.agent.model.cost_usd(&u));
             self.model_usage.entry(self.agent.model.model().to_owned()).or_default().record(sent.usage, cost_usd);
@@ -178,10 +193,7 @@ impl Run<'_> {
         self.token_cache.reset();
         self.record(&TranscriptRecord::Compacted { messages: self.conversation.clone() });
         self.hooks
-            .observe::<PostCompact>(
-                &self.hook_ctx,
-                PostCompactInput { trigger: CompactTrigger::Auto, compact_summary: compaction.note },
-            )
+            .observe::<PostCompact>(&self.hook_ctx, PostCompactInput { trigger, compact_summary: compaction.note })
             .await;
         let start = self
             .hooks

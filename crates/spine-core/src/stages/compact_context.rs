@@ -134,6 +134,9 @@ pub struct Summarizer<'a> {
     pub model: &'a dyn ModelClient,
     /// The run's tool specs.
     pub tools: &'a [ToolSpec],
+    /// The user's instructions for the summary (`/compact <instructions>`), added to
+    /// [`SUMMARY_INSTRUCTION`].
+    pub instructions: Option<&'a str>,
 }
 
 /// Compacts `messages` (the caller decided it should, see [`should_compact`]) and records the
@@ -202,13 +205,16 @@ async fn summarize(
     summarizer: Option<Summarizer<'_>>,
     cancel: &CancellationToken,
 ) -> (Result<String, String>, Option<SummaryRequest>) {
-    let Some(Summarizer { model, tools }) = summarizer else {
+    let Some(Summarizer { model, tools, instructions }) = summarizer else {
         return (Err("no model available to summarize".to_owned()), None);
     };
     let head = usize::from(matches!(messages.first(), Some(Message::System { .. })));
     let cut = tail_start(messages).max(head);
     let mut request: Vec<Message> = messages[..cut].to_vec();
-    request.push(Message::user(SUMMARY_INSTRUCTION));
+    request.push(Message::user(match instructions.map(str::trim).filter(|i| !i.is_empty()) {
+        Some(extra) => format!("{SUMMARY_INSTRUCTION}\n\nAdditional instructions: {extra}"),
+        None => SUMMARY_INSTRUCTION.to_owned(),
+    }));
     let reply =
         model.complete(ModelRequest { messages: &request, tools, stable_prefix: None }, &NoStream, cancel).await;
     let sent = Some(SummaryRequest { usage: reply.as_ref().map_or_else(|e| e.usage, |r| r.usage) });

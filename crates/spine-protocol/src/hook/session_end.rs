@@ -1,4 +1,5 @@
-//! SessionEnd: once, when the run ends. Observe only.
+//! SessionEnd: once, when the session ends (a one-prompt run's end, or an interactive
+//! session's exit or `/clear`). Observe only.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,10 @@ pub enum SessionEndReason {
     Canceled,
     /// The run failed.
     Error,
+    /// `/clear` in an interactive session (a new session follows).
+    Clear,
+    /// The user left an interactive session (`/exit`, Ctrl-D, a second Ctrl-C).
+    PromptInputExit,
     /// Any other reason.
     Other,
 }
@@ -38,6 +43,8 @@ impl SessionEndReason {
             SessionEndReason::Deferred => "deferred",
             SessionEndReason::Canceled => "canceled",
             SessionEndReason::Error => "error",
+            SessionEndReason::Clear => "clear",
+            SessionEndReason::PromptInputExit => "prompt_input_exit",
             SessionEndReason::Other => "other",
         }
     }

@@ -1,0 +1,575 @@
+//! The interactive session: `spine` with no prompt on a terminal, `spine chat`, or `spine run`
+//! without a prompt on a terminal. The same flags as `spine run` choose the model, settings,
+//! permissions and session (`--continue`, `--resume [ID]` reopen one).
+//!
+//! Each line typed is a prompt, run to its end like `spine -p` runs one (the same hooks,
+//! rules, approvals, transcript and trace), with the conversation so far; or a slash command
+//! ([`slash`], [`custom`]). SessionStart fires before the first prompt and SessionEnd when the
+//! session ends (`/exit`, Ctrl-D, Ctrl-C twice, `/clear`, `/resume`), not around each prompt.
+//! The transcript is written as the session goes, so a session that dies can be resumed.
+//!
+//! Ctrl-C while a prompt runs cancels it as a signal cancels `spine -p`: the running tool's
+//! process group is killed and every pending call is answered `Error [canceled]`; the session
+//! stays open with that turn in its history. SIGTERM and SIGHUP end the session (exit status
+//! 143 and 129).
+//!
+//! - [`editor`]: the line editor (`reedline`);
+//! - [`view`]: what a running prompt shows;
+//! - [`slash`]: the built-in commands;
+//! - [`custom`]: the custom commands of `.claude/commands/` and `.spine/commands/`.
+
+mod custom;
+mod editor;
+mod slash;
+mod view;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use spine_core::CancellationToken;
+use spine_core::observer::RunObserver;
+use spine_core::permission::Approver;
+use spine_core::runner::{Agent, RunOutcome, RunRequest, SessionEnding, SessionTurn};
+use spine_core::session::{Transcript, new_session_id};
+use spine_core::trace::{Trace, TraceSink};
+use spine_protocol::hook::{SessionEndReason, SessionSource};
+use spine_protocol::message::Message;
+use spine_protocol::run::{ModelUsage, RunSubtype, Usage};
+use spine_protocol::tool::ToolCall;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::cli::RunArgs;
+use crate::commands::run::{Built, ChosenSession, Opened, build, open};
+use crate::error::{config, exit};
+use crate::render::approver::TerminalApprover;
+use crate::render::status::StatusLine;
+use crate::render::trace_file::TraceFile;
+use custom::CustomCommand;
+use editor::{Editor, Input, PromptText};
+use slash::{Builtin, Line};
+use view::ChatView;
+
+/// Runs an interactive session; the exit status is 0, or 143/129 when a signal ended it.
+pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return Err(config(
+            "an interactive session needs a terminal (for a script, pass the prompt: spine -p \"PROMPT\")".to_owned(),
+        ));
+    }
+    crate::guard::start();
+    if let Err(e) = spine_process::orphans::become_subreaper() {
+        eprintln!("warning: cannot become the child subreaper ({e})");
+    }
+    let Opened { home, launch_dir, session, project, model, settings } = open(&args)?;
+    let ChosenSession { id, transcript, resumed } = session;
+    let status = StatusLine::start_paused();
+    let approver = Arc::new(TerminalApprover::new(project.clone(), Some(status.clone())));
+    let Built { agent, families, mcp } =
+        build(&args, &settings, &project, &home, model, &id, Arc::clone(&approver) as Arc<dyn Approver>, false).await?;
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let (commands, warnings) =
+        custom::load(&custom::command_dirs(&project, &home, user_home.as_deref()), settings.trust.is_trusted());
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    let trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
+        Some(path) => {
+            Some(Arc::new(TraceFile::create(path).map_err(|e| config(format!("--trace {}: {e}", path.display())))?))
+        }
+        None => None,
+    };
+    let editor = Editor::start(Some(home.join("chat_history"))).map_err(|e| config(format!("line editor: {e}")))?;
+    let (history, deferred, source) = match resumed {
+        Some(loaded) => (loaded.messages, loaded.deferred, SessionSource::Resume),
+        None => (Vec::new(), None, SessionSource::Startup),
+    };
+    let view = Arc::new(ChatView::new(Arc::clone(&status)));
+    let mut chat = Chat {
+        agent,
+        settings,
+        home,
+        launch_dir,
+        persist: !args.no_session_persistence,
+        session: SessionState { id, transcript, history, deferred, source, started: false },
+        totals: Totals::default(),
+        status,
+        approver,
+        view,
+        trace: Trace::new(trace_sink),
+        commands,
+    };
+    chat.banner();
+    let code = chat.run(&editor).await;
+    chat.end_session(SessionEndReason::PromptInputExit).await;
+    let Chat { agent, session, .. } = chat;
+    drop(agent);
+    families.shutdown().await;
+    mcp.shutdown().await;
+    spine_process::orphans::kill_orphans().await;
+    println!();
+    if session.started {
+        eprintln!("Session {} saved (resume it with `spine --resume {}`).", session.id, session.id);
+    }
+    Ok(code)
+}
+
+/// An open session.
+struct Chat {
+    agent: Agent,
+    settings: spine_settings::Settings,
+    home: PathBuf,
+    launch_dir: PathBuf,
+    persist: bool,
+    session: SessionState,
+    totals: Totals,
+    status: Arc<StatusLine>,
+    approver: Arc<TerminalApprover>,
+    view: Arc<ChatView>,
+    trace: Trace,
+    commands: Vec<CustomCommand>,
+}
+
+/// The session the prompts go to.
+struct SessionState {
+    id: String,
+    transcript: PathBuf,
+    /// The conversation so far (no system message).
+    history: Vec<Message>,
+    /// A call a deferral left pending (a resumed session's), settled by the first prompt.
+    deferred: Option<ToolCall>,
+    /// SessionStart's `source` for the first prompt.
+    source: SessionSource,
+    /// Whether SessionStart fired (a prompt ran).
+    started: bool,
+}
+
+/// Usage and cost of the session so far (`/cost`).
+#[derive(Default)]
+struct Totals {
+    prompts: u32,
+    requests: u32,
+    models: BTreeMap<String, ModelUsage>,
+    started: Option<std::time::Instant>,
+}
+
+impl Totals {
+    fn add(&mut self, models: &BTreeMap<String, ModelUsage>, requests: u32) {
+        self.requests += requests;
+        for (name, usage) in models {
+            let entry = self.models.entry(name.clone()).or_default();
+            entry.requests += usage.requests;
+            entry.requests_without_usage += usage.requests_without_usage;
+            if let Some(u) = usage.usage {
+                entry.usage.get_or_insert_with(Usage::default).add(u);
+            }
+            if let Some(c) = usage.cost_usd {
+                *entry.cost_usd.get_or_insert(0.0) += c;
+            }
+        }
+    }
+}
+
+/// What the loop does after a line.
+enum Next {
+    Continue,
+    Exit,
+}
+
+impl Chat {
+    fn banner(&self) {
+        let resumed = if self.session.history.is_empty() {
+            String::new()
+        } else {
+            format!(" · resumed, {} messages", self.session.history.len())
+        };
+        println!(
+            "spine · {} · {} · session {}{resumed}\n/help lists the commands; Ctrl-C cancels a running prompt, Ctrl-D or /exit leaves.",
+            self.agent.model.model(),
+            self.agent.config.cwd.display(),
+            self.session.id
+        );
+    }
+
+    /// The loop: read a line, run it; ends on `/exit`, Ctrl-D, a second Ctrl-C on an empty
+    /// line, or SIGTERM/SIGHUP.
+    async fn run(&mut self, editor: &Editor) -> u8 {
+        let (Ok(mut terminate), Ok(mut hangup), Ok(mut interrupt)) =
+            (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt()))
+        else {
+            eprintln!("error: cannot watch signals");
+            return exit::FAILED;
+        };
+        let mut armed = false;
+        loop {
+            let hint = armed.then(|| "Ctrl-C again to exit".to_owned());
+            let input = tokio::select! {
+                input = editor.read(PromptText { hint }) => input,
+                _ = terminate.recv() => return 143,
+                _ = hangup.recv() => return 129,
+            };
+            let line = match input {
+                Ok(Input::Line(line)) => line,
+                Ok(Input::Interrupt) if armed => return exit::OK,
+                Ok(Input::Interrupt) => {
+                    armed = true;
+                    continue;
+                }
+                Ok(Input::Cleared) => {
+                    armed = false;
+                    continue;
+                }
+                Ok(Input::Eof) => return exit::OK,
+                Err(e) => {
+                    eprintln!("error: cannot read the terminal: {e}");
+                    return exit::FAILED;
+                }
+            };
+            armed = false;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let next = match slash::parse(&line) {
+                Line::Prompt(prompt) => {
+                    self.prompt(prompt, Vec::new(), &mut interrupt).await;
+                    Next::Continue
+                }
+                Line::Builtin(command) => self.builtin(command, &mut interrupt).await,
+                Line::Other { name, arguments } => {
+                    self.custom(&name, &arguments, &mut interrupt).await;
+                    Next::Continue
+                }
+            };
+            if let Next::Exit = next {
+                return exit::OK;
+            }
+            // A signal that ended the session while the prompt ran.
+            if let Some(code) = self.pending_exit(&mut terminate, &mut hangup) {
+                return code;
+            }
+        }
+    }
+
+    fn pending_exit(
+        &self,
+        terminate: &mut tokio::signal::unix::Signal,
+        hangup: &mut tokio::signal::unix::Signal,
+    ) -> Option<u8> {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if terminate.poll_recv(&mut cx).is_ready() {
+            return Some(143);
+        }
+        if hangup.poll_recv(&mut cx).is_ready() {
+            return Some(129);
+        }
+        None
+    }
+
+    /// Runs one prompt (with `extra_allow` rules for it, a custom command's `allowed-tools`);
+    /// Ctrl-C (SIGINT) cancels it.
+    async fn prompt(
+        &mut self,
+        prompt: String,
+        extra_allow: Vec<spine_core::permission::PermissionRule>,
+        interrupt: &mut tokio::signal::unix::Signal,
+    ) -> Option<RunOutcome> {
+        let transcript = match self.transcript() {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return None;
+            }
+        };
+        let cancel = CancellationToken::new();
+        self.approver.set_cancel(cancel.clone());
+        let saved_policy = (!extra_allow.is_empty()).then(|| {
+            let widened = self.agent.policy.with_allowed(extra_allow);
+            std::mem::replace(&mut self.agent.policy, widened)
+        });
+        let turn = if self.session.started { SessionTurn::Later } else { SessionTurn::First };
+        let request = RunRequest::new(self.session.id.clone(), transcript)
+            .prompt(Some(prompt))
+            .history(self.session.history.clone())
+            .deferred(self.session.deferred.take())
+            .source(self.session.source)
+            .session_turn(turn)
+            .cancel(cancel.clone())
+            .observer(Arc::clone(&self.view) as Arc<dyn RunObserver>)
+            .trace(self.trace.clone())
+            .env_file(Some(self.session.transcript.with_extension("env")));
+        self.status.reset();
+        self.status.resume();
+        self.totals.started.get_or_insert_with(std::time::Instant::now);
+        let outcome = {
+            let run = self.agent.run(request);
+            tokio::pin!(run);
+            loop {
+                tokio::select! {
+                    outcome = &mut run => break outcome,
+                    _ = interrupt.recv() => cancel.cancel(),
+                }
+            }
+        };
+        self.status.suspend();
+        if let Some(policy) = saved_policy {
+            self.agent.policy = policy;
+        }
+        self.session.started = true;
+        self.session.history = conversation(&outcome.messages);
+        self.totals.prompts += 1;
+        self.totals.add(&outcome.model_usage, outcome.num_turns);
+        match outcome.subtype {
+            RunSubtype::Success | RunSubtype::Deferred => {}
+            RunSubtype::Canceled => println!("⏹ canceled (the conversation keeps what was done)"),
+            RunSubtype::Blocked => println!("⏹ blocked: {}", outcome.result),
+            RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution => println!("✗ error: {}", outcome.result),
+        }
+        if let Some(reason) = &outcome.stop_reason {
+            println!("stopped: {reason}");
+        }
+        Some(outcome)
+    }
+
+    fn transcript(&self) -> Result<Transcript, String> {
+        if !self.persist {
+            return Ok(Transcript::discard(&self.session.transcript));
+        }
+        Transcript::open(&self.session.transcript)
+            .map_err(|e| format!("cannot write the session transcript {}: {e}", self.session.transcript.display()))
+    }
+
+    async fn custom(&mut self, name: &str, arguments: &str, interrupt: &mut tokio::signal::unix::Signal) {
+        let Some(command) = self.commands.iter().find(|c| c.name == name).cloned() else {
+            println!("unknown command /{name} (/help lists the commands)");
+            return;
+        };
+        let config = &self.agent.config;
+        match custom::expand(&command, arguments, &config.workspace, &config.cwd, &self.agent.policy) {
+            Ok(prompt) => {
+                let rules = custom::allow_rules(&command);
+                self.prompt(prompt, rules, interrupt).await;
+            }
+            Err(e) => println!("/{name}: {e}"),
+        }
+    }
+
+    async fn builtin(&mut self, command: Builtin, interrupt: &mut tokio::signal::unix::Signal) -> Next {
+        match command {
+            Builtin::Help => self.help(),
+            Builtin::Exit => return Next::Exit,
+            Builtin::Clear => {
+                self.end_session(SessionEndReason::Clear).await;
+                let id = new_session_id();
+                self.session = SessionState {
+                    transcript: crate::sessions::transcript_path(&self.home, &self.launch_dir, &id),
+                    id,
+                    history: Vec::new(),
+                    deferred: None,
+                    source: SessionSource::Clear,
+                    started: false,
+                };
+                self.totals = Totals::default();
+                println!("New session {}.", self.session.id);
+            }
+            Builtin::Compact(instructions) => self.compact(instructions, interrupt).await,
+            Builtin::Model(None) => println!("model: {}", self.agent.model.model()),
+            Builtin::Model(Some(spec)) => match spine_agent::build_model(Some(&spec), &self.settings) {
+                Ok(model) => {
+                    self.agent.model = model;
+                    println!("model: {} (from the next prompt on)", self.agent.model.model());
+                }
+                Err(e) => println!("/model {spec}: {e}"),
+            },
+            Builtin::Cost => println!("{}", self.cost()),
+            Builtin::Permissions => println!("{}", self.permissions()),
+            Builtin::Hooks => match crate::commands::hooks::hooks_text(&self.settings) {
+                Ok(text) => print!("{text}"),
+                Err(e) => println!("/hooks: {e}"),
+            },
+            Builtin::Resume(id) => self.resume(id).await,
+        }
+        Next::Continue
+    }
+
+    fn help(&self) {
+        let mut text = String::from("Commands:\n");
+        for (name, what) in slash::HELP {
+            text.push_str(&format!("  {name:<26} {what}\n"));
+        }
+        if !self.commands.is_empty() {
+            text.push_str("Custom commands:\n");
+            for c in &self.commands {
+                let name = match &c.argument_hint {
+                    Some(hint) => format!("/{} {hint}", c.name),
+                    None => format!("/{}", c.name),
+                };
+                let tools = if !c.allowed_tools.is_empty() && !c.tools_apply {
+                    " [allowed-tools ignored: the project is untrusted]"
+                } else {
+                    ""
+                };
+                text.push_str(&format!("  {name:<26} {} {}{tools}\n", c.description, c.origin()));
+            }
+        }
+        text.push_str("Multi-line input: Alt-Enter, or end a line with \\. Ctrl-R searches the history.");
+        println!("{text}");
+    }
+
+    async fn compact(&mut self, instructions: Option<String>, interrupt: &mut tokio::signal::unix::Signal) {
+        let transcript = match self.transcript() {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return;
+            }
+        };
+        let cancel = CancellationToken::new();
+        let request = RunRequest::new(self.session.id.clone(), transcript)
+            .history(self.session.history.clone())
+            .cancel(cancel.clone())
+            .observer(Arc::clone(&self.view) as Arc<dyn RunObserver>)
+            .trace(self.trace.clone())
+            .env_file(Some(self.session.transcript.with_extension("env")));
+        println!("Compacting…");
+        let outcome = {
+            let compaction = self.agent.compact(request, instructions);
+            tokio::pin!(compaction);
+            loop {
+                tokio::select! {
+                    outcome = &mut compaction => break outcome,
+                    _ = interrupt.recv() => cancel.cancel(),
+                }
+            }
+        };
+        self.totals.add(&outcome.model_usage, u32::from(outcome.usage.is_some()));
+        if outcome.compacted {
+            println!("Compacted: {} messages → {}.", outcome.before, outcome.messages.len());
+            self.session.history = outcome.messages;
+        } else {
+            println!("Nothing compacted ({} messages; a hook may have blocked it: see the trace).", outcome.before);
+        }
+    }
+
+    async fn resume(&mut self, id: Option<String>) {
+        let id = match id {
+            Some(id) => id,
+            None => match crate::commands::sessions::pick(&self.home, &self.launch_dir) {
+                Ok(Some(id)) => id,
+                Ok(None) => {
+                    println!("No session picked.");
+                    return;
+                }
+                Err(e) => {
+                    println!("/resume: {e}");
+                    return;
+                }
+            },
+        };
+        let path = match crate::sessions::find(&self.home, &id) {
+            Ok(Some(path)) => path,
+            Ok(None) => {
+                println!("/resume {id}: no such session");
+                return;
+            }
+            Err(e) => {
+                println!("/resume {id}: {e}");
+                return;
+            }
+        };
+        let loaded = match Transcript::load(&path) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                println!("/resume {id}: {}: {e}", path.display());
+                return;
+            }
+        };
+        self.end_session(SessionEndReason::Other).await;
+        println!("Resumed session {id} ({} messages).", loaded.messages.len());
+        self.session = SessionState {
+            id,
+            transcript: path,
+            history: loaded.messages,
+            deferred: loaded.deferred,
+            source: SessionSource::Resume,
+            started: false,
+        };
+        self.totals = Totals::default();
+    }
+
+    /// SessionEnd of the current session, if a prompt started it.
+    async fn end_session(&mut self, reason: SessionEndReason) {
+        if !self.session.started {
+            return;
+        }
+        self.agent
+            .end_session(SessionEnding {
+                session_id: self.session.id.clone(),
+                transcript_path: self.session.transcript.clone(),
+                env_file: Some(self.session.transcript.with_extension("env")),
+                reason,
+                trace: self.trace.clone(),
+                observer: Arc::clone(&self.view) as Arc<dyn RunObserver>,
+            })
+            .await;
+    }
+
+    fn cost(&self) -> String {
+        let (usage, cost) = ModelUsage::totals(&self.totals.models);
+        let mut text = format!("{} prompt(s), {} model request(s)", self.totals.prompts, self.totals.requests);
+        if let Some(started) = self.totals.started {
+            text.push_str(&format!(", {:.0} s since the first", started.elapsed().as_secs_f64()));
+        }
+        match usage {
+            Some(u) => text.push_str(&format!(
+                "\ntokens: {} in ({} cache read, {} cache write), {} out",
+                u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens
+            )),
+            None => text.push_str("\ntokens: none reported"),
+        }
+        match cost {
+            Some(c) => text.push_str(&format!("\ncost: ${c:.4}")),
+            None => text.push_str("\ncost: unknown (no price for the model, or no usage reported)"),
+        }
+        for (model, m) in &self.totals.models {
+            let cost = m.cost_usd.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
+            text.push_str(&format!("\n  {model}: {} request(s){cost}", m.requests));
+        }
+        text
+    }
+
+    fn permissions(&self) -> String {
+        let mut text = format!("mode: {}", self.agent.policy.mode().as_str());
+        let p = &self.settings.permissions;
+        for (behavior, entries) in [("deny", &p.deny), ("ask", &p.ask), ("allow", &p.allow)] {
+            for e in entries {
+                text.push_str(&format!("\n  {behavior:<5} {:<32} {} {}", e.rule, e.origin, e.path));
+            }
+        }
+        let remembered = self.approver.remembered();
+        for rule in &remembered {
+            text.push_str(&format!("\n  allow {rule:<32} this session (answered always)"));
+        }
+        if p.deny.is_empty() && p.ask.is_empty() && p.allow.is_empty() && remembered.is_empty() {
+            text.push_str("\n  no rules");
+        }
+        if !self.settings.trust.is_trusted() && !self.settings.withheld.is_empty() {
+            text.push_str(&format!(
+                "\nthe project is untrusted: its allow rules and hooks are withheld (`spine trust {}`)",
+                self.agent.config.workspace.root().display()
+            ));
+        }
+        text
+    }
+}
+
+/// A run's messages without the system message: the conversation the next prompt continues.
+fn conversation(messages: &[Message]) -> Vec<Message> {
+    messages.iter().filter(|m| !matches!(m, Message::System { .. })).cloned().collect()
+}
+
+/// Whether a command line without a prompt opens an interactive session: stdin and stdout
+/// are terminals and `-p` was not given.
+pub fn wanted(args: &RunArgs) -> bool {
+    args.prompt.is_none() && !args.print && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
