@@ -28,6 +28,8 @@ const MAX_ARG: usize = 40;
 pub struct StatusLine {
     state: Mutex<State>,
     stop: CancellationToken,
+    /// Wakes the clock when the line is drawn again (a suspended line's clock sleeps).
+    wake: Arc<tokio::sync::Notify>,
     width: usize,
 }
 
@@ -75,16 +77,31 @@ impl StatusLine {
                 enabled,
             }),
             stop: CancellationToken::new(),
+            wake: Arc::new(tokio::sync::Notify::new()),
             width,
         });
         // The clock holds the line weakly: when the run drops it (an early error included), the
-        // clock stops and the line is cleared.
+        // clock stops and the line is cleared. While the line is suspended (an interactive
+        // session waiting at its prompt) the clock sleeps until it is resumed: an idle session
+        // does not wake up.
         let ticker = Arc::downgrade(&line);
         let stop = line.stop.clone();
+        let wake = Arc::clone(&line.wake);
         tokio::spawn(async move {
             let mut interval = tokio::time::interval(TICK);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
+                let suspended = match ticker.upgrade() {
+                    Some(line) => !line.lock().enabled,
+                    None => break,
+                };
+                if suspended {
+                    tokio::select! {
+                        () = wake.notified() => interval.reset(),
+                        () = stop.cancelled() => break,
+                    }
+                    continue;
+                }
                 tokio::select! {
                     _ = interval.tick() => match ticker.upgrade() {
                         Some(line) => line.redraw(),
@@ -134,6 +151,7 @@ impl StatusLine {
     /// Draws the line again after [`suspend`](Self::suspend).
     pub fn resume(&self) {
         self.lock().enabled = true;
+        self.wake.notify_one();
         self.redraw();
     }
 

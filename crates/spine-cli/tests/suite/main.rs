@@ -9,6 +9,7 @@ mod support;
 mod add_dir;
 mod approvals;
 mod cancel;
+mod chat;
 mod claude_flags;
 mod claude_settings;
 mod hook_inputs;

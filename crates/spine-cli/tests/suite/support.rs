@@ -251,6 +251,38 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its scrollback (everything the session printed, up to 2,000 lines).
+    pub fn all(&self) -> String {
+        let out = self.cmd().args(["capture-pane", "-p", "-S", "-2000", "-t", "t"]).output().expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (at most 30 s) until the screen with its scrollback shows `text` `times` times.
+    pub fn wait_for_count(&self, text: &str, times: usize) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let all = self.all();
+            if all.matches(text).count() >= times {
+                return all;
+            }
+            assert!(std::time::Instant::now() < deadline, "`{text}` never appeared {times} times:\n{all}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// Types `text` (literally) and presses Enter.
+    pub fn send_line(&self, text: &str) {
+        let sent = self.cmd().args(["send-keys", "-t", "t", "-l", text]).status().expect("send-keys");
+        assert!(sent.success());
+        self.send_key("Enter");
+    }
+
+    /// Presses one key (`Enter`, `C-c`, `C-d`).
+    pub fn send_key(&self, key: &str) {
+        let sent = self.cmd().args(["send-keys", "-t", "t", key]).status().expect("send-keys");
+        assert!(sent.success());
+    }
+
     /// Waits (at most 30 s: a liveness bound, not a timing assertion) until the screen shows
     /// `text`, and returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
