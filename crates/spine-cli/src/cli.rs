@@ -230,6 +230,9 @@ pub enum TraceCommand {
     /// Render a JSONL trace as a readable tree, under a header (session, model, prompt, start,
     /// totals, cost).
     Show(TraceShowArgs),
+    /// Write a JSONL trace as one self-contained HTML page: a timeline of the run, details per
+    /// entry, filters (no network access needed to view it).
+    Html(TraceHtmlArgs),
 }
 
 /// `spine trace show`.
@@ -254,6 +257,16 @@ pub struct TraceShowArgs {
     /// Every field of each entry (`prepare_turn`'s details, hook answers).
     #[arg(short = 'v', long)]
     pub verbose: bool,
+}
+
+/// `spine trace html`.
+#[derive(Debug, Args)]
+pub struct TraceHtmlArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// The HTML file to write (default: the trace file with the extension `.html`).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `spine worker`.

@@ -1,7 +1,9 @@
 //! `spine trace`: a run's JSONL trace (`spine run --trace FILE`) read back. `show` prints it
-//! as a tree under a header, with filters and `--follow` ([`show`]). It reads every line as a
+//! as a tree under a header, with filters and `--follow` ([`show`]); `html` writes it as one
+//! self-contained page with a timeline ([`html`]). Both read every line as a
 //! [`TraceEntry`]; a line that is not one is exit 2 (`FILE:LINE: not a trace entry`).
 
+pub mod html;
 pub mod show;
 pub mod summary;
 
@@ -16,6 +18,7 @@ use crate::error::config;
 pub fn trace(cmd: TraceCommand) -> anyhow::Result<u8> {
     match cmd {
         TraceCommand::Show(args) => show::show(args),
+        TraceCommand::Html(args) => html::html(args),
     }
 }
 
