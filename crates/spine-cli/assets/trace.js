@@ -4,7 +4,9 @@
 // page loads nothing; rows are virtualized (only the visible ones exist in the DOM), so a
 // trace of 10,000 entries scrolls like a short one. After the first paint the page sets
 // data-ready="1" (and data-ready-ms, the time since navigation) on <html>. `#select=SEQ` in
-// the URL opens the details of entry SEQ.
+// the URL opens the details of entry SEQ. The time axis spans the whole run, or only the rows
+// in view ("rows in view": scrolling zooms to the entries on screen). Arrow keys move the
+// selection.
 (function () {
   "use strict";
   var ROW = 22, OVERSCAN = 10;
@@ -126,7 +128,7 @@
       r.events.forEach(function (n) { events.add(n); });
     });
     options($("f-tool"), tools); options($("f-event"), events); options($("f-outcome"), outcomes);
-    ["f-tool", "f-event", "f-outcome"].forEach(function (id) { $(id).addEventListener("change", apply); });
+    ["f-tool", "f-event", "f-outcome", "f-scale"].forEach(function (id) { $(id).addEventListener("change", apply); });
   }
   function apply() {
     var tool = $("f-tool").value, event = $("f-event").value, outcome = $("f-outcome").value;
@@ -140,17 +142,33 @@
   }
 
   // ---- the time axis and the virtualized rows ----
-  var total = 1;
-  function axis() {
+  var total = 1, from = 0, span = 1, axisKey = "";
+  function runSpan() {
     rows.forEach(function (r) { total = Math.max(total, r.end); });
     total = Math.max(total, summary.duration_us || 0, 1);
-    var track = $("axis-track"), raw = total / 8, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  }
+  // The window [from, from + span) the bars are drawn in: the whole run, or the rows in view.
+  function windowFor(first, end) {
+    if ($("f-scale").value !== "view" || end <= first) { from = 0; span = total; return; }
+    var lo = Infinity, hi = 0;
+    for (var i = first; i < end; i++) { lo = Math.min(lo, shown[i].start); hi = Math.max(hi, shown[i].end); }
+    var pad = Math.max((hi - lo) * 0.02, 1);
+    from = Math.max(0, lo - pad);
+    span = Math.max(hi + pad - from, 1);
+  }
+  function axis() {
+    var key = from + ":" + span;
+    if (key === axisKey) return;
+    axisKey = key;
+    var track = $("axis-track"), raw = span / 8, mag = Math.pow(10, Math.floor(Math.log10(raw)));
     var step = [1, 2, 5, 10].map(function (m) { return m * mag; }).filter(function (s) { return s >= raw; })[0] || mag * 10;
-    for (var t = 0; t <= total; t += step) {
+    var frag = document.createDocumentFragment();
+    for (var t = Math.ceil(from / step) * step; t <= from + span; t += step) {
       var tick = el("div", "tick", dur(Math.round(t)));
-      tick.style.left = (t / total * 100) + "%";
-      track.appendChild(tick);
+      tick.style.left = ((t - from) / span * 100) + "%";
+      frag.appendChild(tick);
     }
+    track.replaceChildren(frag);
   }
   var last = [-1, -1], selected = null, pending = false;
   function draw() {
@@ -160,6 +178,8 @@
     var end = Math.min(shown.length, Math.ceil((top + height) / ROW) + OVERSCAN);
     if (first === last[0] && end === last[1]) return;
     last = [first, end];
+    windowFor(Math.max(first, Math.floor(top / ROW)), Math.min(end, Math.ceil((top + height) / ROW)));
+    axis();
     var view = $("viewport"), frag = document.createDocumentFragment();
     for (var i = first; i < end; i++) frag.appendChild(rowElement(shown[i], i));
     view.replaceChildren(frag);
@@ -173,8 +193,8 @@
     if (r.sub) label.appendChild(el("span", "sub", r.sub));
     var track = el("div", "track"), bar = el("div", "bar " + r.cls + (r.bad ? " bad" : ""));
     bar.dataset.seq = r.seq;
-    bar.style.left = (r.start / total * 100) + "%";
-    if (r.cls !== "k-point") bar.style.width = ((r.end - r.start) / total * 100) + "%";
+    bar.style.left = ((r.start - from) / span * 100) + "%";
+    if (r.cls !== "k-point") bar.style.width = ((r.end - r.start) / span * 100) + "%";
     bar.title = r.label + " · " + dur(r.start) + " → " + dur(r.end);
     track.appendChild(bar);
     div.appendChild(label);
@@ -257,7 +277,7 @@
   // ---- start ----
   header();
   build();
-  axis();
+  runSpan();
   filters();
   apply();
   $("rows").addEventListener("scroll", schedule, { passive: true });
@@ -266,6 +286,15 @@
   $("d-body").addEventListener("click", function (ev) {
     var s = seqOf(ev.target);
     if (s !== null) { select(s); reveal(s); }
+  });
+  $("rows").addEventListener("keydown", function (ev) {
+    var step = ev.key === "ArrowDown" ? 1 : ev.key === "ArrowUp" ? -1 : 0;
+    if (!step || !shown.length) return;
+    ev.preventDefault();
+    var i = shown.findIndex(function (r) { return r.seq === selected; });
+    var next = shown[Math.min(shown.length - 1, Math.max(0, i < 0 ? 0 : i + step))];
+    select(next.seq);
+    reveal(next.seq);
   });
   $("d-close").addEventListener("click", function () { $("details").hidden = true; selected = null; last = [-1, -1]; draw(); });
   var m = /^#select=(\d+)$/.exec(location.hash);

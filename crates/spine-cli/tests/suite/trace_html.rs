@@ -221,4 +221,29 @@ fn a_10000_entry_trace_keeps_only_the_visible_rows_in_the_page() {
         .unwrap_or_else(|e| panic!("{e}"));
     let rows = eval(&mut browser, &tab, "document.querySelectorAll('.row').length").as_u64().unwrap_or(0);
     assert!(rows < 200, "still virtualized after scrolling: {rows}");
+
+    // The axis over the rows in view starts near the end of the run, not at 0.
+    let first_tick = "document.querySelector('#axis-track .tick').textContent";
+    assert_eq!(eval(&mut browser, &tab, first_tick), json!("0 µs"));
+    eval(
+        &mut browser,
+        &tab,
+        "(() => { const f = document.getElementById('f-scale'); f.value = 'view'; f.dispatchEvent(new Event('change')); })()",
+    );
+    assert!(eval(&mut browser, &tab, first_tick).as_str().is_some_and(|t| t.ends_with(" s")), "seconds into the run");
+
+    // Arrow keys move the selection.
+    browser.click(&tab, ".row[data-seq=\"9998\"] .label").unwrap_or_else(|e| panic!("{e}"));
+    browser
+        .wait_for(&tab, "document.getElementById('d-title').textContent.startsWith('#9998 ')", READY)
+        .unwrap_or_else(|e| panic!("{e}"));
+    eval(
+        &mut browser,
+        &tab,
+        "document.getElementById('rows').dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowUp'}))",
+    );
+    assert_eq!(
+        eval(&mut browser, &tab, "document.getElementById('d-title').textContent.startsWith('#9997 ')"),
+        json!(true)
+    );
 }

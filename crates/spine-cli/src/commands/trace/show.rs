@@ -333,7 +333,7 @@ fn follow(file: &Path, filter: &Filter, detail: Detail) -> anyhow::Result<u8> {
                 continue;
             }
             let entry = parse_line(file, line_no, text.trim_end())?;
-            let finished = matches!(entry.record, TraceRecord::RunEnd(_));
+            let finished = stream.ends_run(&entry);
             let printed = stream.push(entry);
             if !printed.is_empty() && out::text(printed) == Stdout::Closed {
                 return Ok(exit::OK);
@@ -354,12 +354,30 @@ pub struct Stream {
     entries: Vec<TraceEntry>,
     names: HashMap<String, String>,
     open_call: Option<String>,
+    /// Runs started and not ended yet (a run nested in another writes its own pair).
+    open_runs: usize,
 }
 
 impl Stream {
     /// A stream that has seen nothing yet.
     pub fn new(filter: Filter, detail: Detail) -> Self {
-        Stream { filter, detail, entries: Vec::new(), names: HashMap::new(), open_call: None }
+        Stream { filter, detail, entries: Vec::new(), names: HashMap::new(), open_call: None, open_runs: 0 }
+    }
+
+    /// Whether `entry` ends the trace's outermost run: a `run_end` that closes the last open
+    /// `run_start` (or any `run_end` when no start was seen).
+    pub fn ends_run(&mut self, entry: &TraceEntry) -> bool {
+        match entry.record {
+            TraceRecord::RunStart(_) => {
+                self.open_runs += 1;
+                false
+            }
+            TraceRecord::RunEnd(_) => {
+                self.open_runs = self.open_runs.saturating_sub(1);
+                self.open_runs == 0
+            }
+            _ => false,
+        }
     }
 
     /// The text to print for `entry` (empty when the filter drops it).
@@ -462,6 +480,17 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
         assert!(lines.iter().skip(1).step_by(2).all(|l| l.contains("decision: executed")), "{text}");
+    }
+
+    #[test]
+    fn follow_ends_on_the_outermost_runs_end_not_a_nested_ones() {
+        let mut stream = Stream::new(Filter::default(), Detail::Compact);
+        let start = r#"{"seq":0,"t_us":0,"kind":"run_start","session_id":"s","model":"m","started_at":"2026-12-01T10:00:00.000Z"}"#;
+        let end = r#"{"seq":1,"t_us":1,"kind":"run_end","subtype":"success","num_turns":1}"#;
+        let ends: Vec<bool> = entries(&[start, start, end, end]).iter().map(|e| stream.ends_run(e)).collect();
+        assert_eq!(ends, [false, false, false, true]);
+        let mut old = Stream::new(Filter::default(), Detail::Compact);
+        assert!(old.ends_run(&entries(&[end])[0]), "a run_end with no start seen ends it too");
     }
 
     #[test]

@@ -57,10 +57,13 @@ impl Summary {
         for e in entries {
             s.duration_us = s.duration_us.max(e.t_us);
             match &e.record {
+                // The first run's start is the trace's (a nested run's start does not replace it).
                 TraceRecord::RunStart(r) => {
-                    s.session_id = Some(r.session_id.clone());
-                    s.prompt = r.prompt.clone();
-                    s.started_at = Some(r.started_at.clone());
+                    if s.session_id.is_none() {
+                        s.session_id = Some(r.session_id.clone());
+                        s.prompt = r.prompt.clone();
+                        s.started_at = Some(r.started_at.clone());
+                    }
                     add_model(&mut models, &r.model);
                 }
                 TraceRecord::Model(m) => {
