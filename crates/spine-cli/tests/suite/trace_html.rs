@@ -142,6 +142,22 @@ fn the_trace_page_shows_header_and_bars_and_a_click_opens_the_calls_details_with
         "Array.from(document.querySelectorAll('.row .label')).map(l => l.firstChild.textContent)",
     );
     assert_eq!(labels, json!(["stage review_tool_call", "tool Write → denied"]));
+    let pick = |id: &str, value: &str| {
+        format!(
+            "(() => {{ const f = document.getElementById('{id}'); f.value = '{value}'; f.dispatchEvent(new Event('change')); }})()"
+        )
+    };
+    eval(&mut browser, &tab, &pick("f-tool", ""));
+    eval(&mut browser, &tab, &pick("f-outcome", "executed"));
+    eval(&mut browser, &tab, &pick("f-event", "PreToolUse"));
+    let labels = eval(
+        &mut browser,
+        &tab,
+        "Array.from(document.querySelectorAll('.row .label')).map(l => l.firstChild.textContent)",
+    );
+    let labels: Vec<&str> = labels.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    assert_eq!(labels.len(), 1, "the calculator call's PreToolUse hook only: {labels:?}");
+    assert!(labels[0].starts_with("hook PreToolUse sh ") && labels[0].ends_with(" → allow"), "{labels:?}");
 
     let requests = browser.requests();
     assert!(requests.iter().all(|r| r == &url), "only the page itself was requested: {requests:?}");
