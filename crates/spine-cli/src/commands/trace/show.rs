@@ -8,7 +8,7 @@
 //! prints each entry as it arrives, grouping a call's consecutive entries, until the run's
 //! `run_end` record.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -113,13 +113,12 @@ pub fn render(entries: &[TraceEntry], filter: &Filter, detail: Detail) -> String
         .iter()
         .filter_map(|(id, group)| group.iter().find_map(|e| stated_tool_name(e)).map(|n| (*id, n)))
         .collect();
-    let mut printed: Vec<&str> = Vec::new();
+    let mut printed: HashSet<&str> = HashSet::new();
     for e in entries {
         if let Some(id) = e.record.tool_use_id() {
-            if printed.contains(&id) {
+            if !printed.insert(id) {
                 continue;
             }
-            printed.push(id);
             let name = names.get(id).copied();
             let kept: Vec<&&TraceEntry> = calls[id].iter().filter(|e| filter.keeps(e, name)).collect();
             if kept.is_empty() {
