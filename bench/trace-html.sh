@@ -92,7 +92,7 @@ work, runs = sys.argv[1], int(sys.argv[2])
 
 def browser():
     args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps", "--disable-dev-shm-usage",
             "--host-resolver-rules=MAP * ~NOTFOUND", "--window-size=1400,800",
             "--user-data-dir=" + os.path.join(work, "profile"), "--remote-debugging-pipe", "about:blank"]
     return subprocess.Popen(["/bin/sh", "-c", 'exec 3<&0 4>&1 0</dev/null 1>/dev/null; exec "$0" "$@"', "chromium"] + args,

@@ -51,6 +51,8 @@ pub fn headless_args(profile: &Path) -> Vec<String> {
         "--disable-component-update".into(),
         "--disable-sync".into(),
         "--disable-default-apps".into(),
+        // Containers often have a small /dev/shm; shared memory then lives in /tmp.
+        "--disable-dev-shm-usage".into(),
         "--no-first-run".into(),
         "--host-resolver-rules=MAP * ~NOTFOUND".into(),
         "--window-size=1400,800".into(),
