@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Test services for spine's worker tests: a NATS server with JetStream on 127.0.0.1.
 #
-#   scripts/services.sh start   # install nats-server if missing, start it, wait until it listens
+#   scripts/services.sh start   # install the tests' Debian packages if missing (nats-server,
+#                               # tmux, chromium), start nats-server, wait until it listens
 #   scripts/services.sh stop    # stop it and remove its store
 #   scripts/services.sh status  # exit 0 when it accepts connections
 #
@@ -22,11 +23,12 @@ listening() {
 }
 
 install_nats() {
-    # The tests' Debian packages: nats-server (the worker's NATS backend) and tmux (a real
-    # terminal for the terminal tests).
+    # The tests' Debian packages: nats-server (the worker's NATS backend), tmux (a real
+    # terminal for the terminal tests) and chromium (headless, for the `spine trace html` page).
     local missing=()
     command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
     command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     if [ ${#missing[@]} -eq 0 ]; then
         return
     fi
@@ -42,11 +44,12 @@ install_nats() {
 
 start() {
     mkdir -p "$STATE"
+    # The packages first: a NATS server that already listens does not bring tmux or chromium.
+    install_nats
     if listening; then
         echo "services.sh: something already listens on 127.0.0.1:$PORT; using it" >&2
         return
     fi
-    install_nats
     rm -rf "$STORE"
     mkdir -p "$STORE"
     # No `cd`, absolute path: `$!` is the server itself.

@@ -230,11 +230,46 @@ pub struct HooksTestArgs {
 /// `spine trace`.
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
-    /// Render a JSONL trace as a readable tree.
-    Show {
-        /// The trace file.
-        file: PathBuf,
-    },
+    /// Render a JSONL trace as a readable tree, under a header (session, model, prompt, start,
+    /// totals, cost).
+    Show(TraceShowArgs),
+    /// Write a JSONL trace as one self-contained HTML page: a timeline of the run, details per
+    /// entry, filters (no network access needed to view it).
+    Html(TraceHtmlArgs),
+}
+
+/// `spine trace show`.
+#[derive(Debug, Args)]
+pub struct TraceShowArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// Only the calls of this tool (repeatable).
+    #[arg(long = "tool", value_name = "NAME")]
+    pub tools: Vec<String>,
+    /// Only entries of this event: a hook event (`PreToolUse`), a stage (`execute`) or an entry
+    /// kind (`model`, `warning`…); repeatable.
+    #[arg(long = "event", value_name = "NAME")]
+    pub events: Vec<String>,
+    /// Only the tool calls' decision records.
+    #[arg(long = "only-decisions")]
+    pub only_decisions: bool,
+    /// Follow a trace being written: print entries as they arrive, until the run's end record
+    /// (or Ctrl-C).
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// Every field of each entry (`prepare_turn`'s details, hook answers).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// `spine trace html`.
+#[derive(Debug, Args)]
+pub struct TraceHtmlArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// The HTML file to write (default: the trace file with the extension `.html`).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `spine worker`.

@@ -114,7 +114,7 @@ impl PermissionSuggestion {
 }
 
 /// The behaviour of a permission decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PermissionBehavior {
     /// Run the tool.
@@ -140,7 +140,7 @@ impl PermissionBehavior {
 }
 
 /// Who made a permission decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DecisionSource {
     /// The mode's default for the tool's effect class.
@@ -186,7 +186,7 @@ impl DecisionSource {
 }
 
 /// A decision of the permission stage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PermissionDecision {
     /// What happens.
     pub behavior: PermissionBehavior,

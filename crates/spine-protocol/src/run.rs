@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a run ended (`subtype` of the JSON result).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunSubtype {
     /// A final answer.

@@ -1,9 +1,14 @@
 //! Structured trace entries: one per stage, one per hook, one combined decision record per
-//! tool call, plus model requests and warnings. A run can write them as JSONL; they are the
-//! first thing a user reads when a hook "did nothing".
+//! tool call, plus model requests, warnings, and the run's start and end. A run can write them
+//! as JSONL; they are the first thing a user reads when a hook "did nothing".
+//!
+//! The format is a contract: `schemas/trace.schema.json` is generated from these types
+//! ([`schema`]) and a test fails when the two drift. Changes stay backward compatible: new
+//! kinds and new optional fields only, so every trace written before still reads.
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -11,7 +16,7 @@ use crate::hook::HookEventName;
 use crate::permission::PermissionDecision;
 
 /// One trace entry: a sequence number, the time since the run started, and the record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TraceEntry {
     /// Position in the run's trace, from 0.
     pub seq: u64,
@@ -23,9 +28,12 @@ pub struct TraceEntry {
 }
 
 /// What a trace entry records.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceRecord {
+    /// The run started: its session, model, prompt and wall-clock start (the first entry of a
+    /// run; traces written before it existed have none).
+    RunStart(RunStartTrace),
     /// A pipeline stage ([`StageName`]).
     Stage(StageTrace),
     /// One hook's run.
@@ -41,10 +49,75 @@ pub enum TraceRecord {
     RunUsage(RunUsageTrace),
     /// Something the user should know about (a fail-open hook, a discarded rewrite…).
     Warning(WarningTrace),
+    /// The run ended (the last entry of a run; `spine trace show --follow` stops on it).
+    RunEnd(RunEndTrace),
+}
+
+impl TraceRecord {
+    /// The wire name of the record's kind (`stage`, `hook`, `tool_decision`…).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TraceRecord::RunStart(_) => "run_start",
+            TraceRecord::Stage(_) => "stage",
+            TraceRecord::Hook(_) => "hook",
+            TraceRecord::ToolDecision(_) => "tool_decision",
+            TraceRecord::Model(_) => "model",
+            TraceRecord::ModelAttempt(_) => "model_attempt",
+            TraceRecord::RunUsage(_) => "run_usage",
+            TraceRecord::Warning(_) => "warning",
+            TraceRecord::RunEnd(_) => "run_end",
+        }
+    }
+
+    /// The tool call the record is about, if any.
+    pub fn tool_use_id(&self) -> Option<&str> {
+        match self {
+            TraceRecord::Stage(s) => s.tool_use_id.as_deref(),
+            TraceRecord::Hook(h) => h.tool_use_id.as_deref(),
+            TraceRecord::ToolDecision(d) => Some(&d.tool_use_id),
+            TraceRecord::Warning(w) => w.tool_use_id.as_deref(),
+            TraceRecord::RunStart(_)
+            | TraceRecord::Model(_)
+            | TraceRecord::ModelAttempt(_)
+            | TraceRecord::RunUsage(_)
+            | TraceRecord::RunEnd(_) => None,
+        }
+    }
+}
+
+/// The start of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunStartTrace {
+    /// The session id.
+    pub session_id: String,
+    /// The model the run's requests go to, as the client names it.
+    pub model: String,
+    /// The prompt; absent when the run continues a deferred call without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// When the run started (RFC 3339, UTC); `t_us` of every entry counts from here.
+    pub started_at: String,
+    /// The run's working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunEndTrace {
+    /// How the run ended (`success`, `error_max_turns`, …).
+    pub subtype: crate::run::RunSubtype,
+    /// Model requests made.
+    pub num_turns: u32,
+}
+
+/// The JSON Schema of one trace line (`schemas/trace.schema.json`).
+pub fn schema() -> Value {
+    schemars::generate::SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<TraceEntry>().to_value()
 }
 
 /// A stage entry; `hook` holds the stage name (the seed's spelling).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StageTrace {
     /// The stage (its wire name, under the key `hook`).
     pub hook: StageName,
@@ -59,7 +132,7 @@ pub struct StageTrace {
 }
 
 /// A pipeline stage, as named in trace entries (`{"kind": "stage", "hook": "execute", …}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StageName {
     /// Builds the messages of a model request (`stages/prepare_turn.rs`).
@@ -123,7 +196,7 @@ impl PartialEq<&str> for StageName {
 }
 
 /// One hook's run on one event: what it decided, and whether its answer was used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HookTrace {
     /// The event the hook ran on.
     pub event: HookEventName,
@@ -146,12 +219,16 @@ pub struct HookTrace {
 }
 
 /// What each hook said about one tool call, what the policy said, and what happened.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolDecisionRecord {
     /// The id of the tool call the record is about.
     pub tool_use_id: String,
     /// The name of the tool the model called.
     pub tool_name: String,
+    /// The arguments the model called it with (before any hook rewrote them; a string when
+    /// they were not JSON). Absent in traces written before the field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
     /// PreToolUse answers, in order.
     pub pre_tool_use: Vec<HookSaid>,
     /// The permission decision, when the policy was reached.
@@ -167,7 +244,7 @@ pub struct ToolDecisionRecord {
 }
 
 /// What happened to a tool call, in its decision record (`"outcome": "executed"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionOutcome {
     /// The tool ran and its result went to the model (PostToolUse hooks may have rewritten it).
@@ -242,7 +319,7 @@ impl PartialEq<&str> for DecisionOutcome {
 }
 
 /// One hook's answer inside a decision record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HookSaid {
     /// The hook's id, as in its [`HookTrace`].
     pub hook_id: String,
@@ -251,7 +328,7 @@ pub struct HookSaid {
 }
 
 /// One model request of a run: its size, what came back, how long it took.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModelTrace {
     /// 1-based request number.
     pub turn: u32,
@@ -280,7 +357,7 @@ pub struct ModelTrace {
 }
 
 /// The totals of a run: usage and cost per model, and the run's total cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunUsageTrace {
     /// Per model id.
     pub models: std::collections::BTreeMap<String, crate::run::ModelUsage>,
@@ -290,7 +367,7 @@ pub struct RunUsageTrace {
 }
 
 /// One attempt of a model request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModelAttemptTrace {
     /// 1-based request number (the `turn` of the request's [`ModelTrace`]).
     pub turn: u32,
@@ -312,7 +389,7 @@ pub struct ModelAttemptTrace {
 }
 
 /// How one attempt of a model request ended, written `ok`, `retry` or `failed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum AttemptResult {
     /// The model answered.
     #[serde(rename = "ok")]
@@ -337,7 +414,7 @@ impl AttemptResult {
 }
 
 /// Something the user should know about that did not stop the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WarningTrace {
     /// What happened, in one sentence.
     pub message: String,
@@ -363,6 +440,21 @@ mod tests {
             assert_eq!(serde_json::to_value(outcome).ok(), Some(Value::from(outcome.as_str())));
             assert_eq!(serde_json::from_value::<DecisionOutcome>(Value::from(outcome.as_str())).ok(), Some(outcome));
             assert_eq!(outcome.to_string(), outcome.as_str());
+        }
+    }
+
+    #[test]
+    fn each_record_kind_is_its_wire_tag_and_run_records_round_trip() {
+        let lines = [
+            r#"{"seq":0,"t_us":0,"kind":"run_start","session_id":"s1","model":"m","prompt":"hi","started_at":"2026-12-01T10:00:00.000Z"}"#,
+            r#"{"seq":9,"t_us":900,"kind":"run_end","subtype":"success","num_turns":2}"#,
+            r#"{"seq":5,"t_us":150,"kind":"tool_decision","tool_use_id":"c1","tool_name":"Bash","pre_tool_use":[],"post_tool_use":[],"outcome":"executed"}"#,
+        ];
+        for line in lines {
+            let entry: TraceEntry = serde_json::from_str(line).expect(line);
+            assert_eq!(serde_json::to_string(&entry).ok().as_deref(), Some(line));
+            let value: Value = serde_json::from_str(line).expect(line);
+            assert_eq!(value["kind"], entry.record.kind());
         }
     }
 

@@ -4,6 +4,8 @@
 //! - [`script`]: a scripted model that records requests ([`Script`]), message builders
 //!   ([`text`], [`calls`], [`raw_call`]), inspectors ([`results`], [`roles`]) and the file
 //!   `--model scripted:FILE` reads.
+//! - [`chromium`]: headless Chromium over the DevTools protocol (a pipe, no websocket): open
+//!   a page, evaluate, click, list the requests it made.
 //! - [`direct`]: calling one tool the way the runner does.
 //! - [`procs`]: process liveness, processes found by command line, peak memory.
 //! - [`files`]: files, hook scripts and FIFOs in temporary directories, JSON lines, waiting
@@ -20,6 +22,7 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 #![warn(missing_docs)]
 
+pub mod chromium;
 pub mod direct;
 pub mod files;
 pub mod http;

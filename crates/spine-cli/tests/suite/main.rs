@@ -31,6 +31,7 @@ mod status_line;
 mod token_estimates;
 mod tools;
 mod trace;
+mod trace_html;
 mod transcripts;
 mod trust;
 mod web;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use spine_protocol::tool::ToolSpec;
+use spine_protocol::trace::{RunStartTrace, TraceRecord};
 
 use spine_protocol::hook::{HookEventName, SessionEnd, SessionEndInput, SessionEndReason, SessionSource};
 use spine_protocol::message::Message;
@@ -105,6 +106,13 @@ impl AgentConfig {
 impl Agent {
     /// Runs one prompt to its end. Never panics on bad input: every failure is an outcome.
     pub async fn run(&self, request: RunRequest) -> RunOutcome {
+        request.trace.record(TraceRecord::RunStart(RunStartTrace {
+            session_id: request.session_id.clone(),
+            model: self.model.model().to_owned(),
+            prompt: request.prompt.clone(),
+            started_at: crate::session::timestamp_now(),
+            cwd: Some(self.config.cwd.display().to_string()),
+        }));
         let (mut run, pending) = self.start(request);
         if let Some(r) = &run.reports {
             r.started();

@@ -219,6 +219,8 @@ pub(super) fn said(list: &[(String, &'static str)]) -> Vec<HookSaid> {
 pub(super) struct Ledger {
     tool_use_id: String,
     tool_name: String,
+    /// The call's arguments, as the model sent them.
+    arguments: Value,
     /// Context messages for after the round's results.
     contexts: Vec<Message>,
     /// The decision record's parts, filled as the call goes.
@@ -241,6 +243,7 @@ impl Ledger {
         Ledger {
             tool_use_id: call.id.clone(),
             tool_name: call.name.clone(),
+            arguments: arguments_value(call),
             contexts: Vec::new(),
             record: RecordParts::default(),
         }
@@ -272,6 +275,7 @@ impl Ledger {
         trace.record(TraceRecord::ToolDecision(ToolDecisionRecord {
             tool_use_id: self.tool_use_id.clone(),
             tool_name: self.tool_name.clone(),
+            arguments: Some(std::mem::take(&mut self.arguments)),
             pre_tool_use: parts.pre,
             permission: parts.permission,
             post_tool_use: parts.post,

@@ -6,7 +6,7 @@ use spine_protocol::hook::{Notification, NotificationInput, SessionEnd, SessionE
 use spine_protocol::message::Message;
 use spine_protocol::run::{ModelUsage, RunSubtype};
 use spine_protocol::tool::ToolCall;
-use spine_protocol::trace::{RunUsageTrace, TraceRecord};
+use spine_protocol::trace::{RunEndTrace, RunUsageTrace, TraceRecord};
 
 use super::Run;
 use super::request::{RunOutcome, SessionTurn};
@@ -121,6 +121,7 @@ impl Run<'_> {
             self.trace
                 .record(TraceRecord::RunUsage(RunUsageTrace { models: self.model_usage.clone(), total_cost_usd }));
         }
+        self.trace.record(TraceRecord::RunEnd(RunEndTrace { subtype: end.subtype, num_turns: self.num_turns }));
         self.record(&TranscriptRecord::Result { subtype: end.subtype });
         let mut messages = match self.last_request.first() {
             Some(system @ Message::System { .. }) => vec![system.clone()],

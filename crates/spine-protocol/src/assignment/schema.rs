@@ -74,7 +74,7 @@ impl JsonSchema for MailboxItemSchema {
 }
 
 /// The committed JSON Schemas, by file name under `schemas/`: the mailbox item, the report,
-/// and the two agent-program responses.
+/// the two agent-program responses, and one trace line.
 pub fn schemas() -> Vec<(&'static str, Value)> {
     fn gen_for<T: JsonSchema>() -> Value {
         schemars::generate::SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>().to_value()
@@ -84,6 +84,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
         ("report.schema.json", gen_for::<Report>()),
         ("prepare_round_response.schema.json", gen_for::<PrepareRoundResponse>()),
         ("execute_program_tool_response.schema.json", gen_for::<ExecuteProgramToolResponse>()),
+        ("trace.schema.json", crate::trace::schema()),
     ]
 }
 

@@ -49,7 +49,7 @@ pub use user_prompt_submit::{PromptAction, UserPromptSubmit, UserPromptSubmitInp
 macro_rules! hook_events {
     ($d:tt; $( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
         /// The name of a hook event, as written in settings files and in `hook_event_name`.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
         pub enum HookEventName {
             $( $(#[$doc])* $name, )*
         }
