@@ -103,7 +103,7 @@ def measure(name, command, server, work):
     try:
         pid = int(tmux(sock, "list-panes", "-t", "b", "-F", "#{pane_pid}", capture=True).strip())
         screen = lambda: tmux(sock, "capture-pane", "-p", "-S", "-5000", "-t", "b", capture=True)
-        wait(lambda: "> " in screen(), "the prompt")
+        wait(lambda: any(line.startswith(">") for line in screen().splitlines()), "the prompt")
         start = len(server.arrivals)
         latencies = []
         for i in range(PROMPTS):
