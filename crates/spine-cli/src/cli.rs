@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "spine",
-    version,
+    version = VERSION,
     about,
     propagate_version = true,
     args_conflicts_with_subcommands = true,
@@ -24,6 +24,10 @@ pub struct Cli {
     #[command(flatten)]
     pub run: RunArgs,
 }
+
+/// `spine --version`: the package version, the commit and the build date.
+pub const VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("SPINE_COMMIT"), " ", env!("SPINE_BUILD_DATE"), ")");
 
 /// The commands.
 #[derive(Debug, Subcommand)]
@@ -53,6 +57,13 @@ pub enum Command {
     /// List, show and remove the sessions kept in `$SPINE_HOME/projects/`.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print spine's manual page (roff) on stdout: `spine man > spine.1`.
+    Man,
     /// Internal: the guard process `spine run` and `spine worker` start (it kills their process
     /// groups if they die without ending them).
     #[command(name = "__guard", hide = true)]

@@ -70,6 +70,8 @@ fn main() -> ExitCode {
             Command::Submit(args) => commands::submit::submit(args).await,
             Command::Reports(args) => commands::reports::reports(args).await,
             Command::Sessions(cmd) => commands::sessions::sessions(cmd),
+            Command::Completions { shell } => commands::completions::completions(shell),
+            Command::Man => commands::completions::man(),
             Command::Guard => Ok(exit::OK),
         }
     });

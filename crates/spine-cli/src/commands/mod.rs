@@ -1,6 +1,7 @@
 //! One module per command. Each resolves its raw arguments into a validated configuration
 //! before anything runs, then calls into the library crates.
 
+pub mod completions;
 pub mod context;
 pub mod hooks;
 pub mod mcp;

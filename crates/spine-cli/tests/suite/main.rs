@@ -27,6 +27,7 @@ mod resume_picker;
 mod run;
 mod sessions_cmd;
 mod shell_rules;
+mod ship;
 mod status_line;
 mod token_estimates;
 mod tools;
