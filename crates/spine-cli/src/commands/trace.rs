@@ -37,21 +37,25 @@ fn dur(us: u64) -> String {
     }
 }
 
-/// Renders entries as a tree: run-level lines, with each tool call's entries nested under it.
+/// Renders entries as a tree: run-level lines, with each tool call's entries nested under it,
+/// and under a `Task` call the entries of the subagent it started ([`render_subagents`]).
 pub fn render(entries: &[TraceEntry]) -> String {
     let mut out = String::new();
+    let main: Vec<&TraceEntry> = entries.iter().filter(|e| e.subagent.is_none()).collect();
+    render_level(&main, entries, "", &mut out);
+    out
+}
+
+/// One agent's entries (`level`), each line after `indent`.
+fn render_level(level: &[&TraceEntry], all: &[TraceEntry], indent: &str, out: &mut String) {
     let mut calls: BTreeMap<&str, Vec<&TraceEntry>> = BTreeMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for e in entries {
+    for e in level {
         if let Some(id) = tool_use_id(e) {
-            if !calls.contains_key(id) {
-                order.push(id);
-            }
             calls.entry(id).or_default().push(e);
         }
     }
     let mut printed: Vec<&str> = Vec::new();
-    for e in entries {
+    for e in level {
         if let Some(id) = tool_use_id(e) {
             if printed.contains(&id) {
                 continue;
@@ -63,15 +67,34 @@ pub fn render(entries: &[TraceEntry]) -> String {
                 TraceRecord::Stage(s) => s.fields.get("tool_name").and_then(|v| v.as_str()),
                 _ => None,
             });
-            let _ = writeln!(out, "├─ tool call {id} {}", name.unwrap_or(""));
+            let _ = writeln!(out, "{indent}├─ tool call {id} {}", name.unwrap_or(""));
             for e in group {
-                let _ = writeln!(out, "│   ├─ {}", line(e));
+                let _ = writeln!(out, "{indent}│   ├─ {}", line(e));
             }
+            render_subagents(all, level, id, &format!("{indent}│   "), out);
             continue;
         }
-        let _ = writeln!(out, "├─ {}", line(e));
+        let _ = writeln!(out, "{indent}├─ {}", line(e));
     }
-    out
+}
+
+/// The subagents the `Task` call `call_id` of `parent` (one agent's entries) started, each
+/// drawn as a tree of its own under the call (their entries carry a `subagent` tag).
+fn render_subagents(all: &[TraceEntry], parent: &[&TraceEntry], call_id: &str, indent: &str, out: &mut String) {
+    let parent_agent = parent.first().and_then(|e| e.subagent.as_ref()).map(|t| t.agent_id.as_str());
+    let mut agents: Vec<(&str, &str)> = Vec::new();
+    for tag in all.iter().filter_map(|e| e.subagent.as_ref()) {
+        let child_of_call = tag.parent_tool_use_id == call_id && tag.parent_agent_id.as_deref() == parent_agent;
+        if child_of_call && !agents.iter().any(|(id, _)| *id == tag.agent_id) {
+            agents.push((&tag.agent_id, &tag.agent_type));
+        }
+    }
+    for (agent_id, agent_type) in agents {
+        let _ = writeln!(out, "{indent}└─ subagent {agent_type} {agent_id}");
+        let level: Vec<&TraceEntry> =
+            all.iter().filter(|e| e.subagent.as_ref().is_some_and(|t| t.agent_id == agent_id)).collect();
+        render_level(&level, all, &format!("{indent}    "), out);
+    }
 }
 
 fn tool_use_id(e: &TraceEntry) -> Option<&str> {

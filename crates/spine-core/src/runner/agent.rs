@@ -18,6 +18,7 @@ use crate::skills::{SkillCatalog, SkillRoot};
 use crate::stages::compact_context::CompactStrategy;
 use crate::stages::prepare_turn::{OperatorStateSource, TurnSettings};
 use crate::stages::review_tool_call::Visibility;
+use crate::subagents::{Subagents, TASK_TOOL};
 use crate::tokens::{TokenEstimator, estimator_for};
 use crate::workspace::Workspace;
 
@@ -69,6 +70,9 @@ pub struct AgentConfig {
     /// Whether runs load memory files (`CLAUDE.md`, `AGENTS.md`…) and from which home
     /// (default: off).
     pub memory_files: MemorySources,
+    /// The agent types `Task` may start and the limits of delegation (default: none, and the
+    /// `Task` tool is not shown).
+    pub subagents: Option<Arc<Subagents>>,
 }
 
 impl AgentConfig {
@@ -91,6 +95,7 @@ impl AgentConfig {
             estimator: None,
             operator_state: None,
             memory_files: MemorySources::Off,
+            subagents: None,
         }
     }
 }
@@ -100,7 +105,10 @@ impl Agent {
     pub async fn run(&self, request: RunRequest) -> RunOutcome {
         let session = Arc::new(SessionInfo {
             session_id: request.session_id.clone(),
-            transcript_path: request.transcript.path().to_path_buf(),
+            transcript_path: match &request.subagent {
+                Some(sub) => sub.session_transcript.clone(),
+                None => request.transcript.path().to_path_buf(),
+            },
             cwd: self.config.cwd.clone(),
             project_dir: self.config.workspace.root().to_path_buf(),
             permission_mode: self.policy.mode(),
@@ -112,8 +120,17 @@ impl Agent {
             Arc::clone(&request.observer),
             self.config.workspace.root().to_path_buf(),
         );
-        let specs: Vec<ToolSpec> =
-            self.tools.specs().filter(|s| self.config.visibility.allows(&s.name)).cloned().collect();
+        let specs: Vec<ToolSpec> = self
+            .tools
+            .specs()
+            .filter(|s| self.config.visibility.allows(&s.name))
+            .filter_map(|s| match (s.name == TASK_TOOL, &self.config.subagents) {
+                (false, _) => Some(s.clone()),
+                // The model reads the agent types it may start; no types, no Task.
+                (true, Some(subagents)) => Some(ToolSpec { description: subagents.task_description(), ..s.clone() }),
+                (true, None) => None,
+            })
+            .collect();
         let (skills, issues) = SkillCatalog::scan(&self.config.skill_roots);
         for issue in issues {
             request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
@@ -137,6 +154,7 @@ impl Agent {
                 progress: request.progress,
                 reports: request.reports,
                 visibility: self.config.visibility.clone(),
+                subagent: request.subagent,
             },
         );
         run.specs = specs;

@@ -7,7 +7,7 @@
 //! - `round`: the loop — SessionStart, UserPromptSubmit, model turns, tool rounds, Stop;
 //! - `turn`: one model request — `prepare_request` → `compact_context` (with the compaction
 //!   hooks) → pairing check → the model;
-//! - `call`, `permit`, `post`: the path of one tool call;
+//! - `call`, `permit`, `post`: the path of one tool call; `delegate`: a `Task` call's child run;
 //! - `finish`: how a run ends — SessionEnd, reports, the outcome;
 //! - [`single`]: one tool call with no model (the worker's tool items).
 //!
@@ -16,6 +16,7 @@
 
 pub mod agent;
 mod call;
+mod delegate;
 mod finish;
 mod permit;
 mod post;
@@ -25,7 +26,7 @@ pub mod single;
 mod turn;
 
 pub use agent::{Agent, AgentConfig};
-pub use request::{RunOutcome, RunRequest};
+pub use request::{RunOutcome, RunRequest, SubagentRun};
 pub use single::{SingleCall, SingleCallOutcome};
 
 use std::collections::HashSet;
@@ -82,6 +83,11 @@ struct Run<'a> {
     allow_defer: bool,
     /// Every tool-call id of the conversation so far (kept as replies arrive, not rebuilt).
     call_ids: HashSet<String>,
+    /// Set when this run is a subagent's.
+    subagent: Option<request::SubagentRun>,
+    /// Usage and cost of the subagents this run started, per model id (added to the run's own
+    /// when it ends).
+    delegated_usage: std::sync::Mutex<std::collections::BTreeMap<String, ModelUsage>>,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -96,6 +102,7 @@ struct RunParts {
     progress: Option<Arc<dyn ProgressSink>>,
     reports: Option<Arc<ReportCollector>>,
     visibility: Visibility,
+    subagent: Option<request::SubagentRun>,
 }
 
 impl<'a> Run<'a> {
@@ -120,6 +127,7 @@ impl<'a> Run<'a> {
                 event: HookEventName::SessionStart,
                 prompt_id: None,
                 cancel: parts.cancel.clone(),
+                agent: parts.subagent.as_ref().map(|s| Arc::clone(&s.identity)),
             },
             conversation: parts.conversation,
             transcript: parts.transcript,
@@ -140,6 +148,8 @@ impl<'a> Run<'a> {
             visibility: parts.visibility,
             allow_defer: agent.config.allow_defer,
             call_ids,
+            subagent: parts.subagent,
+            delegated_usage: std::sync::Mutex::new(std::collections::BTreeMap::new()),
         }
     }
 

@@ -95,6 +95,7 @@ impl Agent {
                 progress: request.progress,
                 reports: request.reports,
                 visibility,
+                subagent: None,
             },
         );
         // A single call may not defer: there is no run for a deferral to end.
