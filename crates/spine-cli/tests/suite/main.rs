@@ -27,6 +27,7 @@ mod run;
 mod sessions_cmd;
 mod shell_rules;
 mod status_line;
+mod subagents;
 mod token_estimates;
 mod tools;
 mod trace;
