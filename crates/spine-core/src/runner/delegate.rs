@@ -10,7 +10,8 @@
 //! 3. the child run: its own transcript (`<session>/subagents/agent-<id>.jsonl`, sidechain
 //!    lines), a cancel token that is a child of the parent's, a trace nested under this call;
 //! 4. its final answer is the call's response (Claude Code's `Task` response shape); its usage
-//!    is added to the parent's.
+//!    is added to the parent's; a parent with a report collector (a worker assignment) reports
+//!    the child's start and end as `subagent` progress.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use spine_protocol::message::Message;
+use spine_protocol::report::SubagentProgress;
 use spine_protocol::run::{ModelUsage, RunSubtype};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::{StageName, SubagentTag};
@@ -115,9 +117,31 @@ impl Run<'_> {
                 parent_tool_use_id: call.id.clone(),
                 session_transcript,
             }));
+        let progress = |event: &str, description: Option<String>, result: Option<String>| SubagentProgress {
+            event: event.to_owned(),
+            call_id: call.id.clone(),
+            agent_id: identity.agent_id.clone(),
+            agent_type: identity.agent_type.clone(),
+            description,
+            result,
+        };
+        if let Some(reports) = &self.reports {
+            reports.subagent(progress("started", Some(text("description")), None));
+        }
         let started = Instant::now();
         let outcome = run_boxed(&child, request).await;
         self.add_delegated_usage(&outcome.model_usage);
+        if let Some(reports) = &self.reports {
+            let event = match outcome.subtype {
+                RunSubtype::Success => "completed",
+                RunSubtype::Canceled => "canceled",
+                RunSubtype::ErrorMaxTurns
+                | RunSubtype::ErrorDuringExecution
+                | RunSubtype::Blocked
+                | RunSubtype::Deferred => "failed",
+            };
+            reports.subagent(progress(event, None, Some(outcome.result.clone())));
+        }
         match outcome.subtype {
             RunSubtype::Success => Executed::Completed(task_response(&identity, &outcome, started, &path)),
             RunSubtype::Canceled => Executed::Canceled,

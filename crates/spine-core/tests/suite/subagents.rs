@@ -367,3 +367,49 @@ async fn the_childs_trace_entries_nest_under_the_task_call() {
     assert!(first_nested < parent_decision, "the child ran inside the Task call");
     assert!(entries.iter().filter(|e| e.subagent.is_none()).all(|e| e.seq < entries.len() as u64));
 }
+
+#[tokio::test]
+async fn a_delegating_assignment_reports_the_start_and_end_of_each_child() {
+    use spine_core::reports::{MemorySink, ReportCollector, WorkIdentity};
+    use spine_protocol::report::{ProgressPayload, ReportBody};
+    let a = Script::new(vec![text("A")]);
+    let b = Script::new(vec![text("B")]);
+    let mut h = with_subagents(vec![definition("a", a), definition("b", b)]);
+    let sink = Arc::new(MemorySink::default());
+    h.reports = Some(Arc::new(ReportCollector::new(WorkIdentity::default(), sink.clone())));
+    let (outcome, _parent, _log) =
+        h.run("go", vec![task_calls(&[task("t1", "a", "one"), task("t2", "b", "two")]), text("both")]).await;
+    assert_eq!(outcome.subtype, RunSubtype::Success);
+    let reports = sink.0.lock().expect("sink").clone();
+    let mut children: Vec<(String, String, String, Option<String>)> = reports
+        .iter()
+        .filter_map(|r| match &r.body {
+            ReportBody::ExecutionProgress { progress_payload: ProgressPayload::Subagent { subagent } } => Some((
+                subagent.call_id.clone(),
+                subagent.event.clone(),
+                subagent.agent_type.clone(),
+                subagent.result.clone(),
+            )),
+            _ => None,
+        })
+        .collect();
+    children.sort();
+    let expected = [
+        ("t1", "completed", "a", Some("A")),
+        ("t1", "started", "a", None),
+        ("t2", "completed", "b", Some("B")),
+        ("t2", "started", "b", None),
+    ];
+    let expected: Vec<(String, String, String, Option<String>)> = expected
+        .iter()
+        .map(|(c, e, t, r)| ((*c).to_owned(), (*e).to_owned(), (*t).to_owned(), r.map(str::to_owned)))
+        .collect();
+    assert_eq!(children, expected);
+    let methods: Vec<&str> = reports.iter().map(|r| r.body.method_id()).collect();
+    assert_eq!(methods.first(), Some(&"execution_started"));
+    assert_eq!(
+        methods.iter().filter(|m| **m == "execution_complete").count(),
+        1,
+        "the children send no terminal report"
+    );
+}
