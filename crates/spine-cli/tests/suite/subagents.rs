@@ -281,3 +281,28 @@ fn a_malformed_agent_file_is_skipped_with_a_warning_naming_the_file_and_field() 
     let err = stderr(&out);
     assert!(err.contains("broken.md") && err.contains("field `description` is missing"), "{err}");
 }
+
+#[test]
+fn hooks_test_fires_subagent_stop_with_the_agent_fields_and_reads_a_block_as_force_continue() {
+    let s = Sandbox::new();
+    s.trust();
+    s.write(
+        ".spine/settings.json",
+        r#"{"hooks": {"SubagentStop": [{"matcher": "reviewer", "hooks": [
+            {"type": "command", "command": "cat > input.json; echo '{\"decision\": \"block\", \"reason\": \"again\"}'"}]}]}}"#,
+    );
+    let out = s
+        .spine()
+        .args(["hooks", "test", "SubagentStop", "--input", r#"{"agent_type": "reviewer"}"#])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("force_continue") && text.contains("again"), "{text}");
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.project().join("input.json")).expect("input")).expect("json");
+    assert_eq!(input["hook_event_name"], "SubagentStop");
+    assert_eq!(input["agent_type"], "reviewer");
+    assert!(input["agent_id"].is_string() && input["agent_transcript_path"].is_string(), "{input}");
+    assert_eq!(input["last_assistant_message"], "Done.");
+}
