@@ -163,3 +163,35 @@ macro_rules! fields {
         map
     }};
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tag(agent_id: &str, parent_tool_use_id: &str, depth: u32) -> SubagentTag {
+        SubagentTag {
+            agent_id: agent_id.to_owned(),
+            agent_type: "t".to_owned(),
+            parent_tool_use_id: parent_tool_use_id.to_owned(),
+            parent_agent_id: None,
+            depth,
+            seq: 0,
+        }
+    }
+
+    #[test]
+    fn a_nested_trace_forwards_every_entry_up_keeping_the_deepest_tag() {
+        let main = Trace::default();
+        let child = main.nested(tag("child", "t1", 1));
+        let grandchild = child.nested(tag("grand", "k1", 2));
+        child.warn("in the child", None);
+        grandchild.warn("in the grandchild", None);
+        main.warn("in the main agent", None);
+        let tags: Vec<Option<(String, u64)>> =
+            main.entries().iter().map(|e| e.subagent.as_ref().map(|t| (t.agent_id.clone(), t.seq))).collect();
+        assert_eq!(tags, [Some(("child".to_owned(), 0)), Some(("grand".to_owned(), 0)), None]);
+        assert_eq!(main.entries().iter().map(|e| e.seq).collect::<Vec<_>>(), [0, 1, 2], "the parent numbers its own");
+        assert_eq!(child.len(), 2, "the child keeps its own and its child's");
+        assert_eq!(grandchild.entries()[0].subagent, None, "a run's own entries carry no tag in its own trace");
+    }
+}
