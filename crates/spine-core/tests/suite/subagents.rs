@@ -99,7 +99,10 @@ async fn a_task_call_runs_a_child_whose_final_answer_is_the_result() {
     let first = &child.requests()[0];
     let Message::System { content } = &first[0] else { panic!("system first: {first:?}") };
     assert!(content.contains("You are the counter subagent."), "{content}");
-    assert!(!content.contains("Operator"), "no operator layers in a subagent: {content}");
+    let operator = spine_core::stages::prepare_turn::OPERATOR_PROMPT;
+    assert!(!content.contains(operator), "no operator layers in a subagent: {content}");
+    let Message::System { content: parent_system } = &parent.requests()[0][0] else { panic!("parent system") };
+    assert!(parent_system.contains(operator), "the main agent has them: {parent_system}");
     assert_eq!(first[1], Message::user("count to seven"));
     assert_eq!(first.len(), 2, "nothing of the parent's conversation: {first:?}");
     assert_eq!(parent.requests().len(), 2);
