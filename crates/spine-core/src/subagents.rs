@@ -20,7 +20,8 @@
 //! - a definition's `permissionMode` applies only when it is at least as strict as the parent's
 //!   ([`narrower_mode`]);
 //! - the `Task` calls of one model turn run concurrently, at most
-//!   [`Subagents::max_concurrent`] at a time.
+//!   [`Subagents::max_concurrent`] at a time; their approvals are asked one at a time
+//!   ([`OneAtATime`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use spine_protocol::permission::PermissionMode;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use crate::model::ModelClient;
+use crate::permission::{Approval, ApprovalRequest, Approver};
 use crate::tool::{Projection, Tool, ToolContext};
 
 /// The name of the delegation tool (Claude Code's).
@@ -182,6 +184,29 @@ fn strictness(mode: PermissionMode) -> u8 {
         PermissionMode::Default => 2,
         PermissionMode::AcceptEdits => 3,
         PermissionMode::BypassPermissions => 4,
+    }
+}
+
+/// The approver of concurrent subagents: the parent's, asked one request at a time (a
+/// terminal prompt is not interleaved with another). Nested subagents wrap their parent's
+/// wrapper, so the outermost lock orders every ask of the tree.
+pub struct OneAtATime {
+    inner: Arc<dyn Approver>,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl OneAtATime {
+    /// `inner`, asked under `lock`.
+    pub fn new(inner: Arc<dyn Approver>, lock: Arc<tokio::sync::Mutex<()>>) -> Self {
+        OneAtATime { inner, lock }
+    }
+}
+
+#[async_trait]
+impl Approver for OneAtATime {
+    async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
+        let _turn = self.lock.lock().await;
+        self.inner.approve(request).await
     }
 }
 

@@ -35,7 +35,7 @@ use crate::stages::execute::{Executed, Execution};
 use crate::stages::prepare_turn::AgentProfile;
 use crate::stages::review_tool_call::Visibility;
 use crate::subagents::{
-    AgentIdentity, GENERAL_PURPOSE_PROMPT, SubagentDefinition, Subagents, TASK_TOOL, narrower_mode,
+    AgentIdentity, GENERAL_PURPOSE_PROMPT, OneAtATime, SubagentDefinition, Subagents, TASK_TOOL, narrower_mode,
 };
 use crate::tool::Args;
 
@@ -194,7 +194,7 @@ impl Run<'_> {
             tools: Arc::clone(&parent.tools),
             hooks: Arc::clone(&parent.hooks),
             policy: parent.policy.with_mode(mode),
-            approver: Arc::clone(&parent.approver),
+            approver: Arc::new(OneAtATime::new(Arc::clone(&parent.approver), Arc::clone(&self.approvals))),
             config,
         }
     }

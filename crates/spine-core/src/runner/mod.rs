@@ -88,6 +88,8 @@ struct Run<'a> {
     /// Usage and cost of the subagents this run started, per model id (added to the run's own
     /// when it ends).
     delegated_usage: std::sync::Mutex<std::collections::BTreeMap<String, ModelUsage>>,
+    /// Orders the approvals of this run's concurrent subagents.
+    approvals: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -150,6 +152,7 @@ impl<'a> Run<'a> {
             call_ids,
             subagent: parts.subagent,
             delegated_usage: std::sync::Mutex::new(std::collections::BTreeMap::new()),
+            approvals: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 

@@ -416,3 +416,35 @@ async fn a_delegating_assignment_reports_the_start_and_end_of_each_child() {
         "the children send no terminal report"
     );
 }
+
+/// Records when each approval starts and ends, and lets other tasks run in between.
+struct Interleaving(std::sync::Mutex<Vec<String>>);
+
+#[async_trait]
+impl spine_core::permission::Approver for Interleaving {
+    async fn approve(&self, request: &spine_core::permission::ApprovalRequest<'_>) -> spine_core::permission::Approval {
+        self.0.lock().expect("log").push(format!("enter:{}", request.tool_use_id));
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        self.0.lock().expect("log").push(format!("exit:{}", request.tool_use_id));
+        spine_core::permission::Approval::Allow
+    }
+}
+
+#[tokio::test]
+async fn concurrent_children_ask_the_approver_one_at_a_time() {
+    let a = Script::new(vec![calls(&[("a1", "write_value", json!({"value": 1}))]), text("A")]);
+    let b = Script::new(vec![calls(&[("b1", "write_value", json!({"value": 2}))]), text("B")]);
+    let mut h = with_subagents(vec![definition("a", a), definition("b", b)]);
+    let approver = Arc::new(Interleaving(std::sync::Mutex::new(Vec::new())));
+    h.approver = approver.clone();
+    let (outcome, _parent, log) =
+        h.run("go", vec![task_calls(&[task("t1", "a", "one"), task("t2", "b", "two")]), text("both")]).await;
+    assert_eq!(outcome.subtype, RunSubtype::Success);
+    assert_eq!(log.take().len(), 2, "both approved writes ran");
+    let asked = approver.0.lock().expect("log").clone();
+    assert_eq!(asked.len(), 4);
+    assert!(asked[0].starts_with("enter:") && asked[1].starts_with("exit:"), "{asked:?}");
+    assert_eq!(asked[0][6..], asked[1][5..], "the first ask ends before the second starts: {asked:?}");
+}
