@@ -86,16 +86,7 @@ impl Run<'_> {
             None => self.transcript.path().to_path_buf(),
         };
         let path = subagent_transcript_path(&session_transcript, &identity.agent_id);
-        let transcript = match self.transcript.is_recording() {
-            true => match Transcript::open_sidechain(&path, &identity.agent_id) {
-                Ok(t) => t,
-                Err(e) => {
-                    self.trace.warn(format!("could not open the subagent transcript {}: {e}", path.display()), None);
-                    Transcript::discard(&path)
-                }
-            },
-            false => Transcript::discard(&path),
-        };
+        let transcript = self.child_transcript(&path, &identity.agent_id);
         let tag = SubagentTag {
             agent_id: identity.agent_id.clone(),
             agent_type: identity.agent_type.clone(),
@@ -117,31 +108,19 @@ impl Run<'_> {
                 parent_tool_use_id: call.id.clone(),
                 session_transcript,
             }));
-        let progress = |event: &str, description: Option<String>, result: Option<String>| SubagentProgress {
-            event: event.to_owned(),
-            call_id: call.id.clone(),
-            agent_id: identity.agent_id.clone(),
-            agent_type: identity.agent_type.clone(),
-            description,
-            result,
-        };
-        if let Some(reports) = &self.reports {
-            reports.subagent(progress("started", Some(text("description")), None));
-        }
+        self.report_child(call, &identity, "started", Some(text("description")), None);
         let started = Instant::now();
         let outcome = run_boxed(&child, request).await;
         self.add_delegated_usage(&outcome.model_usage);
-        if let Some(reports) = &self.reports {
-            let event = match outcome.subtype {
-                RunSubtype::Success => "completed",
-                RunSubtype::Canceled => "canceled",
-                RunSubtype::ErrorMaxTurns
-                | RunSubtype::ErrorDuringExecution
-                | RunSubtype::Blocked
-                | RunSubtype::Deferred => "failed",
-            };
-            reports.subagent(progress(event, None, Some(outcome.result.clone())));
-        }
+        let event = match outcome.subtype {
+            RunSubtype::Success => "completed",
+            RunSubtype::Canceled => "canceled",
+            RunSubtype::ErrorMaxTurns
+            | RunSubtype::ErrorDuringExecution
+            | RunSubtype::Blocked
+            | RunSubtype::Deferred => "failed",
+        };
+        self.report_child(call, &identity, event, None, Some(outcome.result.clone()));
         match outcome.subtype {
             RunSubtype::Success => Executed::Completed(task_response(&identity, &outcome, started, &path)),
             RunSubtype::Canceled => Executed::Canceled,
@@ -196,6 +175,39 @@ impl Run<'_> {
             policy: parent.policy.with_mode(mode),
             approver: Arc::new(OneAtATime::new(Arc::clone(&parent.approver), Arc::clone(&self.approvals))),
             config,
+        }
+    }
+
+    /// The child's transcript at `path`: a sidechain file when this run records one (a failure
+    /// to open it is a warning, the child runs without), else none.
+    fn child_transcript(&self, path: &std::path::Path, agent_id: &str) -> Transcript {
+        if !self.transcript.is_recording() {
+            return Transcript::discard(path);
+        }
+        Transcript::open_sidechain(path, agent_id).unwrap_or_else(|e| {
+            self.trace.warn(format!("could not open the subagent transcript {}: {e}", path.display()), None);
+            Transcript::discard(path)
+        })
+    }
+
+    /// A `subagent` progress report, when this run reports (a worker assignment).
+    fn report_child(
+        &self,
+        call: &ToolCall,
+        identity: &AgentIdentity,
+        event: &str,
+        description: Option<String>,
+        result: Option<String>,
+    ) {
+        if let Some(reports) = &self.reports {
+            reports.subagent(SubagentProgress {
+                event: event.to_owned(),
+                call_id: call.id.clone(),
+                agent_id: identity.agent_id.clone(),
+                agent_type: identity.agent_type.clone(),
+                description,
+                result,
+            });
         }
     }
 
