@@ -448,3 +448,55 @@ async fn concurrent_children_ask_the_approver_one_at_a_time() {
     assert!(asked[0].starts_with("enter:") && asked[1].starts_with("exit:"), "{asked:?}");
     assert_eq!(asked[0][6..], asked[1][5..], "the first ask ends before the second starts: {asked:?}");
 }
+
+/// Counts the calls inside it at once and keeps the highest count.
+#[derive(Default)]
+struct Gauge {
+    inside: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+struct GaugeTool(Arc<Gauge>);
+
+#[async_trait]
+impl Tool for GaugeTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec { name: "gauge".into(), description: "counts".into(), input_schema: json!({"type": "object"}) }
+    }
+    fn effect(&self) -> Effect {
+        Effect::Read
+    }
+    async fn execute(&self, _a: &Map<String, Value>, _c: &ToolContext) -> Result<Value, ToolError> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.0.inside.fetch_add(1, SeqCst) + 1;
+        self.0.most.fetch_max(now, SeqCst);
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        self.0.inside.fetch_sub(1, SeqCst);
+        Ok(json!("counted"))
+    }
+}
+
+/// The most children inside the gauge at once, for three Task calls under `max_concurrent`.
+async fn most_at_once(max_concurrent: usize) -> usize {
+    let child = |n: &str| Script::new(vec![calls(&[(n, "gauge", json!({}))]), text("ok")]);
+    let definitions = vec![definition("a", child("a1")), definition("b", child("b1")), definition("c", child("c1"))];
+    let mut h = Harness::new();
+    h.tools.register(TaskTool);
+    let gauge = Arc::new(Gauge::default());
+    h.tools.register(GaugeTool(Arc::clone(&gauge)));
+    let subagents = Arc::new(Subagents { definitions, max_concurrent, ..Subagents::default() });
+    h.configure = Some(Box::new(move |config| config.subagents = Some(subagents)));
+    let turn = task_calls(&[task("t1", "a", "x"), task("t2", "b", "y"), task("t3", "c", "z")]);
+    let (outcome, _parent, _log) = h.run("go", vec![turn, text("done")]).await;
+    assert_eq!(outcome.subtype, RunSubtype::Success, "{}", outcome.result);
+    gauge.most.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+#[tokio::test]
+async fn max_concurrent_bounds_the_children_running_at_once() {
+    assert_eq!(most_at_once(1).await, 1);
+    assert_eq!(most_at_once(2).await, 2);
+    assert_eq!(most_at_once(4).await, 3);
+}
