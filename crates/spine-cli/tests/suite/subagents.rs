@@ -306,3 +306,21 @@ fn hooks_test_fires_subagent_stop_with_the_agent_fields_and_reads_a_block_as_for
     assert!(input["agent_id"].is_string() && input["agent_transcript_path"].is_string(), "{input}");
     assert_eq!(input["last_assistant_message"], "Done.");
 }
+
+#[test]
+fn sessions_rm_removes_the_subagent_transcripts_too() {
+    let s = Sandbox::new();
+    agent(&s, "helper", "", json!([{"text": "child"}]));
+    let script = s.script(json!([{"tool_calls": [task("t1", "helper", "x")]}, {"text": "done"}]));
+    let out = s.run(&script, &["--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = json(&out)["session_id"].as_str().expect("id").to_owned();
+    let transcripts = subagent_transcripts(&s);
+    assert_eq!(transcripts.len(), 1);
+    let out = s.spine().args(["sessions", "rm", &id]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("subagents"), "{}", stdout(&out));
+    assert!(!transcripts[0].exists() && subagent_transcripts(&s).is_empty());
+    let folder = transcripts[0].parent().and_then(Path::parent).expect("session folder");
+    assert!(!folder.exists(), "the emptied <id>/ folder goes too");
+}
