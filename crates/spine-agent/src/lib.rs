@@ -6,13 +6,14 @@
 //! [`AssemblyError`] that names the file and field when there is one.
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
-//! registry and which tools the model sees), [`policy`] (permission rules, hooks, skill roots),
+//! registry and which tools the model sees), [`agents`] (the agent types `Task` may start), [`policy`] (permission rules, hooks, skill roots),
 //! [`roots`] (the workspace roots: the project and the added directories) and [`mcp`] (the
 //! configured MCP servers and their connection). Their functions are
 //! re-exported here.
 
 #![warn(missing_docs)]
 
+pub mod agents;
 pub mod mcp;
 pub mod model;
 pub mod policy;
@@ -208,7 +209,7 @@ fn assemble_with(
     rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
     let (hooks, hook_warnings) = build_hooks(settings)?;
     // Values the settings hold that spine does not implement (`defaultMode`), then the hooks'.
-    let warnings: Vec<String> = settings.warnings.iter().cloned().chain(hook_warnings).collect();
+    let mut warnings: Vec<String> = settings.warnings.iter().cloned().chain(hook_warnings).collect();
     let workspace = roots::workspace(settings, &options.command_line, &options.project)?;
     let mut config = AgentConfig::new(Arc::new(workspace));
     config.max_turns = options.max_turns.or(settings.max_turns).unwrap_or(20);
@@ -226,7 +227,12 @@ fn assemble_with(
     }
     config.allow_defer = options.allow_defer;
     config.operator_state = Some(tool_set.families.operator_state());
-    config.memory_files = MemorySources::Load { home: std::env::var_os("HOME").map(PathBuf::from) };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let (subagents, agent_warnings) =
+        agents::subagents(settings, &options.project, &options.spine_home, home.as_deref());
+    warnings.extend(agent_warnings);
+    config.subagents = Some(Arc::new(subagents));
+    config.memory_files = MemorySources::Load { home };
     let agent = Agent {
         model,
         tools: Arc::clone(&tool_set.registry),

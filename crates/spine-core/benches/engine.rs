@@ -85,6 +85,7 @@ fn pre_tool_use_dispatch(c: &mut Criterion) {
         event: HookEventName::PreToolUse,
         prompt_id: None,
         cancel: CancellationToken::new(),
+        agent: None,
     };
     let mut group = c.benchmark_group("pre_tool_use_dispatch");
     for n in [0usize, 1, 10] {

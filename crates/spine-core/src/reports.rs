@@ -1,7 +1,7 @@
 //! The report collector: turns the life of a run or an assignment into the ordered reports of
-//! docs/pipeline.md ("Reports") — `execution_started` → `execution_progress` (`tool_reviewed`, `tool_output`)
-//! → `execution_complete` | `execution_fail` | `execution_canceled` — each with the
-//! identifying fields, and hands each to a [`ReportSink`] (the CLI's stream-json printer, the
+//! docs/pipeline.md ("Reports") — `execution_started` → `execution_progress` (`tool_reviewed`, `tool_output`,
+//! and `subagent` for each child of a `Task` call) → `execution_complete` | `execution_fail` |
+//! `execution_canceled` — each with the identifying fields, and hands each to a [`ReportSink`] (the CLI's stream-json printer, the
 //! worker's mailbox). Terminal reports are sent once; later ones are ignored.
 
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use spine_protocol::report::{
     CanceledPayload, CompletePayload, FailPayload, FailureKind, FailurePayload, OutputChunk, ProgressPayload, Report,
-    ReportBody, ToolErrorPayload, ToolInvocation, ToolInvocationOutput,
+    ReportBody, SubagentProgress, ToolErrorPayload, ToolInvocation, ToolInvocationOutput,
 };
 use spine_protocol::run::ModelUsage;
 use spine_protocol::tool::ToolError;
@@ -141,6 +141,13 @@ impl ReportCollector {
             request_payload: None,
             response_payload: Some(Value::Object(response)),
             error_payload: None,
+        });
+    }
+
+    /// `execution_progress` / `subagent`: a `Task` call's subagent started or ended.
+    pub fn subagent(&self, progress: SubagentProgress) {
+        self.publish(ReportBody::ExecutionProgress {
+            progress_payload: ProgressPayload::Subagent { subagent: progress },
         });
     }
 

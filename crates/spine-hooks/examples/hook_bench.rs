@@ -66,6 +66,7 @@ fn context(dir: &std::path::Path, event: HookEventName) -> HookContext {
         event,
         prompt_id: Some(Arc::from("p")),
         cancel: CancellationToken::new(),
+        agent: None,
     }
 }
 

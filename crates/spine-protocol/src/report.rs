@@ -137,6 +137,30 @@ pub enum ProgressPayload {
         /// The output.
         tool_invocation_output: ToolInvocationOutput,
     },
+    /// A subagent started by a `Task` call started or ended (one pair per child).
+    Subagent {
+        /// The subagent and what happened to it.
+        subagent: SubagentProgress,
+    },
+}
+
+/// A subagent's progress, as an assignment that delegates reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SubagentProgress {
+    /// `started`, `completed`, `failed` or `canceled`.
+    pub event: String,
+    /// The `Task` call that started it.
+    pub call_id: String,
+    /// The subagent's id.
+    pub agent_id: String,
+    /// Its type (`subagent_type`).
+    pub agent_type: String,
+    /// The call's `description`, on `started`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its final answer (`completed`) or why it ended without one (`failed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
 }
 
 /// A tool invocation as reported.

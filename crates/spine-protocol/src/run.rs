@@ -99,6 +99,18 @@ impl ModelUsage {
         }
     }
 
+    /// Adds another count of the same model (a subagent's, to its parent's).
+    pub fn merge(&mut self, other: &ModelUsage) {
+        self.requests += other.requests;
+        self.requests_without_usage += other.requests_without_usage;
+        if let Some(u) = other.usage {
+            self.usage.get_or_insert_with(Usage::default).add(u);
+        }
+        if let Some(c) = other.cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += c;
+        }
+    }
+
     /// The usage summed over `models` (`None` when none reported any) and the sum of their
     /// known costs (`None` when no cost is known).
     pub fn totals(models: &std::collections::BTreeMap<String, ModelUsage>) -> (Option<Usage>, Option<f64>) {

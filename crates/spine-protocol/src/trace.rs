@@ -25,6 +25,30 @@ pub struct TraceEntry {
     /// What the entry records; its fields sit beside `seq` and `t_us`, tagged by `kind`.
     #[serde(flatten)]
     pub record: TraceRecord,
+    /// Set on the entries of a subagent's run, as the parent's trace holds them: which `Task`
+    /// call of which agent started it. Absent on the main agent's own entries (so traces of
+    /// runs without subagents read as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentTag>,
+}
+
+/// The subagent a trace entry belongs to: `spine trace show` nests the entry under the
+/// `Task` call `parent_tool_use_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SubagentTag {
+    /// The subagent's id (`agentId` of its transcript lines, `agent_id` of its hook inputs).
+    pub agent_id: String,
+    /// Its type (`subagent_type` of the `Task` call).
+    pub agent_type: String,
+    /// The `Task` call that started it, in its parent's run.
+    pub parent_tool_use_id: String,
+    /// The parent's agent id; absent when the parent is the main agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_agent_id: Option<String>,
+    /// 1 for a child of the main agent, 2 for a grandchild…
+    pub depth: u32,
+    /// The subagent's own sequence number of the entry (the parent renumbers `seq`).
+    pub seq: u64,
 }
 
 /// What a trace entry records.

@@ -293,6 +293,12 @@ fn withhold(layer: &mut SettingsLayer, enabled: &McpEnabled, skipped: &mut Vec<S
         skip(SkippedItem::SkillRoots);
         out.insert("skills".to_owned(), serde_json::json!({ "roots": roots }));
     }
+    if let Some(Value::Object(subagents)) = layer.value.get_mut("subagents")
+        && let Some(dirs) = subagents.remove("directories")
+    {
+        skip(SkippedItem::SubagentDirectories);
+        out.insert("subagents".to_owned(), serde_json::json!({ "directories": dirs }));
+    }
     if let Some(Value::Object(web)) = layer.value.get_mut("web") {
         let mut withheld_web = Map::new();
         if let Some(url) = web.remove("search_url") {

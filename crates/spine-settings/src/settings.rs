@@ -108,6 +108,13 @@ pub struct Settings {
     pub files: Vec<crate::discover::SettingsFile>,
     /// The `--setting-sources` of the discovery.
     pub sources: crate::project::SettingSources,
+    /// `subagents.directories`: more directories of agent definitions (`*.md`), appended
+    /// across sources, each with its source (relative paths resolve against the project).
+    pub subagent_directories: Vec<(String, Origin)>,
+    /// `subagents.max_concurrent`: `Task` calls of one turn running at once, by precedence.
+    pub subagent_max_concurrent: Option<u32>,
+    /// `subagents.max_depth`: how deep subagents may nest (1: children only), by precedence.
+    pub subagent_max_depth: Option<u32>,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
     /// Warnings about values spine reads but does not implement (always shown, one line
@@ -153,6 +160,7 @@ const KNOWN_KEYS: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "mcp",
+    "subagents",
 ];
 
 impl Settings {
@@ -274,6 +282,29 @@ impl Settings {
                     "enabledMcpjsonServers" => {
                         for name in expect_str_list(origin, key, value)? {
                             s.mcp_enabled.names.push((name, origin.clone()));
+                        }
+                    }
+                    "subagents" => {
+                        for (k, v) in expect_object(origin, "subagents", value)? {
+                            let path = format!("subagents.{k}");
+                            match k.as_str() {
+                                "directories" => {
+                                    for dir in expect_str_list(origin, &path, v)? {
+                                        s.subagent_directories.push((dir, origin.clone()));
+                                    }
+                                }
+                                "max_concurrent" | "max_depth" => {
+                                    let n = expect_u32(origin, &path, v)?;
+                                    if n == 0 {
+                                        return Err(SettingsError::at(origin, path, "expected at least 1"));
+                                    }
+                                    match k.as_str() {
+                                        "max_concurrent" => s.subagent_max_concurrent = Some(n),
+                                        _ => s.subagent_max_depth = Some(n),
+                                    }
+                                }
+                                _ => return Err(SettingsError::at(origin, path, "unknown field")),
+                            }
                         }
                     }
                     "mcp" => {

@@ -376,3 +376,33 @@ fn untrusted_projects_may_not_add_directories_but_trusted_ones_and_the_user_may(
     assert_eq!(dirs, ["/from/user".into(), tmp.path().join("shared"), "/from/project".into()]);
     assert!(trusted.skipped.is_empty());
 }
+
+#[test]
+fn subagents_limits_take_precedence_directories_append_and_an_untrusted_project_keeps_only_its_limits() {
+    let s = Settings::from_layers(vec![
+        layer(Origin::User("/h/settings.json".into()), json!({"subagents": {"directories": ["/u"], "max_depth": 3}})),
+        layer(Origin::Cli { index: 1, path: None }, json!({"subagents": {"directories": ["c"], "max_concurrent": 2}})),
+    ])
+    .expect("valid");
+    let dirs: Vec<&str> = s.subagent_directories.iter().map(|(d, _)| d.as_str()).collect();
+    assert_eq!(dirs, ["/u", "c"]);
+    assert_eq!((s.subagent_max_concurrent, s.subagent_max_depth), (Some(2), Some(3)));
+    let cli = Origin::Cli { index: 1, path: None };
+    let zero = Settings::from_layers(vec![layer(cli.clone(), json!({"subagents": {"max_concurrent": 0}}))]);
+    assert_eq!(zero.expect_err("at least 1").path, "subagents.max_concurrent");
+    let typo = Settings::from_layers(vec![layer(cli, json!({"subagents": {"max_dept": 1}}))]);
+    assert_eq!(typo.expect_err("unknown").path, "subagents.max_dept");
+
+    let dir = tempfile::tempdir().expect("tmp");
+    let (home, project) = (dir.path().join("home"), dir.path().join("project"));
+    std::fs::create_dir_all(project.join(".spine")).expect("mkdir");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let file = json!({"subagents": {"directories": ["/anywhere"], "max_depth": 1}});
+    std::fs::write(project.join(".spine/settings.json"), file.to_string()).expect("write");
+    let s = Settings::discover(&home, &project, &[], ProjectTrust::Untrusted).expect("ok");
+    assert!(s.subagent_directories.is_empty(), "could point anywhere on disk");
+    assert_eq!(s.subagent_max_depth, Some(1), "a limit only narrows");
+    assert_eq!(s.skipped.iter().map(|k| k.item.to_string()).collect::<Vec<_>>(), ["subagents.directories"]);
+    let trusted = Settings::discover(&home, &project, &[], ProjectTrust::Flag).expect("ok");
+    assert_eq!(trusted.subagent_directories.len(), 1);
+}

@@ -17,6 +17,7 @@
 //! | `mcpServers` (and `.mcp.json`, read by the agent) | skipped, unless the user's settings enable them |
 //! | `skills.roots` | skipped (could point anywhere on disk); the default roots still apply |
 //! | `web.search_url` | skipped (would send the agent's searches to a host the project chose) |
+//! | `subagents.directories` | skipped (could point anywhere on disk); the project's `.claude/agents/` and `.spine/agents/` still apply (a definition only narrows what the agent may do) |
 //! | `model`, `maxTurns`, `stop`, `context` | applied (they run nothing and reach no new host) |
 //! | `enableAllProjectMcpServers`, `enabledMcpjsonServers` | ignored (only the user's settings or `--settings` may set them) |
 //!
@@ -142,6 +143,8 @@ pub enum SkippedItem {
     SkillRoots,
     /// `web.search_url`.
     WebSearchUrl,
+    /// `subagents.directories`.
+    SubagentDirectories,
     /// `web.allow_private_networks: true`.
     WebPrivateNetworks,
 }
@@ -160,6 +163,7 @@ impl fmt::Display for SkippedItem {
             SkippedItem::McpServer(name) => write!(f, "MCP server {name}"),
             SkippedItem::SkillRoots => f.write_str("skills.roots"),
             SkippedItem::WebSearchUrl => f.write_str("web.search_url"),
+            SkippedItem::SubagentDirectories => f.write_str("subagents.directories"),
             SkippedItem::WebPrivateNetworks => f.write_str("web.allow_private_networks"),
         }
     }
@@ -190,6 +194,7 @@ pub fn untrusted_notice(project: &Path, skipped: &[Skipped]) -> Option<String> {
             | SkippedItem::DefaultMode(_)
             | SkippedItem::SkillRoots
             | SkippedItem::WebSearchUrl
+            | SkippedItem::SubagentDirectories
             | SkippedItem::WebPrivateNetworks) => {
                 let text = other.to_string();
                 if !others.contains(&text) {

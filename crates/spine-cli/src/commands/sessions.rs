@@ -8,7 +8,8 @@
 //!   and how the last run ended (`spine_result`). Each file is read once, line by line; a file
 //!   that cannot be read or has lines that are not JSON is listed with an `error`, never fatal.
 //! - `show ID` prints the conversation readably (JSON: the messages as `--resume` loads them).
-//! - `rm ID` removes `<id>.jsonl` and `<id>.env`; `prune --older-than DUR` removes the sessions
+//! - `rm ID` removes `<id>.jsonl`, `<id>.env` and the subagent transcripts `<id>/subagents/`;
+//!   `prune --older-than DUR` removes the sessions
 //!   whose last activity is older than `DUR` (`30d`, `12h`, `90m`).
 //!
 //! Only regular files named `<session id>.jsonl` / `<session id>.env` in real folders directly
@@ -138,7 +139,23 @@ fn remove_session(transcript: &Path) -> anyhow::Result<Vec<PathBuf>> {
             Ok(_) | Err(_) => {}
         }
     }
+    removed.extend(remove_subagent_transcripts(transcript)?);
     Ok(removed)
+}
+
+/// Removes `<id>/subagents/` (the session's subagent transcripts, docs/subagents.md), then
+/// `<id>/` when nothing else is left in it; a symbolic link is never followed.
+fn remove_subagent_transcripts(transcript: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let folder = transcript.with_extension("");
+    let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_dir());
+    let subagents = folder.join("subagents");
+    if !real_dir(&folder) || !real_dir(&subagents) {
+        return Ok(Vec::new());
+    }
+    std::fs::remove_dir_all(&subagents).map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", subagents.display()))?;
+    // Not empty: something else lives there, and it stays.
+    let _ = std::fs::remove_dir(&folder);
+    Ok(vec![subagents])
 }
 
 /// One session as `list` shows it.

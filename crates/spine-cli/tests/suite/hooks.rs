@@ -45,12 +45,12 @@ fn run_exits_2_naming_the_file_and_json_path_of_a_bad_hook() {
 #[test]
 fn run_warns_on_stderr_without_verbose_about_hooks_that_will_not_run() {
     let s = Sandbox::new();
-    let settings = r#"{"hooks": {"SubagentStop": [{"hooks": [{"type": "command", "command": "true"}]}],
+    let settings = r#"{"hooks": {"TeammateIdle": [{"hooks": [{"type": "command", "command": "true"}]}],
         "PreToolUse": [{"hooks": [{"type": "agent", "prompt": "check"}]}]}}"#;
     let out = s.run(&s.script(json!([{"text": "hi"}])), &["--settings", settings]);
     assert_eq!(out.status.code(), Some(0));
     let err = stderr(&out);
-    assert!(err.contains("warning: --settings #1 (inline JSON): hooks.SubagentStop: spine does not fire"), "{err}");
+    assert!(err.contains("warning: --settings #1 (inline JSON): hooks.TeammateIdle: spine does not fire"), "{err}");
     assert!(err.contains("hooks.PreToolUse[0].hooks[0]: spine does not run `agent` hooks"), "{err}");
     let out = s.run(&s.script(json!([{"text": "hi"}])), &["--settings", settings, "-q"]);
     assert!(!stderr(&out).contains("warning"));
@@ -186,9 +186,9 @@ fn hooks_test_validates_the_tool_call_and_the_event_name() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("invalid_arguments"), "{}", stderr(&out));
-    let out = s.spine().args(["hooks", "test", "SubagentStop"]).output().expect("runs");
+    let out = s.spine().args(["hooks", "test", "TeammateIdle"]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("spine does not fire the Claude Code event `SubagentStop`"));
+    assert!(stderr(&out).contains("spine does not fire the Claude Code event `TeammateIdle`"));
     let out =
         s.spine().args(["hooks", "test", "Stop", "--input", r#"{"stop_hook_activ": true}"#]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2));

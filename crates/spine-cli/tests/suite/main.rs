@@ -29,6 +29,7 @@ mod sessions_cmd;
 mod shell_rules;
 mod ship;
 mod status_line;
+mod subagents;
 mod token_estimates;
 mod tools;
 mod trace;

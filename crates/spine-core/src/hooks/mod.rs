@@ -59,6 +59,8 @@ pub struct HookContext {
     pub prompt_id: Option<Arc<str>>,
     /// Canceled when the run is canceled.
     pub cancel: CancellationToken,
+    /// Inside a subagent: who it is (hook inputs carry `agent_id` and `agent_type`).
+    pub agent: Option<Arc<crate::subagents::AgentIdentity>>,
 }
 
 impl HookContext {
@@ -71,6 +73,8 @@ impl HookContext {
             permission_mode: self.session.permission_mode,
             hook_event_name: self.event,
             prompt_id: self.prompt_id.as_deref().map(str::to_owned),
+            agent_id: self.agent.as_ref().map(|a| a.agent_id.clone()),
+            agent_type: self.agent.as_ref().map(|a| a.agent_type.clone()),
         }
     }
 }

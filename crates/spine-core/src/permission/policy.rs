@@ -147,6 +147,11 @@ impl PermissionPolicy {
         PermissionPolicy { rules, mode, project_dir }
     }
 
+    /// The same rules under another mode (a subagent's, see [`crate::subagents::narrower_mode`]).
+    pub fn with_mode(&self, mode: PermissionMode) -> Self {
+        PermissionPolicy { mode, ..self.clone() }
+    }
+
     /// The permission mode the policy decides under (hooks see it as `permission_mode`).
     pub fn mode(&self) -> PermissionMode {
         self.mode

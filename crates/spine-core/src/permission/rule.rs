@@ -142,7 +142,7 @@ impl PermissionRule {
                         }
                     }
                 }
-                None => first_string_arg(input).is_some_and(|s| re.is_match(s)),
+                None => specifier_subject(tool_name, input).is_some_and(|s| re.is_match(s)),
             },
             Specifier::Path { pattern, compiled } => {
                 let Some(path) = path_arg(input) else {
@@ -299,6 +299,15 @@ fn first_string_arg(input: &Map<String, Value>) -> Option<&str> {
     input.values().find_map(Value::as_str)
 }
 
+/// What a wildcard specifier of a tool without a command matches: for `Task`, the agent type
+/// (`Task(reviewer)`, as in Claude Code); for other tools, the first string argument.
+fn specifier_subject<'a>(tool_name: &str, input: &'a Map<String, Value>) -> Option<&'a str> {
+    match tool_name {
+        crate::subagents::TASK_TOOL => input.get("subagent_type").and_then(Value::as_str),
+        _ => first_string_arg(input),
+    }
+}
+
 /// Matches a command pattern against one simple command: its words joined by spaces, and for
 /// restrict rules also with the program replaced by its basename.
 fn command_matches(re: &Regex, command: &SimpleCommand, usage: RuleUse) -> bool {
@@ -330,6 +339,14 @@ mod tests {
         assert!(!m("Write", "Read", json!({}), RuleUse::Allow));
         assert!(m("mcp__fs__*", "mcp__fs__read_file", json!({}), RuleUse::Allow));
         assert!(!m("mcp__fs__*", "mcp__git__log", json!({}), RuleUse::Allow));
+    }
+
+    #[test]
+    fn a_task_rule_names_the_agent_type_not_the_first_argument() {
+        let call = json!({"description": "review it", "prompt": "p", "subagent_type": "reviewer"});
+        assert!(m("Task(reviewer)", "Task", call.clone(), RuleUse::Restrict));
+        assert!(!m("Task(review it)", "Task", call.clone(), RuleUse::Restrict));
+        assert!(!m("Task(general-purpose)", "Task", call, RuleUse::Restrict));
     }
 
     #[test]

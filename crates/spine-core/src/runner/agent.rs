@@ -25,6 +25,7 @@ use crate::skills::{SkillCatalog, SkillRoot};
 use crate::stages::compact_context::CompactStrategy;
 use crate::stages::prepare_turn::{OperatorStateSource, TurnSettings};
 use crate::stages::review_tool_call::Visibility;
+use crate::subagents::{Subagents, TASK_TOOL};
 use crate::tokens::{TokenEstimator, estimator_for};
 use crate::trace::Trace;
 use crate::workspace::Workspace;
@@ -77,6 +78,9 @@ pub struct AgentConfig {
     /// Whether runs load memory files (`CLAUDE.md`, `AGENTS.md`…) and from which home
     /// (default: off).
     pub memory_files: MemorySources,
+    /// The agent types `Task` may start and the limits of delegation (default: none, and the
+    /// `Task` tool is not shown).
+    pub subagents: Option<Arc<Subagents>>,
 }
 
 impl AgentConfig {
@@ -99,6 +103,7 @@ impl AgentConfig {
             estimator: None,
             operator_state: None,
             memory_files: MemorySources::Off,
+            subagents: None,
         }
     }
 }
@@ -165,6 +170,7 @@ impl Agent {
             event: HookEventName::SessionEnd,
             prompt_id: None,
             cancel: CancellationToken::new(),
+            agent: None,
         };
         hooks.observe::<SessionEnd>(&ctx, SessionEndInput { reason: ending.reason }).await;
         hooks.shutdown();
@@ -184,16 +190,30 @@ impl Agent {
     /// A run of `request`, ready to drive: its hooks, tools, skills, memory files and
     /// estimator; the rest of the request is returned for the driver.
     fn start(&self, request: RunRequest) -> (Run<'_>, Pending) {
-        let session =
-            self.session_info(&request.session_id, request.transcript.path().to_path_buf(), request.env_file.clone());
+        // A subagent's hooks see the main session's transcript (its own is
+        // `agent_transcript_path`).
+        let transcript_path = match &request.subagent {
+            Some(sub) => sub.session_transcript.clone(),
+            None => request.transcript.path().to_path_buf(),
+        };
+        let session = self.session_info(&request.session_id, transcript_path, request.env_file.clone());
         let hooks = HookRuntime::new(
             Arc::clone(&self.hooks),
             request.trace.clone(),
             Arc::clone(&request.observer),
             self.config.workspace.root().to_path_buf(),
         );
-        let specs: Vec<ToolSpec> =
-            self.tools.specs().filter(|s| self.config.visibility.allows(&s.name)).cloned().collect();
+        let specs: Vec<ToolSpec> = self
+            .tools
+            .specs()
+            .filter(|s| self.config.visibility.allows(&s.name))
+            .filter_map(|s| match (s.name == TASK_TOOL, &self.config.subagents) {
+                (false, _) => Some(s.clone()),
+                // The model reads the agent types it may start; no types, no Task.
+                (true, Some(subagents)) => Some(ToolSpec { description: subagents.task_description(), ..s.clone() }),
+                (true, None) => None,
+            })
+            .collect();
         let (skills, issues) = SkillCatalog::scan(&self.config.skill_roots);
         for issue in issues {
             request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
@@ -218,6 +238,7 @@ impl Agent {
                 reports: request.reports,
                 visibility: self.config.visibility.clone(),
                 session_turn: request.session_turn,
+                subagent: request.subagent,
             },
         );
         run.specs = specs;

@@ -4,7 +4,8 @@
 //!    `review_tool_call` (visible to this run);
 //! 2. PreToolUse hooks;
 //! 3. permission: the policy (→ PermissionRequest hooks → the approver), in [`super::permit`];
-//! 4. the `execute` stage ([`crate::stages::execute`]);
+//! 4. the `execute` stage ([`crate::stages::execute`]), or for a `Task` call the child run
+//!    that takes its place ([`super::delegate`]);
 //! 5. `project_tool_result` → PostToolUse, or PostToolUseFailure, in [`super::post`];
 //!
 //! and one combined decision record. Each step either hands the call on or settles it: every
@@ -72,7 +73,7 @@ pub(super) struct Proposal {
 
 impl Run<'_> {
     /// Takes one call from the model's request to its result (see the module documentation).
-    pub(super) async fn process_call(&mut self, call: &ToolCall, batch: usize) -> CallOutcome {
+    pub(super) async fn process_call(&self, call: &ToolCall, batch: usize) -> CallOutcome {
         let mut ledger = Ledger::new(call);
         match self.call_path(call, batch, &mut ledger).await {
             Ok(outcome) => outcome,
@@ -80,13 +81,21 @@ impl Run<'_> {
         }
     }
 
-    async fn call_path(&mut self, call: &ToolCall, batch: usize, ledger: &mut Ledger) -> Result<CallOutcome, Settled> {
+    async fn call_path(&self, call: &ToolCall, batch: usize, ledger: &mut Ledger) -> Result<CallOutcome, Settled> {
         let prepared = self.admit(call, ledger)?;
         let proposal = self.pre_tool_use(call, &prepared, ledger).await?;
         let args = self.permit(call, &prepared, proposal, batch, ledger).await?;
         self.not_canceled(call, ledger)?;
         let tool = Arc::clone(self.agent.tools.tool(prepared.handle));
-        let execution = self.execute_call(&tool, call, &args).await;
+        let execution = match self.is_delegation(call) {
+            true => {
+                if let Some(reports) = &self.reports {
+                    reports.tool_reviewed(&call.id, &call.name, &Value::Object((*args).clone()));
+                }
+                self.delegate(call, &args).await
+            }
+            false => self.execute_call(&tool, call, &args).await,
+        };
         let duration_ms = execution.duration_ms();
         let tool_input = Value::Object((*args).clone());
         Ok(match execution.executed {
@@ -117,7 +126,7 @@ impl Run<'_> {
     /// PreToolUse hooks: block, fail closed, stop the run, or propose (rewritten) arguments and
     /// a permission suggestion.
     async fn pre_tool_use(
-        &mut self,
+        &self,
         call: &ToolCall,
         prepared: &PreparedCall,
         ledger: &mut Ledger,

@@ -87,7 +87,9 @@ impl Run<'_> {
     pub(super) async fn finish(mut self, end: End) -> RunOutcome {
         let anchor = self.hook_ctx.prompt_id.as_deref().unwrap_or("turn").to_owned();
         finalize_output(&end.result, &self.hook_ctx.session.session_id, &anchor, &self.trace);
-        if end.reason == SessionEndReason::Deferred || end.subtype.is_error() {
+        // A subagent's end is its parent's tool result: no Notification, no SessionEnd.
+        let main = self.subagent.is_none();
+        if main && (end.reason == SessionEndReason::Deferred || end.subtype.is_error()) {
             self.hooks
                 .observe::<Notification>(
                     &self.hook_ctx,
@@ -99,8 +101,15 @@ impl Run<'_> {
                 )
                 .await;
         }
-        if self.session_turn == SessionTurn::Whole {
+        if main && self.session_turn == SessionTurn::Whole {
             self.hooks.observe::<SessionEnd>(&self.hook_ctx, SessionEndInput { reason: end.reason }).await;
+        }
+        let delegated = match self.delegated_usage.get_mut() {
+            Ok(d) => std::mem::take(d),
+            Err(poisoned) => std::mem::take(poisoned.into_inner()),
+        };
+        for (model, usage) in &delegated {
+            self.model_usage.entry(model.clone()).or_default().merge(usage);
         }
         self.hooks.shutdown();
         if let Some(reports) = &self.reports {

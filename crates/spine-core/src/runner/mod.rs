@@ -7,7 +7,7 @@
 //! - `round`: the loop — SessionStart, UserPromptSubmit, model turns, tool rounds, Stop;
 //! - `turn`: one model request — `prepare_request` → `compact_context` (with the compaction
 //!   hooks) → pairing check → the model;
-//! - `call`, `permit`, `post`: the path of one tool call;
+//! - `call`, `permit`, `post`: the path of one tool call; `delegate`: a `Task` call's child run;
 //! - `finish`: how a run ends — SessionEnd, reports, the outcome;
 //! - [`single`]: one tool call with no model (the worker's tool items).
 //!
@@ -16,6 +16,7 @@
 
 pub mod agent;
 mod call;
+mod delegate;
 mod finish;
 mod permit;
 mod post;
@@ -25,7 +26,7 @@ pub mod single;
 mod turn;
 
 pub use agent::{Agent, AgentConfig, CompactOutcome, SessionEnding};
-pub use request::{RunOutcome, RunRequest, SessionTurn};
+pub use request::{RunOutcome, RunRequest, SessionTurn, SubagentRun};
 pub use single::{SingleCall, SingleCallOutcome};
 pub use turn::CompactCause;
 
@@ -85,6 +86,13 @@ struct Run<'a> {
     call_ids: HashSet<String>,
     /// Which part of its session the run is (whether SessionStart and SessionEnd fire).
     session_turn: SessionTurn,
+    /// Set when this run is a subagent's.
+    subagent: Option<request::SubagentRun>,
+    /// Usage and cost of the subagents this run started, per model id (added to the run's own
+    /// when it ends).
+    delegated_usage: std::sync::Mutex<std::collections::BTreeMap<String, ModelUsage>>,
+    /// Orders the approvals of this run's concurrent subagents.
+    approvals: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -100,6 +108,7 @@ struct RunParts {
     reports: Option<Arc<ReportCollector>>,
     visibility: Visibility,
     session_turn: SessionTurn,
+    subagent: Option<request::SubagentRun>,
 }
 
 impl<'a> Run<'a> {
@@ -124,6 +133,7 @@ impl<'a> Run<'a> {
                 event: HookEventName::SessionStart,
                 prompt_id: None,
                 cancel: parts.cancel.clone(),
+                agent: parts.subagent.as_ref().map(|s| Arc::clone(&s.identity)),
             },
             conversation: parts.conversation,
             transcript: parts.transcript,
@@ -145,6 +155,9 @@ impl<'a> Run<'a> {
             allow_defer: agent.config.allow_defer,
             call_ids,
             session_turn: parts.session_turn,
+            subagent: parts.subagent,
+            delegated_usage: std::sync::Mutex::new(std::collections::BTreeMap::new()),
+            approvals: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 

@@ -49,7 +49,7 @@ impl Run<'_> {
     /// The arguments the tool runs with, or the call settled: denied, deferred (the run ends
     /// with the call pending), or halted by a PermissionRequest hook.
     pub(super) async fn permit(
-        &mut self,
+        &self,
         call: &ToolCall,
         prepared: &PreparedCall,
         proposal: Proposal,
@@ -86,7 +86,7 @@ impl Run<'_> {
     }
 
     async fn authorize(
-        &mut self,
+        &self,
         call: &PreparedCall,
         proposal: Proposal,
         batch: usize,
@@ -124,7 +124,7 @@ impl Run<'_> {
     /// when no hook decided. A hook's replacement arguments replace `args` and are checked
     /// against the rules again. `Err` carries the stop reason of a hook that stopped the run.
     async fn ask(
-        &mut self,
+        &self,
         call: &PreparedCall,
         args: &mut Args,
         asked: &PermissionDecision,

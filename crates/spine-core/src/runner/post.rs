@@ -19,7 +19,7 @@ use crate::tool::{Projection, Tool, response_images};
 impl Run<'_> {
     /// A tool error: PostToolUseFailure hooks see it, then the call is answered with it.
     pub(super) async fn tool_failed(
-        &mut self,
+        &self,
         call: &ToolCall,
         tool_input: Value,
         error: ToolError,
@@ -47,7 +47,7 @@ impl Run<'_> {
     /// A tool response: projected, then PostToolUse hooks; the model reads the projection, a
     /// hook's rewrite of it, or the error of a hook that failed closed.
     pub(super) async fn tool_succeeded(
-        &mut self,
+        &self,
         tool: &dyn Tool,
         call: &ToolCall,
         tool_input: Value,

@@ -15,6 +15,7 @@ use crate::observer::{NullObserver, RunObserver};
 use crate::reports::ReportCollector;
 use crate::session::Transcript;
 use crate::stages::handle_error::ExecutionError;
+use crate::subagents::AgentIdentity;
 use crate::tool::ProgressSink;
 use crate::trace::Trace;
 
@@ -35,6 +36,7 @@ pub struct RunRequest {
     pub(super) progress: Option<Arc<dyn ProgressSink>>,
     pub(super) reports: Option<Arc<ReportCollector>>,
     pub(super) session_turn: SessionTurn,
+    pub(super) subagent: Option<SubagentRun>,
 }
 
 /// Which part of a session a run is. SessionStart and SessionEnd hooks fire once per session:
@@ -49,6 +51,21 @@ pub enum SessionTurn {
     First,
     /// A later prompt of a session that goes on: neither.
     Later,
+}
+
+/// The run of a subagent: who it is and where it sits in the tree. The runner makes one per
+/// `Task` call; a library user running an agent as a subagent of their own may too.
+#[derive(Debug, Clone)]
+pub struct SubagentRun {
+    /// Its id and type (hook inputs' `agent_id` / `agent_type`).
+    pub identity: Arc<AgentIdentity>,
+    /// 1 for a child of the main agent, 2 for a grandchild…
+    pub depth: u32,
+    /// The `Task` call that started it.
+    pub parent_tool_use_id: String,
+    /// The main session's transcript: hooks' `transcript_path` (the subagent's own is
+    /// `agent_transcript_path`), and the place of the `subagents/` directory.
+    pub session_transcript: PathBuf,
 }
 
 impl RunRequest {
@@ -70,12 +87,21 @@ impl RunRequest {
             progress: None,
             reports: None,
             session_turn: SessionTurn::Whole,
+            subagent: None,
         }
     }
 
     /// Which part of its session the run is (default [`SessionTurn::Whole`]).
     pub fn session_turn(mut self, turn: SessionTurn) -> Self {
         self.session_turn = turn;
+        self
+    }
+
+    /// Runs the agent as a subagent: SubagentStart replaces SessionStart and UserPromptSubmit,
+    /// SubagentStop replaces Stop, no SessionEnd, and hook inputs carry `agent_id` /
+    /// `agent_type`.
+    pub fn subagent(mut self, subagent: Option<SubagentRun>) -> Self {
+        self.subagent = subagent;
         self
     }
 

@@ -2,14 +2,23 @@
 //! [model turn → tool round]* → Stop, which may force the loop on (up to
 //! `max_forced_continuations` in a row). Cancellation is checked between steps and wins over
 //! whatever a hook interrupted by it answered.
+//!
+//! A subagent's run fires SubagentStart in place of SessionStart and UserPromptSubmit, and
+//! SubagentStop in place of Stop (same answers, same bound). In a tool round, consecutive
+//! `Task` calls run concurrently (at most `subagents.max_concurrent` at a time); their results
+//! keep the calls' order.
 
 use std::sync::Arc;
 
-use spine_protocol::hook::{HookEventName, SessionEndReason, SessionSource, SessionStartInput};
+use futures_util::StreamExt;
+use spine_protocol::hook::{
+    HookEventName, SessionEndReason, SessionSource, SessionStartInput, SubagentStartInput, SubagentStopInput,
+};
 use spine_protocol::message::{ImageBlock, Message, ToolResultMessage};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 
+use super::call::CallOutcome;
 use super::finish::End;
 use super::request::SessionTurn;
 use super::{Run, error_result};
@@ -17,6 +26,7 @@ use crate::hooks::events::{ContextOutcome, Merged, StopOutcome, UserPromptSubmit
 use crate::observer::RunEvent;
 use crate::session::TranscriptRecord;
 use crate::stages::handle_error::ExecutionError;
+use crate::subagents::AgentIdentity;
 
 /// How a tool round ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +60,9 @@ impl Run<'_> {
             session_id: &self.hook_ctx.session.session_id,
             model: self.agent.model.model(),
         });
+        if let Some(sub) = &self.subagent {
+            return self.drive_subagent(prompt, Arc::clone(&sub.identity)).await;
+        }
         let start = match self.session_turn {
             SessionTurn::Whole | SessionTurn::First => {
                 self.hooks
@@ -109,6 +122,44 @@ impl Run<'_> {
         self.agent_loop().await
     }
 
+    /// A subagent's start: SubagentStart (its contexts are the subagent's), the prompt, then
+    /// the loop.
+    async fn drive_subagent(&mut self, prompt: Option<String>, identity: Arc<AgentIdentity>) -> End {
+        let input = SubagentStartInput { agent_id: identity.agent_id.clone(), agent_type: identity.agent_type.clone() };
+        let start = self.hooks.subagent_start(&self.hook_ctx, input).await;
+        if self.cancel.is_cancelled() {
+            return End::canceled();
+        }
+        if let ContextOutcome::Failed(failure) = start.outcome {
+            return End::failed(ExecutionError::Hook(failure));
+        }
+        if let Some(halt) = start.halt {
+            return End::halted(halt.stop_reason);
+        }
+        if let Some(prompt) = prompt {
+            self.push(Message::user(prompt));
+        }
+        self.push_contexts(HookEventName::SubagentStart, start.contexts);
+        self.agent_loop().await
+    }
+
+    /// Stop, or SubagentStop in a subagent.
+    async fn stop_hooks(&self, stop_hook_active: bool, text: &str) -> Merged<StopOutcome> {
+        match &self.subagent {
+            None => self.hooks.stop(&self.hook_ctx, stop_hook_active, text).await,
+            Some(sub) => {
+                let input = SubagentStopInput {
+                    stop_hook_active,
+                    agent_id: sub.identity.agent_id.clone(),
+                    agent_type: sub.identity.agent_type.clone(),
+                    agent_transcript_path: self.transcript.path().to_path_buf(),
+                    last_assistant_message: text.to_owned(),
+                };
+                self.hooks.subagent_stop(&self.hook_ctx, input).await
+            }
+        }
+    }
+
     async fn agent_loop(&mut self) -> End {
         let mut stop_hook_active = false;
         let mut forced_in_a_row = 0u32;
@@ -137,35 +188,36 @@ impl Run<'_> {
                 }
             }
             let text = self.last_text();
-            let stop = self.hooks.stop(&self.hook_ctx, stop_hook_active, &text).await;
+            let stop = self.stop_hooks(stop_hook_active, &text).await;
+            let stop_event = stop_event(self.subagent.is_some());
             if self.cancel.is_cancelled() {
                 return End::canceled();
             }
             if let Some(halt) = stop.halt {
-                self.push_contexts(HookEventName::Stop, stop.contexts);
+                self.push_contexts(stop_event, stop.contexts);
                 let mut end = End::success(text);
                 end.stop_reason = halt.stop_reason;
                 return end;
             }
             match stop.outcome {
                 StopOutcome::Allow => {
-                    self.push_contexts(HookEventName::Stop, stop.contexts);
+                    self.push_contexts(stop_event, stop.contexts);
                     return End::success(text);
                 }
                 StopOutcome::ForceContinue { reason, hook_id } => {
                     if forced_in_a_row >= self.agent.config.max_forced_continuations {
                         let note = format!(
-                            "Stop hook `{hook_id}` force-continue stripped: {} forced continuation(s) in a row already",
+                            "{stop_event} hook `{hook_id}` force-continue stripped: {} forced continuation(s) in a row already",
                             forced_in_a_row
                         );
                         self.trace.warn(note.clone(), None);
                         self.observer.on_event(&RunEvent::Warning { text: &note });
-                        self.push_contexts(HookEventName::Stop, stop.contexts);
+                        self.push_contexts(stop_event, stop.contexts);
                         return End::success(text);
                     }
                     forced_in_a_row += 1;
                     stop_hook_active = true;
-                    self.push_contexts(HookEventName::Stop, stop.contexts);
+                    self.push_contexts(stop_event, stop.contexts);
                     self.push(Message::user(reason));
                 }
                 StopOutcome::Failed(failure) => return End::failed(ExecutionError::Hook(failure)),
@@ -186,12 +238,15 @@ impl Run<'_> {
 
     /// Runs the calls of one model turn in order and appends their results, then the round's
     /// contexts. After a stop or cancellation, the remaining calls are answered, not run.
+    /// Consecutive `Task` calls run concurrently (see the module documentation).
     pub(super) async fn tool_round(&mut self, calls: Vec<ToolCall>) -> RoundEnd {
         let batch = calls.len();
         let mut results: Vec<ToolResultMessage> = Vec::with_capacity(batch);
         let mut contexts: Vec<Message> = Vec::new();
         let mut end = RoundEnd::Continue;
-        for call in &calls {
+        let mut next = 0;
+        while next < calls.len() {
+            let call = &calls[next];
             let skip = match &end {
                 RoundEnd::Continue => None,
                 RoundEnd::Prevented { .. } => Some(ToolError::new(
@@ -205,21 +260,30 @@ impl Run<'_> {
             };
             if let Some(error) = skip {
                 results.push(error_result(call, &error));
+                next += 1;
                 continue;
             }
             if self.cancel.is_cancelled() {
                 end = RoundEnd::Canceled;
                 results.push(error_result(call, &ToolError::new(ErrorCode::Canceled, "Skipped: the run was canceled")));
+                next += 1;
                 continue;
             }
-            let outcome = self.process_call(call, batch).await;
-            contexts.extend(outcome.contexts);
-            if let Some(result) = outcome.result {
-                self.observer.on_event(&RunEvent::ToolResult { result: &result });
-                results.push(result);
-            }
-            if let Some(next) = outcome.end {
-                end = next;
+            let group = calls[next..].iter().take_while(|c| self.is_delegation(c)).count().max(1);
+            let outcomes = match group {
+                1 => vec![self.process_call(call, batch).await],
+                _ => self.concurrent_calls(&calls[next..next + group], batch).await,
+            };
+            next += group;
+            for outcome in outcomes {
+                contexts.extend(outcome.contexts);
+                if let Some(result) = outcome.result {
+                    self.observer.on_event(&RunEvent::ToolResult { result: &result });
+                    results.push(result);
+                }
+                if let Some(ended) = outcome.end {
+                    end = ended;
+                }
             }
         }
         for result in results {
@@ -229,5 +293,26 @@ impl Run<'_> {
             self.push(context);
         }
         end
+    }
+
+    /// Several `Task` calls at once, at most `subagents.max_concurrent` running; the outcomes
+    /// in the calls' order.
+    async fn concurrent_calls(&self, calls: &[ToolCall], batch: usize) -> Vec<CallOutcome> {
+        let limit = self.agent.config.subagents.as_ref().map_or(1, |s| s.max_concurrent.max(1));
+        // A loop, not a closure: the futures' lifetimes stay nameable (a closure here makes the
+        // run's future not provably `Send`).
+        let mut pending = Vec::with_capacity(calls.len());
+        for call in calls {
+            pending.push(self.process_call(call, batch));
+        }
+        futures_util::stream::iter(pending).buffered(limit).collect().await
+    }
+}
+
+/// The event of a candidate final answer: Stop, or SubagentStop in a subagent.
+fn stop_event(subagent: bool) -> HookEventName {
+    match subagent {
+        true => HookEventName::SubagentStop,
+        false => HookEventName::Stop,
     }
 }

@@ -96,6 +96,7 @@ impl Agent {
                 reports: request.reports,
                 visibility,
                 session_turn: super::SessionTurn::Whole,
+                subagent: None,
             },
         );
         // A single call may not defer: there is no run for a deferral to end.

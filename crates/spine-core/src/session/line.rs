@@ -13,7 +13,8 @@
 //! | end of run | `{"type":"system","subtype":"spine_result","content","result"}` |
 //!
 //! Every line also has `parentUuid` (the previous line's `uuid`: one chain, cut only by a
-//! compaction boundary as in Claude Code), `isSidechain`, `uuid`, `timestamp`, `userType`,
+//! compaction boundary as in Claude Code), `isSidechain` (true, with `agentId`, in a subagent's
+//! transcript), `uuid`, `timestamp`, `userType`,
 //! `cwd`, `sessionId` and `version` (spine's). `toolName` and `errorCode` are spine's: they let
 //! `--resume` restore a result exactly; Claude Code's readers ignore them.
 
@@ -47,6 +48,8 @@ pub(super) struct Chain {
     cwd: PathBuf,
     model: String,
     call_lines: HashMap<String, String>,
+    /// A subagent's transcript: its agent id (lines get `isSidechain: true` and `agentId`).
+    pub(super) sidechain: Option<String>,
 }
 
 impl Chain {
@@ -198,7 +201,10 @@ impl Chain {
                 map.insert("logicalParentUuid".into(), json!(self.last_uuid));
             }
         }
-        map.insert("isSidechain".into(), json!(false));
+        map.insert("isSidechain".into(), json!(self.sidechain.is_some()));
+        if let Some(agent_id) = &self.sidechain {
+            map.insert("agentId".into(), json!(agent_id));
+        }
         map.insert("type".into(), json!(kind));
         if let Value::Object(fields) = body {
             map.extend(fields);

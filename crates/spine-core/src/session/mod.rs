@@ -130,6 +130,22 @@ impl Transcript {
         Ok(Transcript { path, writer: Some(Mutex::new(Writer { file, chain })) })
     }
 
+    /// A subagent's transcript (`<session>/subagents/agent-<id>.jsonl`, as Claude Code writes
+    /// them): every line has `isSidechain: true` and `agentId`.
+    pub fn open_sidechain(path: impl Into<PathBuf>, agent_id: &str) -> io::Result<Self> {
+        let transcript = Transcript::open(path)?;
+        if let Some(writer) = &transcript.writer {
+            let mut writer = writer.lock().map_err(|_| io::Error::other("transcript lock poisoned"))?;
+            writer.chain.sidechain = Some(agent_id.to_owned());
+        }
+        Ok(transcript)
+    }
+
+    /// Whether records are written (not a [`Transcript::discard`]).
+    pub fn is_recording(&self) -> bool {
+        self.writer.is_some()
+    }
+
     /// A transcript that records nothing (its path is still reported to hooks).
     pub fn discard(path: impl Into<PathBuf>) -> Self {
         Transcript { path: path.into(), writer: None }

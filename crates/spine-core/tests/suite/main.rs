@@ -17,3 +17,4 @@ mod pre_tool_use;
 mod prompt_and_stop;
 mod runner;
 mod shell_rules;
+mod subagents;

@@ -11,8 +11,6 @@ const CLAUDE_ONLY: &[(&str, &str)] = &[
     ("MessageDisplay", "spine does not render assistant messages"),
     ("PermissionDenied", "spine has no auto-mode classifier"),
     ("PostToolBatch", "spine has no per-batch hook (use PostToolUse)"),
-    ("SubagentStart", "spine has no subagents"),
-    ("SubagentStop", "spine has no subagents"),
     ("TaskCreated", "spine has no task tools"),
     ("TaskCompleted", "spine has no task tools"),
     ("StopFailure", "spine reports model errors as a failed run"),
@@ -83,7 +81,8 @@ mod tests {
 
     #[test]
     fn claude_only_events_are_recognised() {
-        assert!(unsupported_event("SubagentStop").is_some());
+        assert!(unsupported_event("TeammateIdle").is_some());
+        assert!(unsupported_event("SubagentStop").is_none(), "spine fires SubagentStop");
         assert!(unsupported_event("PreToolUse").is_none());
     }
 }

@@ -8,7 +8,7 @@
 //! - Every malformed value is a [`SettingsError`] naming the source, the JSON path
 //!   (`hooks.PreToolUse[0].hooks[1].timeout`) and the reason; all of them are collected.
 //! - Unknown event names (typos) and unknown fields are errors; a near miss gets a suggestion.
-//! - Events and handler types Claude Code has but spine does not fire or run (`SubagentStop`,
+//! - Events and handler types Claude Code has but spine does not fire or run (`TeammateIdle`,
 //!   `prompt` hooks…) are skipped with a [`ConfigWarning`], so a user never believes an
 //!   enforcement hook runs when it does not. So is an `if` on an event without a tool call
 //!   (such a handler never runs).
@@ -65,7 +65,7 @@ pub struct GroupConfig {
 pub struct ConfigWarning {
     /// The settings file (or `--settings` value) it comes from.
     pub origin: String,
-    /// Where in it (`hooks.SubagentStop`).
+    /// Where in it (`hooks.TeammateIdle`).
     pub path: String,
     /// What and why.
     pub message: String,

@@ -8,12 +8,15 @@ use spine_core::hooks::events::{
     ContextOutcome, Merged, PermissionRequestOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome,
     StopOutcome, UserPromptSubmitOutcome,
 };
+use std::sync::Arc;
+
 use spine_core::hooks::{HookContext, HookRuntime};
+use spine_core::subagents::AgentIdentity;
 use spine_protocol::hook::{
     HookEvent, Notification, Observe, PermissionRequest, PermissionRequestInput, PostCompact, PostToolUse,
     PostToolUseFailure, PostToolUseFailureInput, PostToolUseInput, PreCompact, PreCompactInput, PreToolUse,
-    PreToolUseInput, SessionEnd, SessionStart, SessionStartInput, Stop, StopInput, UserPromptSubmit,
-    UserPromptSubmitInput,
+    PreToolUseInput, SessionEnd, SessionStart, SessionStartInput, Stop, StopInput, SubagentStart, SubagentStartInput,
+    SubagentStop, SubagentStopInput, UserPromptSubmit, UserPromptSubmitInput,
 };
 
 use super::{FireError, FireRequest, default_response, prepare, shown, typed, with};
@@ -260,14 +263,65 @@ impl Fire for Stop {
             typed(json!({"stop_hook_active": false, "last_assistant_message": super::DEFAULT_ANSWER}), fields)?;
         let input_shown = shown(ctx, &input);
         let merged = runtime.stop(ctx, input.stop_hook_active, &input.last_assistant_message).await;
-        let decision = match &merged.outcome {
-            StopOutcome::Allow => json!({"decision": "allow"}),
-            StopOutcome::ForceContinue { reason, hook_id } => {
-                json!({"decision": "force_continue", "reason": reason, "hook_id": hook_id})
-            }
-            StopOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),
-        };
-        Ok((input_shown, with(decision, &merged.contexts, merged.halt.as_ref())))
+        Ok((input_shown, with(stop_json(&merged.outcome), &merged.contexts, merged.halt.as_ref())))
+    }
+}
+
+impl Fire for SubagentStart {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let input: SubagentStartInput =
+            typed(json!({"agent_id": TEST_AGENT_ID, "agent_type": "general-purpose"}), fields)?;
+        let ctx = in_subagent(ctx, &input.agent_id, &input.agent_type);
+        let input_shown = shown(&ctx, &input);
+        Ok((input_shown, context_json(&runtime.subagent_start(&ctx, input).await)))
+    }
+}
+
+impl Fire for SubagentStop {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let transcript = ctx.session.transcript_path.with_extension("").join("subagents");
+        let defaults = json!({
+            "stop_hook_active": false,
+            "agent_id": TEST_AGENT_ID,
+            "agent_type": "general-purpose",
+            "agent_transcript_path": transcript.join(format!("agent-{TEST_AGENT_ID}.jsonl")),
+            "last_assistant_message": super::DEFAULT_ANSWER,
+        });
+        let input: SubagentStopInput = typed(defaults, fields)?;
+        let ctx = in_subagent(ctx, &input.agent_id, &input.agent_type);
+        let input_shown = shown(&ctx, &input);
+        let merged = runtime.subagent_stop(&ctx, input).await;
+        Ok((input_shown, with(stop_json(&merged.outcome), &merged.contexts, merged.halt.as_ref())))
+    }
+}
+
+/// The agent id `spine hooks test` gives a subagent event when `--input` gives none.
+const TEST_AGENT_ID: &str = "0123456789abcdef";
+
+/// The context of a hook fired inside a subagent (`agent_id`, `agent_type` in the input).
+fn in_subagent(ctx: &HookContext, agent_id: &str, agent_type: &str) -> HookContext {
+    let identity = AgentIdentity { agent_id: agent_id.to_owned(), agent_type: agent_type.to_owned() };
+    HookContext { agent: Some(Arc::new(identity)), ..ctx.clone() }
+}
+
+/// The decision of Stop and SubagentStop.
+fn stop_json(outcome: &StopOutcome) -> Value {
+    match outcome {
+        StopOutcome::Allow => json!({"decision": "allow"}),
+        StopOutcome::ForceContinue { reason, hook_id } => {
+            json!({"decision": "force_continue", "reason": reason, "hook_id": hook_id})
+        }
+        StopOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),
     }
 }
 

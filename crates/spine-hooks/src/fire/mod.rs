@@ -117,6 +117,7 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
         event: request.event,
         prompt_id: (!before_prompt).then(|| Arc::from("hooks-test-prompt")),
         cancel: CancellationToken::new(),
+        agent: None,
     };
     let fields = match &request.input {
         None => Map::new(),
@@ -166,7 +167,7 @@ fn write_transcript(request: &FireRequest, fields: &Map<String, Value>) -> std::
             reasoning: Vec::new(),
         }));
     }
-    if request.event == HookEventName::Stop {
+    if matches!(request.event, HookEventName::Stop | HookEventName::SubagentStop) {
         let text = fields.get("last_assistant_message").and_then(Value::as_str).unwrap_or(DEFAULT_ANSWER);
         messages.push(Message::assistant_text(text));
     }

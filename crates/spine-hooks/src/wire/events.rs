@@ -5,9 +5,9 @@
 //! | PreToolUse | `permissionDecision` (`allow`/`ask`/`deny`/`defer` → a permission suggestion), `permissionDecisionReason`, `updatedInput`, `additionalContext`; legacy top-level `decision: approve/block` (other values ignored) | block, stderr is the reason (a JSON `deny` stays a deny) |
 //! | PermissionRequest | `decision: {behavior: allow/deny, message?, updatedInput?, interrupt?}` | cannot block |
 //! | PostToolUse | `decision: "block"` + `reason` (a reason beside the result), `additionalContext`, `updatedToolOutput` (string: the text; other: the structured result) | block reason = stderr |
-//! | PostToolUseFailure, SessionStart | `additionalContext` | cannot block |
+//! | PostToolUseFailure, SessionStart, SubagentStart | `additionalContext` | cannot block |
 //! | UserPromptSubmit | `decision: "block"` + `reason`, `additionalContext` | block |
-//! | Stop | `decision: "block"` + `reason` (force one more round), `additionalContext` | force continue, stderr is the reason |
+//! | Stop, SubagentStop | `decision: "block"` + `reason` (force one more round), `additionalContext` | force continue, stderr is the reason |
 //! | PreCompact | `decision: "block"` + `reason` | block |
 //! | PostCompact, SessionEnd, Notification | nothing | cannot block |
 //!
@@ -23,7 +23,8 @@ use spine_core::hooks::HookError;
 use spine_protocol::hook::{
     ContextAction, HookEvent, HookEventName, Notification, Observe, PermissionRequest, PermissionRequestAction,
     PostCompact, PostToolUse, PostToolUseAction, PostToolUseFailure, PreCompact, PreCompactAction, PreToolUse,
-    PreToolUseAction, PromptAction, SessionEnd, SessionStart, Stop, StopAction, UpdatedOutput, UserPromptSubmit,
+    PreToolUseAction, PromptAction, SessionEnd, SessionStart, Stop, StopAction, SubagentStart, SubagentStop,
+    UpdatedOutput, UserPromptSubmit,
 };
 use spine_protocol::permission::PermissionSuggestion;
 
@@ -65,6 +66,8 @@ pub fn visit_wire_event<V: WireVisitor>(event: HookEventName, visitor: V) -> V::
         HookEventName::PreCompact => visitor.visit::<PreCompact>(),
         HookEventName::PostCompact => visitor.visit::<PostCompact>(),
         HookEventName::Stop => visitor.visit::<Stop>(),
+        HookEventName::SubagentStart => visitor.visit::<SubagentStart>(),
+        HookEventName::SubagentStop => visitor.visit::<SubagentStop>(),
         HookEventName::SessionEnd => visitor.visit::<SessionEnd>(),
         HookEventName::Notification => visitor.visit::<Notification>(),
     }
@@ -251,6 +254,16 @@ impl WireEvent for SessionStart {
     }
 }
 
+impl WireEvent for SubagentStart {
+    fn read(answer: &mut Answer) -> Result<ContextAction, HookError> {
+        read_context(answer, &[])
+    }
+
+    fn exit_block(_action: ContextAction, _reason: String) -> Option<ContextAction> {
+        None
+    }
+}
+
 impl WireEvent for PostToolUseFailure {
     fn read(answer: &mut Answer) -> Result<ContextAction, HookError> {
         read_context(answer, &[])
@@ -287,7 +300,10 @@ impl WireEvent for UserPromptSubmit {
     }
 }
 
-impl WireEvent for Stop {
+/// Stop's answers, for Stop and SubagentStop alike.
+macro_rules! stop_like {
+    ($($event:ty),*) => {$(
+impl WireEvent for $event {
     fn read(answer: &mut Answer) -> Result<StopAction, HookError> {
         let block = read_block(answer)?;
         let additional_context = answer.take_context()?;
@@ -307,6 +323,10 @@ impl WireEvent for Stop {
         })
     }
 }
+    )*};
+}
+
+stop_like!(Stop, SubagentStop);
 
 impl WireEvent for PreCompact {
     fn read(answer: &mut Answer) -> Result<PreCompactAction, HookError> {

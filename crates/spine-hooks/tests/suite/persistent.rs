@@ -83,6 +83,7 @@ impl Direct {
             event: HookEventName::PreToolUse,
             prompt_id: None,
             cancel: CancellationToken::new(),
+            agent: None,
         };
         Direct { registry: builder.build(), ctx }
     }

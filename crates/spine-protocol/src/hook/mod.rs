@@ -30,6 +30,8 @@ mod pre_tool_use;
 mod session_end;
 mod session_start;
 mod stop;
+mod subagent_start;
+mod subagent_stop;
 mod user_prompt_submit;
 
 pub use notification::{Notification, NotificationInput};
@@ -42,6 +44,8 @@ pub use pre_tool_use::{PreToolUse, PreToolUseAction, PreToolUseInput};
 pub use session_end::{SessionEnd, SessionEndInput, SessionEndReason};
 pub use session_start::{SessionSource, SessionStart, SessionStartInput};
 pub use stop::{Stop, StopAction, StopInput};
+pub use subagent_start::{SubagentStart, SubagentStartInput};
+pub use subagent_stop::{SubagentStop, SubagentStopInput};
 pub use user_prompt_submit::{PromptAction, UserPromptSubmit, UserPromptSubmitInput};
 
 /// Declares the events: `HookEventName`, its list and lookups, [`visit_event`] and
@@ -123,6 +127,10 @@ hook_events! { $;
     PostCompact,
     /// The model answered without tool calls: a candidate final answer.
     Stop,
+    /// A `Task` call starts a subagent; hooks may add context for it.
+    SubagentStart,
+    /// A subagent answered without tool calls (Stop, inside a subagent).
+    SubagentStop,
     /// Once, when the run ends.
     SessionEnd,
     /// The runtime emitted a notification for the user.
@@ -311,6 +319,12 @@ pub struct HookCommonInput {
     /// The id of the prompt being processed (absent before the first prompt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_id: Option<String>,
+    /// Inside a subagent: the subagent's id (absent in the main agent, as in Claude Code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Inside a subagent: its type (`general-purpose`, or a definition's `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
 }
 
 /// A hook input as external hooks receive it: common fields, then the event's own.
@@ -334,7 +348,7 @@ mod tests {
             assert_eq!(e.as_str().parse::<HookEventName>(), Ok(*e));
             assert_eq!(serde_json::to_value(e).expect("ser"), serde_json::json!(e.as_str()));
         }
-        assert_eq!(HookEventName::ALL.len(), 11);
+        assert_eq!(HookEventName::ALL.len(), 13);
         assert!("PreToolUsee".parse::<HookEventName>().is_err());
     }
 

@@ -18,6 +18,7 @@ both_backends!(
     unknown_kinds_get_unsupported_request_kind,
     a_close_request_cancels_a_running_bash_assignment_and_its_process_group,
     an_agent_run_assignment_runs_the_agent_loop_and_reports_through_the_same_collector,
+    an_agent_run_that_delegates_reports_progress_for_each_child,
 );
 
 async fn the_example_assignment_reports_started_reviewed_and_the_calculator_output(backend: Backend) {
@@ -292,4 +293,49 @@ async fn an_agent_run_assignment_runs_the_agent_loop_and_reports_through_the_sam
     let reports = h.reports(Some("agent-2")).await;
     assert_eq!(methods(&reports), ["execution_started", "execution_fail"]);
     assert_eq!(json_of(&reports[1])["terminal_payload"]["failure_kind"], "validation_error");
+}
+
+async fn an_agent_run_that_delegates_reports_progress_for_each_child(backend: Backend) {
+    let h = Harness::new(backend).await;
+    let child = h.workspace().join("child.json");
+    spine_testkit::script::write_script_file(&child, json!([{"text": "child answer"}])).expect("child script");
+    let agents = h.workspace().join(".claude/agents");
+    std::fs::create_dir_all(&agents).expect("agents dir");
+    std::fs::write(
+        agents.join("helper.md"),
+        format!("---\nname: helper\ndescription: helps\nmodel: scripted:{}\n---\nYou help.\n", child.display()),
+    )
+    .expect("definition");
+    let script = h.workspace().join("script.json");
+    let task = json!({"id": "t1", "name": "Task", "arguments": {"description": "ask the helper", "prompt": "help", "subagent_type": "helper"}});
+    spine_testkit::script::write_script_file(&script, json!([{"tool_calls": [task]}, {"text": "parent answer"}]))
+        .expect("script");
+    let item = assignment(
+        "delegating",
+        json!({"mode": "agent_run", "prompt": "go", "model": format!("scripted:{}", script.display()), "max_turns": 4}),
+        &["Task"],
+    );
+    h.submit(&item).await;
+    h.run_once(1).await;
+    let reports = h.reports(Some("delegating")).await;
+    let subagent: Vec<serde_json::Value> = reports
+        .iter()
+        .map(json_of)
+        .filter(|r| r["progress_payload"]["stage"] == "subagent")
+        .map(|r| r["progress_payload"]["subagent"].clone())
+        .collect();
+    assert_eq!(subagent.len(), 2, "{reports:?}");
+    assert_eq!(
+        (subagent[0]["event"].as_str(), subagent[0]["description"].as_str()),
+        (Some("started"), Some("ask the helper"))
+    );
+    assert_eq!(
+        (subagent[1]["event"].as_str(), subagent[1]["result"].as_str()),
+        (Some("completed"), Some("child answer"))
+    );
+    assert!(subagent.iter().all(|p| p["call_id"] == "t1" && p["agent_type"] == "helper"));
+    let complete = json_of(reports.last().expect("terminal"));
+    assert_eq!(complete["method_id"], "execution_complete", "{complete}");
+    assert_eq!(complete["terminal_payload"]["output"], "parent answer");
+    assert_eq!(complete["terminal_payload"]["model_usage"]["scripted"]["requests"], 3, "the child's request counted");
 }

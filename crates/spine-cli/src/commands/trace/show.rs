@@ -100,11 +100,26 @@ pub fn show(args: TraceShowArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-/// Renders entries as a tree: run-level lines, with each tool call's entries nested under it.
+/// Renders entries as a tree: run-level lines, with each tool call's entries nested under it,
+/// and under a `Task` call the entries of the subagent it started ([`render_subagents`]).
 pub fn render(entries: &[TraceEntry], filter: &Filter, detail: Detail) -> String {
     let mut out = String::new();
+    let main: Vec<&TraceEntry> = entries.iter().filter(|e| e.subagent.is_none()).collect();
+    render_level(&main, entries, "", filter, detail, &mut out);
+    out
+}
+
+/// One agent's entries (`level`), each line after `indent`.
+fn render_level(
+    level: &[&TraceEntry],
+    all: &[TraceEntry],
+    indent: &str,
+    filter: &Filter,
+    detail: Detail,
+    out: &mut String,
+) {
     let mut calls: BTreeMap<&str, Vec<&TraceEntry>> = BTreeMap::new();
-    for e in entries {
+    for e in level {
         if let Some(id) = e.record.tool_use_id() {
             calls.entry(id).or_default().push(e);
         }
@@ -114,7 +129,7 @@ pub fn render(entries: &[TraceEntry], filter: &Filter, detail: Detail) -> String
         .filter_map(|(id, group)| group.iter().find_map(|e| stated_tool_name(e)).map(|n| (*id, n)))
         .collect();
     let mut printed: HashSet<&str> = HashSet::new();
-    for e in entries {
+    for e in level {
         if let Some(id) = e.record.tool_use_id() {
             if !printed.insert(id) {
                 continue;
@@ -124,17 +139,44 @@ pub fn render(entries: &[TraceEntry], filter: &Filter, detail: Detail) -> String
             if kept.is_empty() {
                 continue;
             }
-            let _ = writeln!(out, "├─ tool call {id} {}", name.unwrap_or(""));
+            let _ = writeln!(out, "{indent}├─ tool call {id} {}", name.unwrap_or(""));
             for e in kept {
-                push_entry(&mut out, "│   ├─ ", "│   │     ", e, detail);
+                push_entry(out, &format!("{indent}│   ├─ "), &format!("{indent}│   │     "), e, detail);
             }
+            render_subagents(all, level, id, &format!("{indent}│   "), filter, detail, out);
             continue;
         }
         if filter.keeps(e, None) {
-            push_entry(&mut out, "├─ ", "│     ", e, detail);
+            push_entry(out, &format!("{indent}├─ "), &format!("{indent}│     "), e, detail);
         }
     }
-    out
+}
+
+/// The subagents the `Task` call `call_id` of `parent` (one agent's entries) started, each
+/// drawn as a tree of its own under the call (their entries carry a `subagent` tag).
+fn render_subagents(
+    all: &[TraceEntry],
+    parent: &[&TraceEntry],
+    call_id: &str,
+    indent: &str,
+    filter: &Filter,
+    detail: Detail,
+    out: &mut String,
+) {
+    let parent_agent = parent.first().and_then(|e| e.subagent.as_ref()).map(|t| t.agent_id.as_str());
+    let mut agents: Vec<(&str, &str)> = Vec::new();
+    for tag in all.iter().filter_map(|e| e.subagent.as_ref()) {
+        let child_of_call = tag.parent_tool_use_id == call_id && tag.parent_agent_id.as_deref() == parent_agent;
+        if child_of_call && !agents.iter().any(|(id, _)| *id == tag.agent_id) {
+            agents.push((&tag.agent_id, &tag.agent_type));
+        }
+    }
+    for (agent_id, agent_type) in agents {
+        let _ = writeln!(out, "{indent}└─ subagent {agent_type} {agent_id}");
+        let level: Vec<&TraceEntry> =
+            all.iter().filter(|e| e.subagent.as_ref().is_some_and(|t| t.agent_id == agent_id)).collect();
+        render_level(&level, all, &format!("{indent}    "), filter, detail, out);
+    }
 }
 
 /// Appends an entry's line, and under [`Detail::Verbose`] its details, one per line.

@@ -1,7 +1,8 @@
-//! SessionStart and PostToolUseFailure: hooks may only add context.
+//! SessionStart, SubagentStart and PostToolUseFailure: hooks may only add context.
 
 use spine_protocol::hook::{
     ContextAction, HookEvent, PostToolUseFailure, PostToolUseFailureInput, SessionStart, SessionStartInput,
+    SubagentStart, SubagentStartInput,
 };
 
 use super::{HookFailure, Merged};
@@ -49,6 +50,16 @@ impl HookRuntime {
         let ctx = HookContext { event: SessionStart::NAME, ..ctx.clone() };
         let mut fold = ContextFold::new();
         let d = self.dispatch::<SessionStart, _>(&ctx, &mut input, &mut fold, None).await;
+        Merged::new(fold.outcome, fold.contexts, d)
+    }
+
+    /// Fires SubagentStart in a subagent, before its first model request (its contexts are
+    /// the subagent's).
+    pub async fn subagent_start(&self, ctx: &HookContext, mut input: SubagentStartInput) -> Merged<ContextOutcome> {
+        self.observer().on_event(&RunEvent::HookFired { event: SubagentStart::NAME, tool_name: None, status: None });
+        let ctx = HookContext { event: SubagentStart::NAME, ..ctx.clone() };
+        let mut fold = ContextFold::new();
+        let d = self.dispatch::<SubagentStart, _>(&ctx, &mut input, &mut fold, None).await;
         Merged::new(fold.outcome, fold.contexts, d)
     }
 

@@ -11,10 +11,10 @@
 //! | PreToolUse | [`PreToolUseOutcome`] | rewrites: later replaces earlier, re-validated and frozen; suggestions: strongest wins; block short-circuits |
 //! | PermissionRequest | [`PermissionRequestOutcome`] | deny short-circuits and beats allow |
 //! | PostToolUse | [`PostToolUseOutcome`] | output rewrites chain (later replaces earlier); block reasons and contexts concatenate |
-//! | Stop | [`StopOutcome`] | the first force-continue wins and short-circuits; it needs a non-empty reason |
+//! | Stop, SubagentStop | [`StopOutcome`] | the first force-continue wins and short-circuits; it needs a non-empty reason |
 //! | UserPromptSubmit | [`UserPromptSubmitOutcome`] | block short-circuits |
 //! | PreCompact | [`PreCompactOutcome`] | block short-circuits |
-//! | SessionStart, PostToolUseFailure | [`ContextOutcome`] | contexts only |
+//! | SessionStart, SubagentStart, PostToolUseFailure | [`ContextOutcome`] | contexts only |
 //! | all | | additional context concatenated in order; `continue: false` is an OR |
 //!
 //! Folds that re-validate a hook's replacement arguments see the tools only through

@@ -1,8 +1,8 @@
-//! Stop: the first force-continue wins and short-circuits later Stop hooks; it must carry a
-//! non-empty reason (else a contract error, and the run fails). The cap on forced
-//! continuations is applied by the runner.
+//! Stop and SubagentStop (Stop inside a subagent): the first force-continue wins and
+//! short-circuits later hooks; it must carry a non-empty reason (else a contract error, and the
+//! run fails). The cap on forced continuations is applied by the runner.
 
-use spine_protocol::hook::{HookEvent, Stop, StopAction, StopInput};
+use spine_protocol::hook::{HookEvent, Stop, StopAction, StopInput, SubagentStop, SubagentStopInput};
 
 use super::{HookFailure, Merged};
 use crate::hooks::engine::{Flow, Fold, HookRuntime};
@@ -31,8 +31,8 @@ struct StopFold {
     contexts: Vec<String>,
 }
 
-impl Fold<Stop> for StopFold {
-    fn answer(&mut self, hook: &HookSpec<Stop>, action: StopAction, _input: &mut StopInput) -> Result<Flow, HookError> {
+impl<E: HookEvent<Action = StopAction>> Fold<E> for StopFold {
+    fn answer(&mut self, hook: &HookSpec<E>, action: StopAction, _input: &mut E::Input) -> Result<Flow, HookError> {
         match action {
             StopAction::Allow { additional_context } => {
                 self.contexts.extend(additional_context);
@@ -40,7 +40,10 @@ impl Fold<Stop> for StopFold {
             }
             StopAction::ForceContinue { reason, additional_context } => {
                 if reason.trim().is_empty() {
-                    return Err(HookError::contract("Stop hook forced a continuation without a reason"));
+                    return Err(HookError::contract(format!(
+                        "{} hook forced a continuation without a reason",
+                        E::NAME
+                    )));
                 }
                 self.contexts.extend(additional_context);
                 self.outcome = StopOutcome::ForceContinue { reason, hook_id: hook.id.clone() };
@@ -49,8 +52,8 @@ impl Fold<Stop> for StopFold {
         }
     }
 
-    fn failure(&mut self, hook: &HookSpec<Stop>, error: &HookError) -> Flow {
-        self.outcome = StopOutcome::Failed(HookFailure::new(Stop::NAME, &hook.id, error));
+    fn failure(&mut self, hook: &HookSpec<E>, error: &HookError) -> Flow {
+        self.outcome = StopOutcome::Failed(HookFailure::new(E::NAME, &hook.id, error));
         Flow::ShortCircuit
     }
 }
@@ -68,6 +71,16 @@ impl HookRuntime {
         let mut input = StopInput { stop_hook_active, last_assistant_message: last_assistant_message.to_owned() };
         let mut fold = StopFold { outcome: StopOutcome::Allow, contexts: Vec::new() };
         let d = self.dispatch::<Stop, _>(&ctx, &mut input, &mut fold, None).await;
+        Merged::new(fold.outcome, fold.contexts, d)
+    }
+
+    /// Fires SubagentStop for a subagent's candidate final answer (in place of Stop); the
+    /// outcome reads as Stop's.
+    pub async fn subagent_stop(&self, ctx: &HookContext, mut input: SubagentStopInput) -> Merged<StopOutcome> {
+        self.observer().on_event(&RunEvent::HookFired { event: SubagentStop::NAME, tool_name: None, status: None });
+        let ctx = HookContext { event: SubagentStop::NAME, ..ctx.clone() };
+        let mut fold = StopFold { outcome: StopOutcome::Allow, contexts: Vec::new() };
+        let d = self.dispatch::<SubagentStop, _>(&ctx, &mut input, &mut fold, None).await;
         Merged::new(fold.outcome, fold.contexts, d)
     }
 }

@@ -1,0 +1,294 @@
+//! Agent definitions: the agent types a `Task` call may start, from markdown files with YAML
+//! front matter, as Claude Code reads them.
+//!
+//! ```markdown
+//! ---
+//! name: reviewer
+//! description: Reviews a diff for bugs
+//! tools: Read, Grep, Glob        # or a YAML list; absent: the parent's tools
+//! model: inherit                 # or a model spec (sonnet, anthropic:…, scripted:FILE)
+//! max_turns: 8                   # absent: the parent's limit
+//! permissionMode: plan           # applied only when stricter than the parent's
+//! ---
+//! You review diffs. …            # the body: the subagent's prompt
+//! ```
+//!
+//! Directories, highest precedence first (the first definition of a name wins):
+//! `<project>/.spine/agents/`, `<project>/.claude/agents/` (project), the settings'
+//! `subagents.directories` (later sources first), `$SPINE_HOME/agents/`, `~/.claude/agents/`
+//! (user), then the built-in `general-purpose`. A file that cannot be used is skipped with a
+//! warning naming the file and the field.
+//!
+//! Trust: a definition only narrows what the agent may do — its tools are a subset of the
+//! parent's, its mode applies only when stricter, and the parent's hooks and permission rules
+//! (from the trusted sources only) govern every call it makes — so the project's own agent
+//! directories are read in an untrusted project too. `subagents.directories` from an untrusted
+//! project's settings is withheld by spine-settings (it could point anywhere on disk).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use spine_core::model::ModelClient;
+use spine_core::subagents::{DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, SubagentDefinition, Subagents};
+use spine_protocol::permission::PermissionMode;
+use spine_settings::Settings;
+
+/// The largest definition file read (bigger ones are skipped with a warning).
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The directories agent definitions are read from, highest precedence first (see the module
+/// documentation). `home` is the user's home directory.
+pub fn agent_directories(settings: &Settings, project: &Path, spine_home: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs = vec![project.join(".spine").join("agents"), project.join(".claude").join("agents")];
+    dirs.extend(settings.subagent_directories.iter().rev().map(|(d, _)| resolve(project, d)));
+    dirs.push(spine_home.join("agents"));
+    if let Some(home) = home {
+        dirs.push(home.join(".claude").join("agents"));
+    }
+    dirs
+}
+
+fn resolve(project: &Path, dir: &str) -> PathBuf {
+    let path = Path::new(dir);
+    if path.is_absolute() { path.to_path_buf() } else { project.join(path) }
+}
+
+/// A definition as its file gives it (before its model is built).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentFile {
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: String,
+    /// `tools`, when given.
+    pub tools: Option<Vec<String>>,
+    /// `model`: `None` for `inherit` or absent.
+    pub model: Option<String>,
+    /// `max_turns` (or `maxTurns`).
+    pub max_turns: Option<u32>,
+    /// `permissionMode`.
+    pub permission_mode: Option<PermissionMode>,
+    /// The body.
+    pub prompt: String,
+    /// The file.
+    pub source: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+struct FrontMatter {
+    name: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    tools: Option<ToolList>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default, alias = "maxTurns")]
+    max_turns: Option<u32>,
+    #[serde(default, rename = "permissionMode")]
+    permission_mode: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ToolList {
+    Text(String),
+    List(Vec<String>),
+}
+
+/// Reads every definition of `dirs` (highest precedence first); the warnings name the file
+/// and the field of each skipped file, or a name already defined by a higher directory.
+pub fn read_agent_files(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>) {
+    let mut files: Vec<AgentFile> = Vec::new();
+    let mut warnings = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+            .collect();
+        paths.sort();
+        for path in paths {
+            match parse_agent_file(&path) {
+                Ok(file) if files.iter().any(|f| f.name == file.name) => {}
+                Ok(file) => files.push(file),
+                Err(e) => warnings.push(format!("agent definition {} skipped: {e}", path.display())),
+            }
+        }
+    }
+    (files, warnings)
+}
+
+/// Parses one definition file; the error names the field at fault.
+pub fn parse_agent_file(path: &Path) -> Result<AgentFile, String> {
+    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    parse_agent_text(&text, path)
+}
+
+/// Parses a definition's text (`source` is recorded, not read).
+pub fn parse_agent_text(text: &str, source: &Path) -> Result<AgentFile, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or("no front matter (the file must open with `---`)")?;
+    let end = rest.find("\n---").ok_or("front matter has no closing `---`")?;
+    let yaml = &rest[..end];
+    let body = rest[end + 4..].split_once('\n').map_or("", |(_, b)| b);
+    let front: FrontMatter = serde_saphyr::from_str(yaml).map_err(|e| format!("invalid front matter: {e}"))?;
+    let name = front.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).ok_or("field `name` is missing")?;
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')) {
+        return Err(format!("field `name`: `{name}` may hold only letters, digits, `-`, `_`, `.` and `:`"));
+    }
+    let description = front
+        .description
+        .map(|d| d.trim().to_owned())
+        .filter(|d| !d.is_empty())
+        .ok_or("field `description` is missing")?;
+    let tools = front.tools.map(|t| match t {
+        ToolList::Text(text) => text.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect(),
+        ToolList::List(list) => list.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect(),
+    });
+    let model = match front.model.as_deref().map(str::trim) {
+        None | Some("inherit") => None,
+        Some("") => return Err("field `model` is empty (write `inherit` or a model spec)".to_owned()),
+        Some(spec) => Some(spec.to_owned()),
+    };
+    if front.max_turns == Some(0) {
+        return Err("field `max_turns` must be at least 1".to_owned());
+    }
+    let permission_mode = front
+        .permission_mode
+        .map(|m| m.parse::<PermissionMode>().map_err(|e| format!("field `permissionMode`: {e}")))
+        .transpose()?;
+    Ok(AgentFile {
+        name,
+        description,
+        tools,
+        model,
+        max_turns: front.max_turns,
+        permission_mode,
+        prompt: body.trim().to_owned(),
+        source: source.to_path_buf(),
+    })
+}
+
+/// The agent types of a run: the definitions of [`agent_directories`] with their models built
+/// (a model that cannot be built skips its definition with a warning), then `general-purpose`
+/// unless a file defines it, with the limits of settings `subagents`.
+pub fn subagents(
+    settings: &Settings,
+    project: &Path,
+    spine_home: &Path,
+    home: Option<&Path>,
+) -> (Subagents, Vec<String>) {
+    let dirs = agent_directories(settings, project, spine_home, home);
+    let (files, mut warnings) = read_agent_files(&dirs);
+    let mut definitions = Vec::new();
+    for file in files {
+        let model = match &file.model {
+            None => None,
+            Some(spec) => match build_definition_model(spec, settings) {
+                Ok(model) => Some(model),
+                Err(e) => {
+                    warnings.push(format!("agent definition {} skipped: field `model`: {e}", file.source.display()));
+                    continue;
+                }
+            },
+        };
+        definitions.push(SubagentDefinition {
+            name: file.name,
+            description: file.description,
+            prompt: file.prompt,
+            tools: file.tools,
+            model,
+            max_turns: file.max_turns,
+            permission_mode: file.permission_mode,
+            source: file.source,
+        });
+    }
+    if !definitions.iter().any(|d| d.name == spine_core::subagents::GENERAL_PURPOSE) {
+        definitions.push(SubagentDefinition::general_purpose());
+    }
+    let subagents = Subagents {
+        definitions,
+        max_concurrent: settings
+            .subagent_max_concurrent
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(DEFAULT_MAX_CONCURRENT),
+        max_depth: settings.subagent_max_depth.unwrap_or(DEFAULT_MAX_DEPTH),
+    };
+    (subagents, warnings)
+}
+
+fn build_definition_model(spec: &str, settings: &Settings) -> Result<Arc<dyn ModelClient>, String> {
+    let spec: spine_models::spec::ModelSpec = spec.parse().map_err(|e| format!("{e}"))?;
+    let options = crate::client_options(settings, |name| std::env::var(name).ok());
+    spine_models::client_with(&spec, &options).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<AgentFile, String> {
+        parse_agent_text(text, Path::new("/p/.claude/agents/a.md"))
+    }
+
+    #[test]
+    fn a_definition_reads_claude_codes_front_matter_and_body() {
+        let file = parse(
+            "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\nmodel: inherit\nmax_turns: 3\npermissionMode: plan\ncolor: blue\n---\nYou review.\n",
+        )
+        .expect("parses");
+        assert_eq!(file.name, "reviewer");
+        assert_eq!(file.tools, Some(vec!["Read".to_owned(), "Grep".to_owned()]));
+        assert_eq!(file.model, None, "inherit is the parent's model");
+        assert_eq!(file.max_turns, Some(3));
+        assert_eq!(file.permission_mode, Some(PermissionMode::Plan));
+        assert_eq!(file.prompt, "You review.");
+        let listed =
+            parse("---\nname: x\ndescription: d\ntools: [Bash, Task]\nmodel: scripted:c.json\n---\n").expect("ok");
+        assert_eq!(listed.tools, Some(vec!["Bash".to_owned(), "Task".to_owned()]));
+        assert_eq!(listed.model.as_deref(), Some("scripted:c.json"));
+    }
+
+    #[test]
+    fn a_malformed_definition_names_its_field() {
+        assert!(parse("---\ndescription: d\n---\n").expect_err("no name").contains("`name`"));
+        assert!(parse("---\nname: x\n---\n").expect_err("no description").contains("`description`"));
+        assert!(
+            parse("---\nname: x\ndescription: d\npermissionMode: yolo\n---\n")
+                .expect_err("bad mode")
+                .contains("`permissionMode`")
+        );
+        assert!(parse("name: x\n").expect_err("no front matter").contains("front matter"));
+        assert!(parse("---\nname: a b\ndescription: d\n---\n").expect_err("bad name").contains("`name`"));
+    }
+
+    #[test]
+    fn project_definitions_win_over_user_ones_and_bad_files_are_skipped_with_a_warning() {
+        let root = tempfile::tempdir().expect("tmp");
+        let project = root.path().join("p");
+        let spine_home = root.path().join("h");
+        let write = |dir: &Path, file: &str, text: &str| {
+            std::fs::create_dir_all(dir).expect("dir");
+            std::fs::write(dir.join(file), text).expect("write");
+        };
+        write(&project.join(".claude/agents"), "r.md", "---\nname: r\ndescription: project\n---\nP\n");
+        write(&spine_home.join("agents"), "r.md", "---\nname: r\ndescription: user\n---\nU\n");
+        write(&spine_home.join("agents"), "u.md", "---\nname: u\ndescription: user only\n---\nU\n");
+        write(&spine_home.join("agents"), "bad.md", "---\nname: bad\n---\n");
+        let (subagents, warnings) = subagents(&Settings::default(), &project, &spine_home, None);
+        let names: Vec<&str> = subagents.definitions.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["r", "u", "general-purpose"]);
+        assert_eq!(subagents.find("r").map(|d| d.description.as_str()), Some("project"));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("bad.md") && warnings[0].contains("`description`"), "{warnings:?}");
+    }
+}
