@@ -38,7 +38,7 @@ use spine_tools::FamilyHandles;
 use thiserror::Error;
 
 pub use mcp::{ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, mcp_options, untrusted_notice};
-pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_timeouts};
+pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
 pub use policy::{build_hooks, skill_roots};
 pub use roots::{WorkspaceRoot, workspace_roots};
 pub use tools::{build_tools, visibility, web_options};

@@ -24,7 +24,18 @@ use crate::AssemblyError;
 /// the timeouts of settings `model_options.timeouts`. An error names where the spec came from:
 /// `--model`, or the settings file and its `model` key.
 pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn ModelClient>, AssemblyError> {
-    let (spec, from) = match (flag, spine_models::anthropic_model_from_env(), settings.model.as_deref()) {
+    let (spec, from) = model_choice(flag, settings)?;
+    let options = client_options(settings, |name| std::env::var(name).ok());
+    spine_models::client_with(&spec, &options).map_err(|e| match from.as_str() {
+        "" => AssemblyError::Model(e.to_string()),
+        from => AssemblyError::Model(format!("{from}: {e}")),
+    })
+}
+
+/// Which model [`build_model`] would build, and where the choice came from (`--model`,
+/// `ANTHROPIC_MODEL`, `<settings file>: model`, or empty: the provider whose key is set).
+pub fn model_choice(flag: Option<&str>, settings: &Settings) -> Result<(ModelSpec, String), AssemblyError> {
+    Ok(match (flag, spine_models::anthropic_model_from_env(), settings.model.as_deref()) {
         (Some(text), _, _) => (parse_spec(text, "--model")?, "--model".to_owned()),
         (None, Some(spec), _) => (spec, "ANTHROPIC_MODEL".to_owned()),
         (None, None, Some(text)) => {
@@ -35,11 +46,6 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
             (parse_spec(text, &from)?, from)
         }
         (None, None, None) => (spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?, String::new()),
-    };
-    let options = client_options(settings, |name| std::env::var(name).ok());
-    spine_models::client_with(&spec, &options).map_err(|e| match from.as_str() {
-        "" => AssemblyError::Model(e.to_string()),
-        from => AssemblyError::Model(format!("{from}: {e}")),
     })
 }
 

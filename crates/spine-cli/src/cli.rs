@@ -57,6 +57,9 @@ pub enum Command {
     /// List, show and remove the sessions kept in `$SPINE_HOME/projects/`.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Check that this machine and this project are ready: settings, trust, model and key,
+    /// hooks, rules, MCP servers, the shell, the mailbox; each with its fix.
+    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions {
         /// The shell.
@@ -281,6 +284,26 @@ pub struct TraceHtmlArgs {
     /// The HTML file to write (default: the trace file with the extension `.html`).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// `spine doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The project (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// A settings file or inline JSON, applied after the settings files (repeatable).
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// The model to check (default: the one `spine run` would choose).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A mailbox to check (sqlite:PATH or nats://HOST:PORT); none: not checked.
+    #[arg(long, env = "SPINE_MAILBOX", value_name = "URL")]
+    pub mailbox: Option<String>,
+    /// Output format.
+    #[arg(long = "output-format", value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
 }
 
 /// `spine worker`.

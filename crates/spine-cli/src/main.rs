@@ -70,6 +70,7 @@ fn main() -> ExitCode {
             Command::Submit(args) => commands::submit::submit(args).await,
             Command::Reports(args) => commands::reports::reports(args).await,
             Command::Sessions(cmd) => commands::sessions::sessions(cmd),
+            Command::Doctor(args) => commands::doctor::doctor(args).await,
             Command::Completions { shell } => commands::completions::completions(shell),
             Command::Man => commands::completions::man(),
             Command::Guard => Ok(exit::OK),

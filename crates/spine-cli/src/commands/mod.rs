@@ -3,6 +3,7 @@
 
 pub mod completions;
 pub mod context;
+pub mod doctor;
 pub mod hooks;
 pub mod mcp;
 pub mod reports;

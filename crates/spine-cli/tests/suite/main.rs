@@ -12,6 +12,7 @@ mod cancel;
 mod chat;
 mod claude_flags;
 mod claude_settings;
+mod doctor;
 mod hook_inputs;
 mod hooks;
 mod images;

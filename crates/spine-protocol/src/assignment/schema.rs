@@ -93,8 +93,7 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
 /// `calculator` call on `2 + 2`, with `item_id` set and `protocol_message_id` and
 /// `logical_work_id` derived from it. Handy for `spine submit` experiments and tests.
 pub fn example_item(item_id: &str) -> Value {
-    let mut item: Value =
-        serde_json::from_str(include_str!("../../data/calculator-item.json")).unwrap_or(Value::Null);
+    let mut item: Value = serde_json::from_str(include_str!("../../data/calculator-item.json")).unwrap_or(Value::Null);
     if let Some(map) = item.as_object_mut() {
         map.insert("item_id".into(), Value::String(item_id.to_owned()));
         map.insert("protocol_message_id".into(), Value::String(format!("kernel-msg-{item_id}")));
