@@ -9,6 +9,7 @@
 #   - the MCP servers from npm (pinned in tests/mcp-peers), for the MCP client tests.
 #
 # Any rustfmt difference, clippy warning or rustdoc warning fails the run, like a failing test.
+# The minimal feature set of spine-cli is linted, built and run at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +22,9 @@ trap './scripts/services.sh stop' EXIT
 
 cargo test --workspace --locked
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
+# The minimal binary (no worker, no NATS or SQLite, no MCP, no web tools) lints clean, builds
+# and runs the demo. Last: it replaces target/debug/spine (the next test run relinks it).
+cargo clippy -p spine-cli --no-default-features --locked -- -D warnings
+cargo build -p spine-cli --no-default-features --locked
+target/debug/spine run --cwd examples/demo --model scripted:examples/demo/script.json -p "Summarize my notes" >/dev/null

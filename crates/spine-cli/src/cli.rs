@@ -44,6 +44,7 @@ pub enum Command {
     #[command(subcommand)]
     Trace(TraceCommand),
     /// Run items from a mailbox through the pipeline and publish their reports.
+    #[cfg(feature = "sqlite")]
     Worker(WorkerArgs),
     /// Trust a project: its hooks, allow rules and MCP servers apply (see `--list`, `--revoke`).
     Trust(TrustArgs),
@@ -51,8 +52,10 @@ pub enum Command {
     #[command(subcommand)]
     Mcp(McpCommand),
     /// Put an item in a mailbox; prints its item id.
+    #[cfg(feature = "sqlite")]
     Submit(SubmitArgs),
     /// Print a mailbox's reports as JSONL.
+    #[cfg(feature = "sqlite")]
     Reports(ReportsArgs),
     /// List, show and remove the sessions kept in `$SPINE_HOME/projects/`.
     #[command(subcommand)]
@@ -306,6 +309,7 @@ pub struct DoctorArgs {
     pub output_format: OutputFormat,
 }
 
+#[cfg(feature = "sqlite")]
 /// `spine worker`.
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
@@ -368,6 +372,7 @@ pub struct McpListArgs {
     pub common: HooksArgs,
 }
 
+#[cfg(feature = "sqlite")]
 /// `spine submit`.
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
@@ -382,6 +387,7 @@ pub struct SubmitArgs {
     pub item: PathBuf,
 }
 
+#[cfg(feature = "sqlite")]
 /// `spine reports`.
 #[derive(Debug, Args)]
 pub struct ReportsArgs {

@@ -30,5 +30,6 @@ pub mod exit {
     /// Bad usage or bad configuration.
     pub const CONFIG: u8 = 2;
     /// Canceled by Ctrl-C (SIGTERM and SIGHUP give 143 and 129, see `signals`).
+    #[cfg(feature = "sqlite")]
     pub const CANCELED: u8 = 130;
 }

@@ -64,10 +64,13 @@ fn main() -> ExitCode {
             Command::Chat(args) => chat::chat(*args).await,
             Command::Hooks(cmd) => commands::hooks::hooks(cmd).await,
             Command::Trace(cmd) => commands::trace::trace(cmd),
+            #[cfg(feature = "sqlite")]
             Command::Worker(args) => commands::worker::worker(args).await,
             Command::Trust(args) => commands::trust::trust(args),
             Command::Mcp(cmd) => commands::mcp::mcp(cmd).await,
+            #[cfg(feature = "sqlite")]
             Command::Submit(args) => commands::submit::submit(args).await,
+            #[cfg(feature = "sqlite")]
             Command::Reports(args) => commands::reports::reports(args).await,
             Command::Sessions(cmd) => commands::sessions::sessions(cmd),
             Command::Doctor(args) => commands::doctor::doctor(args).await,

@@ -7,6 +7,7 @@
 //! Exit status 0 when nothing failed (warnings allowed), 1 otherwise.
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "sqlite")]
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -19,6 +20,7 @@ use crate::error::exit;
 use crate::out;
 
 /// How long the mailbox may take to answer.
+#[cfg(feature = "sqlite")]
 const MAILBOX_WAIT: Duration = Duration::from_secs(3);
 
 /// A check's verdict.
@@ -323,6 +325,16 @@ fn shell_check() -> Check {
     }
 }
 
+#[cfg(not(feature = "sqlite"))]
+async fn mailbox_check(mailbox: &str) -> Check {
+    Check::failed(
+        "mailbox",
+        format!("{mailbox}: this spine was built without the worker (cargo feature `sqlite`)"),
+        "install a build with the default features",
+    )
+}
+
+#[cfg(feature = "sqlite")]
 async fn mailbox_check(mailbox: &str) -> Check {
     let url: spine_worker::MailboxUrl = match mailbox.parse() {
         Ok(url) => url,
@@ -347,6 +359,7 @@ async fn mailbox_check(mailbox: &str) -> Check {
     }
 }
 
+#[cfg(feature = "sqlite")]
 fn mailbox_fix(url: &spine_worker::MailboxUrl) -> String {
     match url {
         spine_worker::MailboxUrl::Sqlite { path, .. } => {

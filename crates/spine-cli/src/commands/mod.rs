@@ -6,11 +6,14 @@ pub mod context;
 pub mod doctor;
 pub mod hooks;
 pub mod mcp;
+#[cfg(feature = "sqlite")]
 pub mod reports;
 pub mod run;
 pub mod sessions;
 mod settings_report;
+#[cfg(feature = "sqlite")]
 pub mod submit;
 pub mod trace;
 pub mod trust;
+#[cfg(feature = "sqlite")]
 pub mod worker;

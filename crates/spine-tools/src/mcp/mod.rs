@@ -43,9 +43,14 @@
 //!   A tool whose server is gone fails with `runtime_error`.
 
 pub mod config;
+#[cfg(feature = "mcp")]
 mod connect;
+#[cfg(not(feature = "mcp"))]
+mod off;
+#[cfg(feature = "mcp")]
 pub mod tool;
 
+#[cfg(feature = "mcp")]
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,9 +61,15 @@ use spine_core::registry::ToolRegistryBuilder;
 use spine_core::tool::Tool;
 
 pub use config::{MCP_JSON, McpConfigError, ServerConfig, ServerTransport, load_mcp_json, parse_servers};
+#[cfg(not(feature = "mcp"))]
+pub use off::McpTool;
+#[cfg(feature = "mcp")]
 pub use tool::McpTool;
 
+#[cfg(feature = "mcp")]
 use connect::McpServer;
+#[cfg(not(feature = "mcp"))]
+use off::McpServer;
 
 /// The default start-up time limit of one server.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -184,8 +195,25 @@ impl McpTools {
     }
 }
 
+/// Without the `mcp` feature: every configured server is an issue saying spine was built
+/// without MCP support.
+#[cfg(not(feature = "mcp"))]
+pub async fn connect_mcp_servers(config: &Value, _options: &McpOptions) -> (McpTools, Vec<McpIssue>) {
+    let (configs, mut issues) = parse_servers(config);
+    for server in configs {
+        issues.push(McpIssue {
+            server: server.name,
+            tool: None,
+            kind: McpIssueKind::Start,
+            message: "this spine was built without MCP support (cargo feature `mcp`)".to_owned(),
+        });
+    }
+    (McpTools::empty(), issues)
+}
+
 /// Connects every server of an `mcpServers` value (see [`config`]), concurrently, and lists
 /// their tools. Never fails as a whole: each problem is an issue and the rest goes on.
+#[cfg(feature = "mcp")]
 pub async fn connect_mcp_servers(config: &Value, options: &McpOptions) -> (McpTools, Vec<McpIssue>) {
     let (configs, mut issues) = parse_servers(config);
     let attempts = futures_util::future::join_all(configs.into_iter().map(|c| connect::connect(c, options))).await;

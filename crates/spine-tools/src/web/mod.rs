@@ -33,17 +33,24 @@
 //! See [`fetch`] and [`search`] for each tool's response and projection.
 
 pub mod address;
+#[cfg(feature = "web")]
 pub mod fetch;
+#[cfg(feature = "web")]
 pub mod search;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use spine_core::tool::{Tool, UrlGate};
+use spine_core::tool::Tool;
+#[cfg(feature = "web")]
+use spine_core::tool::UrlGate;
+#[cfg(feature = "web")]
 use spine_protocol::tool::{ErrorCode, ToolError};
 
 pub use address::{PrivateAddress, PrivateNetworks};
+#[cfg(feature = "web")]
 pub use fetch::WebFetchTool;
+#[cfg(feature = "web")]
 pub use search::WebSearchTool;
 
 /// Limits of the web tools.
@@ -78,9 +85,15 @@ impl Default for WebOptions {
 }
 
 /// `WebFetch` and `WebSearch`; `search_url` is the SearXNG-compatible endpoint of WebSearch
-/// (settings `web.search_url`), `None` when not configured.
+/// (settings `web.search_url`), `None` when not configured. None without the `web` feature.
 pub fn web_tools(search_url: Option<String>, options: WebOptions) -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(WebFetchTool::new(options.clone())), Arc::new(WebSearchTool::new(search_url, options))]
+    #[cfg(feature = "web")]
+    return vec![Arc::new(WebFetchTool::new(options.clone())), Arc::new(WebSearchTool::new(search_url, options))];
+    #[cfg(not(feature = "web"))]
+    {
+        let _ = (search_url, options);
+        Vec::new()
+    }
 }
 
 /// Installs rustls' ring provider as the process default, once. Safe to call any number of
@@ -93,12 +106,14 @@ pub fn install_crypto_provider() {
 }
 
 /// A lazily built HTTP client.
+#[cfg(feature = "web")]
 #[derive(Debug)]
 pub(crate) struct LazyClient {
     options: WebOptions,
     client: OnceLock<Result<reqwest::Client, String>>,
 }
 
+#[cfg(feature = "web")]
 impl LazyClient {
     pub(crate) fn new(options: WebOptions) -> Self {
         LazyClient { options, client: OnceLock::new() }
@@ -130,6 +145,7 @@ impl LazyClient {
 }
 
 /// Parses a URL and accepts only `http` and `https`.
+#[cfg(feature = "web")]
 pub(crate) fn http_url(text: &str) -> Result<reqwest::Url, ToolError> {
     let url = reqwest::Url::parse(text.trim())
         .map_err(|e| ToolError::new(ErrorCode::ValidationError, format!("{text:?} is not a valid URL: {e}")))?;
@@ -144,6 +160,7 @@ pub(crate) fn http_url(text: &str) -> Result<reqwest::Url, ToolError> {
 
 /// Refuses a URL with userinfo (`user@`, `user:password@`): WebFetch's URL and every redirect
 /// hop. The host such a URL reaches is easy to misread, and no permission rule matches it.
+#[cfg(feature = "web")]
 pub(crate) fn refuse_userinfo(url: &reqwest::Url) -> Result<(), ToolError> {
     if spine_core::permission::web::has_userinfo(url) {
         return Err(ToolError::new(
@@ -156,6 +173,7 @@ pub(crate) fn refuse_userinfo(url: &reqwest::Url) -> Result<(), ToolError> {
 
 /// Checks a URL the tools are about to request (the first one or a redirect hop): http/https
 /// and no non-public IP literal unless private networks are allowed.
+#[cfg(feature = "web")]
 pub(crate) fn check_target(url: &reqwest::Url, options: &WebOptions) -> Result<(), ToolError> {
     match url.scheme() {
         "http" | "https" => {}
@@ -172,6 +190,7 @@ pub(crate) fn check_target(url: &reqwest::Url, options: &WebOptions) -> Result<(
 
 /// GETs `url`, following redirects by hand: each hop is checked ([`check_target`], then the
 /// gate when there is one) before it is requested. Returns the final response and its URL.
+#[cfg(feature = "web")]
 pub(crate) async fn get_following(
     client: &reqwest::Client,
     url: &reqwest::Url,
@@ -223,6 +242,7 @@ pub(crate) async fn get_following(
 
 /// Maps a transport error to a tool error: a private address found by the resolver is
 /// `permission_denied`, time-outs are `timeout`, everything else `runtime_error`.
+#[cfg(feature = "web")]
 pub(crate) fn request_error(url: &reqwest::Url, e: &reqwest::Error, options: &WebOptions) -> ToolError {
     if let Some(private) = private_address(e) {
         ToolError::new(ErrorCode::PermissionDenied, format!("GET {url} refused: {private}"))
@@ -234,6 +254,7 @@ pub(crate) fn request_error(url: &reqwest::Url, e: &reqwest::Error, options: &We
 }
 
 /// The resolver's refusal, if it is in the error's source chain.
+#[cfg(feature = "web")]
 fn private_address<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a PrivateAddress> {
     let mut source: Option<&'a (dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = source {
@@ -246,6 +267,7 @@ fn private_address<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a P
 }
 
 /// An error and its sources, joined with `: `.
+#[cfg(feature = "web")]
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
@@ -261,6 +283,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Reads a response body up to `max` bytes; returns the bytes and whether it was cut.
+#[cfg(feature = "web")]
 pub(crate) async fn read_capped(
     url: &reqwest::Url,
     mut response: reqwest::Response,
@@ -285,6 +308,7 @@ pub(crate) async fn read_capped(
 }
 
 /// Cuts text to `max` characters; returns whether it was cut.
+#[cfg(feature = "web")]
 pub(crate) fn cap_chars(text: &mut String, max: usize) -> bool {
     match text.char_indices().nth(max) {
         Some((cut, _)) => {
