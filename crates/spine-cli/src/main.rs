@@ -16,6 +16,7 @@ mod out;
 mod render;
 mod sessions;
 mod signals;
+mod telemetry;
 
 use std::process::ExitCode;
 

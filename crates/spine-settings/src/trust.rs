@@ -144,6 +144,8 @@ pub enum SkippedItem {
     WebSearchUrl,
     /// `web.allow_private_networks: true`.
     WebPrivateNetworks,
+    /// `telemetry` (where traces are exported).
+    Telemetry,
 }
 
 impl fmt::Display for SkippedItem {
@@ -161,6 +163,7 @@ impl fmt::Display for SkippedItem {
             SkippedItem::SkillRoots => f.write_str("skills.roots"),
             SkippedItem::WebSearchUrl => f.write_str("web.search_url"),
             SkippedItem::WebPrivateNetworks => f.write_str("web.allow_private_networks"),
+            SkippedItem::Telemetry => f.write_str("telemetry"),
         }
     }
 }
@@ -190,7 +193,8 @@ pub fn untrusted_notice(project: &Path, skipped: &[Skipped]) -> Option<String> {
             | SkippedItem::DefaultMode(_)
             | SkippedItem::SkillRoots
             | SkippedItem::WebSearchUrl
-            | SkippedItem::WebPrivateNetworks) => {
+            | SkippedItem::WebPrivateNetworks
+            | SkippedItem::Telemetry) => {
                 let text = other.to_string();
                 if !others.contains(&text) {
                     others.push(text);
