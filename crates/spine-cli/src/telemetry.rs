@@ -39,6 +39,13 @@ pub fn exporter(settings: &Settings, service_name: &str, quiet: bool) -> Option<
     }
 }
 
+/// Sends what `exporter` still holds, for at most [`FLUSH_BOUND`] (a worker at exit).
+pub fn flush(exporter: Option<&Exporter>) {
+    if let Some(exporter) = exporter {
+        let _ = exporter.finish(FLUSH_BOUND);
+    }
+}
+
 /// Export of one `spine run`: the run's spans are built and sent when it is dropped.
 pub struct RunTelemetry {
     exporter: Arc<Exporter>,

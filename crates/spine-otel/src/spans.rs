@@ -31,9 +31,9 @@ use spine_protocol::trace::{
 use crate::config::ContentCapture;
 use crate::run::{Collected, RunInfo};
 
-/// Stage fields that preview content (`project_tool_result`'s `content`, `finalize_output`'s
-/// `output`): written only with [`ContentCapture::Record`].
-const CONTENT_FIELDS: &[&str] = &["content", "output"];
+/// Stage fields that hold content (`project_tool_result`'s `content` preview and `metadata`,
+/// `finalize_output`'s `output`): written only with [`ContentCapture::Record`].
+const CONTENT_FIELDS: &[&str] = &["content", "metadata", "output"];
 
 /// Builds the spans of a finished run and ends them (which queues them for export).
 pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Collected) {
@@ -483,7 +483,7 @@ mod tests {
     fn json_fields_become_typed_attributes_and_content_fields_need_the_opt_in() {
         let fields: Map<String, Value> = serde_json::from_value(serde_json::json!({
             "ok": true, "count": 3, "ratio": 0.5, "names": ["a", "b"], "nested": {"x": 1}, "none": null,
-            "content": "secret output"
+            "content": "secret output", "metadata": {"result": 42}
         }))
         .expect("object");
         let omitted = field_attributes("p", &fields, ContentCapture::Omit);
@@ -494,6 +494,7 @@ mod tests {
         assert_eq!(omitted[4].value, OtelValue::String("{\"x\":1}".into()));
         let recorded = field_attributes("p", &fields, ContentCapture::Record);
         assert!(recorded.iter().any(|kv| kv.key.as_str() == "p.content"));
+        assert!(recorded.iter().any(|kv| kv.key.as_str() == "p.metadata"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod images;
 mod load;
 mod local_servers;
 mod memory_files;
+mod otel;
 mod pipes;
 mod prompt_cache;
 mod providers;
