@@ -6,8 +6,12 @@
 //! where supported, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` and
 //! the `OTEL_BSP_*` batch settings. A failed export is dropped, not retried: export must never
 //! hold a run up.
+//!
+//! Nothing costly happens on the run's path: the HTTP client (and its TLS roots) is built on
+//! the exporter's thread when the first batch goes out, and the span queue is small (a run's
+//! spans are pushed in chunks, see [`crate::spans`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::trace::TracerProvider as _;
@@ -25,9 +29,9 @@ pub const SCOPE: &str = "spine";
 /// The longest one export request may take before it is abandoned.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Spans a run may queue before the oldest are dropped (a run's spans are queued when it ends,
-/// all at once).
-const MAX_QUEUE: usize = 65_536;
+/// Spans the batch processor queues before it drops new ones; a run's spans are pushed in
+/// chunks of half this, each followed by a flush.
+pub const MAX_QUEUE: usize = 4_096;
 
 /// Export could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -66,9 +70,6 @@ impl Exporter {
     /// Builds the provider and the exporter. Nothing is sent until spans are queued; an
     /// unreachable endpoint is not an error here (exports to it fail later, silently).
     pub fn start(config: &ExportConfig) -> Result<Exporter, OtelError> {
-        // The workspace's reqwest has no crypto provider of its own (no aws-lc): ring, as for
-        // the model clients.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let exporter = build_span_exporter(config)?;
         let batch = BatchConfigBuilder::default().with_max_queue_size(MAX_QUEUE).build();
         let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch).build();
@@ -88,7 +89,7 @@ impl Exporter {
     /// The collector of one run's spans (a trace sink and a run observer); its spans are
     /// queued when [`RunSpans::finish`] is called.
     pub fn run(&self, info: RunInfo) -> Arc<RunSpans> {
-        Arc::new(RunSpans::new(self.tracer.clone(), self.content, info))
+        Arc::new(RunSpans::new(self.tracer.clone(), self.provider.clone(), self.content, info))
     }
 
     /// Sends what is queued, waiting at most `bound`, then shuts the exporter down. Whatever
@@ -117,6 +118,7 @@ fn build_span_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::Span
         Protocol::HttpProtobuf => {
             let builder = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
+                .with_shared_http_client(LazyClient::warming())
                 .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
                 .with_timeout(EXPORT_TIMEOUT)
                 .with_retry_policy(RetryPolicy::disabled());
@@ -161,4 +163,45 @@ fn resource(default_service_name: &str, env: impl Fn(&str) -> Option<String>) ->
             .is_some_and(|attrs| attrs.split(',').any(|kv| kv.trim_start().starts_with("service.name=")));
     let builder = Resource::builder();
     if named { builder.build() } else { builder.with_service_name(default_service_name.to_owned()).build() }
+}
+
+/// A blocking reqwest client built off the run's path (building one loads the TLS roots and
+/// starts a thread): a thread builds it while the run goes on, or the first request does.
+#[derive(Debug, Default)]
+struct LazyClient {
+    client: OnceLock<Result<reqwest::blocking::Client, String>>,
+}
+
+impl LazyClient {
+    /// A client whose building has started on a thread of its own.
+    fn warming() -> Arc<LazyClient> {
+        let lazy = Arc::new(LazyClient::default());
+        let warm = Arc::clone(&lazy);
+        let _ = std::thread::Builder::new().name("spine-otel-client".into()).spawn(move || {
+            warm.get();
+        });
+        lazy
+    }
+
+    fn get(&self) -> &Result<reqwest::blocking::Client, String> {
+        self.client.get_or_init(|| {
+            // The workspace's reqwest has no crypto provider of its own (no aws-lc): ring, as
+            // for the model clients.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::blocking::Client::builder().timeout(EXPORT_TIMEOUT).build().map_err(|e| e.to_string())
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl opentelemetry_http::HttpClient for LazyClient {
+    async fn send_bytes(
+        &self,
+        request: opentelemetry_http::Request<opentelemetry_http::Bytes>,
+    ) -> Result<opentelemetry_http::Response<opentelemetry_http::Bytes>, opentelemetry_http::HttpError> {
+        match self.get() {
+            Ok(client) => client.send_bytes(request).await,
+            Err(e) => Err(format!("cannot build the OTLP HTTP client: {e}").into()),
+        }
+    }
 }

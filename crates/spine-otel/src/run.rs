@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use opentelemetry_sdk::trace::SdkTracer;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use serde_json::Value;
 use spine_core::observer::{RunEvent, RunObserver};
 use spine_core::trace::TraceSink;
@@ -35,6 +35,7 @@ pub struct RunInfo {
 /// One run's spans in the making.
 pub struct RunSpans {
     tracer: SdkTracer,
+    provider: SdkTracerProvider,
     content: ContentCapture,
     info: RunInfo,
     state: Mutex<Collected>,
@@ -73,8 +74,8 @@ pub struct Collected {
 }
 
 impl RunSpans {
-    pub(crate) fn new(tracer: SdkTracer, content: ContentCapture, info: RunInfo) -> Self {
-        RunSpans { tracer, content, info, state: Mutex::new(Collected::default()) }
+    pub(crate) fn new(tracer: SdkTracer, provider: SdkTracerProvider, content: ContentCapture, info: RunInfo) -> Self {
+        RunSpans { tracer, provider, content, info, state: Mutex::new(Collected::default()) }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, Collected> {
@@ -85,7 +86,8 @@ impl RunSpans {
     }
 
     /// Builds the run's spans and queues them for export. Only the first call does anything; a
-    /// run that recorded nothing has no spans.
+    /// run that recorded nothing has no spans. A run of more than 2048 spans waits for each
+    /// full chunk to be sent before it queues the next.
     pub fn finish(&self) {
         let mut state = self.state();
         if state.finished {
@@ -97,7 +99,15 @@ impl RunSpans {
         if collected.entries.is_empty() {
             return;
         }
-        spans::emit(&self.tracer, self.content, &self.info, collected);
+        // A long run's spans go out in chunks that fit the processor's queue.
+        let mut ended = 0usize;
+        let mut chunked = || {
+            ended += 1;
+            if ended.is_multiple_of(crate::exporter::MAX_QUEUE / 2) {
+                let _ = self.provider.force_flush();
+            }
+        };
+        spans::emit(&self.tracer, self.content, &self.info, collected, &mut chunked);
     }
 }
 

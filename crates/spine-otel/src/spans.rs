@@ -35,8 +35,9 @@ use crate::run::{Collected, RunInfo};
 /// `finalize_output`'s `output`): written only with [`ContentCapture::Record`].
 const CONTENT_FIELDS: &[&str] = &["content", "metadata", "output"];
 
-/// Builds the spans of a finished run and ends them (which queues them for export).
-pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Collected) {
+/// Builds the spans of a finished run and ends them (which queues them for export); `ended` is
+/// called after each span but the run's own.
+pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Collected, ended: &mut dyn FnMut()) {
     let base = run.base.unwrap_or_else(SystemTime::now);
     let at = |t_us: u64| base + Duration::from_micros(t_us);
     let started_at = |t_us: u64, duration_us: u64| at(t_us.saturating_sub(duration_us));
@@ -83,6 +84,7 @@ pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Co
         if let TraceRecord::ToolDecision(record) = &entry.record {
             let start = first_start.get(record.tool_use_id.as_str()).copied().unwrap_or(entry.t_us).min(entry.t_us);
             let span = tool_span(tracer, &run_cx, &common, &run, record, at(start), at(entry.t_us));
+            ended();
             tools.insert(record.tool_use_id.clone(), Context::new().with_remote_span_context(span));
         }
     }
@@ -108,6 +110,7 @@ pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Co
                     .with_attributes(stage_attributes(stage, content))
                     .start_with_context(tracer, parent_of(stage.tool_use_id.as_ref()));
                 span.end_with_timestamp(at(entry.t_us));
+                ended();
             }
             TraceRecord::Hook(hook) => {
                 let mut span = tracer
@@ -120,10 +123,12 @@ pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Co
                     span.set_status(Status::error(format!("hook {} failed", hook.hook_id)));
                 }
                 span.end_with_timestamp(at(entry.t_us));
+                ended();
             }
             TraceRecord::Model(request) => {
                 let turn_attempts = attempts.get(&request.turn).map(Vec::as_slice).unwrap_or_default();
                 chat_span(tracer, &run_cx, &common, &run, request, turn_attempts, &at, entry.t_us);
+                ended();
             }
             TraceRecord::RunUsage(usage) => {
                 let mut sum: Option<Usage> = None;

@@ -395,3 +395,18 @@ fn a_worker_assignment_with_a_traceparent_is_exported_as_a_child_of_the_submitte
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn a_run_of_more_spans_than_the_export_queue_holds_exports_every_span() {
+    let s = Sandbox::new();
+    let receiver = Receiver::start();
+    let calls: Vec<Value> = (0..1100)
+        .map(|i| json!({"id": format!("c{i}"), "name": "calculator", "arguments": {"expression": format!("{i}+1")}}))
+        .collect();
+    let script = s.script(json!([{"tool_calls": calls}, {"text": "done"}]));
+    run_exported(&s, &script, &receiver, &[]);
+    let spans = receiver.spans();
+    assert!(spans.len() > 4096, "more spans ({}) than the queue holds", spans.len());
+    assert_eq!(named(&spans, "execute_tool ").len(), 1100);
+    assert_eq!(named(&spans, "invoke_agent").len(), 1);
+}
