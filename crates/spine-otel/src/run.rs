@@ -93,8 +93,8 @@ impl RunSpans {
         if state.finished {
             return;
         }
-        state.finished = true;
         let collected = std::mem::take(&mut *state);
+        state.finished = true;
         drop(state);
         if collected.entries.is_empty() {
             return;

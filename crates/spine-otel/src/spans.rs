@@ -155,9 +155,6 @@ pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Co
             run_span.set_attribute(KeyValue::new("spine.cost_usd", cost));
         }
     }
-    if let Some(id) = &run.session_id {
-        run_span.set_attribute(KeyValue::new("gen_ai.conversation.id", id.clone()));
-    }
     run_span.end_with_timestamp(at(end_us));
 }
 
