@@ -29,9 +29,10 @@ pub const SCOPE: &str = "spine";
 /// The longest one export request may take before it is abandoned.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Spans the batch processor queues before it drops new ones; a run's spans are pushed in
-/// chunks of half this, each followed by a flush.
-pub const MAX_QUEUE: usize = 4_096;
+/// Spans the batch processor queues before it drops new ones (the SDK's default; its channel
+/// is allocated up front); a run's spans are pushed in chunks of half this, each followed by a
+/// flush.
+pub const MAX_QUEUE: usize = 2_048;
 
 /// Export could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -118,7 +119,7 @@ fn build_span_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::Span
         Protocol::HttpProtobuf => {
             let builder = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
-                .with_shared_http_client(LazyClient::warming())
+                .with_shared_http_client(LazyClient::warming(tls_for(config)))
                 .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
                 .with_timeout(EXPORT_TIMEOUT)
                 .with_retry_policy(RetryPolicy::disabled());
@@ -167,15 +168,39 @@ fn resource(default_service_name: &str, env: impl Fn(&str) -> Option<String>) ->
 
 /// A blocking reqwest client built off the run's path (building one loads the TLS roots and
 /// starts a thread): a thread builds it while the run goes on, or the first request does.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct LazyClient {
+    tls: Tls,
     client: OnceLock<Result<reqwest::blocking::Client, String>>,
+}
+
+/// Whether the exporter's client needs TLS roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tls {
+    /// The endpoint may be `https://`: the platform's roots are loaded.
+    Roots,
+    /// The endpoint is `http://`: no roots are loaded (an `https://` URL would fail).
+    Plaintext,
+}
+
+/// [`Tls::Plaintext`] when the endpoint the exporter will use is an `http://` URL.
+fn tls_for(config: &ExportConfig) -> Tls {
+    let url = match &config.endpoint {
+        Endpoint::Url(url) => Some(url.clone()),
+        Endpoint::Environment => ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"]
+            .iter()
+            .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty())),
+    };
+    match url {
+        Some(url) if url.trim().get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) => Tls::Plaintext,
+        Some(_) | None => Tls::Roots,
+    }
 }
 
 impl LazyClient {
     /// A client whose building has started on a thread of its own.
-    fn warming() -> Arc<LazyClient> {
-        let lazy = Arc::new(LazyClient::default());
+    fn warming(tls: Tls) -> Arc<LazyClient> {
+        let lazy = Arc::new(LazyClient { tls, client: OnceLock::new() });
         let warm = Arc::clone(&lazy);
         let _ = std::thread::Builder::new().name("spine-otel-client".into()).spawn(move || {
             warm.get();
@@ -188,7 +213,12 @@ impl LazyClient {
             // The workspace's reqwest has no crypto provider of its own (no aws-lc): ring, as
             // for the model clients.
             let _ = rustls::crypto::ring::default_provider().install_default();
-            reqwest::blocking::Client::builder().timeout(EXPORT_TIMEOUT).build().map_err(|e| e.to_string())
+            let builder = reqwest::blocking::Client::builder().timeout(EXPORT_TIMEOUT);
+            let builder = match self.tls {
+                Tls::Roots => builder,
+                Tls::Plaintext => builder.tls_certs_only(std::iter::empty()),
+            };
+            builder.build().map_err(|e| e.to_string())
         })
     }
 }
