@@ -185,11 +185,15 @@ enum Tls {
 
 /// [`Tls::Plaintext`] when the endpoint the exporter will use is an `http://` URL.
 fn tls_for(config: &ExportConfig) -> Tls {
-    let url = match &config.endpoint {
+    tls_of(&config.endpoint, |name| std::env::var(name).ok())
+}
+
+fn tls_of(endpoint: &Endpoint, env: impl Fn(&str) -> Option<String>) -> Tls {
+    let url = match endpoint {
         Endpoint::Url(url) => Some(url.clone()),
         Endpoint::Environment => ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"]
             .iter()
-            .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty())),
+            .find_map(|name| env(name).filter(|v| !v.trim().is_empty())),
     };
     match url {
         Some(url) if url.trim().get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) => Tls::Plaintext,
@@ -233,5 +237,28 @@ impl opentelemetry_http::HttpClient for LazyClient {
             Ok(client) => client.send_bytes(request).await,
             Err(e) => Err(format!("cannot build the OTLP HTTP client: {e}").into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_http_endpoint_skips_the_tls_roots_and_the_traces_variable_decides_first() {
+        let url = |u: &str| Endpoint::Url(u.to_owned());
+        assert_eq!(tls_of(&url("http://127.0.0.1:4318/v1/traces"), |_| None), Tls::Plaintext);
+        assert_eq!(tls_of(&url("HTTP://collector:4318/v1/traces"), |_| None), Tls::Plaintext);
+        assert_eq!(tls_of(&url("https://collector/v1/traces"), |_| None), Tls::Roots);
+        let env = |name: &str| match name {
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" => Some("https://traces.example/v1/traces".to_owned()),
+            "OTEL_EXPORTER_OTLP_ENDPOINT" => Some("http://127.0.0.1:4318".to_owned()),
+            _ => None,
+        };
+        assert_eq!(tls_of(&Endpoint::Environment, env), Tls::Roots);
+        assert_eq!(
+            tls_of(&Endpoint::Environment, |n| (n == "OTEL_EXPORTER_OTLP_ENDPOINT").then(|| "http://h:1".into())),
+            Tls::Plaintext
+        );
     }
 }
