@@ -17,6 +17,7 @@ mod out;
 mod render;
 mod sessions;
 mod signals;
+mod telemetry;
 
 use std::process::ExitCode;
 

@@ -316,6 +316,11 @@ fn withhold(layer: &mut SettingsLayer, enabled: &McpEnabled, skipped: &mut Vec<S
             out.insert("web".to_owned(), Value::Object(withheld_web));
         }
     }
+    // Where traces are sent: an untrusted project may not send them away.
+    if let Some(telemetry) = layer.value.remove("telemetry") {
+        skip(SkippedItem::Telemetry);
+        out.insert("telemetry".to_owned(), telemetry);
+    }
     if out.is_empty() { None } else { Some(SettingsLayer { origin: layer.origin.clone(), value: out }) }
 }
 

@@ -53,7 +53,7 @@ pub use directories::{AddedDirectory, DirectorySource};
 pub use discover::{Discovery, FileStatus, SettingsFile};
 pub use model_options::{ModelOptionSettings, ModelPrice, ModelTimeoutSettings};
 pub use project::{SettingSource, SettingSources, find_project_dir};
-pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting};
+pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting, TelemetryProtocol};
 pub use source::{Origin, SettingsError, SettingsLayer, type_name};
 pub use trust::{ProjectTrust, TrustStore};
 

@@ -115,6 +115,11 @@ pub struct Settings {
     pub subagent_max_concurrent: Option<u32>,
     /// `subagents.max_depth`: how deep subagents may nest (1: children only), by precedence.
     pub subagent_max_depth: Option<u32>,
+    /// `telemetry.otlp.endpoint`: the OTLP collector's base URL, by precedence (the
+    /// `OTEL_EXPORTER_OTLP_*ENDPOINT` variables win over it).
+    pub telemetry_otlp_endpoint: Option<String>,
+    /// `telemetry.otlp.protocol`, by precedence.
+    pub telemetry_otlp_protocol: Option<TelemetryProtocol>,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
     /// Warnings about values spine reads but does not implement (always shown, one line
@@ -141,6 +146,15 @@ pub struct SkillRootSetting {
     pub kind: SkillRootKind,
 }
 
+/// `telemetry.otlp.protocol`: how traces reach the collector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TelemetryProtocol {
+    /// `http/protobuf` (the default; port 4318).
+    HttpProtobuf,
+    /// `grpc` (port 4317).
+    Grpc,
+}
+
 /// Top-level keys spine reads.
 const KNOWN_KEYS: &[&str] = &[
     "$schema",
@@ -161,6 +175,7 @@ const KNOWN_KEYS: &[&str] = &[
     "enabledMcpjsonServers",
     "mcp",
     "subagents",
+    "telemetry",
 ];
 
 impl Settings {
@@ -326,6 +341,7 @@ impl Settings {
                             }
                         }
                     }
+                    "telemetry" => merge_telemetry(&mut s, origin, value)?,
                     k if KNOWN_KEYS.contains(&k) => {}
                     other => s.notes.push(format!("{origin}: ignoring `{other}` (not used by spine)")),
                 }
@@ -354,4 +370,37 @@ impl McpEnabled {
         }
         self.names.iter().find(|(n, _)| n == name).map(|(_, origin)| format!("enabledMcpjsonServers in {origin}"))
     }
+}
+
+/// The `telemetry` key: `{"otlp": {"endpoint": URL, "protocol": "http/protobuf" | "grpc"}}`.
+fn merge_telemetry(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
+    for (k, v) in expect_object(origin, "telemetry", value)? {
+        if k != "otlp" {
+            return Err(SettingsError::at(origin, format!("telemetry.{k}"), "unknown field"));
+        }
+        for (field, v) in expect_object(origin, "telemetry.otlp", v)? {
+            match field.as_str() {
+                "endpoint" => {
+                    s.telemetry_otlp_endpoint = Some(expect_str(origin, "telemetry.otlp.endpoint", v)?.to_owned());
+                }
+                "protocol" => {
+                    s.telemetry_otlp_protocol = Some(match expect_str(origin, "telemetry.otlp.protocol", v)? {
+                        "http/protobuf" => TelemetryProtocol::HttpProtobuf,
+                        "grpc" => TelemetryProtocol::Grpc,
+                        other => {
+                            return Err(SettingsError::at(
+                                origin,
+                                "telemetry.otlp.protocol",
+                                format!("expected \"http/protobuf\" or \"grpc\", found \"{other}\""),
+                            ));
+                        }
+                    });
+                }
+                other => {
+                    return Err(SettingsError::at(origin, format!("telemetry.otlp.{other}"), "unknown field"));
+                }
+            }
+        }
+    }
+    Ok(())
 }

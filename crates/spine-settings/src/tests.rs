@@ -406,3 +406,38 @@ fn subagents_limits_take_precedence_directories_append_and_an_untrusted_project_
     let trusted = Settings::discover(&home, &project, &[], ProjectTrust::Flag).expect("ok");
     assert_eq!(trusted.subagent_directories.len(), 1);
 }
+
+#[test]
+fn telemetry_otlp_endpoint_and_protocol_take_precedence_and_unknown_values_are_errors() {
+    let s = Settings::from_layers(vec![
+        layer(
+            Origin::User("/h/settings.json".into()),
+            json!({"telemetry": {"otlp": {"endpoint": "http://one:4318", "protocol": "grpc"}}}),
+        ),
+        layer(Origin::Cli { index: 1, path: None }, json!({"telemetry": {"otlp": {"endpoint": "http://two:4318"}}})),
+    ])
+    .expect("valid");
+    assert_eq!(s.telemetry_otlp_endpoint.as_deref(), Some("http://two:4318"));
+    assert_eq!(s.telemetry_otlp_protocol, Some(crate::TelemetryProtocol::Grpc));
+    for bad in [
+        json!({"telemetry": {"otlp": {"protocol": "http/json"}}}),
+        json!({"telemetry": {"otlp": {"endpoint": 4318}}}),
+        json!({"telemetry": {"jaeger": {}}}),
+    ] {
+        let err = Settings::from_layers(vec![layer(Origin::User("/h/settings.json".into()), bad)]);
+        assert!(err.is_err());
+    }
+}
+
+#[test]
+fn an_untrusted_project_may_not_export_traces_but_a_trusted_one_may() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (home, project) = (tmp.path().join("home"), tmp.path().join("project"));
+    write_settings(&project, ".spine/settings.json", json!({"telemetry": {"otlp": {"endpoint": "http://evil:4318"}}}));
+    let s = Settings::discover(&home, &project, &[], ProjectTrust::Untrusted).expect("ok");
+    assert_eq!(s.telemetry_otlp_endpoint, None);
+    let items: Vec<String> = s.skipped.iter().map(|k| k.item.to_string()).collect();
+    assert_eq!(items, ["telemetry"]);
+    let trusted = Settings::discover(&home, &project, &[], ProjectTrust::Flag).expect("ok");
+    assert_eq!(trusted.telemetry_otlp_endpoint.as_deref(), Some("http://evil:4318"));
+}

@@ -147,6 +147,8 @@ pub enum SkippedItem {
     SubagentDirectories,
     /// `web.allow_private_networks: true`.
     WebPrivateNetworks,
+    /// `telemetry` (where traces are exported).
+    Telemetry,
 }
 
 impl fmt::Display for SkippedItem {
@@ -165,6 +167,7 @@ impl fmt::Display for SkippedItem {
             SkippedItem::WebSearchUrl => f.write_str("web.search_url"),
             SkippedItem::SubagentDirectories => f.write_str("subagents.directories"),
             SkippedItem::WebPrivateNetworks => f.write_str("web.allow_private_networks"),
+            SkippedItem::Telemetry => f.write_str("telemetry"),
         }
     }
 }
@@ -195,7 +198,8 @@ pub fn untrusted_notice(project: &Path, skipped: &[Skipped]) -> Option<String> {
             | SkippedItem::SkillRoots
             | SkippedItem::WebSearchUrl
             | SkippedItem::SubagentDirectories
-            | SkippedItem::WebPrivateNetworks) => {
+            | SkippedItem::WebPrivateNetworks
+            | SkippedItem::Telemetry) => {
                 let text = other.to_string();
                 if !others.contains(&text) {
                     others.push(text);

@@ -175,6 +175,7 @@ fn decode_value(value: Value) -> Result<MailboxItem, Rejection> {
         protocol_message_id: envelope.protocol_message_id,
         logical_work_id: envelope.logical_work_id,
         attempt_no: envelope.attempt_no,
+        traceparent: envelope.traceparent,
         request,
     })
 }

@@ -83,6 +83,9 @@ pub struct WorkerConfig {
     pub close_wait: Duration,
     /// This worker's id (in execution claims).
     pub worker_id: String,
+    /// OpenTelemetry export, when on: each item's trace becomes one trace of spans, a child
+    /// of the item's `traceparent` when it has one.
+    pub telemetry: Option<Arc<spine_otel::Exporter>>,
 }
 
 impl WorkerConfig {
@@ -98,6 +101,7 @@ impl WorkerConfig {
             busy_retry: lease.min(Duration::from_secs(5)),
             close_wait: Duration::from_secs(10),
             worker_id: format!("worker-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()),
+            telemetry: None,
         }
     }
 }
@@ -329,6 +333,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
     };
     let publisher =
         Publisher::start(Arc::clone(&shared.mailbox), claim.clone(), identity.clone(), cancellation.clone());
+    let spans = shared.config.telemetry.as_ref().map(|exporter| exporter.run(run_info(&decoded, &identity)));
     let ctx = ItemContext {
         env: Arc::clone(&shared.env),
         mailbox: Arc::clone(&shared.mailbox),
@@ -336,7 +341,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         sink: Arc::clone(publisher.sink()),
         identity,
         cancellation: cancellation.clone(),
-        trace: Trace::default(),
+        trace: Trace::new(spans.clone().map(|s| s as Arc<dyn spine_core::trace::TraceSink>)),
         close_wait: shared.config.close_wait,
     };
     let settle = match begin {
@@ -368,6 +373,9 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         }
     };
     drop(ctx);
+    if let Some(spans) = &spans {
+        spans.finish();
+    }
     drop(watch);
     let published = publisher.finish().await;
     drop(keep_alive);
@@ -427,5 +435,24 @@ async fn settle_delivery(lease: &dyn Lease, delivery_id: &str, settle: Settle, p
 async fn settle_retry(lease: &dyn Lease, delay: Option<Duration>, delivery_id: &str) {
     if let Err(e) = lease.nack(delay).await {
         tracing::warn!("nack {delivery_id}: {e}");
+    }
+}
+
+/// What an item's spans say about it: its ids, and the submitter's span from its
+/// `traceparent` (an invalid one is ignored with a warning: the item gets a trace of its own).
+fn run_info(decoded: &crate::decode::Decoded, identity: &WorkIdentity) -> spine_otel::RunInfo {
+    let parent = decoded.item.as_ref().ok().and_then(|item| item.traceparent.as_deref()).and_then(|text| {
+        text.parse::<spine_otel::TraceParent>()
+            .inspect_err(|e| tracing::warn!("item {}: {e}; its trace starts a new one", identity.mailbox_item_id))
+            .ok()
+    });
+    spine_otel::RunInfo {
+        provider: None,
+        parent,
+        attributes: vec![
+            ("spine.mailbox_item_id".to_owned(), identity.mailbox_item_id.clone()),
+            ("spine.logical_work_id".to_owned(), identity.logical_work_id.clone()),
+            ("spine.attempt_no".to_owned(), identity.attempt_no.to_string()),
+        ],
     }
 }

@@ -102,7 +102,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     let model_id = agent.model.model().to_owned();
     let context_window = agent.model.context_window();
 
-    let trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
+    let mut trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
         Some(path) => {
             Some(Arc::new(TraceFile::create(path).map_err(|e| config(format!("--trace {}: {e}", path.display())))?))
         }
@@ -129,6 +129,8 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         let hook_events = if args.include_hook_events { HookEvents::Include } else { HookEvents::Omit };
         observers.push(Arc::new(StreamJsonObserver::new(init, hook_events)));
     }
+    // OpenTelemetry export, when on: spans are sent when `_telemetry` drops, after the output.
+    let _telemetry = crate::telemetry::install(&settings, &mut trace_sink, &mut observers, args.quiet);
     let transcript = if args.no_session_persistence {
         Transcript::discard(&transcript_file)
     } else {

@@ -45,6 +45,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
         eprintln!("warning: {warning}");
     }
     let mcp = connection.tools;
+    let telemetry = crate::telemetry::exporter(&settings, "spine-worker", false);
     let env = Environment::new(&project, Some(&home), settings, mcp.tools()).map_err(|e| config(e.to_string()))?;
     for warning in &env.warnings {
         eprintln!("warning: {warning}");
@@ -69,6 +70,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     worker_config.concurrency = args.concurrency;
     worker_config.once = args.once;
     worker_config.grace = Duration::from_millis(args.grace_ms);
+    worker_config.telemetry = telemetry.clone();
     if args.verbose {
         eprintln!(
             "spine worker {}: {} (concurrency {}, workspace {})",
@@ -82,6 +84,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     tokio::spawn(stop_on_signals(trigger));
     let env = Arc::new(env);
     let summary = Worker::new(mailbox, Arc::clone(&env), worker_config).run(listener).await?;
+    crate::telemetry::flush(telemetry.as_deref());
     env.families.shutdown().await;
     mcp.shutdown().await;
     spine_process::orphans::kill_orphans().await;

@@ -19,6 +19,7 @@ mod images;
 mod load;
 mod local_servers;
 mod memory_files;
+mod otel;
 mod pipes;
 mod prompt_cache;
 mod providers;

@@ -147,6 +147,12 @@ pub struct ItemEnvelope {
     pub attempt_no: u32,
     /// The payload.
     pub payload: Value,
+    /// The submitter's span, as a W3C Trace Context `traceparent`
+    /// (`00-<trace id>-<parent id>-<flags>`): with OpenTelemetry export on, the worker's trace
+    /// of the item joins that trace as its child. An invalid value is ignored (a new trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$"))]
+    pub traceparent: Option<String>,
 }
 
 fn first_attempt() -> u32 {
@@ -164,6 +170,8 @@ pub struct MailboxItem {
     pub logical_work_id: String,
     /// The attempt (the envelope's, raised by redeliveries).
     pub attempt_no: u32,
+    /// The submitter's W3C `traceparent`, as given (see [`ItemEnvelope::traceparent`]).
+    pub traceparent: Option<String>,
     /// What to do.
     pub request: ItemRequest,
 }

@@ -50,3 +50,13 @@ async fn every_report_of_a_run_matches_the_report_schema() {
     let response = &json_of(round)["response_payload"];
     assert!(schema("prepare_round_response.schema.json").is_valid(response), "{response}");
 }
+
+#[test]
+fn the_item_schema_takes_an_optional_w3c_traceparent() {
+    let items = schema("item.schema.json");
+    let mut traced = example("t");
+    traced["traceparent"] = json!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    assert!(items.is_valid(&traced), "{traced}");
+    traced["traceparent"] = json!("not-a-traceparent");
+    assert!(!items.is_valid(&traced));
+}

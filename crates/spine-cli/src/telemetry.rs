@@ -1,0 +1,91 @@
+//! OpenTelemetry export for `spine run` and `spine worker` (see `spine-otel` and
+//! docs/observability.md): resolves the configuration from the `OTEL_*` variables and the
+//! settings' `telemetry.otlp`, attaches a run's span collector to its trace and observers, and
+//! flushes at exit for at most [`FLUSH_BOUND`]. A configuration problem is a warning, never a
+//! failed run.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use spine_core::observer::RunObserver;
+use spine_core::trace::TraceSink;
+use spine_otel::{ExportConfig, Exporter, OtlpSettings, Protocol, RunInfo, RunSpans};
+use spine_protocol::trace::TraceEntry;
+use spine_settings::{Settings, TelemetryProtocol};
+
+/// The longest a process waits at exit for its spans to be sent.
+pub const FLUSH_BOUND: Duration = Duration::from_secs(2);
+
+/// The exporter of this process, when export is on (a warning on stderr when its
+/// configuration is invalid, unless `quiet`).
+pub fn exporter(settings: &Settings, service_name: &str, quiet: bool) -> Option<Arc<Exporter>> {
+    let otlp = OtlpSettings {
+        endpoint: settings.telemetry_otlp_endpoint.clone(),
+        protocol: settings.telemetry_otlp_protocol.map(|p| match p {
+            TelemetryProtocol::HttpProtobuf => Protocol::HttpProtobuf,
+            TelemetryProtocol::Grpc => Protocol::Grpc,
+        }),
+    };
+    let started = ExportConfig::resolve(&otlp, service_name, |name| std::env::var(name).ok())
+        .and_then(|config| config.map(|c| Exporter::start(&c)).transpose());
+    match started {
+        Ok(exporter) => exporter.map(Arc::new),
+        Err(e) => {
+            if !quiet {
+                eprintln!("warning: {e}; traces are not exported");
+            }
+            None
+        }
+    }
+}
+
+/// Sends what `exporter` still holds, for at most [`FLUSH_BOUND`] (a worker at exit).
+#[cfg(feature = "sqlite")]
+pub fn flush(exporter: Option<&Exporter>) {
+    if let Some(exporter) = exporter {
+        let _ = exporter.finish(FLUSH_BOUND);
+    }
+}
+
+/// Export of one `spine run`: the run's spans are built and sent when it is dropped.
+pub struct RunTelemetry {
+    exporter: Arc<Exporter>,
+    spans: Arc<RunSpans>,
+}
+
+impl Drop for RunTelemetry {
+    fn drop(&mut self) {
+        self.spans.finish();
+        let _ = self.exporter.finish(FLUSH_BOUND);
+    }
+}
+
+/// Attaches export to a run when it is on: the run's span collector joins `trace_sink` and
+/// `observers`. Keep the result until the run's output is written.
+pub fn install(
+    settings: &Settings,
+    trace_sink: &mut Option<Arc<dyn TraceSink>>,
+    observers: &mut Vec<Arc<dyn RunObserver>>,
+    quiet: bool,
+) -> Option<RunTelemetry> {
+    let exporter = exporter(settings, "spine", quiet)?;
+    let spans = exporter.run(RunInfo::default());
+    observers.push(Arc::clone(&spans) as Arc<dyn RunObserver>);
+    let ours = Arc::clone(&spans) as Arc<dyn TraceSink>;
+    *trace_sink = Some(match trace_sink.take() {
+        Some(file) => Arc::new(Tee(vec![file, ours])),
+        None => ours,
+    });
+    Some(RunTelemetry { exporter, spans })
+}
+
+/// Forwards each entry to every sink, in order.
+struct Tee(Vec<Arc<dyn TraceSink>>);
+
+impl TraceSink for Tee {
+    fn record(&self, entry: &TraceEntry) {
+        for sink in &self.0 {
+            sink.record(entry);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! OpenTelemetry export of spine's traces.
+//!
+//! spine records every stage, hook, model request and tool decision of a run as trace entries
+//! ([`spine_core::trace::TraceSink`]). This crate turns those same entries into spans that
+//! follow the OpenTelemetry GenAI semantic conventions and sends them over OTLP, so the JSONL
+//! trace and the exported spans can never disagree, and `spine-core` stays free of OpenTelemetry
+//! types.
+//!
+//! # Layout
+//!
+//! - [`config`]: when export is on (the `OTEL_EXPORTER_OTLP_*` variables or the settings'
+//!   `telemetry.otlp`), which protocol, whether message content may be recorded.
+//! - [`exporter`]: the [`Exporter`] — a tracer provider with a batch span processor and the
+//!   OTLP exporter — and its bounded flush.
+//! - [`run`]: [`RunSpans`], a trace sink and run observer for one run, which builds the run's
+//!   spans when the run ends.
+//! - [`spans`]: the mapping from trace entries to spans and attributes.
+//! - [`traceparent`]: W3C `traceparent` values, which link a worker's run to its submitter.
+//!
+//! Export never fails or slows a run: spans are queued for a background thread, which sends
+//! them; a flush at exit waits at most a bound, and an unreachable endpoint only loses spans.
+
+pub mod config;
+pub mod exporter;
+pub mod run;
+pub mod spans;
+pub mod traceparent;
+
+pub use config::{ContentCapture, ExportConfig, OtlpSettings, Protocol};
+pub use exporter::{Exporter, OtelError};
+pub use run::{RunInfo, RunSpans};
+pub use traceparent::TraceParent;
