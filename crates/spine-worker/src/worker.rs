@@ -327,8 +327,20 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         conversation_id: id.conversation_id.clone(),
         turn_id: id.turn_id.clone(),
     };
-    let publisher =
-        Publisher::start(Arc::clone(&shared.mailbox), claim.clone(), identity.clone(), cancellation.clone());
+    // A run that ends normally is acknowledged with its terminal report where the backend can
+    // (one write); a dead-lettered one is settled afterwards.
+    let settle_ticket = match begin {
+        Begin::Run if delivery_count > max_deliver => None,
+        Begin::Run | Begin::CancelRequested => lease.settle_ticket(),
+        Begin::Done(_) | Begin::Redelivered(_) | Begin::Busy | Begin::Stale { .. } => None,
+    };
+    let publisher = Publisher::start(
+        Arc::clone(&shared.mailbox),
+        claim.clone(),
+        identity.clone(),
+        cancellation.clone(),
+        settle_ticket,
+    );
     let ctx = ItemContext {
         env: Arc::clone(&shared.env),
         mailbox: Arc::clone(&shared.mailbox),
@@ -410,6 +422,9 @@ async fn superseded_by(
 async fn settle_delivery(lease: &dyn Lease, delivery_id: &str, settle: Settle, published: &Published) {
     for e in &published.errors {
         tracing::warn!("reports of {delivery_id}: {e}");
+    }
+    if published.settled {
+        return;
     }
     let done = published.terminal.is_some() || published.lost_claim;
     let result = match settle {
