@@ -1,7 +1,11 @@
 //! The worker loop: lease items while a concurrency slot is free, run each in its own task,
 //! settle its delivery, stop gracefully.
 //!
-//! Parts (mini-redis style): a [`Semaphore`] bounds the items in flight; a [`Shutdown`] stops
+//! Parts (mini-redis style): a [`Semaphore`] bounds the items running; a second one bounds
+//! the items settling — once an item's flow ended, its running slot passes to a settling slot
+//! while its reports become durable and its delivery is settled, so that the next item is
+//! leased and claimed meanwhile (at concurrency 1: one item runs while the previous one
+//! settles, never more); a [`Shutdown`] stops
 //! leasing; a cancellation listener turns the mailbox's cancel signals into token
 //! cancellations; per delivery, a keep-alive task extends the lease every
 //! [`WorkerConfig::keep_alive`] while the item runs, and a claim watch cancels the item when a
@@ -65,7 +69,8 @@ pub enum WorkerError {
 /// Limits and timings of a worker.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
-    /// Items in flight at once.
+    /// Items running at once (as many more may be settling: their flow ended, their reports
+    /// are on their way and their delivery is not settled yet).
     pub concurrency: usize,
     /// Stop when the mailbox is drained.
     pub once: bool,
@@ -122,6 +127,8 @@ struct Shared {
     config: WorkerConfig,
     running: Arc<RunningItems>,
     deliveries: AtomicU64,
+    /// Slots of items whose flow ended and whose reports and settlement are on their way.
+    settling: Arc<Semaphore>,
 }
 
 impl Worker {
@@ -131,9 +138,10 @@ impl Worker {
             shared: Arc::new(Shared {
                 mailbox,
                 env,
-                config,
                 running: Arc::new(RunningItems::default()),
                 deliveries: AtomicU64::new(0),
+                settling: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                config,
             }),
         }
     }
@@ -250,7 +258,7 @@ enum Settle {
     Retry(Option<Duration>),
 }
 
-async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphorePermit) {
+async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphorePermit) {
     shared.deliveries.fetch_add(1, Ordering::Relaxed);
     let Delivery { delivery_id, delivery_count, max_deliver, body, lease } = delivery;
     let lease: Arc<dyn Lease> = Arc::from(lease);
@@ -381,6 +389,11 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
     };
     drop(ctx);
     drop(watch);
+    // The item ran: what is left is waiting until its reports are durable and settling the
+    // delivery. Its running slot passes to a settling slot (at most `concurrency` settle at
+    // once), so that the next item is leased and claimed meanwhile.
+    let settling = Arc::clone(&shared.settling).acquire_owned().await.ok();
+    drop(slot);
     let published = publisher.finish().await;
     drop(keep_alive);
     if let Some(attempt) = superseded_by(shared, &claim, &cancellation, &published).await {
@@ -393,6 +406,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         return;
     }
     settle_delivery(&*lease, &delivery_id, settle, &published).await;
+    drop(settling);
 }
 
 /// The attempt that superseded `claim`, if one did (noticed while it ran, or when `finish`
