@@ -17,7 +17,9 @@
 //!    the envelope's `attempt_no` + deliveries − 1;
 //! 2. register as running — when the same delivery of the item already runs here (its lease
 //!    expired under this worker and the message came back), wait for that copy instead of
-//!    starting a second one, then go on — then claim the execution ([`Mailbox::begin`]):
+//!    starting a second one, then go on; when another delivery of the item finished its flow
+//!    here and is settling, wait for it too (the claim then finds the item finished) — then
+//!    claim the execution ([`Mailbox::begin`]):
 //!    `Done` → re-publish the stored terminal report (a duplicate delivery never runs twice;
 //!    a redelivery of the same message re-publishes it only when the reports lack it);
 //!    `Redelivered` (it finished under this same message) → re-publish only when missing,
@@ -268,7 +270,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphoreP
     let attempt_no = id.attempt_no.saturating_add(delivery_count.saturating_sub(1));
     let cancellation = Cancellation::default();
     let keep_alive = KeepAlive::start(Arc::clone(&lease), shared.config.keep_alive, delivery_id.clone());
-    let _running = loop {
+    let running = loop {
         match shared.running.register(&id.item_id, &delivery_id, cancellation.clone()) {
             Ok(guard) => break guard,
             Err(copy) => {
@@ -281,6 +283,11 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphoreP
             }
         }
     };
+    // A duplicate of an item whose flow just ended here waits until that copy settled: it then
+    // finds the item finished (and re-publishes its terminal report) rather than busy.
+    for copy in shared.running.settling_copies(&id.item_id, &delivery_id) {
+        copy.ended().await;
+    }
     if cancellation.reason() == Some(CancelReason::Shutdown) {
         drop(keep_alive);
         settle_retry(&*lease, None, &delivery_id).await;
@@ -392,6 +399,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphoreP
     // The item ran: what is left is waiting until its reports are durable and settling the
     // delivery. Its running slot passes to a settling slot (at most `concurrency` settle at
     // once), so that the next item is leased and claimed meanwhile.
+    running.settling();
     let settling = Arc::clone(&shared.settling).acquire_owned().await.ok();
     drop(slot);
     let published = publisher.finish().await;
