@@ -48,7 +48,7 @@ use futures_util::StreamExt;
 use spine_core::reports::WorkIdentity;
 use spine_core::trace::Trace;
 use thiserror::Error;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 
 use crate::decode::decode;
@@ -131,6 +131,26 @@ struct Shared {
     deliveries: AtomicU64,
     /// Slots of items whose flow ended and whose reports and settlement are on their way.
     settling: Arc<Semaphore>,
+    /// Deliveries handed to a task whose claim ([`Mailbox::begin`]) has not returned yet: the
+    /// loop leases again only once it is 0, so items are claimed in the order they were leased
+    /// even though slots free up before settlement.
+    unclaimed: watch::Sender<usize>,
+}
+
+/// Counts a delivery as unclaimed until dropped.
+struct Unclaimed(watch::Sender<usize>);
+
+impl Unclaimed {
+    fn new(counter: &watch::Sender<usize>) -> Self {
+        counter.send_modify(|n| *n += 1);
+        Unclaimed(counter.clone())
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl Worker {
@@ -143,6 +163,7 @@ impl Worker {
                 running: Arc::new(RunningItems::default()),
                 deliveries: AtomicU64::new(0),
                 settling: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                unclaimed: watch::Sender::new(0),
                 config,
             }),
         }
@@ -172,6 +193,12 @@ impl Worker {
                     Err(_) => break,
                 },
             };
+            let mut unclaimed = shared.unclaimed.subscribe();
+            tokio::select! {
+                biased;
+                () = shutdown.fired() => break,
+                _ = unclaimed.wait_for(|n| *n == 0) => {}
+            }
             let want = 1 + semaphore.available_permits();
             let leased = tokio::select! {
                 biased;
@@ -220,7 +247,8 @@ impl Worker {
                     continue;
                 };
                 let shared = Arc::clone(&shared);
-                tasks.spawn(async move { process(&shared, delivery, slot).await });
+                let unclaimed = Unclaimed::new(&shared.unclaimed);
+                tasks.spawn(async move { process(&shared, delivery, slot, unclaimed).await });
             }
         }
         shared.mailbox.release().await;
@@ -260,7 +288,8 @@ enum Settle {
     Retry(Option<Duration>),
 }
 
-async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphorePermit) {
+async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphorePermit, unclaimed: Unclaimed) {
+    let mut unclaimed = Some(unclaimed);
     shared.deliveries.fetch_add(1, Ordering::Relaxed);
     let Delivery { delivery_id, delivery_count, max_deliver, body, lease } = delivery;
     let lease: Arc<dyn Lease> = Arc::from(lease);
@@ -274,6 +303,8 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphoreP
         match shared.running.register(&id.item_id, &delivery_id, cancellation.clone()) {
             Ok(guard) => break guard,
             Err(copy) => {
+                // Its item is claimed here already: the loop need not wait for this delivery.
+                unclaimed.take();
                 tracing::info!(
                     "{} ({delivery_id}) came back while it runs here (its lease expired): waiting for the \
                      running copy instead of starting a second one",
@@ -309,6 +340,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphoreP
             return;
         }
     };
+    drop(unclaimed);
     match begin {
         Begin::Busy => {
             drop(keep_alive);
