@@ -94,6 +94,8 @@ struct Entry {
     delivery_id: String,
     cancellation: Cancellation,
     ended: CancellationToken,
+    /// Its flow ended; its terminal report and settlement are on their way.
+    settling: bool,
 }
 
 /// The registry of running items.
@@ -145,9 +147,28 @@ impl RunningItems {
             if self.shutting_down.load(Ordering::SeqCst) {
                 cancellation.cancel(CancelReason::Shutdown);
             }
-            entries.push(Entry { id, delivery_id: delivery_id.to_owned(), cancellation, ended: ended.clone() });
+            entries.push(Entry {
+                id,
+                delivery_id: delivery_id.to_owned(),
+                cancellation,
+                ended: ended.clone(),
+                settling: false,
+            });
         }
         Ok(RunningGuard { items: Arc::clone(self), item_id: item_id.to_owned(), id, ended })
+    }
+
+    /// The copies of `item_id` from other deliveries whose flow ended here and which are
+    /// settling (see [`RunningGuard::settling`]): a duplicate delivery waits for them, then finds
+    /// the item finished, instead of being handed back as busy.
+    pub fn settling_copies(&self, item_id: &str, delivery_id: &str) -> Vec<RunningCopy> {
+        let map = lock(&self.map);
+        let Some(entries) = map.get(item_id) else { return Vec::new() };
+        entries
+            .iter()
+            .filter(|e| e.settling && e.delivery_id != delivery_id)
+            .map(|e| RunningCopy { ended: e.ended.clone() })
+            .collect()
     }
 
     /// Cancels an item; `false` when it does not run here.
@@ -183,6 +204,16 @@ impl RunningItems {
     }
 }
 
+impl RunningGuard {
+    /// Marks the item as settling: its flow ended (see [`RunningItems::settling_copies`]).
+    pub fn settling(&self) {
+        let mut map = lock(&self.items.map);
+        if let Some(entry) = map.get_mut(&self.item_id).and_then(|es| es.iter_mut().find(|e| e.id == self.id)) {
+            entry.settling = true;
+        }
+    }
+}
+
 impl Drop for RunningGuard {
     fn drop(&mut self) {
         let mut map = lock(&self.items.map);
@@ -215,6 +246,22 @@ mod tests {
         tokio::time::timeout(std::time::Duration::from_secs(10), copy.ended()).await.expect("the copy ended");
         assert!(items.register("item", "d-1", Cancellation::default()).is_ok(), "registers once it ended");
         drop(other);
+    }
+
+    #[tokio::test]
+    async fn a_duplicate_waits_only_for_copies_of_other_deliveries_that_are_settling() {
+        let items = Arc::new(RunningItems::default());
+        let first = items.register("item", "d-1", Cancellation::default()).expect("registers");
+        assert!(items.settling_copies("item", "d-2").is_empty(), "a copy still running is not waited for");
+        first.settling();
+        assert!(items.settling_copies("item", "d-1").is_empty(), "the same delivery is not a duplicate");
+        let copies = items.settling_copies("item", "d-2");
+        assert_eq!(copies.len(), 1);
+        drop(first);
+        for copy in copies {
+            tokio::time::timeout(std::time::Duration::from_secs(10), copy.ended()).await.expect("the copy ended");
+        }
+        assert!(items.settling_copies("item", "d-2").is_empty());
     }
 
     #[test]

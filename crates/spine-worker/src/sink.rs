@@ -1,10 +1,14 @@
 //! Reports of one delivery on their way to the mailbox.
 //!
 //! [`MailboxSink`] is the [`ReportSink`] the pipeline writes to (synchronously, from any
-//! task); a [`Publisher`] task sends the reports to the mailbox in order. The first terminal
-//! report goes through [`Mailbox::finish`], which stores it in the idempotency store and
-//! publishes it only while the claim holds — so a worker that lost its claim cannot add a
-//! second terminal report. Later terminal reports are dropped.
+//! task); a [`Publisher`] task sends the reports to the mailbox in order, in batches: a
+//! non-terminal report waits up to [`REPORT_LINGER`] for the ones after it, and the waiting
+//! reports go out in one write ([`Mailbox::publish_all`]). The first terminal report takes the
+//! waiting ones with it through [`Mailbox::finish_with`], which stores it in the idempotency
+//! store and publishes it only while the claim holds — so a worker that lost its claim cannot
+//! add a second terminal report — and, given the delivery's [`SettleTicket`] (SQLite),
+//! acknowledges the delivery in the same transaction. A quick item thus costs one write for all
+//! its reports and its settlement. Later terminal reports are dropped.
 //!
 //! A duplicate delivery of a finished item sends the stored terminal report again: always for
 //! a new message of the item (it was submitted again), only when the reports lack it for a
@@ -23,13 +27,15 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use spine_core::reports::{ReportSink, WorkIdentity};
 use spine_protocol::report::{Report, ReportBody};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
-use crate::mailbox::{Claim, Mailbox, MailboxError, PendingPublish};
+use crate::mailbox::{Claim, Mailbox, MailboxError, PendingPublish, SettleTicket};
 use crate::running::{CancelReason, Cancellation};
 
 enum Msg {
@@ -70,6 +76,9 @@ pub struct Published {
     pub count: usize,
     /// Failures (the delivery is redelivered so that the stored terminal is re-published).
     pub errors: Vec<MailboxError>,
+    /// The delivery was acknowledged in the write that stored the terminal report (see
+    /// [`Mailbox::finish_with`]): there is nothing left to settle.
+    pub settled: bool,
 }
 
 /// The publishing task of one delivery.
@@ -79,16 +88,18 @@ pub struct Publisher {
 }
 
 impl Publisher {
-    /// Starts publishing for a claimed delivery.
+    /// Starts publishing for a claimed delivery; with `settle`, the delivery is acknowledged
+    /// together with its terminal report where the backend can.
     pub fn start(
         mailbox: Arc<dyn Mailbox>,
         claim: Claim,
         identity: WorkIdentity,
         cancellation: Cancellation,
+        settle: Option<SettleTicket>,
     ) -> Publisher {
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = Arc::new(MailboxSink { tx, cancellation, identity, sequence: AtomicU64::new(0) });
-        let task = tokio::spawn(publish_loop(mailbox, claim, rx, sink.cancellation.clone()));
+        let task = tokio::spawn(publish_loop(mailbox, claim, rx, sink.cancellation.clone(), settle));
         Publisher { sink, task }
     }
 
@@ -152,26 +163,78 @@ impl ReportSink for MailboxSink {
     }
 }
 
+/// How long the publisher holds a non-terminal report for the reports that follow it: a quick
+/// item's reports then reach the mailbox in one write together with its terminal report, and a
+/// long item's progress is late by at most this much.
+pub const REPORT_LINGER: Duration = Duration::from_millis(2);
+
+/// The publishing task: reports are sent in order, in batches. Non-terminal reports wait up to
+/// [`REPORT_LINGER`] for the next ones (one [`Mailbox::publish_all`]); the first terminal report
+/// takes the waiting ones with it ([`Mailbox::finish_with`]) and, with a `settle` ticket and no
+/// failure so far, the delivery's acknowledgement too.
 async fn publish_loop(
     mailbox: Arc<dyn Mailbox>,
     claim: Claim,
     mut rx: mpsc::UnboundedReceiver<Msg>,
     cancellation: Cancellation,
+    mut settle: Option<SettleTicket>,
 ) -> Published {
     let mut out = Published::default();
     let mut pending: Vec<PendingPublish> = Vec::new();
     let mut terminal_seen = false;
-    while let Some(msg) = rx.recv().await {
-        let report = match msg {
+    let mut waiting: Vec<Report> = Vec::new();
+    let mut flush_at: Option<Instant> = None;
+    let superseded = |c: &Cancellation| matches!(c.reason(), Some(CancelReason::Superseded { .. }));
+    loop {
+        let next = match flush_at {
+            None => rx.recv().await,
+            Some(at) => match tokio::time::timeout_at(at, rx.recv()).await {
+                Ok(next) => next,
+                Err(_elapsed) => {
+                    flush_at = None;
+                    flush(&*mailbox, &mut waiting, &cancellation, &mut out, &mut pending).await;
+                    continue;
+                }
+            },
+        };
+        let Some(msg) = next else { break };
+        match msg {
             Msg::Close => break,
-            Msg::Republish(report, Republish::Always) => {
+            Msg::Report(_) if superseded(&cancellation) => {}
+            Msg::Report(report) if report.body.is_terminal() => {
+                if terminal_seen {
+                    continue;
+                }
                 terminal_seen = true;
-                out.terminal = Some(report.clone());
-                report
+                flush_at = None;
+                let before = std::mem::take(&mut waiting);
+                let ticket = if out.errors.is_empty() { settle.take() } else { None };
+                match mailbox.finish_with(&claim, &before, &report, ticket.as_ref()).await {
+                    Ok(Some(finished)) => {
+                        out.terminal = Some(report);
+                        out.count += before.len() + 1;
+                        out.settled = finished.settled;
+                        pending.push(finished.pending);
+                    }
+                    Ok(None) => out.lost_claim = true,
+                    Err(e) => out.errors.push(e),
+                }
             }
-            Msg::Republish(report, Republish::IfMissing) => {
+            Msg::Report(report) => {
+                if waiting.is_empty() {
+                    flush_at = Some(Instant::now() + REPORT_LINGER);
+                }
+                waiting.push(report);
+            }
+            Msg::Republish(report, when) => {
+                flush_at = None;
+                flush(&*mailbox, &mut waiting, &cancellation, &mut out, &mut pending).await;
                 terminal_seen = true;
-                match mailbox.republish_terminal(&report).await {
+                let sent = match when {
+                    Republish::Always => mailbox.publish(&report).await.map(Some),
+                    Republish::IfMissing => mailbox.republish_terminal(&report).await,
+                };
+                match sent {
                     Ok(Some(p)) => {
                         out.count += 1;
                         pending.push(p);
@@ -180,43 +243,38 @@ async fn publish_loop(
                     Err(e) => out.errors.push(e),
                 }
                 out.terminal = Some(report);
-                continue;
             }
-            Msg::Report(_) if matches!(cancellation.reason(), Some(CancelReason::Superseded { .. })) => continue,
-            Msg::Report(report) => {
-                if report.body.is_terminal() {
-                    if terminal_seen {
-                        continue;
-                    }
-                    terminal_seen = true;
-                    match mailbox.finish(&claim, &report).await {
-                        Ok(Some(p)) => {
-                            out.terminal = Some(report);
-                            out.count += 1;
-                            pending.push(p);
-                        }
-                        Ok(None) => out.lost_claim = true,
-                        Err(e) => out.errors.push(e),
-                    }
-                    continue;
-                }
-                report
-            }
-        };
-        match mailbox.publish(&report).await {
-            Ok(p) => {
-                out.count += 1;
-                pending.push(p);
-            }
-            Err(e) => out.errors.push(e),
         }
     }
+    flush(&*mailbox, &mut waiting, &cancellation, &mut out, &mut pending).await;
     for p in pending {
         if let Err(e) = p.await {
             out.errors.push(e);
         }
     }
     out
+}
+
+/// Publishes the waiting non-terminal reports in one write — none once the claim was
+/// superseded.
+async fn flush(
+    mailbox: &dyn Mailbox,
+    waiting: &mut Vec<Report>,
+    cancellation: &Cancellation,
+    out: &mut Published,
+    pending: &mut Vec<PendingPublish>,
+) {
+    let batch = std::mem::take(waiting);
+    if batch.is_empty() || matches!(cancellation.reason(), Some(CancelReason::Superseded { .. })) {
+        return;
+    }
+    match mailbox.publish_all(&batch).await {
+        Ok(p) => {
+            out.count += batch.len();
+            pending.push(p);
+        }
+        Err(e) => out.errors.push(e),
+    }
 }
 
 #[cfg(test)]
@@ -242,7 +300,7 @@ mod tests {
         assert_eq!(mailbox.begin(&mut claim).await.expect("claim"), Begin::Run);
         let identity = WorkIdentity { mailbox_item_id: "i".into(), attempt_no: 1, ..WorkIdentity::default() };
         let cancellation = Cancellation::default();
-        let publisher = Publisher::start(Arc::clone(&mailbox), claim, identity, cancellation.clone());
+        let publisher = Publisher::start(Arc::clone(&mailbox), claim, identity, cancellation.clone(), None);
         publisher.sink().emit(ReportBody::ExecutionStarted { expected_duration_seconds: 1 });
         let query = ReportQuery { item_id: Some("i".into()), follow: false };
         let read = || async {

@@ -1,7 +1,11 @@
 //! The worker loop: lease items while a concurrency slot is free, run each in its own task,
 //! settle its delivery, stop gracefully.
 //!
-//! Parts (mini-redis style): a [`Semaphore`] bounds the items in flight; a [`Shutdown`] stops
+//! Parts (mini-redis style): a [`Semaphore`] bounds the items running; a second one bounds
+//! the items settling — once an item's flow ended, its running slot passes to a settling slot
+//! while its reports become durable and its delivery is settled, so that the next item is
+//! leased and claimed meanwhile (at concurrency 1: one item runs while the previous one
+//! settles, never more); a [`Shutdown`] stops
 //! leasing; a cancellation listener turns the mailbox's cancel signals into token
 //! cancellations; per delivery, a keep-alive task extends the lease every
 //! [`WorkerConfig::keep_alive`] while the item runs, and a claim watch cancels the item when a
@@ -13,7 +17,9 @@
 //!    the envelope's `attempt_no` + deliveries − 1;
 //! 2. register as running — when the same delivery of the item already runs here (its lease
 //!    expired under this worker and the message came back), wait for that copy instead of
-//!    starting a second one, then go on — then claim the execution ([`Mailbox::begin`]):
+//!    starting a second one, then go on; when another delivery of the item finished its flow
+//!    here and is settling, wait for it too (the claim then finds the item finished) — then
+//!    claim the execution ([`Mailbox::begin`]):
 //!    `Done` → re-publish the stored terminal report (a duplicate delivery never runs twice;
 //!    a redelivery of the same message re-publishes it only when the reports lack it);
 //!    `Redelivered` (it finished under this same message) → re-publish only when missing,
@@ -42,7 +48,7 @@ use futures_util::StreamExt;
 use spine_core::reports::WorkIdentity;
 use spine_core::trace::Trace;
 use thiserror::Error;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 
 use crate::decode::decode;
@@ -65,7 +71,8 @@ pub enum WorkerError {
 /// Limits and timings of a worker.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
-    /// Items in flight at once.
+    /// Items running at once (as many more may be settling: their flow ended, their reports
+    /// are on their way and their delivery is not settled yet).
     pub concurrency: usize,
     /// Stop when the mailbox is drained.
     pub once: bool,
@@ -126,6 +133,28 @@ struct Shared {
     config: WorkerConfig,
     running: Arc<RunningItems>,
     deliveries: AtomicU64,
+    /// Slots of items whose flow ended and whose reports and settlement are on their way.
+    settling: Arc<Semaphore>,
+    /// Deliveries handed to a task whose claim ([`Mailbox::begin`]) has not returned yet: the
+    /// loop leases again only once it is 0, so items are claimed in the order they were leased
+    /// even though slots free up before settlement.
+    unclaimed: watch::Sender<usize>,
+}
+
+/// Counts a delivery as unclaimed until dropped.
+struct Unclaimed(watch::Sender<usize>);
+
+impl Unclaimed {
+    fn new(counter: &watch::Sender<usize>) -> Self {
+        counter.send_modify(|n| *n += 1);
+        Unclaimed(counter.clone())
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl Worker {
@@ -135,9 +164,11 @@ impl Worker {
             shared: Arc::new(Shared {
                 mailbox,
                 env,
-                config,
                 running: Arc::new(RunningItems::default()),
                 deliveries: AtomicU64::new(0),
+                settling: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                unclaimed: watch::Sender::new(0),
+                config,
             }),
         }
     }
@@ -166,6 +197,12 @@ impl Worker {
                     Err(_) => break,
                 },
             };
+            let mut unclaimed = shared.unclaimed.subscribe();
+            tokio::select! {
+                biased;
+                () = shutdown.fired() => break,
+                _ = unclaimed.wait_for(|n| *n == 0) => {}
+            }
             let want = 1 + semaphore.available_permits();
             let leased = tokio::select! {
                 biased;
@@ -214,7 +251,8 @@ impl Worker {
                     continue;
                 };
                 let shared = Arc::clone(&shared);
-                tasks.spawn(async move { process(&shared, delivery, slot).await });
+                let unclaimed = Unclaimed::new(&shared.unclaimed);
+                tasks.spawn(async move { process(&shared, delivery, slot, unclaimed).await });
             }
         }
         shared.mailbox.release().await;
@@ -254,7 +292,8 @@ enum Settle {
     Retry(Option<Duration>),
 }
 
-async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphorePermit) {
+async fn process(shared: &Arc<Shared>, delivery: Delivery, slot: OwnedSemaphorePermit, unclaimed: Unclaimed) {
+    let mut unclaimed = Some(unclaimed);
     shared.deliveries.fetch_add(1, Ordering::Relaxed);
     let Delivery { delivery_id, delivery_count, max_deliver, body, lease } = delivery;
     let lease: Arc<dyn Lease> = Arc::from(lease);
@@ -264,10 +303,12 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
     let attempt_no = id.attempt_no.saturating_add(delivery_count.saturating_sub(1));
     let cancellation = Cancellation::default();
     let keep_alive = KeepAlive::start(Arc::clone(&lease), shared.config.keep_alive, delivery_id.clone());
-    let _running = loop {
+    let running = loop {
         match shared.running.register(&id.item_id, &delivery_id, cancellation.clone()) {
             Ok(guard) => break guard,
             Err(copy) => {
+                // Its item is claimed here already: the loop need not wait for this delivery.
+                unclaimed.take();
                 tracing::info!(
                     "{} ({delivery_id}) came back while it runs here (its lease expired): waiting for the \
                      running copy instead of starting a second one",
@@ -277,6 +318,11 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
             }
         }
     };
+    // A duplicate of an item whose flow just ended here waits until that copy settled: it then
+    // finds the item finished (and re-publishes its terminal report) rather than busy.
+    for copy in shared.running.settling_copies(&id.item_id, &delivery_id) {
+        copy.ended().await;
+    }
     if cancellation.reason() == Some(CancelReason::Shutdown) {
         drop(keep_alive);
         settle_retry(&*lease, None, &delivery_id).await;
@@ -298,6 +344,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
             return;
         }
     };
+    drop(unclaimed);
     match begin {
         Begin::Busy => {
             drop(keep_alive);
@@ -331,8 +378,20 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         conversation_id: id.conversation_id.clone(),
         turn_id: id.turn_id.clone(),
     };
-    let publisher =
-        Publisher::start(Arc::clone(&shared.mailbox), claim.clone(), identity.clone(), cancellation.clone());
+    // A run that ends normally is acknowledged with its terminal report where the backend can
+    // (one write); a dead-lettered one is settled afterwards.
+    let settle_ticket = match begin {
+        Begin::Run if delivery_count > max_deliver => None,
+        Begin::Run | Begin::CancelRequested => lease.settle_ticket(),
+        Begin::Done(_) | Begin::Redelivered(_) | Begin::Busy | Begin::Stale { .. } => None,
+    };
+    let publisher = Publisher::start(
+        Arc::clone(&shared.mailbox),
+        claim.clone(),
+        identity.clone(),
+        cancellation.clone(),
+        settle_ticket,
+    );
     let spans = shared.config.telemetry.as_ref().map(|exporter| exporter.run(run_info(&decoded, &identity)));
     let ctx = ItemContext {
         env: Arc::clone(&shared.env),
@@ -377,6 +436,12 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         spans.finish();
     }
     drop(watch);
+    // The item ran: what is left is waiting until its reports are durable and settling the
+    // delivery. Its running slot passes to a settling slot (at most `concurrency` settle at
+    // once), so that the next item is leased and claimed meanwhile.
+    running.settling();
+    let settling = Arc::clone(&shared.settling).acquire_owned().await.ok();
+    drop(slot);
     let published = publisher.finish().await;
     drop(keep_alive);
     if let Some(attempt) = superseded_by(shared, &claim, &cancellation, &published).await {
@@ -389,6 +454,7 @@ async fn process(shared: &Arc<Shared>, delivery: Delivery, _slot: OwnedSemaphore
         return;
     }
     settle_delivery(&*lease, &delivery_id, settle, &published).await;
+    drop(settling);
 }
 
 /// The attempt that superseded `claim`, if one did (noticed while it ran, or when `finish`
@@ -418,6 +484,9 @@ async fn superseded_by(
 async fn settle_delivery(lease: &dyn Lease, delivery_id: &str, settle: Settle, published: &Published) {
     for e in &published.errors {
         tracing::warn!("reports of {delivery_id}: {e}");
+    }
+    if published.settled {
+        return;
     }
     let done = published.terminal.is_some() || published.lost_claim;
     let result = match settle {

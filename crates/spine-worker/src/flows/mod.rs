@@ -260,7 +260,7 @@ mod tests {
             ..Default::default()
         };
         let cancellation = Cancellation::default();
-        let publisher = Publisher::start(Arc::clone(&mailbox), claim, identity.clone(), cancellation.clone());
+        let publisher = Publisher::start(Arc::clone(&mailbox), claim, identity.clone(), cancellation.clone(), None);
         let ctx = ItemContext {
             env,
             mailbox,

@@ -17,6 +17,11 @@
 //!   another delivery is running it, or that a close request canceled it first.
 //!   [`Mailbox::finish`] stores and publishes the terminal report — only while the claim still
 //!   holds, so at most one terminal report is ever stored (and published) per item.
+//!   [`Mailbox::finish_with`] does the same with the reports that precede the terminal one and,
+//!   given the delivery's [`SettleTicket`], its acknowledgement: one write where the backend can
+//!   (SQLite: one transaction), so that a quick item costs three writes — lease, claim, and
+//!   reports + terminal report + settlement. A delivery is never settled before its terminal
+//!   report is durable.
 //!   [`Mailbox::claim_status`] tells a running claim whether it still holds.
 //! - **Fencing**: a claim is fenced by its `(delivery_id, attempt_no)`. When a lease expires
 //!   under a live worker, the redelivery of the same message claims the execution with the next
@@ -123,6 +128,12 @@ pub trait Lease: Send + Sync {
     /// Gives up on the item: keep it in the dead-letter place with `reason`, never deliver it
     /// again.
     async fn dead_letter(&self, reason: &str) -> Result<(), MailboxError>;
+
+    /// A ticket to acknowledge this delivery in the same write that stores its terminal report
+    /// ([`Mailbox::finish_with`]); `None` (the default) where the backend cannot.
+    fn settle_ticket(&self) -> Option<SettleTicket> {
+        None
+    }
 }
 
 /// A claim on one execution: who runs which attempt of which item.
@@ -238,6 +249,52 @@ impl ReportStream {
 /// A report's durable write, awaited later so that publishing does not wait for each one.
 pub type PendingPublish = BoxFuture<'static, Result<(), MailboxError>>;
 
+/// Waits for every write of `pending`; the first failure wins.
+pub fn join_pending(pending: Vec<PendingPublish>) -> PendingPublish {
+    Box::pin(async move {
+        let mut first = Ok(());
+        for p in futures_util::future::join_all(pending).await {
+            if let Err(e) = p
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    })
+}
+
+/// A terminal report stored by [`Mailbox::finish_with`].
+pub struct Finished {
+    /// Resolves when the terminal report (and the reports before it) are durable.
+    pub pending: PendingPublish,
+    /// The delivery was settled (acknowledged) with the terminal report, in the same write.
+    pub settled: bool,
+}
+
+impl std::fmt::Debug for Finished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finished").field("settled", &self.settled).finish_non_exhaustive()
+    }
+}
+
+/// What a backend needs to acknowledge a delivery inside [`Mailbox::finish_with`]'s write,
+/// from [`Lease::settle_ticket`]. Opaque: only the backend that leased the delivery reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettleTicket(pub(crate) TicketKind);
+
+/// The backends' tickets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TicketKind {
+    /// A SQLite `items` row and the token of its lease.
+    Sqlite {
+        /// The row.
+        seq: i64,
+        /// The lease token the row must still carry.
+        token: String,
+    },
+}
+
 /// The mailbox. See the module documentation for the contract.
 #[async_trait]
 pub trait Mailbox: Send + Sync + 'static {
@@ -272,6 +329,28 @@ pub trait Mailbox: Send + Sync + 'static {
     /// is already stored): nothing is stored or published then.
     async fn finish(&self, claim: &Claim, report: &Report) -> Result<Option<PendingPublish>, MailboxError>;
 
+    /// [`Mailbox::finish`] with the item's reports that precede the terminal one (`before`, in
+    /// order) and, when `settle` is given, the delivery's acknowledgement — one step where the
+    /// backend can. SQLite: one transaction stores `before`, the terminal report and the
+    /// deletion of the queued row, or (when the claim no longer holds) nothing at all. JetStream
+    /// and the default: `before` is published first (without waiting for its acks), then
+    /// `finish`; the delivery is not settled here ([`Finished::settled`] is `false`) and the
+    /// worker acknowledges it once the returned future resolved.
+    async fn finish_with(
+        &self,
+        claim: &Claim,
+        before: &[Report],
+        report: &Report,
+        settle: Option<&SettleTicket>,
+    ) -> Result<Option<Finished>, MailboxError> {
+        let _ = settle;
+        let earlier = self.publish_all(before).await?;
+        Ok(self
+            .finish(claim, report)
+            .await?
+            .map(|terminal| Finished { pending: join_pending(vec![earlier, terminal]), settled: false }))
+    }
+
     /// Whether `claim` (set by `begin`) still holds, or a later delivery took over.
     async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError>;
 
@@ -288,6 +367,17 @@ pub trait Mailbox: Send + Sync + 'static {
     /// Appends a report. The returned future resolves when it is durable; reports of one
     /// item keep the order of the `publish` calls.
     async fn publish(&self, report: &Report) -> Result<PendingPublish, MailboxError>;
+
+    /// Appends several reports in order, as one write where the backend can (SQLite: one
+    /// transaction; JetStream: the publishes go out back to back and the returned future awaits
+    /// their acks together).
+    async fn publish_all(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
+        let mut pending = Vec::with_capacity(reports.len());
+        for report in reports {
+            pending.push(self.publish(report).await?);
+        }
+        Ok(join_pending(pending))
+    }
 
     /// Publishes an item's stored terminal report again — a duplicate delivery of a finished
     /// item, whose first worker may have died between storing and publishing it — unless the

@@ -10,6 +10,7 @@
 
 mod support;
 
+mod batching;
 mod bulk;
 mod delivery;
 mod fencing;

@@ -9,7 +9,10 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use spine_protocol::report::Report;
 
 use super::{SqliteMailbox, latest_terminal, parse_report, sql_error, to_json};
-use crate::mailbox::{Begin, CancelSignal, CancelState, Claim, ClaimStatus, MailboxError, PendingPublish};
+use crate::mailbox::{
+    Begin, CancelSignal, CancelState, Claim, ClaimStatus, Finished, MailboxError, PendingPublish, SettleTicket,
+    TicketKind,
+};
 
 /// How often workers poll for cancellation signals.
 const POLL: Duration = Duration::from_millis(25);
@@ -82,31 +85,67 @@ impl SqliteMailbox {
         claim: &Claim,
         report: &Report,
     ) -> Result<Option<PendingPublish>, MailboxError> {
+        Ok(self.finish_execution_with(claim, &[], report, None).await?.map(|f| f.pending))
+    }
+
+    /// One transaction: the claim check, the reports before the terminal one, the terminal
+    /// report (stored and published), and — with a ticket — the deletion of the delivery's row
+    /// while it still carries the ticket's lease token. Nothing is written when the claim no
+    /// longer holds.
+    pub(super) async fn finish_execution_with(
+        &self,
+        claim: &Claim,
+        before: &[Report],
+        report: &Report,
+        settle: Option<&SettleTicket>,
+    ) -> Result<Option<Finished>, MailboxError> {
         let c2 = claim.clone();
         let text = to_json(report)?;
+        let earlier = before
+            .iter()
+            .map(|r| Ok((r.mailbox_item_id.clone(), to_json(r)?)))
+            .collect::<Result<Vec<_>, MailboxError>>()?;
         let item = report.mailbox_item_id.clone();
+        let ack = settle.map(|t| {
+            let TicketKind::Sqlite { seq, token } = &t.0;
+            (*seq, token.clone())
+        });
         let stored = self
             .call(move |c| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 if latest_terminal(&tx, &c2.item_id)?.is_some() {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 let holder: Option<(Option<String>, Option<u32>)> = tx
                     .prepare_cached("SELECT delivery_id, attempt_no FROM executions WHERE item_id = ?1")?
                     .query_row([&c2.item_id], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()?;
                 if holder != Some((Some(c2.delivery_id.clone()), Some(c2.attempt_no))) {
-                    return Ok(false);
+                    return Ok(None);
+                }
+                {
+                    let mut insert = tx.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?;
+                    for (id, body) in &earlier {
+                        insert.execute(params![id, body])?;
+                    }
                 }
                 tx.prepare_cached("INSERT INTO terminals (item_id, attempt_no, report) VALUES (?1, ?2, ?3)")?
                     .execute(params![c2.item_id, c2.attempt_no, text])?;
                 tx.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?
                     .execute(params![item, text])?;
+                let settled = match &ack {
+                    Some((seq, token)) => {
+                        tx.prepare_cached("DELETE FROM items WHERE seq = ?1 AND lease_token = ?2")?
+                            .execute(params![seq, token])?
+                            == 1
+                    }
+                    None => false,
+                };
                 tx.commit()?;
-                Ok(true)
+                Ok(Some(settled))
             })
             .await?;
-        Ok(stored.then(|| Box::pin(async { Ok(()) }) as PendingPublish))
+        Ok(stored.map(|settled| Finished { pending: Box::pin(async { Ok(()) }), settled }))
     }
 
     pub(super) async fn fence_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
@@ -200,5 +239,71 @@ impl SqliteMailbox {
             }
         });
         Ok(batches.flatten().boxed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_util::StreamExt;
+    use spine_protocol::report::{Report, ReportBody};
+
+    use crate::mailbox::sqlite::SqliteMailbox;
+    use crate::mailbox::{Begin, Claim, Mailbox, ReportQuery};
+
+    fn report(body: ReportBody) -> Report {
+        Report {
+            protocol_message_id: format!("m-{}", body.method_id()),
+            mailbox_item_id: "i".into(),
+            logical_work_id: "w".into(),
+            attempt_no: 1,
+            body,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_claim_that_no_longer_holds_writes_none_of_the_reports_before_its_terminal_one() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mailbox = SqliteMailbox::open(&dir.path().join("m.db"), Default::default()).expect("mailbox");
+        mailbox.submit(b"{}").await.expect("submit");
+        let mut leased = mailbox.lease(1, Duration::from_secs(5)).await.expect("lease");
+        let delivery = leased.pop().expect("a delivery");
+        let claim = |worker: &str| Claim {
+            item_id: "i".into(),
+            attempt_no: 1,
+            delivery_id: delivery.delivery_id.clone(),
+            worker_id: worker.into(),
+            version: 0,
+        };
+        let mut first = claim("first");
+        assert_eq!(mailbox.begin(&mut first).await.expect("begin"), Begin::Run);
+        let mut second = claim("second");
+        assert_eq!(mailbox.begin(&mut second).await.expect("begin"), Begin::Run);
+
+        let before = [report(ReportBody::ExecutionStarted { expected_duration_seconds: 1 })];
+        let terminal = report(ReportBody::ExecutionCanceled {
+            terminal_payload: spine_protocol::report::CanceledPayload {
+                failure_kind: spine_protocol::report::FailureKind::Canceled,
+                last_error_summary: "x".into(),
+            },
+        });
+        let ticket = delivery.lease.settle_ticket();
+        assert!(ticket.is_some(), "SQLite settles with the terminal report");
+        let refused = mailbox.finish_with(&first, &before, &terminal, ticket.as_ref()).await.expect("finish");
+        assert!(refused.is_none());
+        let query = ReportQuery { item_id: Some("i".into()), follow: false };
+        let reports: Vec<_> = mailbox.reports(&query).await.expect("reports").collect().await;
+        assert!(reports.is_empty(), "{reports:?}");
+        assert!(!mailbox.drained().await.expect("drained"), "the delivery is still leased");
+
+        // The claim that holds stores everything and settles the delivery in one transaction.
+        let held = mailbox.finish_with(&second, &before, &terminal, ticket.as_ref()).await.expect("finish");
+        let finished = held.expect("the claim holds");
+        assert!(finished.settled);
+        finished.pending.await.expect("durable");
+        let reports: Vec<_> = mailbox.reports(&query).await.expect("reports").collect().await;
+        assert_eq!(reports.len(), 2);
+        assert!(mailbox.drained().await.expect("drained"), "settled with the terminal report");
     }
 }

@@ -42,8 +42,8 @@ use spine_protocol::report::Report;
 pub use store::CHECKPOINT_EVERY;
 
 use super::{
-    Begin, CancelSignal, CancelState, Claim, ClaimStatus, DeadLetter, Delivery, Mailbox, MailboxError, PendingPublish,
-    ReportQuery,
+    Begin, CancelSignal, CancelState, Claim, ClaimStatus, DeadLetter, Delivery, Finished, Mailbox, MailboxError,
+    PendingPublish, ReportQuery, SettleTicket,
 };
 
 /// Options of the SQLite mailbox.
@@ -168,6 +168,16 @@ impl Mailbox for SqliteMailbox {
         self.finish_execution(claim, report).await
     }
 
+    async fn finish_with(
+        &self,
+        claim: &Claim,
+        before: &[Report],
+        report: &Report,
+        settle: Option<&SettleTicket>,
+    ) -> Result<Option<Finished>, MailboxError> {
+        self.finish_execution_with(claim, before, report, settle).await
+    }
+
     async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
         self.fence_status(claim).await
     }
@@ -186,6 +196,10 @@ impl Mailbox for SqliteMailbox {
 
     async fn publish(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
         self.publish_report(report).await
+    }
+
+    async fn publish_all(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
+        self.publish_reports(reports).await
     }
 
     async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {

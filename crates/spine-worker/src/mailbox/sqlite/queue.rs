@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use rusqlite::params;
 
 use super::{SqliteMailbox, delivery_id};
-use crate::mailbox::{Delivery, Lease, LeaseStatus, MailboxError, millis, now_ms};
+use crate::mailbox::{Delivery, Lease, LeaseStatus, MailboxError, SettleTicket, TicketKind, millis, now_ms};
 
 /// The longest pause between two claims while the queue is empty…
 const MAX_IDLE_PAUSE: Duration = Duration::from_millis(2);
@@ -153,6 +153,10 @@ impl Lease for SqliteLease {
             })
             .await?;
         Ok(if n == 1 { LeaseStatus::Held } else { LeaseStatus::Lost })
+    }
+
+    fn settle_ticket(&self) -> Option<SettleTicket> {
+        Some(SettleTicket(TicketKind::Sqlite { seq: self.seq, token: self.token.clone() }))
     }
 
     async fn dead_letter(&self, reason: &str) -> Result<(), MailboxError> {

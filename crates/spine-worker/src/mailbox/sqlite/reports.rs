@@ -26,6 +26,27 @@ impl SqliteMailbox {
         Ok(Box::pin(async { Ok(()) }))
     }
 
+    pub(super) async fn publish_reports(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
+        let rows = reports
+            .iter()
+            .map(|r| Ok((r.mailbox_item_id.clone(), to_json(r)?)))
+            .collect::<Result<Vec<_>, MailboxError>>()?;
+        if !rows.is_empty() {
+            self.call(move |c| {
+                let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                {
+                    let mut insert = tx.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?;
+                    for (item, body) in &rows {
+                        insert.execute(params![item, body])?;
+                    }
+                }
+                tx.commit()
+            })
+            .await?;
+        }
+        Ok(Box::pin(async { Ok(()) }))
+    }
+
     pub(super) async fn republish_unless_present(
         &self,
         report: &Report,
