@@ -74,14 +74,8 @@ impl Run<'_> {
             }
             SessionTurn::Later => Merged::alone(ContextOutcome::Proceed),
         };
-        if self.cancel.is_cancelled() {
-            return End::canceled();
-        }
-        if let ContextOutcome::Failed(failure) = start.outcome {
-            return End::failed(ExecutionError::Hook(failure));
-        }
-        if let Some(halt) = start.halt {
-            return End::halted(halt.stop_reason);
+        if let Some(end) = self.ended_at_start(&start) {
+            return end;
         }
         let mut pending_contexts = start.contexts;
 
@@ -122,19 +116,25 @@ impl Run<'_> {
         self.agent_loop().await
     }
 
+    /// How a run ends before its prompt: canceled, a start hook that failed closed, or a
+    /// start hook's `continue: false` (SessionStart's, or SubagentStart's in a subagent).
+    fn ended_at_start(&self, start: &Merged<ContextOutcome>) -> Option<End> {
+        if self.cancel.is_cancelled() {
+            return Some(End::canceled());
+        }
+        if let ContextOutcome::Failed(failure) = &start.outcome {
+            return Some(End::failed(ExecutionError::Hook(failure.clone())));
+        }
+        start.halt.as_ref().map(|halt| End::halted(halt.stop_reason.clone()))
+    }
+
     /// A subagent's start: SubagentStart (its contexts are the subagent's), the prompt, then
     /// the loop.
     async fn drive_subagent(&mut self, prompt: Option<String>, identity: Arc<AgentIdentity>) -> End {
         let input = SubagentStartInput { agent_id: identity.agent_id.clone(), agent_type: identity.agent_type.clone() };
         let start = self.hooks.subagent_start(&self.hook_ctx, input).await;
-        if self.cancel.is_cancelled() {
-            return End::canceled();
-        }
-        if let ContextOutcome::Failed(failure) = start.outcome {
-            return End::failed(ExecutionError::Hook(failure));
-        }
-        if let Some(halt) = start.halt {
-            return End::halted(halt.stop_reason);
+        if let Some(end) = self.ended_at_start(&start) {
+            return end;
         }
         if let Some(prompt) = prompt {
             self.push(Message::user(prompt));
