@@ -319,3 +319,33 @@ fn clear_starts_a_new_session_and_sessions_list_shows_all_three() {
     let rows = list.lines().filter(|l| l.contains(" prompt")).count();
     assert_eq!(rows, 3, "{list}");
 }
+
+#[test]
+fn a_hook_that_blocks_a_call_shows_as_one_line_beside_the_calls_line() {
+    let s = Sandbox::new();
+    let guard = s.write(
+        "hooks/no-rm.sh",
+        "#!/bin/sh\ncase \"$(cat)\" in *'rm -rf'*) echo 'no deleting here' >&2; exit 2;; esac\nexit 0\n",
+    );
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("sh {}", guard.display())}]}]}});
+    s.write(".claude/settings.json", &settings.to_string());
+    s.trust();
+    let script = script(
+        &s,
+        "blocked.json",
+        json!([
+            {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "rm -rf build"}}]},
+            {"text": "it was blocked"}
+        ]),
+    );
+    let tmux = chat(&s, &script, "");
+    tmux.send_line("clean up");
+    let screen = tmux.wait_for("it was blocked");
+    let hook_line = screen.lines().find(|l| l.contains("↳ PreToolUse hook")).unwrap_or_default();
+    assert!(hook_line.ends_with(": blocked"), "{screen}");
+    assert!(screen.contains("⏺ Bash(rm -rf build) ✗ hook_blocked"), "{screen}");
+    assert!(screen.contains("no deleting here"), "the reason, folded under the call: {screen}");
+    tmux.send_line("/exit");
+    tmux.wait_for("EXIT=0");
+}
