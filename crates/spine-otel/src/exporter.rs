@@ -7,19 +7,24 @@
 //! the `OTEL_BSP_*` batch settings. A failed export is dropped, not retried: export must never
 //! hold a run up.
 //!
-//! Nothing costly happens on the run's path: the HTTP client (and its TLS roots) is built on
-//! the exporter's thread when the first batch goes out, and the span queue is small (a run's
-//! spans are pushed in chunks, see [`crate::spans`]).
+//! Nothing costly happens on the run's path: the processor, the provider and the HTTP client
+//! (with its TLS roots) are set up on the span builder's thread ([`crate::builder`]), which
+//! builds the spans as the run's steps complete; the batch processor sends them from its own
+//! thread, in batches (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, 512 by default) or every
+//! `OTEL_BSP_SCHEDULE_DELAY` (5 s), so a long run's spans leave while it goes on.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{RetryPolicy, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
 use thiserror::Error;
 
+use crate::builder::Jobs;
 use crate::config::{ContentCapture, Endpoint, ExportConfig, Protocol};
 use crate::run::{RunInfo, RunSpans};
 
@@ -30,8 +35,7 @@ pub const SCOPE: &str = "spine";
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Spans the batch processor queues before it drops new ones (the SDK's default; its channel
-/// is allocated up front); a run's spans are pushed in chunks of half this, each followed by a
-/// flush.
+/// is allocated up front); the builder waits for an export after every half of this.
 pub const MAX_QUEUE: usize = 2_048;
 
 /// Export could not be set up.
@@ -62,24 +66,35 @@ pub enum Flushed {
 /// Sends spans over OTLP. Cheap to share: runs get [`RunSpans`] from it.
 #[derive(Debug)]
 pub struct Exporter {
-    provider: SdkTracerProvider,
-    tracer: SdkTracer,
     content: ContentCapture,
+    jobs: Jobs,
+    runs: AtomicU64,
 }
 
 impl Exporter {
-    /// Builds the provider and the exporter. Nothing is sent until spans are queued; an
+    /// Builds the OTLP exporter here (so that an invalid endpoint is reported) and the rest —
+    /// the batch processor and its thread, the tracer provider, the HTTP client — on the span
+    /// builder's thread, while the run goes on. Nothing is sent until spans are queued; an
     /// unreachable endpoint is not an error here (exports to it fail later, silently).
     pub fn start(config: &ExportConfig) -> Result<Exporter, OtelError> {
-        let exporter = build_span_exporter(config)?;
-        let batch = BatchConfigBuilder::default().with_max_queue_size(MAX_QUEUE).build();
-        let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch).build();
-        let provider = SdkTracerProvider::builder()
-            .with_span_processor(processor)
-            .with_resource(resource(&config.default_service_name, |name| std::env::var(name).ok()))
-            .build();
-        let tracer = provider.tracer(SCOPE);
-        Ok(Exporter { provider, tracer, content: config.content })
+        let (exporter, client) = build_span_exporter(config)?;
+        let service_name = config.default_service_name.clone();
+        let setup = move || {
+            let batch = BatchConfigBuilder::default().with_max_queue_size(MAX_QUEUE).build();
+            let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch).build();
+            let provider = SdkTracerProvider::builder()
+                .with_span_processor(processor)
+                .with_resource(resource(&service_name, |name| std::env::var(name).ok()))
+                .build();
+            // The client is ready before the first batch goes out.
+            if let Some(client) = client {
+                client.get();
+            }
+            (provider.tracer(SCOPE), provider)
+        };
+        let jobs = Jobs::spawn(setup, config.content)
+            .map_err(|e| OtelError::Build(format!("cannot start the span builder thread: {e}")))?;
+        Ok(Exporter { content: config.content, jobs, runs: AtomicU64::new(0) })
     }
 
     /// Whether spans carry message content.
@@ -88,47 +103,44 @@ impl Exporter {
     }
 
     /// The collector of one run's spans (a trace sink and a run observer); its spans are
-    /// queued when [`RunSpans::finish`] is called.
+    /// built and queued as the run goes on, the last ones when [`RunSpans::finish`] is called.
     pub fn run(&self, info: RunInfo) -> Arc<RunSpans> {
-        Arc::new(RunSpans::new(self.tracer.clone(), self.provider.clone(), self.content, info))
+        let id = self.runs.fetch_add(1, Ordering::Relaxed);
+        Arc::new(RunSpans::new(self.jobs.clone(), id, self.content, info))
     }
 
-    /// Sends what is queued, waiting at most `bound`, then shuts the exporter down. Whatever
-    /// is still in flight after `bound` is abandoned (the process may exit under it).
+    /// Ends the spans of every run not finished yet, sends what is queued, waiting at most
+    /// `bound`, then shuts the exporter down. Whatever is still in flight after `bound` is
+    /// abandoned (the process may exit under it). Only the first call sends anything.
     pub fn finish(&self, bound: Duration) -> Flushed {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let provider = self.provider.clone();
-        let spawned = std::thread::Builder::new().name("spine-otel-flush".into()).spawn(move || {
-            let flushed = match provider.force_flush() {
-                Ok(()) => Flushed::Done,
-                Err(e) => Flushed::Failed(e.to_string()),
-            };
-            let _ = tx.send(flushed);
-            let _ = provider.shutdown_with_timeout(bound);
-        });
-        match spawned {
-            Ok(_) => rx.recv_timeout(bound).unwrap_or(Flushed::TimedOut),
-            Err(e) => Flushed::Failed(format!("cannot start the flush thread: {e}")),
+        match self.jobs.finish(bound).recv_timeout(bound) {
+            Ok(flushed) => flushed,
+            Err(RecvTimeoutError::Timeout) => Flushed::TimedOut,
+            Err(RecvTimeoutError::Disconnected) => Flushed::Failed("the exporter has already finished".into()),
         }
     }
 }
 
-/// The OTLP span exporter of `config`.
-fn build_span_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::SpanExporter, OtelError> {
+/// The OTLP span exporter of `config`, and its HTTP client (over HTTP), built when first used.
+fn build_span_exporter(
+    config: &ExportConfig,
+) -> Result<(opentelemetry_otlp::SpanExporter, Option<Arc<LazyClient>>), OtelError> {
     let built = match config.protocol {
         Protocol::HttpProtobuf => {
+            let client = Arc::new(LazyClient { tls: tls_for(config), client: OnceLock::new() });
             let builder = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
-                .with_shared_http_client(LazyClient::warming(tls_for(config)))
+                .with_shared_http_client(Arc::clone(&client) as Arc<dyn opentelemetry_http::HttpClient>)
                 .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
                 .with_timeout(EXPORT_TIMEOUT)
                 .with_retry_policy(RetryPolicy::disabled());
-            match &config.endpoint {
+            let built = match &config.endpoint {
                 Endpoint::Environment => builder.build(),
                 Endpoint::Url(url) => builder.with_endpoint(url.clone()).build(),
-            }
+            };
+            built.map(|exporter| (exporter, Some(client)))
         }
-        Protocol::Grpc => return build_grpc_exporter(config),
+        Protocol::Grpc => return build_grpc_exporter(config).map(|exporter| (exporter, None)),
     };
     built.map_err(|e| OtelError::Build(e.to_string()))
 }
@@ -166,12 +178,31 @@ fn resource(default_service_name: &str, env: impl Fn(&str) -> Option<String>) ->
     if named { builder.build() } else { builder.with_service_name(default_service_name.to_owned()).build() }
 }
 
-/// A blocking reqwest client built off the run's path (building one loads the TLS roots and
-/// starts a thread): a thread builds it while the run goes on, or the first request does.
+/// The exporter's reqwest client, built off the run's path (building one loads the TLS roots):
+/// the span builder's thread builds it while the run goes on, or the first request does. It
+/// runs on a current-thread tokio runtime of its own that the exporting thread drives while it
+/// waits for an answer, so the client has no thread of its own.
 #[derive(Debug)]
 struct LazyClient {
     tls: Tls,
-    client: OnceLock<Result<reqwest::blocking::Client, String>>,
+    client: OnceLock<Result<Driven, String>>,
+}
+
+/// A client and the runtime that drives it.
+#[derive(Debug)]
+struct Driven {
+    runtime: Option<tokio::runtime::Runtime>,
+    client: reqwest::Client,
+}
+
+impl Drop for Driven {
+    fn drop(&mut self) {
+        // Dropping a runtime waits for its tasks, which panics on a runtime's thread: the
+        // connection tasks are abandoned instead.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// Whether the exporter's client needs TLS roots.
@@ -202,39 +233,45 @@ fn tls_of(endpoint: &Endpoint, env: impl Fn(&str) -> Option<String>) -> Tls {
 }
 
 impl LazyClient {
-    /// A client whose building has started on a thread of its own.
-    fn warming(tls: Tls) -> Arc<LazyClient> {
-        let lazy = Arc::new(LazyClient { tls, client: OnceLock::new() });
-        let warm = Arc::clone(&lazy);
-        let _ = std::thread::Builder::new().name("spine-otel-client".into()).spawn(move || {
-            warm.get();
-        });
-        lazy
-    }
-
-    fn get(&self) -> &Result<reqwest::blocking::Client, String> {
+    /// The client, built by the first caller.
+    fn get(&self) -> &Result<Driven, String> {
         self.client.get_or_init(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start its runtime: {e}"))?;
             // The workspace's reqwest has no crypto provider of its own (no aws-lc): ring, as
             // for the model clients.
             let _ = rustls::crypto::ring::default_provider().install_default();
-            let builder = reqwest::blocking::Client::builder().timeout(EXPORT_TIMEOUT);
+            let entered = runtime.enter();
+            let builder = reqwest::Client::builder().timeout(EXPORT_TIMEOUT);
             let builder = match self.tls {
                 Tls::Roots => builder,
                 Tls::Plaintext => builder.tls_certs_only(std::iter::empty()),
             };
-            builder.build().map_err(|e| e.to_string())
+            let client = builder.build().map_err(|e| e.to_string())?;
+            drop(entered);
+            Ok(Driven { runtime: Some(runtime), client })
         })
     }
 }
 
 #[async_trait::async_trait]
 impl opentelemetry_http::HttpClient for LazyClient {
+    /// Sends on the client's runtime, blocking the calling thread (the batch processor's,
+    /// which exports from a plain thread) until the answer comes.
     async fn send_bytes(
         &self,
         request: opentelemetry_http::Request<opentelemetry_http::Bytes>,
     ) -> Result<opentelemetry_http::Response<opentelemetry_http::Bytes>, opentelemetry_http::HttpError> {
         match self.get() {
-            Ok(client) => client.send_bytes(request).await,
+            Ok(Driven { runtime: Some(runtime), client }) => {
+                if tokio::runtime::Handle::try_current().is_ok() {
+                    return Err("the OTLP HTTP client cannot be driven from an async runtime's thread".into());
+                }
+                runtime.block_on(client.send_bytes(request))
+            }
+            Ok(Driven { runtime: None, .. }) => Err("the OTLP HTTP client has shut down".into()),
             Err(e) => Err(format!("cannot build the OTLP HTTP client: {e}").into()),
         }
     }

@@ -12,14 +12,17 @@
 //!   `telemetry.otlp`), which protocol, whether message content may be recorded.
 //! - [`exporter`]: the [`Exporter`] — a tracer provider with a batch span processor and the
 //!   OTLP exporter — and its bounded flush.
-//! - [`run`]: [`RunSpans`], a trace sink and run observer for one run, which builds the run's
-//!   spans when the run ends.
-//! - [`spans`]: the mapping from trace entries to spans and attributes.
+//! - [`run`]: [`RunSpans`], a trace sink and run observer for one run, which hands the run's
+//!   entries to the span builder at each model request and when the run ends.
+//! - `builder`: the exporter's thread that builds the spans, off the runs' threads.
+//! - [`spans`]: the mapping from trace entries to spans and attributes, step by step.
 //! - [`traceparent`]: W3C `traceparent` values, which link a worker's run to its submitter.
 //!
-//! Export never fails or slows a run: spans are queued for a background thread, which sends
-//! them; a flush at exit waits at most a bound, and an unreachable endpoint only loses spans.
+//! Export never fails or slows a run: entries are handed to a background thread, which builds
+//! the spans and queues them for the batch processor's thread, which sends them; a flush at exit
+//! waits at most a bound, and an unreachable endpoint only loses spans.
 
+mod builder;
 pub mod config;
 pub mod exporter;
 pub mod run;

@@ -1,24 +1,26 @@
 //! [`RunSpans`]: collects one run's trace entries (as a [`TraceSink`]) and the little the
 //! entries do not hold (the session id, and message content when it may be recorded, as a
-//! [`RunObserver`]); [`RunSpans::finish`] turns them into spans when the run has ended.
+//! [`RunObserver`]), and hands them to the exporter's span builder at each model request, so
+//! that the spans of a run are built and sent while it goes on; [`RunSpans::finish`] hands over
+//! the rest.
 //!
-//! Spans are built at the end because an entry is written when its step ends: a tool call's
-//! span starts at its first hook and ends with its decision record, which comes last. Recording
-//! costs one lock and a copy of the entry.
+//! An entry is written when its step ends: a tool call's span starts at its first hook and ends
+//! with its decision record, which comes last, so the builder holds a call's steps until then
+//! (see [`crate::spans::Emitter`]). Recording costs one lock and a copy of the entry; a
+//! hand-over, moving the batch into a channel.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use serde_json::Value;
 use spine_core::observer::{RunEvent, RunObserver};
 use spine_core::trace::TraceSink;
 use spine_protocol::message::Message;
 use spine_protocol::trace::TraceEntry;
 
+use crate::builder::Jobs;
 use crate::config::ContentCapture;
-use crate::spans;
+use crate::spans::Segment;
 use crate::traceparent::TraceParent;
 
 /// What a run's spans say about the run besides its trace.
@@ -34,48 +36,37 @@ pub struct RunInfo {
 
 /// One run's spans in the making.
 pub struct RunSpans {
-    tracer: SdkTracer,
-    provider: SdkTracerProvider,
+    jobs: Jobs,
+    id: u64,
     content: ContentCapture,
-    info: RunInfo,
     state: Mutex<Collected>,
 }
 
 impl std::fmt::Debug for RunSpans {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunSpans").field("content", &self.content).field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("RunSpans").field("id", &self.id).field("content", &self.content).finish_non_exhaustive()
     }
 }
 
-/// What a run recorded, for [`spans::emit`].
+/// What a run recorded since its last hand-over.
 #[derive(Debug, Default)]
-pub struct Collected {
-    /// The wall-clock time of the trace's `t_us = 0`.
-    pub base: Option<SystemTime>,
-    /// The entries, in order.
-    pub entries: Vec<TraceEntry>,
-    /// The session id (`gen_ai.conversation.id`).
-    pub session_id: Option<String>,
-    /// The model, as its client names it.
-    pub model: Option<String>,
-    /// Content only: the run's first user message.
-    pub prompt: Option<String>,
-    /// Content only: the messages sent before each request, by request number (as JSON).
-    pub inputs: HashMap<u32, String>,
-    /// Content only: each request's reply, by request number (as JSON).
-    pub outputs: HashMap<u32, String>,
-    /// Content only: each tool call's arguments, by call id (as JSON).
-    pub tool_arguments: HashMap<String, String>,
-    /// Content only: each tool call's result text, by call id.
-    pub tool_results: HashMap<String, String>,
+struct Collected {
+    /// The next segment.
+    segment: Segment,
+    /// Whether the base time was set (it goes with the first segment only).
+    based: bool,
+    /// Content only: the conversation so far (as JSON), for each request's input.
     conversation: Vec<Value>,
+    /// Content only: whether the first user message (the prompt) was seen.
+    prompted: bool,
     turn: u32,
     finished: bool,
 }
 
 impl RunSpans {
-    pub(crate) fn new(tracer: SdkTracer, provider: SdkTracerProvider, content: ContentCapture, info: RunInfo) -> Self {
-        RunSpans { tracer, provider, content, info, state: Mutex::new(Collected::default()) }
+    pub(crate) fn new(jobs: Jobs, id: u64, content: ContentCapture, info: RunInfo) -> Self {
+        jobs.start(id, info);
+        RunSpans { jobs, id, content, state: Mutex::new(Collected::default()) }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, Collected> {
@@ -85,40 +76,38 @@ impl RunSpans {
         }
     }
 
-    /// Builds the run's spans and queues them for export. Only the first call does anything; a
-    /// run that recorded nothing has no spans. A run of more than 2048 spans waits for each
-    /// full chunk to be sent before it queues the next.
+    /// Hands the rest of the run to the span builder, which ends the run's span. Only the first
+    /// call does anything; it does not wait (the exporter's flush does).
     pub fn finish(&self) {
         let mut state = self.state();
         if state.finished {
             return;
         }
-        let collected = std::mem::take(&mut *state);
         state.finished = true;
+        let segment = std::mem::take(&mut state.segment);
         drop(state);
-        if collected.entries.is_empty() {
+        self.jobs.end(self.id, segment);
+    }
+
+    /// Hands what was recorded since the last hand-over to the span builder.
+    fn hand_over(&self, state: &mut Collected) {
+        if state.finished || state.segment.entries.is_empty() {
             return;
         }
-        // A long run's spans go out in chunks that fit the processor's queue.
-        let mut ended = 0usize;
-        let mut chunked = || {
-            ended += 1;
-            if ended.is_multiple_of(crate::exporter::MAX_QUEUE / 2) {
-                let _ = self.provider.force_flush();
-            }
-        };
-        spans::emit(&self.tracer, self.content, &self.info, collected, &mut chunked);
+        let segment = std::mem::take(&mut state.segment);
+        self.jobs.segment(self.id, segment);
     }
 }
 
 impl TraceSink for RunSpans {
     fn record(&self, entry: &TraceEntry) {
         let mut state = self.state();
-        if state.base.is_none() {
+        if !state.based {
             let now = SystemTime::now();
-            state.base = Some(now.checked_sub(Duration::from_micros(entry.t_us)).unwrap_or(now));
+            state.based = true;
+            state.segment.base = Some(now.checked_sub(Duration::from_micros(entry.t_us)).unwrap_or(now));
         }
-        state.entries.push(entry.clone());
+        state.segment.entries.push(entry.clone());
     }
 }
 
@@ -127,15 +116,17 @@ impl RunObserver for RunSpans {
         match event {
             RunEvent::SessionStarted { session_id, model } => {
                 let mut state = self.state();
-                state.session_id = Some((*session_id).to_owned());
-                state.model = Some((*model).to_owned());
+                state.segment.session_id = Some((*session_id).to_owned());
+                state.segment.model = Some((*model).to_owned());
             }
             RunEvent::ModelRequest { turn } => {
                 let mut state = self.state();
+                // The previous turn's steps are complete: their spans can be built.
+                self.hand_over(&mut state);
                 state.turn = *turn;
                 if self.content == ContentCapture::Record {
                     let input = Value::Array(state.conversation.clone()).to_string();
-                    state.inputs.insert(*turn, input);
+                    state.segment.content.inputs.insert(*turn, input);
                 }
             }
             RunEvent::Message { message } => {
@@ -145,14 +136,17 @@ impl RunObserver for RunSpans {
                 let mut state = self.state();
                 let json = serde_json::to_value(message).unwrap_or(Value::Null);
                 match message {
-                    Message::User { content, .. } if state.prompt.is_none() => state.prompt = Some(content.clone()),
+                    Message::User { content, .. } if !state.prompted => {
+                        state.prompted = true;
+                        state.segment.content.prompt = Some(content.clone());
+                    }
                     Message::Assistant(reply) => {
                         let turn = state.turn;
-                        state.outputs.insert(turn, Value::Array(vec![json.clone()]).to_string());
+                        state.segment.content.outputs.insert(turn, Value::Array(vec![json.clone()]).to_string());
                         for call in &reply.tool_calls {
                             let arguments = serde_json::to_value(&call.arguments).unwrap_or(Value::Null);
                             let arguments = arguments.get("arguments").cloned().unwrap_or(arguments);
-                            state.tool_arguments.insert(call.id.clone(), arguments.to_string());
+                            state.segment.content.tool_arguments.insert(call.id.clone(), arguments.to_string());
                         }
                     }
                     Message::System { .. } | Message::User { .. } | Message::Tool(_) | Message::Context(_) => {}
@@ -161,7 +155,11 @@ impl RunObserver for RunSpans {
             }
             RunEvent::ToolResult { result } => {
                 if self.content == ContentCapture::Record {
-                    self.state().tool_results.insert(result.tool_call_id.clone(), result.content.clone());
+                    self.state()
+                        .segment
+                        .content
+                        .tool_results
+                        .insert(result.tool_call_id.clone(), result.content.clone());
                 }
             }
             RunEvent::HookFired { .. }

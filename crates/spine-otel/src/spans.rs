@@ -29,137 +29,307 @@ use spine_protocol::trace::{
 };
 
 use crate::config::ContentCapture;
-use crate::run::{Collected, RunInfo};
+use crate::run::RunInfo;
 
 /// Stage fields that hold content (`project_tool_result`'s `content` preview and `metadata`,
 /// `finalize_output`'s `output`): written only with [`ContentCapture::Record`].
 const CONTENT_FIELDS: &[&str] = &["content", "metadata", "output"];
 
-/// Builds the spans of a finished run and ends them (which queues them for export); `ended` is
-/// called after each span but the run's own.
-pub fn emit(tracer: &SdkTracer, content: ContentCapture, info: &RunInfo, run: Collected, ended: &mut dyn FnMut()) {
-    let base = run.base.unwrap_or_else(SystemTime::now);
-    let at = |t_us: u64| base + Duration::from_micros(t_us);
-    let started_at = |t_us: u64, duration_us: u64| at(t_us.saturating_sub(duration_us));
-    let model = run.model.clone().unwrap_or_else(|| model_of(&run.entries).unwrap_or_default());
-    let provider = info.provider.clone().unwrap_or_else(|| provider_of_model(&model).to_owned());
-    let common = Common { provider: &provider, session_id: run.session_id.as_deref(), content };
+/// Message content the run's observer saw, keyed the way the spans need it (only kept with
+/// [`ContentCapture::Record`]). A span takes its part out when it is built.
+#[derive(Debug, Default)]
+pub struct Content {
+    /// The run's first user message.
+    pub prompt: Option<String>,
+    /// The messages sent before each request, by request number (as JSON).
+    pub inputs: HashMap<u32, String>,
+    /// Each request's reply, by request number (as JSON).
+    pub outputs: HashMap<u32, String>,
+    /// Each tool call's arguments, by call id (as JSON).
+    pub tool_arguments: HashMap<String, String>,
+    /// Each tool call's result text, by call id.
+    pub tool_results: HashMap<String, String>,
+}
 
-    // The run.
-    let parent = match &info.parent {
-        Some(tp) => Context::new().with_remote_span_context(tp.span_context()),
-        None => Context::new(),
-    };
-    let mut attributes =
-        vec![KeyValue::new("gen_ai.operation.name", "invoke_agent"), KeyValue::new("gen_ai.agent.name", "spine")];
-    common.push_provider(&mut attributes);
-    if !model.is_empty() {
-        attributes.push(KeyValue::new("gen_ai.request.model", model.clone()));
+impl Content {
+    fn merge(&mut self, more: Content) {
+        if self.prompt.is_none() {
+            self.prompt = more.prompt;
+        }
+        self.inputs.extend(more.inputs);
+        self.outputs.extend(more.outputs);
+        self.tool_arguments.extend(more.tool_arguments);
+        self.tool_results.extend(more.tool_results);
     }
-    for (key, value) in &info.attributes {
-        attributes.push(KeyValue::new(key.clone(), value.clone()));
-    }
-    if let Some(prompt) = run.prompt.as_ref().filter(|_| content == ContentCapture::Record) {
-        let input = serde_json::json!([{"role": "user", "content": prompt}]).to_string();
-        attributes.push(KeyValue::new("gen_ai.input.messages", input));
-    }
-    let mut run_span = tracer
-        .span_builder("invoke_agent")
-        .with_kind(SpanKind::Internal)
-        .with_start_time(base)
-        .with_attributes(attributes)
-        .start_with_context(tracer, &parent);
-    let run_cx = Context::new().with_remote_span_context(run_span.span_context().clone());
+}
 
-    // Each tool call's span, from its first entry to its decision record.
-    let mut first_start: HashMap<&str, u64> = HashMap::new();
-    for entry in &run.entries {
-        if let Some((id, duration_us)) = tool_step(&entry.record) {
-            let start = entry.t_us.saturating_sub(duration_us);
-            first_start.entry(id).and_modify(|s| *s = (*s).min(start)).or_insert(start);
+/// What a run hands its [`Emitter`] at a step boundary: the entries recorded since the last
+/// segment and what the observer learnt meanwhile.
+#[derive(Debug, Default)]
+pub struct Segment {
+    /// The wall-clock time of the trace's `t_us = 0`, once known.
+    pub base: Option<SystemTime>,
+    /// The new entries, in order.
+    pub entries: Vec<TraceEntry>,
+    /// The session id (`gen_ai.conversation.id`), once known.
+    pub session_id: Option<String>,
+    /// The model, as its client names it, once known.
+    pub model: Option<String>,
+    /// New message content (empty without the opt-in).
+    pub content: Content,
+}
+
+/// Builds one run's spans while the run goes on: each step's span is ended (and so queued for
+/// export) as soon as the step is complete — a tool call when its decision record arrives,
+/// with its hooks and stages under it; a model request with its record, its attempts as
+/// events. The run's span is started with the first entry and ended by [`Emitter::finish`].
+pub struct Emitter {
+    tracer: SdkTracer,
+    capture: ContentCapture,
+    info: RunInfo,
+    session_id: Option<String>,
+    model: Option<String>,
+    content: Content,
+    base: Option<SystemTime>,
+    run: Option<RunSpan>,
+    /// Entries of steps not complete yet (tool steps before their decision, attempts before
+    /// their request's record).
+    pending: Vec<TraceEntry>,
+    totals: Option<(Usage, Option<f64>)>,
+    end_us: u64,
+}
+
+/// The run's open span and what its children need.
+struct RunSpan {
+    span: Span,
+    context: Context,
+    provider: String,
+    /// The decided tool calls' spans, for steps recorded after their decision.
+    tools: HashMap<String, Context>,
+}
+
+impl Emitter {
+    /// An emitter for one run; nothing is built before its first entry.
+    pub fn new(tracer: SdkTracer, capture: ContentCapture, info: RunInfo) -> Emitter {
+        Emitter {
+            tracer,
+            capture,
+            info,
+            session_id: None,
+            model: None,
+            content: Content::default(),
+            base: None,
+            run: None,
+            pending: Vec::new(),
+            totals: None,
+            end_us: 0,
         }
     }
-    let mut tools: HashMap<String, Context> = HashMap::new();
-    for entry in &run.entries {
-        if let TraceRecord::ToolDecision(record) = &entry.record {
-            let start = first_start.get(record.tool_use_id.as_str()).copied().unwrap_or(entry.t_us).min(entry.t_us);
-            let span = tool_span(tracer, &run_cx, &common, &run, record, at(start), at(entry.t_us));
-            ended();
-            tools.insert(record.tool_use_id.clone(), Context::new().with_remote_span_context(span));
-        }
-    }
-    let parent_of = |id: Option<&String>| id.and_then(|id| tools.get(id)).unwrap_or(&run_cx);
 
-    let attempts: HashMap<u32, Vec<(&ModelAttemptTrace, u64)>> =
-        run.entries.iter().fold(HashMap::new(), |mut by_turn, entry| {
-            if let TraceRecord::ModelAttempt(attempt) = &entry.record {
-                by_turn.entry(attempt.turn).or_default().push((attempt, entry.t_us));
+    /// Takes `segment` in and ends the spans of every step it completes; `ended` is called
+    /// after each span.
+    pub fn absorb(&mut self, segment: Segment, ended: &mut dyn FnMut()) {
+        self.base = self.base.or(segment.base);
+        self.session_id = self.session_id.take().or(segment.session_id);
+        self.model = self.model.take().or(segment.model);
+        self.content.merge(segment.content);
+        self.pending.extend(segment.entries);
+        self.emit_complete(false, ended);
+    }
+
+    /// Ends the spans of whatever is left (tool steps whose call never got a decision go under
+    /// the run), then the run's own span.
+    pub fn finish(mut self, ended: &mut dyn FnMut()) {
+        self.emit_complete(true, ended);
+        let Some(mut run) = self.run.take() else { return };
+        if let Some((usage, cost)) = self.totals {
+            run.span.set_attributes(usage_attributes(&usage));
+            if let Some(cost) = cost {
+                run.span.set_attribute(KeyValue::new("spine.cost_usd", cost));
             }
-            by_turn
-        });
-    let mut totals: Option<(Usage, Option<f64>)> = None;
-    let mut end_us = 0;
-    for entry in &run.entries {
-        end_us = end_us.max(entry.t_us);
-        match &entry.record {
-            TraceRecord::Stage(stage) => {
-                let mut span = tracer
-                    .span_builder(stage.hook.as_str())
-                    .with_kind(SpanKind::Internal)
-                    .with_start_time(started_at(entry.t_us, stage.duration_us))
-                    .with_attributes(stage_attributes(stage, content))
-                    .start_with_context(tracer, parent_of(stage.tool_use_id.as_ref()));
-                span.end_with_timestamp(at(entry.t_us));
+        }
+        if let Some(prompt) = self.content.prompt.take().filter(|_| self.capture == ContentCapture::Record) {
+            let input = serde_json::json!([{"role": "user", "content": prompt}]).to_string();
+            run.span.set_attribute(KeyValue::new("gen_ai.input.messages", input));
+        }
+        let end = self.at(self.end_us);
+        run.span.end_with_timestamp(end);
+    }
+
+    fn at(&self, t_us: u64) -> SystemTime {
+        self.base.unwrap_or_else(SystemTime::now) + Duration::from_micros(t_us)
+    }
+
+    /// Starts the run's span (once there is an entry).
+    fn start_run(&mut self) {
+        if self.run.is_some() || self.pending.is_empty() {
+            return;
+        }
+        let base = *self.base.get_or_insert_with(SystemTime::now);
+        let model = self.model.clone().or_else(|| model_of(&self.pending)).unwrap_or_default();
+        let provider = self.info.provider.clone().unwrap_or_else(|| provider_of_model(&model).to_owned());
+        let parent = match &self.info.parent {
+            Some(tp) => Context::new().with_remote_span_context(tp.span_context()),
+            None => Context::new(),
+        };
+        let mut attributes =
+            vec![KeyValue::new("gen_ai.operation.name", "invoke_agent"), KeyValue::new("gen_ai.agent.name", "spine")];
+        self.common(&provider).push_provider(&mut attributes);
+        if !model.is_empty() {
+            attributes.push(KeyValue::new("gen_ai.request.model", model));
+        }
+        for (key, value) in &self.info.attributes {
+            attributes.push(KeyValue::new(key.clone(), value.clone()));
+        }
+        let span = self
+            .tracer
+            .span_builder("invoke_agent")
+            .with_kind(SpanKind::Internal)
+            .with_start_time(base)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        let context = Context::new().with_remote_span_context(span.span_context().clone());
+        self.run = Some(RunSpan { span, context, provider, tools: HashMap::new() });
+    }
+
+    fn common<'a>(&'a self, provider: &'a str) -> Common<'a> {
+        Common { provider, session_id: self.session_id.as_deref(), content: self.capture }
+    }
+
+    /// Ends the spans of the complete steps among the pending entries; with `last`, of all.
+    fn emit_complete(&mut self, last: bool, ended: &mut dyn FnMut()) {
+        self.start_run();
+        let Some(mut run) = self.run.take() else { return };
+        let pending = std::mem::take(&mut self.pending);
+
+        // Each decided tool call's span, from its first step to its decision record.
+        let mut first_start: HashMap<&str, u64> = HashMap::new();
+        for entry in &pending {
+            if let Some((id, duration_us)) = tool_step(&entry.record) {
+                let start = entry.t_us.saturating_sub(duration_us);
+                first_start.entry(id).and_modify(|s| *s = (*s).min(start)).or_insert(start);
+            }
+        }
+        for entry in &pending {
+            if let TraceRecord::ToolDecision(record) = &entry.record {
+                let start = first_start.get(record.tool_use_id.as_str()).copied().unwrap_or(entry.t_us).min(entry.t_us);
+                let (start, end) = (self.at(start), self.at(entry.t_us));
+                let common =
+                    Common { provider: &run.provider, session_id: self.session_id.as_deref(), content: self.capture };
+                let span = tool_span(&self.tracer, &run.context, &common, &mut self.content, record, start, end);
                 ended();
+                run.tools.insert(record.tool_use_id.clone(), Context::new().with_remote_span_context(span));
             }
-            TraceRecord::Hook(hook) => {
-                let mut span = tracer
-                    .span_builder(format!("hook {}", wire(&hook.event)))
-                    .with_kind(SpanKind::Internal)
-                    .with_start_time(started_at(entry.t_us, hook.duration_us))
-                    .with_attributes(hook_attributes(hook, content))
-                    .start_with_context(tracer, parent_of(hook.tool_use_id.as_ref()));
-                if hook.decision == "failed" {
-                    span.set_status(Status::error(format!("hook {} failed", hook.hook_id)));
+        }
+        drop(first_start);
+
+        // Model requests whose record is here take their attempts along.
+        let requested: Vec<u32> = pending
+            .iter()
+            .filter_map(|e| match &e.record {
+                TraceRecord::Model(m) => Some(m.turn),
+                _ => None,
+            })
+            .collect();
+        let mut attempts: HashMap<u32, Vec<(ModelAttemptTrace, u64)>> = HashMap::new();
+        let mut kept = Vec::new();
+        for entry in pending {
+            self.end_us = self.end_us.max(entry.t_us);
+            match entry.record {
+                TraceRecord::ModelAttempt(attempt) if requested.contains(&attempt.turn) => {
+                    attempts.entry(attempt.turn).or_default().push((attempt, entry.t_us));
                 }
-                span.end_with_timestamp(at(entry.t_us));
-                ended();
+                // An attempt whose request has no record yet waits for it.
+                record => kept.push(TraceEntry { record, ..entry }),
             }
-            TraceRecord::Model(request) => {
-                let turn_attempts = attempts.get(&request.turn).map(Vec::as_slice).unwrap_or_default();
-                chat_span(tracer, &run_cx, &common, &run, request, turn_attempts, &at, entry.t_us);
-                ended();
+        }
+        for entry in kept {
+            let step_of = |id: Option<&String>| id.is_some_and(|id| !run.tools.contains_key(id));
+            let waits = match &entry.record {
+                TraceRecord::Stage(stage) => step_of(stage.tool_use_id.as_ref()),
+                TraceRecord::Hook(hook) => step_of(hook.tool_use_id.as_ref()),
+                TraceRecord::ModelAttempt(_) => true,
+                _ => false,
+            };
+            if waits && !last {
+                self.pending.push(entry);
+                continue;
             }
-            TraceRecord::RunUsage(usage) => {
-                let mut sum: Option<Usage> = None;
-                for model in usage.models.values() {
-                    if let Some(u) = model.usage {
-                        sum.get_or_insert_with(Usage::default).add(u);
+            let t_us = entry.t_us;
+            let parent_of = |id: Option<&String>| id.and_then(|id| run.tools.get(id)).unwrap_or(&run.context);
+            match &entry.record {
+                TraceRecord::Stage(stage) => {
+                    let mut span = self
+                        .tracer
+                        .span_builder(stage.hook.as_str())
+                        .with_kind(SpanKind::Internal)
+                        .with_start_time(self.at(t_us.saturating_sub(stage.duration_us)))
+                        .with_attributes(stage_attributes(stage, self.capture))
+                        .start_with_context(&self.tracer, parent_of(stage.tool_use_id.as_ref()));
+                    span.end_with_timestamp(self.at(t_us));
+                    ended();
+                }
+                TraceRecord::Hook(hook) => {
+                    let mut span = self
+                        .tracer
+                        .span_builder(format!("hook {}", wire(&hook.event)))
+                        .with_kind(SpanKind::Internal)
+                        .with_start_time(self.at(t_us.saturating_sub(hook.duration_us)))
+                        .with_attributes(hook_attributes(hook, self.capture))
+                        .start_with_context(&self.tracer, parent_of(hook.tool_use_id.as_ref()));
+                    if hook.decision == "failed" {
+                        span.set_status(Status::error(format!("hook {} failed", hook.hook_id)));
                     }
+                    span.end_with_timestamp(self.at(t_us));
+                    ended();
                 }
-                totals = sum.map(|u| (u, usage.total_cost_usd));
-            }
-            TraceRecord::Warning(warning) => {
-                let mut attrs = vec![KeyValue::new("spine.warning", warning.message.clone())];
-                if let Some(id) = &warning.tool_use_id {
-                    attrs.push(KeyValue::new("gen_ai.tool.call.id", id.clone()));
+                TraceRecord::Model(request) => {
+                    let turn_attempts = attempts.remove(&request.turn).unwrap_or_default();
+                    let base = self.base;
+                    let at = |t: u64| base.unwrap_or_else(SystemTime::now) + Duration::from_micros(t);
+                    let common = Common {
+                        provider: &run.provider,
+                        session_id: self.session_id.as_deref(),
+                        content: self.capture,
+                    };
+                    chat_span(
+                        &self.tracer,
+                        &run.context,
+                        &common,
+                        &mut self.content,
+                        request,
+                        &turn_attempts,
+                        &at,
+                        t_us,
+                    );
+                    ended();
                 }
-                run_span.add_event_with_timestamp("spine.warning", at(entry.t_us), attrs);
+                TraceRecord::RunUsage(usage) => {
+                    let mut sum: Option<Usage> = None;
+                    for model in usage.models.values() {
+                        if let Some(u) = model.usage {
+                            sum.get_or_insert_with(Usage::default).add(u);
+                        }
+                    }
+                    self.totals = sum.map(|u| (u, usage.total_cost_usd));
+                }
+                TraceRecord::Warning(warning) => {
+                    let mut attrs = vec![KeyValue::new("spine.warning", warning.message.clone())];
+                    if let Some(id) = &warning.tool_use_id {
+                        attrs.push(KeyValue::new("gen_ai.tool.call.id", id.clone()));
+                    }
+                    run.span.add_event_with_timestamp("spine.warning", self.at(t_us), attrs);
+                }
+                // Run records and decision records become the run span's and the tool spans' attributes.
+                // An attempt that never got its request's record is dropped.
+                TraceRecord::ModelAttempt(_)
+                | TraceRecord::ToolDecision(_)
+                | TraceRecord::RunStart(_)
+                | TraceRecord::RunEnd(_) => {}
             }
-            // Run records and decision records become the run span's and the tool spans' attributes.
-            TraceRecord::ToolDecision(_)
-            | TraceRecord::ModelAttempt(_)
-            | TraceRecord::RunStart(_)
-            | TraceRecord::RunEnd(_) => {}
         }
+        self.run = Some(run);
     }
-    if let Some((usage, cost)) = totals {
-        run_span.set_attributes(usage_attributes(&usage));
-        if let Some(cost) = cost {
-            run_span.set_attribute(KeyValue::new("spine.cost_usd", cost));
-        }
-    }
-    run_span.end_with_timestamp(at(end_us));
 }
 
 /// What every GenAI span of a run repeats.
@@ -200,7 +370,7 @@ fn tool_span(
     tracer: &SdkTracer,
     parent: &Context,
     common: &Common<'_>,
-    run: &Collected,
+    content: &mut Content,
     record: &ToolDecisionRecord,
     start: SystemTime,
     end: SystemTime,
@@ -213,11 +383,11 @@ fn tool_span(
     ];
     attributes.extend(decision_attributes(record, common.content));
     if common.content == ContentCapture::Record {
-        if let Some(arguments) = run.tool_arguments.get(&record.tool_use_id) {
-            attributes.push(KeyValue::new("gen_ai.tool.call.arguments", arguments.clone()));
+        if let Some(arguments) = content.tool_arguments.remove(&record.tool_use_id) {
+            attributes.push(KeyValue::new("gen_ai.tool.call.arguments", arguments));
         }
-        if let Some(result) = run.tool_results.get(&record.tool_use_id) {
-            attributes.push(KeyValue::new("gen_ai.tool.call.result", result.clone()));
+        if let Some(result) = content.tool_results.remove(&record.tool_use_id) {
+            attributes.push(KeyValue::new("gen_ai.tool.call.result", result));
         }
     }
     let mut span: Span = tracer
@@ -284,9 +454,9 @@ fn chat_span(
     tracer: &SdkTracer,
     parent: &Context,
     common: &Common<'_>,
-    run: &Collected,
+    content: &mut Content,
     request: &ModelTrace,
-    attempts: &[(&ModelAttemptTrace, u64)],
+    attempts: &[(ModelAttemptTrace, u64)],
     at: &dyn Fn(u64) -> SystemTime,
     t_us: u64,
 ) {
@@ -313,11 +483,11 @@ fn chat_span(
         attributes.push(KeyValue::new("spine.cost_usd", cost));
     }
     if common.content == ContentCapture::Record {
-        if let Some(input) = run.inputs.get(&request.turn) {
-            attributes.push(KeyValue::new("gen_ai.input.messages", input.clone()));
+        if let Some(input) = content.inputs.remove(&request.turn) {
+            attributes.push(KeyValue::new("gen_ai.input.messages", input));
         }
-        if let Some(output) = run.outputs.get(&request.turn) {
-            attributes.push(KeyValue::new("gen_ai.output.messages", output.clone()));
+        if let Some(output) = content.outputs.remove(&request.turn) {
+            attributes.push(KeyValue::new("gen_ai.output.messages", output));
         }
         if !request.reasoning.is_empty() {
             attributes.push(KeyValue::new("spine.model.reasoning", string_array(request.reasoning.iter().cloned())));

@@ -410,3 +410,47 @@ fn a_run_of_more_spans_than_the_export_queue_holds_exports_every_span() {
     assert_eq!(named(&spans, "execute_tool ").len(), 1100);
     assert_eq!(named(&spans, "invoke_agent").len(), 1);
 }
+
+#[test]
+fn a_runs_spans_are_exported_as_its_steps_complete_not_only_at_exit() {
+    let s = Sandbox::new();
+    let receiver = Receiver::start();
+    // The second request waits 60 s: the first request's and the call's spans must reach the
+    // receiver while the run still waits.
+    let script = s.script(json!([
+        {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "6*7"}}]},
+        {"delay_ms": 60000, "text": "late"}
+    ]));
+    let mut child = s
+        .spine_process()
+        .args(["run", "-p", "go", "--model", &format!("scripted:{}", script.display())])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spine starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut spans = Vec::new();
+    while std::time::Instant::now() < deadline {
+        spans = receiver.spans();
+        if !named(&spans, "execute_tool calculator").is_empty() && !named(&spans, "chat ").is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let still_running = child.try_wait().expect("wait").is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(still_running, "the run ended before its spans were seen");
+    let tools = named(&spans, "execute_tool calculator");
+    assert_eq!(tools.len(), 1, "the call's span arrived during the run: {:?}", spans.len());
+    assert_eq!(named(&spans, "chat ").len(), 1, "only the finished request's span");
+    assert!(named(&spans, "invoke_agent").is_empty(), "the run's own span waits for its end");
+    // The call's span is a child of the run's span, which is still open: same trace, its parent
+    // is the run's span id (shared by the other spans of the run).
+    let chat = named(&spans, "chat ")[0];
+    assert_eq!(tools[0].trace_id, chat.trace_id);
+    assert_eq!(tools[0].parent_span_id, chat.parent_span_id);
+    assert!(!tools[0].parent_span_id.is_empty());
+}
