@@ -2,10 +2,12 @@
 //!
 //! - `throughput MAILBOX_URL ITEMS CONCURRENCY`: workers run in this process; a submitter puts
 //!   ITEMS calculator assignments (the example item of docs/pipeline.md) in the mailbox as fast as it
-//!   can while a follower reads the reports. Prints items/s from the first submit to the last
+//!   can — up to [`SUBMIT_WINDOW`] submissions awaiting their acknowledgement at once, as a
+//!   pipelining producer (or several producers) would — while a follower reads the reports. Prints items/s from the first submit to the last
 //!   `execution_complete`, then a paced run (at half that rate, at most 1,000 items) for
 //!   p50/p99 submit → `execution_complete` latency, then the raw backend on a fresh mailbox
-//!   (submit empty items; lease and ack them with the same concurrency) and the ratio.
+//!   (submit empty items with the same window; lease and ack them with the same concurrency)
+//!   and the ratio.
 //! - `memory INFLIGHT`: INFLIGHT concurrent `agent_run` assignments on the scripted model, each
 //!   waiting in a 3 s `delay_ms` turn, on a SQLite mailbox; prints the RSS growth per in-flight
 //!   run (peak RSS while all run, minus RSS after a warm-up run).
@@ -20,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use spine_protocol::report::ReportBody;
 use spine_worker::mailbox::Mailbox;
@@ -29,6 +32,29 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Submissions in flight at once (each awaits the backend's acknowledgement: a JetStream
+/// publish ack, a committed SQLite insert).
+const SUBMIT_WINDOW: usize = 64;
+
+/// Submits every body, up to [`SUBMIT_WINDOW`] at once, in order; `acked` is called with each
+/// body's index as its acknowledgement arrives.
+async fn submit_all(
+    submitter: &Arc<dyn Mailbox>,
+    bodies: Vec<Vec<u8>>,
+    mut acked: impl FnMut(usize),
+) -> Result<(), spine_worker::MailboxError> {
+    let mut acks = futures_util::stream::iter(bodies.into_iter().enumerate())
+        .map(|(i, body)| {
+            let submitter = Arc::clone(submitter);
+            async move { submitter.submit(&body).await.map(|_| i) }
+        })
+        .buffered(SUBMIT_WINDOW);
+    while let Some(ack) = acks.next().await {
+        acked(ack?);
+    }
+    Ok(())
+}
 
 fn example(item_id: &str) -> Value {
     spine_protocol::assignment::example_item(item_id)
@@ -121,14 +147,14 @@ async fn throughput(base: &str, items: usize, concurrency: usize) -> Result<(), 
     // Warm-up (BPE tables, connections).
     submitter.submit(example("warm-up").to_string().as_bytes()).await?;
     while completions.recv().await.map(|(id, _)| id != "warm-up").unwrap_or(false) {}
-    let bodies: Vec<(String, Vec<u8>)> =
-        (0..items).map(|i| (format!("item-{i}"), example(&format!("item-{i}")).to_string().into_bytes())).collect();
+    let ids: Vec<String> = (0..items).map(|i| format!("item-{i}")).collect();
+    let bodies: Vec<Vec<u8>> = ids.iter().map(|id| example(id).to_string().into_bytes()).collect();
     let started = Instant::now();
     let mut submitted: HashMap<String, Instant> = HashMap::with_capacity(items);
-    for (id, body) in &bodies {
-        submitter.submit(body).await?;
-        submitted.insert(id.clone(), Instant::now());
-    }
+    submit_all(&submitter, bodies, |i| {
+        submitted.insert(ids[i].clone(), Instant::now());
+    })
+    .await?;
     let submit_elapsed = started.elapsed();
     let mut done = 0;
     let mut last = started;
@@ -190,15 +216,11 @@ async fn throughput(base: &str, items: usize, concurrency: usize) -> Result<(), 
     // The raw backend: enqueue empty items, lease and ack them.
     let url = fresh(base, "raw")?;
     let raw = url.open().await?;
+    let empty = vec![b"{}".to_vec(); items];
     let raw_started = Instant::now();
     let producer = {
         let raw = Arc::clone(&raw);
-        tokio::spawn(async move {
-            for _ in 0..items {
-                raw.submit(b"{}").await?;
-            }
-            Ok::<(), spine_worker::MailboxError>(())
-        })
+        tokio::spawn(async move { submit_all(&raw, empty, |_| {}).await })
     };
     let mut acked = 0;
     let mut pending = Vec::new();
