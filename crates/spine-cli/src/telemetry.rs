@@ -1,4 +1,4 @@
-//! OpenTelemetry export for `spine run` and `spine worker` (see `spine-otel` and
+//! OpenTelemetry export for `spine run`, the interactive session and `spine worker` (see `spine-otel` and
 //! docs/observability.md): resolves the configuration from the `OTEL_*` variables and the
 //! settings' `telemetry.otlp`, attaches a run's span collector to its trace and observers, and
 //! flushes at exit for at most [`FLUSH_BOUND`]. A configuration problem is a warning, never a
@@ -88,4 +88,72 @@ impl TraceSink for Tee {
             sink.record(entry);
         }
     }
+}
+
+/// Export of an interactive session: each prompt is one run (one `invoke_agent` trace, the
+/// session id as `gen_ai.conversation.id`), its spans sent as it goes; what is left is flushed,
+/// for at most [`FLUSH_BOUND`], when the session's value drops.
+pub struct SessionTelemetry {
+    exporter: Arc<Exporter>,
+    current: Arc<PromptSink>,
+}
+
+/// The session's trace sink: the trace file, if any, and the current prompt's span collector.
+struct PromptSink {
+    file: Option<Arc<dyn TraceSink>>,
+    spans: std::sync::Mutex<Option<Arc<RunSpans>>>,
+}
+
+impl PromptSink {
+    fn spans(&self) -> std::sync::MutexGuard<'_, Option<Arc<RunSpans>>> {
+        match self.spans.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}
+
+impl TraceSink for PromptSink {
+    fn record(&self, entry: &TraceEntry) {
+        if let Some(file) = &self.file {
+            file.record(entry);
+        }
+        if let Some(spans) = self.spans().as_ref() {
+            spans.record(entry);
+        }
+    }
+}
+
+impl SessionTelemetry {
+    /// Starts collecting a prompt's run; its observer joins the run's observers.
+    pub fn begin(&self) -> Arc<dyn RunObserver> {
+        let spans = self.exporter.run(RunInfo::default());
+        if let Some(previous) = self.current.spans().replace(Arc::clone(&spans)) {
+            previous.finish();
+        }
+        spans
+    }
+
+    /// Ends the prompt's run: its last spans are handed over.
+    pub fn end(&self) {
+        if let Some(spans) = self.current.spans().take() {
+            spans.finish();
+        }
+    }
+}
+
+impl Drop for SessionTelemetry {
+    fn drop(&mut self) {
+        self.end();
+        let _ = self.exporter.finish(FLUSH_BOUND);
+    }
+}
+
+/// Attaches export to an interactive session when it is on: `trace_sink` becomes the sink
+/// that also feeds each prompt's spans (see [`SessionTelemetry::begin`]).
+pub fn session(settings: &Settings, trace_sink: &mut Option<Arc<dyn TraceSink>>) -> Option<SessionTelemetry> {
+    let exporter = exporter(settings, "spine", false)?;
+    let current = Arc::new(PromptSink { file: trace_sink.take(), spans: std::sync::Mutex::new(None) });
+    *trace_sink = Some(Arc::clone(&current) as Arc<dyn TraceSink>);
+    Some(SessionTelemetry { exporter, current })
 }

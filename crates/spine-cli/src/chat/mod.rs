@@ -74,12 +74,14 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    let trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
+    let mut trace_sink: Option<Arc<dyn TraceSink>> = match &args.trace {
         Some(path) => {
             Some(Arc::new(TraceFile::create(path).map_err(|e| config(format!("--trace {}: {e}", path.display())))?))
         }
         None => None,
     };
+    // OpenTelemetry export, when on: one trace per prompt, flushed when the session ends.
+    let telemetry = crate::telemetry::session(&settings, &mut trace_sink);
     let editor = Editor::start(Some(home.join("chat_history"))).map_err(|e| config(format!("line editor: {e}")))?;
     let (history, deferred, source) = match resumed {
         Some(loaded) => (loaded.messages, loaded.deferred, SessionSource::Resume),
@@ -98,6 +100,7 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
         approver,
         view,
         trace: Trace::new(trace_sink),
+        telemetry,
         commands,
     };
     chat.banner();
@@ -128,6 +131,8 @@ struct Chat {
     approver: Arc<TerminalApprover>,
     view: Arc<ChatView>,
     trace: Trace,
+    /// OpenTelemetry export, when on.
+    telemetry: Option<crate::telemetry::SessionTelemetry>,
     commands: Vec<CustomCommand>,
 }
 
@@ -295,7 +300,13 @@ impl Chat {
             .source(self.session.source)
             .session_turn(turn)
             .cancel(cancel.clone())
-            .observer(Arc::clone(&self.view) as Arc<dyn RunObserver>)
+            .observer(match &self.telemetry {
+                Some(telemetry) => Arc::new(crate::render::Fanout(vec![
+                    Arc::clone(&self.view) as Arc<dyn RunObserver>,
+                    telemetry.begin(),
+                ])),
+                None => Arc::clone(&self.view) as Arc<dyn RunObserver>,
+            })
             .trace(self.trace.clone())
             .env_file(Some(self.session.transcript.with_extension("env")));
         self.status.reset();
@@ -312,6 +323,9 @@ impl Chat {
             }
         };
         self.status.suspend();
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.end();
+        }
         if let Some(policy) = saved_policy {
             self.agent.policy = policy;
         }

@@ -454,3 +454,45 @@ fn a_runs_spans_are_exported_as_its_steps_complete_not_only_at_exit() {
     assert_eq!(tools[0].parent_span_id, chat.parent_span_id);
     assert!(!tools[0].parent_span_id.is_empty());
 }
+
+#[test]
+fn an_interactive_session_exports_one_trace_per_prompt_sharing_the_session_id() {
+    let s = Sandbox::new();
+    let receiver = Receiver::start();
+    let script = s.script(json!([
+        {"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "6*7"}}]},
+        {"text": "first answer"},
+        {"text": "second answer"}
+    ]));
+    let spine = assert_cmd::cargo::cargo_bin("spine");
+    let command = format!(
+        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY OTEL_EXPORTER_OTLP_ENDPOINT={} SPINE_HOME={} HOME={} {} --model scripted:{}; echo EXIT=$?; sleep 60",
+        receiver.endpoint(),
+        shell_quote(&s.home().to_string_lossy()),
+        shell_quote(&s.dir.path().to_string_lossy()),
+        shell_quote(&spine.to_string_lossy()),
+        shell_quote(&script.to_string_lossy()),
+    );
+    let tmux = Tmux::start(&s.project(), &command);
+    tmux.wait_for("/help lists the commands");
+    tmux.send_line("compute it");
+    tmux.wait_for("first answer");
+    tmux.send_line("and again");
+    tmux.wait_for("second answer");
+    tmux.send_line("/exit");
+    tmux.wait_for("EXIT=0");
+
+    let spans = receiver.spans();
+    let runs = named(&spans, "invoke_agent");
+    assert_eq!(runs.len(), 2, "one run span per prompt");
+    assert_ne!(runs[0].trace_id, runs[1].trace_id, "each prompt is a trace of its own");
+    let sessions: Vec<Value> = runs.iter().map(|r| attr(r, "gen_ai.conversation.id")).collect();
+    assert!(sessions[0].as_str().is_some_and(|id| !id.is_empty()), "{sessions:?}");
+    assert_eq!(sessions[0], sessions[1], "both runs carry the session's id");
+    let chats = named(&spans, "chat ");
+    assert_eq!(chats.len(), 3, "two requests for the first prompt, one for the second");
+    let tools = named(&spans, "execute_tool calculator");
+    assert_eq!(tools.len(), 1);
+    let first = runs.iter().find(|r| r.trace_id == tools[0].trace_id).expect("the call belongs to a prompt's trace");
+    assert_eq!(tools[0].parent_span_id, first.span_id, "the call is under its prompt's run");
+}
