@@ -8,9 +8,9 @@
 //! hold a run up.
 //!
 //! Nothing costly happens on the run's path: the processor, the provider and the HTTP client
-//! (with its TLS roots) are set up on the span builder's thread ([`crate::builder`]), which
-//! builds the spans as the run's steps complete; the batch processor sends them from its own
-//! thread, in batches (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, 512 by default) or every
+//! (with its TLS roots) are set up on the span builder's thread (the crate's `builder`
+//! module), which builds the spans as the run's steps complete; the batch processor sends them
+//! from its own thread, in batches (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, 512 by default) or every
 //! `OTEL_BSP_SCHEDULE_DELAY` (5 s), so a long run's spans leave while it goes on.
 
 use std::sync::atomic::{AtomicU64, Ordering};
