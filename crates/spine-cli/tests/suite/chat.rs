@@ -11,17 +11,7 @@ use crate::support::*;
 /// A tmux terminal running `spine ARGS` (an interactive session) with the sandbox's
 /// environment; `EXIT=<status>` shows when it ends.
 fn chat(s: &Sandbox, script: &Path, args: &str) -> Tmux {
-    let spine = assert_cmd::cargo::cargo_bin("spine");
-    let command = format!(
-        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY SPINE_HOME={} HOME={} {} --model scripted:{} {args}; echo EXIT=$?; sleep 60",
-        shell_quote(&s.home().to_string_lossy()),
-        shell_quote(&s.dir.path().to_string_lossy()),
-        shell_quote(&spine.to_string_lossy()),
-        shell_quote(&script.to_string_lossy()),
-    );
-    let tmux = Tmux::start(&s.project(), &command);
-    tmux.wait_for("/help lists the commands");
-    tmux
+    chat_session(s, script, &[], args)
 }
 
 /// A scripted-model file named `name` in the sandbox.

@@ -464,17 +464,7 @@ fn an_interactive_session_exports_one_trace_per_prompt_sharing_the_session_id() 
         {"text": "first answer"},
         {"text": "second answer"}
     ]));
-    let spine = assert_cmd::cargo::cargo_bin("spine");
-    let command = format!(
-        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY OTEL_EXPORTER_OTLP_ENDPOINT={} SPINE_HOME={} HOME={} {} --model scripted:{}; echo EXIT=$?; sleep 60",
-        receiver.endpoint(),
-        shell_quote(&s.home().to_string_lossy()),
-        shell_quote(&s.dir.path().to_string_lossy()),
-        shell_quote(&spine.to_string_lossy()),
-        shell_quote(&script.to_string_lossy()),
-    );
-    let tmux = Tmux::start(&s.project(), &command);
-    tmux.wait_for("/help lists the commands");
+    let tmux = chat_session(&s, &script, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint())], "");
     tmux.send_line("compute it");
     tmux.wait_for("first answer");
     tmux.send_line("and again");
