@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use spine_core::observer::RunObserver;
 use spine_core::trace::TraceSink;
-use spine_otel::{ExportConfig, Exporter, OtlpSettings, Protocol, RunInfo, RunSpans};
+use spine_otel::{ExportConfig, Exporter, Finishing, OtlpSettings, Protocol, RunInfo, RunSpans};
 use spine_protocol::trace::TraceEntry;
 use spine_settings::{Settings, TelemetryProtocol};
 
@@ -47,16 +47,31 @@ pub fn flush(exporter: Option<&Exporter>) {
     }
 }
 
-/// Export of one `spine run`: the run's spans are built and sent when it is dropped.
+/// Export of one `spine run`: the final flush starts when the run ends ([`RunTelemetry::ended`])
+/// and is waited for, at most [`FLUSH_BOUND`], when this is dropped.
 pub struct RunTelemetry {
     exporter: Arc<Exporter>,
     spans: Arc<RunSpans>,
+    finishing: Option<Finishing>,
+}
+
+impl RunTelemetry {
+    /// The run is over: its last spans are built and sent while the process tidies up and
+    /// writes its output.
+    pub fn ended(&mut self) {
+        if self.finishing.is_none() {
+            self.spans.finish();
+            self.finishing = Some(self.exporter.begin_finish(FLUSH_BOUND));
+        }
+    }
 }
 
 impl Drop for RunTelemetry {
     fn drop(&mut self) {
-        self.spans.finish();
-        let _ = self.exporter.finish(FLUSH_BOUND);
+        self.ended();
+        if let Some(finishing) = self.finishing.take() {
+            let _ = finishing.wait();
+        }
     }
 }
 
@@ -76,14 +91,14 @@ pub fn install(
         Some(file) => Arc::new(Tee(vec![file, ours])),
         None => ours,
     });
-    Some(RunTelemetry { exporter, spans })
+    Some(RunTelemetry { exporter, spans, finishing: None })
 }
 
 /// Forwards each entry to every sink, in order.
 struct Tee(Vec<Arc<dyn TraceSink>>);
 
 impl TraceSink for Tee {
-    fn record(&self, entry: &TraceEntry) {
+    fn record(&self, entry: &Arc<TraceEntry>) {
         for sink in &self.0 {
             sink.record(entry);
         }
@@ -114,7 +129,7 @@ impl PromptSink {
 }
 
 impl TraceSink for PromptSink {
-    fn record(&self, entry: &TraceEntry) {
+    fn record(&self, entry: &Arc<TraceEntry>) {
         if let Some(file) = &self.file {
             file.record(entry);
         }

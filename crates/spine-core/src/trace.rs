@@ -2,6 +2,8 @@
 //! to an optional live sink (the `--trace FILE` writer, the stream-json printer).
 //!
 //! Recording is cheap (one uncontended lock and a push), so every stage and every hook records.
+//! Each entry is kept once, behind an [`Arc`]: a sink that keeps entries (the span exporter)
+//! shares them instead of copying them.
 //!
 //! A subagent's run records into a [`Trace::nested`] trace: its own entries (numbered from 0,
 //! as any run's), each also forwarded to the parent's trace — and so to the parent's sink —
@@ -16,8 +18,8 @@ use spine_protocol::trace::{StageName, StageTrace, SubagentTag, TraceEntry, Trac
 
 /// Receives each entry as it is recorded.
 pub trait TraceSink: Send + Sync {
-    /// Called once per entry, in order.
-    fn record(&self, entry: &TraceEntry);
+    /// Called once per entry, in order; a sink that keeps the entry clones the [`Arc`].
+    fn record(&self, entry: &Arc<TraceEntry>);
 }
 
 /// The trace of one run. Cloning shares the same trace.
@@ -28,7 +30,7 @@ pub struct Trace {
 
 struct Inner {
     start: Instant,
-    entries: Mutex<Vec<TraceEntry>>,
+    entries: Mutex<Vec<Arc<TraceEntry>>>,
     sink: Option<Arc<dyn TraceSink>>,
     /// The parent run's trace, for a subagent's trace: every entry is forwarded there.
     parent: Option<(Trace, SubagentTag)>,
@@ -89,7 +91,7 @@ impl Trace {
         };
         let seq = entries.len() as u64;
         let forward = self.inner.parent.as_ref().map(|_| (seq, record.clone()));
-        let entry = TraceEntry { seq, t_us, record, subagent };
+        let entry = Arc::new(TraceEntry { seq, t_us, record, subagent });
         if let Some(sink) = &self.inner.sink {
             sink.record(&entry);
         }
@@ -117,10 +119,11 @@ impl Trace {
 
     /// A copy of the entries so far.
     pub fn entries(&self) -> Vec<TraceEntry> {
-        match self.inner.entries.lock() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        let entries = match self.inner.entries.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        entries.iter().map(|e| TraceEntry::clone(e)).collect()
     }
 
     /// The number of entries so far.

@@ -1,29 +1,35 @@
 //! The span builder: one thread per [`crate::Exporter`] that turns the runs' trace entries into
 //! spans (an [`Emitter`] per run) off the runs' own threads, and its handle [`Jobs`].
 //!
-//! Jobs are handled in the order they are sent, so a flush sent after a run's last segment
-//! finds that run's spans queued. The builder keeps the batch processor's queue from
-//! overflowing: after every [`MAX_QUEUE`]` / 2` spans it waits for them to be exported.
+//! The builder takes each open run's collected entries when the run wakes it (every
+//! [`crate::run::HANDOVER_ENTRIES`] entries), when it ends, and at least every [`PULL_EVERY`]
+//! (a run waiting on a slow model has its finished steps exported meanwhile). Jobs are handled
+//! in the order they are sent, so a flush sent after a run's end finds that run's spans queued. The builder keeps the batch processor's queue from
+//! overflowing: after every half queue of spans it waits for them to be exported.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
 use crate::config::ContentCapture;
-use crate::exporter::{Flushed, MAX_QUEUE};
-use crate::run::RunInfo;
-use crate::spans::{Emitter, Segment};
+use crate::exporter::Flushed;
+use crate::run::{Collector, RunInfo};
+use crate::spans::Emitter;
+
+/// The longest an open run's finished steps wait for the builder to take them.
+pub const PULL_EVERY: Duration = Duration::from_millis(100);
 
 /// What the builder is asked to do.
 enum Job {
-    /// A run began.
-    Start { run: u64, info: RunInfo },
-    /// More of a run.
-    Segment { run: u64, segment: Segment },
-    /// The rest of a run: its span ends.
-    End { run: u64, segment: Segment },
+    /// A run began; it collects into `collector`.
+    Start { run: u64, info: RunInfo, collector: Arc<Collector> },
+    /// A run has entries waiting.
+    Ready { run: u64 },
+    /// A run ended: the rest of it is taken and its span ends.
+    End { run: u64 },
     /// Ends every run still open, sends everything queued (the answer goes to `reply`), then
     /// shuts the provider down within `bound`; the builder stops.
     Finish { bound: Duration, reply: Sender<Flushed> },
@@ -40,8 +46,8 @@ impl std::fmt::Debug for Job {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Job::Start { run, .. } => write!(f, "Start({run})"),
-            Job::Segment { run, .. } => write!(f, "Segment({run})"),
-            Job::End { run, .. } => write!(f, "End({run})"),
+            Job::Ready { run } => write!(f, "Ready({run})"),
+            Job::End { run } => write!(f, "End({run})"),
             Job::Finish { .. } => write!(f, "Finish"),
         }
     }
@@ -53,25 +59,34 @@ impl Jobs {
     pub(crate) fn spawn(
         setup: impl FnOnce() -> (SdkTracer, SdkTracerProvider) + Send + 'static,
         content: ContentCapture,
+        queue: usize,
     ) -> std::io::Result<Jobs> {
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new().name("spine-otel-spans".into()).spawn(move || {
             let (tracer, provider) = setup();
-            Builder { tracer, provider, content, runs: HashMap::new(), since_flush: 0 }.serve(rx);
+            Builder {
+                tracer,
+                provider,
+                content,
+                runs: HashMap::new(),
+                since_flush: 0,
+                flush_every: (queue / 2).max(1),
+            }
+            .serve(rx);
         })?;
         Ok(Jobs { tx })
     }
 
-    pub(crate) fn start(&self, run: u64, info: RunInfo) {
-        let _ = self.tx.send(Job::Start { run, info });
+    pub(crate) fn start(&self, run: u64, info: RunInfo, collector: Arc<Collector>) {
+        let _ = self.tx.send(Job::Start { run, info, collector });
     }
 
-    pub(crate) fn segment(&self, run: u64, segment: Segment) {
-        let _ = self.tx.send(Job::Segment { run, segment });
+    pub(crate) fn ready(&self, run: u64) {
+        let _ = self.tx.send(Job::Ready { run });
     }
 
-    pub(crate) fn end(&self, run: u64, segment: Segment) {
-        let _ = self.tx.send(Job::End { run, segment });
+    pub(crate) fn end(&self, run: u64) {
+        let _ = self.tx.send(Job::End { run });
     }
 
     /// Asks for the final flush; the answer comes on the returned channel (closed if the
@@ -88,43 +103,61 @@ struct Builder {
     tracer: SdkTracer,
     provider: SdkTracerProvider,
     content: ContentCapture,
-    runs: HashMap<u64, Emitter>,
+    runs: HashMap<u64, (Emitter, Arc<Collector>)>,
     /// Spans ended since the last flush.
     since_flush: usize,
+    /// Half the batch processor's queue: the spans ended between two flushes.
+    flush_every: usize,
 }
 
 impl Builder {
     fn serve(mut self, jobs: Receiver<Job>) {
-        while let Ok(job) = jobs.recv() {
-            if let Some((bound, reply)) = self.handle(job) {
-                self.finish(bound, reply);
-                return;
+        loop {
+            let job = if self.runs.is_empty() {
+                jobs.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            } else {
+                jobs.recv_timeout(PULL_EVERY)
+            };
+            match job {
+                Ok(job) => {
+                    if let Some((bound, reply)) = self.handle(job) {
+                        self.finish(bound, reply);
+                        return;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let open: Vec<u64> = self.runs.keys().copied().collect();
+                    for run in open {
+                        self.handle(Job::Ready { run });
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return,
             }
         }
     }
 
     /// Handles one job; a [`Job::Finish`] is handed back.
     fn handle(&mut self, job: Job) -> Option<(Duration, Sender<Flushed>)> {
-        let Builder { tracer, provider, content, runs, since_flush } = self;
+        let Builder { tracer, provider, content, runs, since_flush, flush_every } = self;
         let mut ended = || {
             *since_flush += 1;
-            if *since_flush >= MAX_QUEUE / 2 {
+            if *since_flush >= *flush_every {
                 *since_flush = 0;
                 let _ = provider.force_flush();
             }
         };
         match job {
-            Job::Start { run, info } => {
-                runs.insert(run, Emitter::new(tracer.clone(), *content, info));
+            Job::Start { run, info, collector } => {
+                runs.insert(run, (Emitter::new(tracer.clone(), *content, info), collector));
             }
-            Job::Segment { run, segment } => {
-                if let Some(emitter) = runs.get_mut(&run) {
-                    emitter.absorb(segment, &mut ended);
+            Job::Ready { run } => {
+                if let Some((emitter, collector)) = runs.get_mut(&run) {
+                    emitter.absorb(collector.take(), &mut ended);
                 }
             }
-            Job::End { run, segment } => {
-                if let Some(mut emitter) = runs.remove(&run) {
-                    emitter.absorb(segment, &mut ended);
+            Job::End { run } => {
+                if let Some((mut emitter, collector)) = runs.remove(&run) {
+                    emitter.absorb(collector.take(), &mut ended);
                     emitter.finish(&mut ended);
                 }
             }
@@ -136,7 +169,7 @@ impl Builder {
     fn finish(mut self, bound: Duration, reply: Sender<Flushed>) {
         let open: Vec<u64> = self.runs.keys().copied().collect();
         for run in open {
-            self.handle(Job::End { run, segment: Segment::default() });
+            self.handle(Job::End { run });
         }
         let flushed = match self.provider.force_flush() {
             Ok(()) => Flushed::Done,

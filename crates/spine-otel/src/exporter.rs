@@ -8,15 +8,18 @@
 //! hold a run up.
 //!
 //! Nothing costly happens on the run's path: the processor, the provider and the HTTP client
-//! (with its TLS roots) are set up on the span builder's thread (the crate's `builder`
-//! module), which builds the spans as the run's steps complete; the batch processor sends them
-//! from its own thread, in batches (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, 512 by default) or every
-//! `OTEL_BSP_SCHEDULE_DELAY` (5 s), so a long run's spans leave while it goes on.
+//! (hyper's plain client for an `http://` endpoint, reqwest with the TLS roots otherwise) are
+//! set up on the span builder's thread (the crate's `builder` module), which builds the spans
+//! as the run's steps complete; the batch processor sends them from its own thread, in batches
+//! (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, 512 by default), every `OTEL_BSP_SCHEDULE_DELAY` (5 s),
+//! and whenever half its queue has filled, so a long run's spans leave while it goes on.
+//! [`Exporter::begin_finish`] starts the final flush as soon as the last run ends, so that a
+//! process tidies up while its last spans are sent.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{RetryPolicy, WithExportConfig, WithHttpConfig};
@@ -34,9 +37,17 @@ pub const SCOPE: &str = "spine";
 /// The longest one export request may take before it is abandoned.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Spans the batch processor queues before it drops new ones (the SDK's default; its channel
-/// is allocated up front); the builder waits for an export after every half of this.
-pub const MAX_QUEUE: usize = 2_048;
+/// Spans the batch processor queues before it drops new ones, unless `OTEL_BSP_MAX_QUEUE_SIZE`
+/// says otherwise; the builder waits for an export after every half of the queue. The queue is
+/// allocated (and its memory touched) up front: the SDK's 2,048 cost a short run more than the
+/// extra exports of a smaller queue.
+pub const MAX_QUEUE: usize = 512;
+
+/// The batch processor's queue size: `OTEL_BSP_MAX_QUEUE_SIZE` when it is a positive number
+/// (as the SDK reads it), else [`MAX_QUEUE`].
+fn queue_size(env: impl Fn(&str) -> Option<String>) -> usize {
+    env("OTEL_BSP_MAX_QUEUE_SIZE").and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0).unwrap_or(MAX_QUEUE)
+}
 
 /// Export could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -79,8 +90,9 @@ impl Exporter {
     pub fn start(config: &ExportConfig) -> Result<Exporter, OtelError> {
         let (exporter, client) = build_span_exporter(config)?;
         let service_name = config.default_service_name.clone();
+        let queue = queue_size(|name| std::env::var(name).ok());
         let setup = move || {
-            let batch = BatchConfigBuilder::default().with_max_queue_size(MAX_QUEUE).build();
+            let batch = BatchConfigBuilder::default().with_max_queue_size(queue).build();
             let processor = BatchSpanProcessor::builder(exporter).with_batch_config(batch).build();
             let provider = SdkTracerProvider::builder()
                 .with_span_processor(processor)
@@ -92,7 +104,7 @@ impl Exporter {
             }
             (provider.tracer(SCOPE), provider)
         };
-        let jobs = Jobs::spawn(setup, config.content)
+        let jobs = Jobs::spawn(setup, config.content, queue)
             .map_err(|e| OtelError::Build(format!("cannot start the span builder thread: {e}")))?;
         Ok(Exporter { content: config.content, jobs, runs: AtomicU64::new(0) })
     }
@@ -113,7 +125,28 @@ impl Exporter {
     /// `bound`, then shuts the exporter down. Whatever is still in flight after `bound` is
     /// abandoned (the process may exit under it). Only the first call sends anything.
     pub fn finish(&self, bound: Duration) -> Flushed {
-        match self.jobs.finish(bound).recv_timeout(bound) {
+        self.begin_finish(bound).wait()
+    }
+
+    /// [`Exporter::finish`] without the wait: the flush starts now (the process can tidy up
+    /// meanwhile) and [`Finishing::wait`] waits for it, until `bound` from now.
+    pub fn begin_finish(&self, bound: Duration) -> Finishing {
+        Finishing { answer: self.jobs.finish(bound), deadline: Instant::now() + bound }
+    }
+}
+
+/// A final flush under way (see [`Exporter::begin_finish`]).
+#[derive(Debug)]
+#[must_use = "the flush is only waited for by `wait`"]
+pub struct Finishing {
+    answer: Receiver<Flushed>,
+    deadline: Instant,
+}
+
+impl Finishing {
+    /// Waits for the flush, at most until its bound runs out.
+    pub fn wait(self) -> Flushed {
+        match self.answer.recv_timeout(self.deadline.saturating_duration_since(Instant::now())) {
             Ok(flushed) => flushed,
             Err(RecvTimeoutError::Timeout) => Flushed::TimedOut,
             Err(RecvTimeoutError::Disconnected) => Flushed::Failed("the exporter has already finished".into()),
@@ -178,10 +211,10 @@ fn resource(default_service_name: &str, env: impl Fn(&str) -> Option<String>) ->
     if named { builder.build() } else { builder.with_service_name(default_service_name.to_owned()).build() }
 }
 
-/// The exporter's reqwest client, built off the run's path (building one loads the TLS roots):
-/// the span builder's thread builds it while the run goes on, or the first request does. It
-/// runs on a current-thread tokio runtime of its own that the exporting thread drives while it
-/// waits for an answer, so the client has no thread of its own.
+/// The exporter's HTTP client, built off the run's path (building the reqwest client loads the
+/// TLS roots): the span builder's thread builds it while the run goes on, or the first request
+/// does. It runs on a current-thread tokio runtime of its own that the exporting thread drives
+/// while it waits for an answer, so the client has no thread of its own.
 #[derive(Debug)]
 struct LazyClient {
     tls: Tls,
@@ -192,25 +225,24 @@ struct LazyClient {
 #[derive(Debug)]
 struct Driven {
     runtime: Option<tokio::runtime::Runtime>,
-    client: reqwest::Client,
+    client: Backend,
 }
 
-impl Drop for Driven {
-    fn drop(&mut self) {
-        // Dropping a runtime waits for its tasks, which panics on a runtime's thread: the
-        // connection tasks are abandoned instead.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
+/// The client for the endpoint's scheme.
+#[derive(Debug)]
+enum Backend {
+    /// `https://` (or an endpoint not known in advance): reqwest, with the platform's roots.
+    Tls(reqwest::Client),
+    /// `http://`: hyper's client with its plain TCP connector — no TLS set-up, proxy or
+    /// redirect layers, and no URL re-parsed per request.
+    Plain(Box<opentelemetry_http::hyper::HyperClient>),
 }
-
-/// Whether the exporter's client needs TLS roots.
+/// Whether the exporter's client needs TLS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tls {
-    /// The endpoint may be `https://`: the platform's roots are loaded.
+    /// The endpoint may be `https://`: reqwest, with the platform's roots.
     Roots,
-    /// The endpoint is `http://`: no roots are loaded (an `https://` URL would fail).
+    /// The endpoint is `http://`: a plain HTTP client (an `https://` URL would fail).
     Plaintext,
 }
 
@@ -240,16 +272,20 @@ impl LazyClient {
                 .enable_all()
                 .build()
                 .map_err(|e| format!("cannot start its runtime: {e}"))?;
-            // The workspace's reqwest has no crypto provider of its own (no aws-lc): ring, as
-            // for the model clients.
-            let _ = rustls::crypto::ring::default_provider().install_default();
             let entered = runtime.enter();
-            let builder = reqwest::Client::builder().timeout(EXPORT_TIMEOUT);
-            let builder = match self.tls {
-                Tls::Roots => builder,
-                Tls::Plaintext => builder.tls_certs_only(std::iter::empty()),
+            let client = match self.tls {
+                Tls::Plaintext => Backend::Plain(Box::new(
+                    opentelemetry_http::hyper::HyperClient::with_default_connector(EXPORT_TIMEOUT, None),
+                )),
+                Tls::Roots => {
+                    // The workspace's reqwest has no crypto provider of its own (no aws-lc):
+                    // ring, as for the model clients.
+                    let _ = rustls::crypto::ring::default_provider().install_default();
+                    let client =
+                        reqwest::Client::builder().timeout(EXPORT_TIMEOUT).build().map_err(|e| e.to_string())?;
+                    Backend::Tls(client)
+                }
             };
-            let client = builder.build().map_err(|e| e.to_string())?;
             drop(entered);
             Ok(Driven { runtime: Some(runtime), client })
         })
@@ -269,7 +305,10 @@ impl opentelemetry_http::HttpClient for LazyClient {
                 if tokio::runtime::Handle::try_current().is_ok() {
                     return Err("the OTLP HTTP client cannot be driven from an async runtime's thread".into());
                 }
-                runtime.block_on(client.send_bytes(request))
+                match client {
+                    Backend::Tls(client) => runtime.block_on(client.send_bytes(request)),
+                    Backend::Plain(client) => runtime.block_on(client.send_bytes(request)),
+                }
             }
             Ok(Driven { runtime: None, .. }) => Err("the OTLP HTTP client has shut down".into()),
             Err(e) => Err(format!("cannot build the OTLP HTTP client: {e}").into()),
@@ -280,6 +319,16 @@ impl opentelemetry_http::HttpClient for LazyClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_queue_size_follows_otel_bsp_max_queue_size_when_it_is_a_positive_number() {
+        let set = |value: &'static str| move |name: &str| (name == "OTEL_BSP_MAX_QUEUE_SIZE").then(|| value.to_owned());
+        assert_eq!(queue_size(|_| None), MAX_QUEUE);
+        assert_eq!(queue_size(set("256")), 256);
+        assert_eq!(queue_size(set(" 4096 ")), 4096);
+        assert_eq!(queue_size(set("0")), MAX_QUEUE);
+        assert_eq!(queue_size(set("lots")), MAX_QUEUE);
+    }
 
     #[test]
     fn only_an_http_endpoint_skips_the_tls_roots_and_the_traces_variable_decides_first() {

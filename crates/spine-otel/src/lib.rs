@@ -12,8 +12,8 @@
 //!   `telemetry.otlp`), which protocol, whether message content may be recorded.
 //! - [`exporter`]: the [`Exporter`] — a tracer provider with a batch span processor and the
 //!   OTLP exporter — and its bounded flush.
-//! - [`run`]: [`RunSpans`], a trace sink and run observer for one run, which hands the run's
-//!   entries to the span builder at each model request and when the run ends.
+//! - [`run`]: [`RunSpans`], a trace sink and run observer for one run, whose entries the span
+//!   builder takes while the run goes on and when it ends.
 //! - `builder`: the exporter's thread that builds the spans, off the runs' threads.
 //! - [`spans`]: the mapping from trace entries to spans and attributes, step by step.
 //! - [`traceparent`]: W3C `traceparent` values, which link a worker's run to its submitter.
@@ -30,6 +30,6 @@ pub mod spans;
 pub mod traceparent;
 
 pub use config::{ContentCapture, ExportConfig, OtlpSettings, Protocol};
-pub use exporter::{Exporter, OtelError};
+pub use exporter::{Exporter, Finishing, Flushed, OtelError};
 pub use run::{RunInfo, RunSpans};
 pub use traceparent::TraceParent;

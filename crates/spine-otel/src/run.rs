@@ -1,15 +1,17 @@
 //! [`RunSpans`]: collects one run's trace entries (as a [`TraceSink`]) and the little the
 //! entries do not hold (the session id, and message content when it may be recorded, as a
-//! [`RunObserver`]), and hands them to the exporter's span builder at each model request, so
-//! that the spans of a run are built and sent while it goes on; [`RunSpans::finish`] hands over
-//! the rest.
+//! [`RunObserver`]) for the exporter's span builder, which takes them while the run goes on —
+//! once [`HANDOVER_ENTRIES`] are waiting, and at least every 100 ms —
+//! so that the spans of a run are built and sent as its steps complete; [`RunSpans::finish`]
+//! hands over the rest.
 //!
 //! An entry is written when its step ends: a tool call's span starts at its first hook and ends
 //! with its decision record, which comes last, so the builder holds a call's steps until then
-//! (see [`crate::spans::Emitter`]). Recording costs one lock and a copy of the entry; a
-//! hand-over, moving the batch into a channel.
+//! (see [`crate::spans::Emitter`]). Recording costs one lock and a shared pointer to the entry
+//! (the trace keeps it anyway); the run wakes the builder once per [`HANDOVER_ENTRIES`]
+//! entries, not per step.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -34,12 +36,36 @@ pub struct RunInfo {
     pub attributes: Vec<(String, String)>,
 }
 
+/// The entries a run collects before it wakes the span builder to take them.
+pub const HANDOVER_ENTRIES: usize = 64;
+
 /// One run's spans in the making.
 pub struct RunSpans {
     jobs: Jobs,
     id: u64,
     content: ContentCapture,
-    state: Mutex<Collected>,
+    state: Arc<Collector>,
+}
+
+/// What a run has collected and not handed over yet, shared with the span builder (which takes
+/// it with [`Collector::take`]).
+#[derive(Debug, Default)]
+pub(crate) struct Collector(Mutex<Collected>);
+
+impl Collector {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Collected> {
+        match self.0.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// What was collected since the last call.
+    pub(crate) fn take(&self) -> Segment {
+        let mut state = self.lock();
+        state.woken = false;
+        std::mem::take(&mut state.segment)
+    }
 }
 
 impl std::fmt::Debug for RunSpans {
@@ -55,6 +81,8 @@ struct Collected {
     segment: Segment,
     /// Whether the base time was set (it goes with the first segment only).
     based: bool,
+    /// Whether the builder was woken to take the segment and has not taken it yet.
+    woken: bool,
     /// Content only: the conversation so far (as JSON), for each request's input.
     conversation: Vec<Value>,
     /// Content only: whether the first user message (the prompt) was seen.
@@ -65,15 +93,13 @@ struct Collected {
 
 impl RunSpans {
     pub(crate) fn new(jobs: Jobs, id: u64, content: ContentCapture, info: RunInfo) -> Self {
-        jobs.start(id, info);
-        RunSpans { jobs, id, content, state: Mutex::new(Collected::default()) }
+        let state = Arc::new(Collector::default());
+        jobs.start(id, info, Arc::clone(&state));
+        RunSpans { jobs, id, content, state }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, Collected> {
-        match self.state.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        self.state.lock()
     }
 
     /// Hands the rest of the run to the span builder, which ends the run's span. Only the first
@@ -84,30 +110,28 @@ impl RunSpans {
             return;
         }
         state.finished = true;
-        let segment = std::mem::take(&mut state.segment);
         drop(state);
-        self.jobs.end(self.id, segment);
-    }
-
-    /// Hands what was recorded since the last hand-over to the span builder.
-    fn hand_over(&self, state: &mut Collected) {
-        if state.finished || state.segment.entries.is_empty() {
-            return;
-        }
-        let segment = std::mem::take(&mut state.segment);
-        self.jobs.segment(self.id, segment);
+        self.jobs.end(self.id);
     }
 }
 
 impl TraceSink for RunSpans {
-    fn record(&self, entry: &TraceEntry) {
+    fn record(&self, entry: &Arc<TraceEntry>) {
         let mut state = self.state();
+        if state.finished {
+            return;
+        }
         if !state.based {
             let now = SystemTime::now();
             state.based = true;
             state.segment.base = Some(now.checked_sub(Duration::from_micros(entry.t_us)).unwrap_or(now));
         }
-        state.segment.entries.push(entry.clone());
+        state.segment.entries.push(Arc::clone(entry));
+        if state.segment.entries.len() >= HANDOVER_ENTRIES && !state.woken {
+            state.woken = true;
+            drop(state);
+            self.jobs.ready(self.id);
+        }
     }
 }
 
@@ -121,8 +145,6 @@ impl RunObserver for RunSpans {
             }
             RunEvent::ModelRequest { turn } => {
                 let mut state = self.state();
-                // The previous turn's steps are complete: their spans can be built.
-                self.hand_over(&mut state);
                 state.turn = *turn;
                 if self.content == ContentCapture::Record {
                     let input = Value::Array(state.conversation.clone()).to_string();

@@ -17,10 +17,11 @@
 //! [`ContentCapture::Record`]. Nothing here reads the environment: no key can reach a span.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt as _, Tracer as _};
-use opentelemetry::{Array, Context, KeyValue, StringValue, Value as OtelValue};
+use opentelemetry::{Array, Context, Key, KeyValue, StringValue, Value as OtelValue};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
 use serde_json::{Map, Value};
 use spine_protocol::run::Usage;
@@ -69,8 +70,8 @@ impl Content {
 pub struct Segment {
     /// The wall-clock time of the trace's `t_us = 0`, once known.
     pub base: Option<SystemTime>,
-    /// The new entries, in order.
-    pub entries: Vec<TraceEntry>,
+    /// The new entries, in order (shared with the run's trace).
+    pub entries: Vec<Arc<TraceEntry>>,
     /// The session id (`gen_ai.conversation.id`), once known.
     pub session_id: Option<String>,
     /// The model, as its client names it, once known.
@@ -94,9 +95,10 @@ pub struct Emitter {
     run: Option<RunSpan>,
     /// Entries of steps not complete yet (tool steps before their decision, attempts before
     /// their request's record).
-    pending: Vec<TraceEntry>,
+    pending: Vec<Arc<TraceEntry>>,
     totals: Option<(Usage, Option<f64>)>,
     end_us: u64,
+    field_keys: FieldKeys,
 }
 
 /// The run's open span and what its children need.
@@ -123,6 +125,7 @@ impl Emitter {
             pending: Vec::new(),
             totals: None,
             end_us: 0,
+            field_keys: FieldKeys::new("spine.stage"),
         }
     }
 
@@ -231,16 +234,16 @@ impl Emitter {
                 _ => None,
             })
             .collect();
-        let mut attempts: HashMap<u32, Vec<(ModelAttemptTrace, u64)>> = HashMap::new();
+        let mut attempts: HashMap<u32, Vec<(&ModelAttemptTrace, u64)>> = HashMap::new();
         let mut kept = Vec::new();
-        for entry in pending {
+        for entry in &pending {
             self.end_us = self.end_us.max(entry.t_us);
-            match entry.record {
+            match &entry.record {
                 TraceRecord::ModelAttempt(attempt) if requested.contains(&attempt.turn) => {
                     attempts.entry(attempt.turn).or_default().push((attempt, entry.t_us));
                 }
                 // An attempt whose request has no record yet waits for it.
-                record => kept.push(TraceEntry { record, ..entry }),
+                _ => kept.push(entry),
             }
         }
         for entry in kept {
@@ -252,7 +255,7 @@ impl Emitter {
                 _ => false,
             };
             if waits && !last {
-                self.pending.push(entry);
+                self.pending.push(Arc::clone(entry));
                 continue;
             }
             let t_us = entry.t_us;
@@ -264,7 +267,7 @@ impl Emitter {
                         .span_builder(stage.hook.as_str())
                         .with_kind(SpanKind::Internal)
                         .with_start_time(self.at(t_us.saturating_sub(stage.duration_us)))
-                        .with_attributes(stage_attributes(stage, self.capture))
+                        .with_attributes(stage_attributes(stage, &mut self.field_keys, self.capture))
                         .start_with_context(&self.tracer, parent_of(stage.tool_use_id.as_ref()));
                     span.end_with_timestamp(self.at(t_us));
                     ended();
@@ -456,7 +459,7 @@ fn chat_span(
     common: &Common<'_>,
     content: &mut Content,
     request: &ModelTrace,
-    attempts: &[(ModelAttemptTrace, u64)],
+    attempts: &[(&ModelAttemptTrace, u64)],
     at: &dyn Fn(u64) -> SystemTime,
     t_us: u64,
 ) {
@@ -534,16 +537,14 @@ fn usage_attributes(usage: &Usage) -> Vec<KeyValue> {
     ]
 }
 
-/// A stage's attributes: its name, duration, tool call, and its fields as `spine.stage.*`.
-fn stage_attributes(stage: &StageTrace, content: ContentCapture) -> Vec<KeyValue> {
-    let mut attributes = vec![
-        KeyValue::new("spine.stage.name", stage.hook.as_str()),
-        KeyValue::new("spine.stage.duration_us", saturating_i64(stage.duration_us)),
-    ];
+/// A stage's attributes: its tool call and its fields as `spine.stage.*` (its name and
+/// duration are the span's).
+fn stage_attributes(stage: &StageTrace, keys: &mut FieldKeys, content: ContentCapture) -> Vec<KeyValue> {
+    let mut attributes = Vec::with_capacity(stage.fields.len() + 1);
     if let Some(id) = &stage.tool_use_id {
         attributes.push(KeyValue::new("gen_ai.tool.call.id", id.clone()));
     }
-    attributes.extend(field_attributes("spine.stage", &stage.fields, content));
+    field_attributes(keys, &stage.fields, content, &mut attributes);
     attributes
 }
 
@@ -578,14 +579,46 @@ pub fn split_source(source: &str) -> Option<(&str, &str)> {
     (path.starts_with("hooks") && !file.is_empty()).then_some((file, path))
 }
 
-/// JSON fields as attributes under `prefix`: scalars as themselves, string lists as string
-/// arrays, anything else as JSON text; nulls are left out, content fields unless recorded.
-fn field_attributes(prefix: &str, fields: &Map<String, Value>, content: ContentCapture) -> Vec<KeyValue> {
-    fields
-        .iter()
-        .filter(|(key, _)| content == ContentCapture::Record || !CONTENT_FIELDS.contains(&key.as_str()))
-        .filter_map(|(key, value)| Some(KeyValue::new(format!("{prefix}.{key}"), json_attribute(value)?)))
-        .collect()
+/// The attribute keys of JSON fields under a prefix (`spine.stage.<field>`), each made once
+/// and then shared: a run repeats the same few fields in every stage.
+struct FieldKeys {
+    prefix: &'static str,
+    keys: HashMap<String, Key>,
+}
+
+impl FieldKeys {
+    /// Keys under `prefix` (without the dot).
+    fn new(prefix: &'static str) -> FieldKeys {
+        FieldKeys { prefix, keys: HashMap::new() }
+    }
+
+    fn key(&mut self, field: &str) -> Key {
+        if let Some(key) = self.keys.get(field) {
+            return key.clone();
+        }
+        let key = Key::from(Arc::<str>::from(format!("{}.{field}", self.prefix)));
+        self.keys.insert(field.to_owned(), key.clone());
+        key
+    }
+}
+
+/// JSON fields as attributes (pushed onto `out`) under the keys' prefix: scalars as themselves,
+/// string lists as string arrays, anything else as JSON text; nulls are left out, content
+/// fields unless recorded.
+fn field_attributes(
+    keys: &mut FieldKeys,
+    fields: &Map<String, Value>,
+    content: ContentCapture,
+    out: &mut Vec<KeyValue>,
+) {
+    for (field, value) in fields {
+        if content == ContentCapture::Omit && CONTENT_FIELDS.contains(&field.as_str()) {
+            continue;
+        }
+        if let Some(value) = json_attribute(value) {
+            out.push(KeyValue::new(keys.key(field), value));
+        }
+    }
 }
 
 /// A JSON value as an attribute value (`None` for null).
@@ -625,7 +658,7 @@ fn wire<T: serde::Serialize>(value: &T) -> String {
 }
 
 /// The model of the first model request, when the run did not say.
-fn model_of(entries: &[TraceEntry]) -> Option<String> {
+fn model_of(entries: &[Arc<TraceEntry>]) -> Option<String> {
     entries.iter().find_map(|e| match &e.record {
         TraceRecord::Model(m) => Some(m.model.clone()),
         _ => None,
@@ -670,15 +703,22 @@ mod tests {
             "content": "secret output", "metadata": {"result": 42}
         }))
         .expect("object");
-        let omitted = field_attributes("p", &fields, ContentCapture::Omit);
-        let keys: Vec<String> = omitted.iter().map(|kv| kv.key.to_string()).collect();
-        assert_eq!(keys, ["p.ok", "p.count", "p.ratio", "p.names", "p.nested"]);
+        let mut keys = FieldKeys::new("p");
+        let mut omitted = Vec::new();
+        field_attributes(&mut keys, &fields, ContentCapture::Omit, &mut omitted);
+        let names: Vec<String> = omitted.iter().map(|kv| kv.key.to_string()).collect();
+        assert_eq!(names, ["p.ok", "p.count", "p.ratio", "p.names", "p.nested"]);
         assert_eq!(omitted[0].value, OtelValue::Bool(true));
         assert_eq!(omitted[1].value, OtelValue::I64(3));
         assert_eq!(omitted[4].value, OtelValue::String("{\"x\":1}".into()));
-        let recorded = field_attributes("p", &fields, ContentCapture::Record);
+        let mut recorded = Vec::new();
+        field_attributes(&mut keys, &fields, ContentCapture::Record, &mut recorded);
         assert!(recorded.iter().any(|kv| kv.key.as_str() == "p.content"));
         assert!(recorded.iter().any(|kv| kv.key.as_str() == "p.metadata"));
+        // A key made once is shared by every later stage that has the field.
+        let again: Vec<String> = recorded.iter().map(|kv| kv.key.to_string()).take(2).collect();
+        assert_eq!(again, ["p.ok", "p.count"]);
+        assert_eq!(keys.keys.len(), 7, "one key per field, not per use");
     }
 
     #[test]

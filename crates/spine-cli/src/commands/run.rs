@@ -129,8 +129,10 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         let hook_events = if args.include_hook_events { HookEvents::Include } else { HookEvents::Omit };
         observers.push(Arc::new(StreamJsonObserver::new(init, hook_events)));
     }
-    // OpenTelemetry export, when on: spans are sent when `_telemetry` drops, after the output.
-    let _telemetry = crate::telemetry::install(&settings, &mut trace_sink, &mut observers, args.quiet);
+    // OpenTelemetry export, when on: the last spans are sent as soon as the run ends, while the
+    // run's processes are stopped and the output is written; `telemetry` waits for them when
+    // it drops, after the output.
+    let mut telemetry = crate::telemetry::install(&settings, &mut trace_sink, &mut observers, args.quiet);
     let transcript = if args.no_session_persistence {
         Transcript::discard(&transcript_file)
     } else {
@@ -196,6 +198,9 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
                 .reports(reports),
         )
         .await;
+    if let Some(telemetry) = &mut telemetry {
+        telemetry.ended();
+    }
     if let Some(status) = &status {
         status.finish();
     }

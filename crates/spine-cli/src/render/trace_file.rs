@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io::{LineWriter, Write};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use spine_core::trace::TraceSink;
 use spine_protocol::trace::TraceEntry;
@@ -22,7 +22,7 @@ impl TraceFile {
 }
 
 impl TraceSink for TraceFile {
-    fn record(&self, entry: &TraceEntry) {
+    fn record(&self, entry: &Arc<TraceEntry>) {
         if let (Ok(mut w), Ok(line)) = (self.0.lock(), serde_json::to_string(entry)) {
             let _ = writeln!(w, "{line}");
         }
