@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Cost of OpenTelemetry export: wall time of a scripted `spine run` session of 20 tool calls
-# (20 calculator calls, one per model request, then an answer: 21 requests, ~200 spans) with
+# (20 calculator calls, one per model request, then an answer: 21 requests, 146 spans) with
 # export on (OTLP/HTTP to a local receiver that answers 200 to every POST /v1/traces) against
-# off. On and off runs alternate; prints the medians and means and their ratios on/off
-# (target <= 1.05).
+# off, and on with the sampler off. The variants alternate; prints medians, means and their
+# ratios to off, wall and CPU (target: wall <= 1.05).
 #   RUNS=50 bench/otel.sh          (default 30 runs each; PROFILE=debug for the debug build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,37 +69,37 @@ json.dump({"turns": turns}, open(sys.argv[1], "w"))
 PY
 mkdir -p "$work/project" "$work/home"
 
-one() { # on|off ; prints the run's wall time in ns
-  local start end
-  start=$(date +%s%N)
-  if [ "$1" = on ]; then
-    (cd "$work/project" && HOME="$work/home" SPINE_HOME="$work/home" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" \
-      "$bin" run -p go --model "scripted:$work/script.json" >/dev/null 2>&1)
-  else
-    (cd "$work/project" && HOME="$work/home" SPINE_HOME="$work/home" env -u OTEL_EXPORTER_OTLP_ENDPOINT \
-      -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "$bin" run -p go --model "scripted:$work/script.json" >/dev/null 2>&1)
-  fi
-  end=$(date +%s%N)
-  echo $((end - start))
-}
-one on >/dev/null; one off >/dev/null # warm caches
+# The runs: one Python loop starts each run with subprocess (no shell in between), alternating
+# off, on, and on with the sampler off (entries collected and spans built, none recorded or
+# sent: the cost of the exporter itself); wall time around each run, CPU time from the
+# children's rusage. Two warm-up rounds are not counted.
 : >"$work/sink.log"
-: >"$work/on"; : >"$work/off"
-for ((i = 0; i < n; i++)); do
-  one on >>"$work/on"
-  one off >>"$work/off"
-done
-requests=$(wc -l <"$work/sink.log")
-bytes=$(awk '{s += $1} END {print s + 0}' "$work/sink.log")
-# Medians and means (the machine may be shared: the median resists other load).
-/usr/bin/python3 - "$work/on" "$work/off" "$profile" "$n" "$requests" "$bytes" <<'PY'
-import statistics, sys
-on = [int(l) / 1e6 for l in open(sys.argv[1])]
-off = [int(l) / 1e6 for l in open(sys.argv[2])]
-profile, n, requests, total = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-m_on, m_off = statistics.median(on), statistics.median(off)
-print(f"spine run, 20 tool calls ({profile}, {n} runs each): export off median {m_off:.2f} ms "
-      f"(mean {statistics.mean(off):.2f}), export on median {m_on:.2f} ms (mean {statistics.mean(on):.2f}), "
-      f"ratio of medians {m_on / m_off:.3f}, of means {statistics.mean(on) / statistics.mean(off):.3f} "
-      f"({requests} export requests, {total // n} bytes per run)")
+/usr/bin/python3 - "$bin" "$work" "$port" "$n" "$profile" <<'PY'
+import os, resource, statistics, subprocess, sys, time
+binary, work, port, n, profile = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+base = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+base.update(HOME=f"{work}/home", SPINE_HOME=f"{work}/home")
+on = dict(base, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}")
+variants = {"off": base, "on": on, "on, sampler off": dict(on, OTEL_TRACES_SAMPLER="always_off")}
+wall = {k: [] for k in variants}
+cpu = {k: [] for k in variants}
+for i in range(n + 2):
+    for name, env in variants.items():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([binary, "run", "-p", "go", "--model", f"scripted:{work}/script.json"], cwd=f"{work}/project",
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        elapsed = (time.perf_counter() - start) * 1000
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if i >= 2:
+            wall[name].append(elapsed)
+            cpu[name].append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+sizes = [int(line) for line in open(f"{work}/sink.log")]
+m_off, c_off = statistics.median(wall["off"]), statistics.median(cpu["off"])
+print(f"spine run, 20 tool calls ({profile}, {n} runs of each, alternating):")
+for name in variants:
+    m, c = statistics.median(wall[name]), statistics.median(cpu[name])
+    print(f"  export {name:16} wall median {m:6.2f} ms (mean {statistics.mean(wall[name]):6.2f})  "
+          f"ratio {m / m_off:.3f}   CPU median {c:6.2f} ms  ratio {c / c_off:.3f}")
+print(f"  {len(sizes)} export requests, {sum(sizes) // (n + 2)} bytes of OTLP protobuf per run exported")
 PY
