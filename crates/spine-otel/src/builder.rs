@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
@@ -111,12 +111,17 @@ struct Builder {
 }
 
 impl Builder {
+    /// Handles jobs until [`Job::Finish`] (or until every handle is gone). Every open run is
+    /// pulled when [`PULL_EVERY`] has passed since the last pull, however busy the channel is
+    /// with other runs' jobs.
     fn serve(mut self, jobs: Receiver<Job>) {
+        let mut last_pull = Instant::now();
         loop {
             let job = if self.runs.is_empty() {
+                last_pull = Instant::now();
                 jobs.recv().map_err(|_| RecvTimeoutError::Disconnected)
             } else {
-                jobs.recv_timeout(PULL_EVERY)
+                jobs.recv_timeout(PULL_EVERY.saturating_sub(last_pull.elapsed()))
             };
             match job {
                 Ok(job) => {
@@ -125,13 +130,15 @@ impl Builder {
                         return;
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {
-                    let open: Vec<u64> = self.runs.keys().copied().collect();
-                    for run in open {
-                        self.handle(Job::Ready { run });
-                    }
-                }
+                Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return,
+            }
+            if last_pull.elapsed() >= PULL_EVERY {
+                last_pull = Instant::now();
+                let open: Vec<u64> = self.runs.keys().copied().collect();
+                for run in open {
+                    self.handle(Job::Ready { run });
+                }
             }
         }
     }
@@ -177,5 +184,82 @@ impl Builder {
         };
         let _ = reply.send(flushed);
         let _ = self.provider.shutdown_with_timeout(bound);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    use opentelemetry::Context;
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
+    use spine_core::trace::TraceSink as _;
+    use spine_protocol::trace::{StageName, StageTrace, TraceEntry, TraceRecord};
+
+    use super::*;
+    use crate::run::RunSpans;
+
+    /// Keeps the names of the spans that ended.
+    #[derive(Debug, Default)]
+    struct Names(Arc<Mutex<Vec<String>>>);
+
+    impl SpanProcessor for Names {
+        fn on_start(&self, _span: &mut Span, _cx: &Context) {}
+        fn on_end(&self, span: SpanData) {
+            if let Ok(mut names) = self.0.lock() {
+                names.push(span.name.to_string());
+            }
+        }
+        fn force_flush(&self) -> OTelSdkResult {
+            Ok(())
+        }
+        fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+            Ok(())
+        }
+    }
+
+    fn stage(seq: u64, hook: StageName) -> Arc<TraceEntry> {
+        let record =
+            TraceRecord::Stage(StageTrace { hook, tool_use_id: None, duration_us: 5, fields: Default::default() });
+        Arc::new(TraceEntry { seq, t_us: 10 + seq, record, subagent: None })
+    }
+
+    #[test]
+    fn a_quiet_runs_steps_are_pulled_within_the_pull_interval_while_other_runs_keep_the_builder_busy() {
+        let names = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&names);
+        let setup = move || {
+            let provider = SdkTracerProvider::builder().with_span_processor(Names(recorded)).build();
+            (provider.tracer("test"), provider)
+        };
+        let jobs = Jobs::spawn(setup, ContentCapture::Omit, 512).expect("builder thread");
+        let quiet = RunSpans::new(jobs.clone(), 1, ContentCapture::Omit, RunInfo::default());
+        let busy = RunSpans::new(jobs.clone(), 2, ContentCapture::Omit, RunInfo::default());
+        // One finished step: far fewer entries than wake the builder.
+        quiet.record(&stage(0, StageName::PrepareTurn));
+        let seen = |name: &str| names.lock().map(|n| n.iter().any(|s| s == name)).unwrap_or(false);
+        let started = Instant::now();
+        // The busy run wakes the builder every 5 ms, so its channel never stays quiet for the
+        // whole interval.
+        let mut seq = 0;
+        while !seen("prepare_turn") && started.elapsed() < PULL_EVERY * 20 {
+            seq += 1;
+            busy.record(&stage(seq, StageName::CompactContext));
+            jobs.ready(2);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            seen("prepare_turn"),
+            "the quiet run's step was never pulled while the other run kept waking the builder"
+        );
+        assert!(!seen("invoke_agent"), "the quiet run is still open: its own span has not ended");
+        quiet.finish();
+        busy.finish();
+        assert_eq!(jobs.finish(Duration::from_secs(5)).recv_timeout(Duration::from_secs(5)), Ok(Flushed::Done));
+        let names = names.lock().map(|n| n.clone()).unwrap_or_default();
+        assert_eq!(names.iter().filter(|n| *n == "invoke_agent").count(), 2, "both runs ended: {names:?}");
     }
 }
