@@ -4,7 +4,7 @@
 # export on (OTLP/HTTP to a local receiver that answers 200 to every POST /v1/traces) against
 # off, and on with the sampler off. The variants alternate; prints medians, means and their
 # ratios to off, wall and CPU (target: wall <= 1.05).
-#   RUNS=50 bench/otel.sh          (default 30 runs each; PROFILE=debug for the debug build)
+#   RUNS=500 bench/otel.sh         (default 300 runs of each variant, about 20 s; PROFILE=debug for the debug build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-release}
@@ -12,7 +12,7 @@ if [ "$profile" = release ]; then cargo build --release -q -p spine-cli; else ca
 target=$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys;print(json.load(sys.stdin)["target_directory"])')
 bin="$target/$profile/spine"
 work=$(mktemp -d)
-n=${RUNS:-30}
+n=${RUNS:-300}
 
 # The receiver: counts requests and bytes, answers 200 with an empty protobuf body. It reads
 # HTTP/1.1 off the socket itself (keep-alive, content-length bodies), as lean as a collector's
