@@ -20,16 +20,12 @@ fn bash_script(s: &Sandbox, name: &str, command: &str) -> PathBuf {
 
 /// A tmux session running `spine -p go` with `script`, its JSON result written to `out`.
 fn spine_in_tmux(s: &Sandbox, script: &Path, out: &Path) -> Tmux {
-    let spine = assert_cmd::cargo::cargo_bin("spine");
-    let command = format!(
-        "env SPINE_HOME={} HOME={} {} -p go --model scripted:{} --output-format json --include-messages > {}; echo EXIT=$?; sleep 60",
-        shell_quote(&s.home().to_string_lossy()),
-        shell_quote(&s.dir.path().to_string_lossy()),
-        shell_quote(&spine.to_string_lossy()),
+    let args = format!(
+        "-p go --model scripted:{} --output-format json --include-messages > {}",
         shell_quote(&script.to_string_lossy()),
         shell_quote(&out.to_string_lossy()),
     );
-    Tmux::start(&s.project(), &command)
+    Tmux::start(&s.project(), &terminal_command(s, "", &args))
 }
 
 fn answer(tmux: &Tmux, keys: &str) {

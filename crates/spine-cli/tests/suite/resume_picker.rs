@@ -23,15 +23,12 @@ fn resume_without_an_id_on_a_terminal_offers_the_projects_sessions_newest_first(
     let older = session(&s, "first question");
     let newer = session(&s, "second question");
     let script = s.script(json!([{"text": "picked up"}]));
-    let spine = assert_cmd::cargo::cargo_bin("spine");
-    let command = format!(
-        "env SPINE_HOME={} HOME={} {} -p again --resume --model scripted:{} --output-format json > {}; echo EXIT=$?; sleep 60",
-        shell_quote(&s.home().to_string_lossy()),
-        shell_quote(&s.dir.path().to_string_lossy()),
-        shell_quote(&spine.to_string_lossy()),
+    let args = format!(
+        "-p again --resume --model scripted:{} --output-format json > {}",
         shell_quote(&script.to_string_lossy()),
         shell_quote(&s.dir.path().join("out.json").to_string_lossy()),
     );
+    let command = terminal_command(&s, "", &args);
     let tmux = Tmux::start(&s.project(), &command);
     let screen = tmux.wait_for("Resume which session? [1-2]");
     let first = screen.find("second question").expect("the newer session is listed");

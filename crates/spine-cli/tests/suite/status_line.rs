@@ -9,14 +9,11 @@ use serde_json::json;
 use crate::support::*;
 
 fn command(s: &Sandbox, script: &Path, extra: &str) -> String {
-    let spine = assert_cmd::cargo::cargo_bin("spine");
-    format!(
-        "env SPINE_HOME={} HOME={} {} -p go --model scripted:{} --allowedTools 'Bash(sleep *)' {extra}; echo EXIT=$?; sleep 60",
-        shell_quote(&s.home().to_string_lossy()),
-        shell_quote(&s.dir.path().to_string_lossy()),
-        shell_quote(&spine.to_string_lossy()),
-        shell_quote(&script.to_string_lossy()),
-    )
+    let args = format!(
+        "-p go --model scripted:{} --allowedTools 'Bash(sleep *)' {extra}",
+        shell_quote(&script.to_string_lossy())
+    );
+    terminal_command(s, "", &args)
 }
 
 fn sleeping_script(s: &Sandbox) -> std::path::PathBuf {

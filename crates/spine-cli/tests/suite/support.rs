@@ -309,18 +309,28 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// The shell command a tmux terminal runs for `spine ARGS` (ARGS already shell-quoted): `env`
+/// with `env_args` (such as ` -u NAME` or ` NAME=value`, quoted), the sandbox's `SPINE_HOME`
+/// and `HOME`; `EXIT=<status>` shows when it ends, and the screen stays up for a minute.
+pub fn terminal_command(s: &Sandbox, env_args: &str, args: &str) -> String {
+    let spine = assert_cmd::cargo::cargo_bin("spine");
+    format!(
+        "env{env_args} SPINE_HOME={} HOME={} {} {args}; echo EXIT=$?; sleep 60",
+        shell_quote(&s.home().to_string_lossy()),
+        shell_quote(&s.dir.path().to_string_lossy()),
+        shell_quote(&spine.to_string_lossy()),
+    )
+}
+
 /// A tmux terminal running an interactive session, `spine --model scripted:SCRIPT ARGS`, with
 /// the sandbox's environment, no provider key, and `env` set; `EXIT=<status>` shows when it
 /// ends. Returns once the session's banner is on screen.
 pub fn chat_session(s: &Sandbox, script: &Path, env: &[(&str, &str)], args: &str) -> Tmux {
-    let spine = assert_cmd::cargo::cargo_bin("spine");
     let extra: String = env.iter().map(|(k, v)| format!(" {k}={}", shell_quote(v))).collect();
-    let command = format!(
-        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY{extra} SPINE_HOME={} HOME={} {} --model scripted:{} {args}; echo EXIT=$?; sleep 60",
-        shell_quote(&s.home().to_string_lossy()),
-        shell_quote(&s.dir.path().to_string_lossy()),
-        shell_quote(&spine.to_string_lossy()),
-        shell_quote(&script.to_string_lossy()),
+    let command = terminal_command(
+        s,
+        &format!(" -u OPENAI_API_KEY -u ANTHROPIC_API_KEY{extra}"),
+        &format!("--model scripted:{} {args}", shell_quote(&script.to_string_lossy())),
     );
     let tmux = Tmux::start(&s.project(), &command);
     tmux.wait_for("/help lists the commands");
