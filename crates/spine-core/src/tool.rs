@@ -43,6 +43,14 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// The argument holding a command line this tool has a shell run (`command`), or writes to
+    /// a running program's input (`write_stdin`'s `text`). Such a tool is `Bash` to hooks
+    /// ([`crate::hooks::tool_view`]), so a guard on `Bash` sees every command the model runs.
+    /// Every tool that starts a program must declare it.
+    fn command_argument(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Normalises arguments before hooks see them. By default the path argument is made
     /// absolute and lexically normal, so hooks see exactly the path that will be touched.
     fn normalize(&self, args: &mut Map<String, Value>, cwd: &Path) {

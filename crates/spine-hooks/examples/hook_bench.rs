@@ -74,6 +74,7 @@ fn input() -> PreToolUseInput {
     // About 1 KB on the wire, like a typical Bash call.
     PreToolUseInput {
         tool_name: "Bash".into(),
+        spine_tool_name: None,
         tool_input: json!({"command": format!("echo {}", "x".repeat(700)), "description": "bench"}),
         tool_use_id: "toolu_bench".into(),
     }

@@ -101,7 +101,7 @@ pub fn check(config: &HookConfig, project_dir: &Path) -> Vec<Finding> {
             match &h.handler {
                 Handler::Command { program, .. } => {
                     let field = match program {
-                        Program::Shell(_) => "command",
+                        Program::Shell { .. } => "command",
                         Program::Exec { .. } => "args",
                     };
                     for (severity, message) in check_program(program, project_dir) {
@@ -129,7 +129,7 @@ pub fn check(config: &HookConfig, project_dir: &Path) -> Vec<Finding> {
 
 fn check_program(program: &Program, project_dir: &Path) -> Vec<(Severity, String)> {
     let words: Vec<String> = match program {
-        Program::Shell(line) => match first_command_words(line) {
+        Program::Shell { line, .. } => match first_command_words(line) {
             Some(words) => words,
             None => return Vec::new(),
         },
@@ -301,13 +301,13 @@ mod tests {
     #[test]
     fn missing_programs_and_scripts_are_errors() {
         let dir = std::env::temp_dir();
-        let errs = check_program(&Program::Shell("definitely-not-a-program-xyz --flag".into()), &dir);
+        let errs = check_program(&Program::shell("definitely-not-a-program-xyz --flag"), &dir);
         assert_eq!(errs.len(), 1);
         assert!(errs[0].1.contains("not found"));
-        let errs = check_program(&Program::Shell("sh no-such-script-xyz.sh".into()), &dir);
+        let errs = check_program(&Program::shell("sh no-such-script-xyz.sh"), &dir);
         assert!(errs.iter().any(|(s, m)| *s == Severity::Error && m.contains("script")), "{errs:?}");
-        assert!(check_program(&Program::Shell("sh -c 'exit 0'".into()), &dir).is_empty());
-        assert!(check_program(&Program::Shell("echo hi; exit 2".into()), &dir).is_empty());
-        assert!(check_program(&Program::Shell("$HOOK_BIN run".into()), &dir).is_empty());
+        assert!(check_program(&Program::shell("sh -c 'exit 0'"), &dir).is_empty());
+        assert!(check_program(&Program::shell("echo hi; exit 2"), &dir).is_empty());
+        assert!(check_program(&Program::shell("$HOOK_BIN run"), &dir).is_empty());
     }
 }

@@ -1,8 +1,8 @@
 //! Command hooks: one process per event.
 //!
 //! Contract of [`CommandHook`] (docs/hooks.md, "Answers of command hooks"):
-//! - `sh -c COMMAND` (or the exec form), in its own process group, cwd = the run's working
-//!   directory, environment per [`crate::env`].
+//! - `bash -c COMMAND` (the shell per [`crate::shell`]) or the exec form, in its own process
+//!   group, cwd = the run's working directory, environment per [`crate::env`].
 //! - stdin gets the event JSON and is then closed; a hook that never reads it is fine (EPIPE
 //!   means "did not read its input", not a failure).
 //! - stdout and stderr are read concurrently and capped: the first [`STDOUT_CAP`] characters
@@ -11,7 +11,9 @@
 //! - The time limit kills the whole group: [`HookError::timeout`]. A canceled run kills it too.
 //! - A program that cannot start is a launch error ([`HookError::launch`]), distinct from any
 //!   decision: a program or script path that does not exist ([`crate::launch::missing_script`],
-//!   checked before spawning), or a spawn that fails. What the exit status and output mean is
+//!   checked before spawning), a command line or shell script that does not parse
+//!   ([`crate::syntax`], checked before the first firing and when the script changes), a shell
+//!   that is not installed, or a spawn that fails. What the exit status and output mean is
 //!   [`crate::wire::decide::from_exit`] (exit 2 is a block, whatever stderr says).
 
 use std::sync::Arc;
@@ -26,6 +28,7 @@ use crate::config::Program;
 use crate::env;
 use crate::launch;
 use crate::record::{HookMeta, Raw};
+use crate::syntax::SyntaxCheck;
 use crate::wire::decide::{self, Exit};
 use crate::wire::{WireEvent, input};
 
@@ -39,12 +42,13 @@ pub struct CommandHook {
     program: Program,
     timeout: Duration,
     meta: Arc<HookMeta>,
+    syntax: SyntaxCheck,
 }
 
 impl CommandHook {
     /// A hook running `program` with a time limit.
     pub fn new(program: Program, timeout: Duration, meta: Arc<HookMeta>) -> Self {
-        CommandHook { program, timeout, meta }
+        CommandHook { program, timeout, meta, syntax: SyntaxCheck::new() }
     }
 }
 
@@ -52,13 +56,23 @@ impl CommandHook {
 impl<E: WireEvent> Hook<E> for CommandHook {
     async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError> {
         let started = Instant::now();
-        if let Some(missing) = launch::missing_script(&self.program, &ctx.session) {
-            let result = Err(HookError::launch(missing));
-            self.meta.report::<E>(|| Raw::None, &result, started.elapsed());
-            return result;
-        }
+        let unrunnable = match launch::missing_script(&self.program, &ctx.session) {
+            Some(missing) => Some(missing),
+            None => self.syntax.error(&self.program, &ctx.session).await,
+        };
+        let command = match unrunnable {
+            Some(why) => Err(why),
+            None => env::command(&self.program, &ctx.session, E::NAME == HookEventName::SessionStart),
+        };
+        let command = match command {
+            Ok(command) => command,
+            Err(why) => {
+                let result = Err(HookError::launch(why));
+                self.meta.report::<E>(|| Raw::None, &result, started.elapsed());
+                return result;
+            }
+        };
         let payload = input::encode::<E>(ctx, input);
-        let command = env::command(&self.program, &ctx.session, E::NAME == HookEventName::SessionStart);
         let limits = Limits { timeout: self.timeout, stdout_cap: STDOUT_CAP, stderr_cap: STDERR_CAP };
         let options = RunOptions::new(limits).stdin(payload).cancel(&ctx.cancel);
         let finished = match spine_process::run(command, options).await {

@@ -1,7 +1,8 @@
 //! What a hook process sees: its command line, working directory and environment; and the
 //! `$VAR` interpolation of HTTP header values.
 //!
-//! - `command` runs as `/bin/sh -c COMMAND`; the exec form runs the program directly.
+//! - `command` runs under its resolved shell ([`crate::shell`]: `bash -c COMMAND` by default);
+//!   the exec form runs the program directly.
 //! - cwd = the run's working directory; environment = the parent's, plus `SPINE_PROJECT_DIR`
 //!   and `CLAUDE_PROJECT_DIR` (the project root), plus — for SessionStart, and for persistent
 //!   hooks, which may serve it — `CLAUDE_ENV_FILE` and `SPINE_ENV_FILE` (the run's env file).
@@ -14,15 +15,13 @@ use tokio::process::Command;
 
 use crate::config::Program;
 
-/// The shell of `command` hooks.
-pub const SHELL: &str = "/bin/sh";
-
-/// The process for a hook's program in a run.
-pub fn command(program: &Program, session: &SessionInfo, with_env_file: bool) -> Command {
+/// The process for a hook's program in a run; the reason when its shell is not installed.
+pub fn command(program: &Program, session: &SessionInfo, with_env_file: bool) -> Result<Command, String> {
     let mut cmd = match program {
-        Program::Shell(line) => {
-            let mut cmd = Command::new(SHELL);
-            cmd.arg("-c").arg(line);
+        Program::Shell { line, interpreter } => {
+            let (shell, flags) = interpreter.argv().map_err(str::to_owned)?;
+            let mut cmd = Command::new(shell);
+            cmd.args(flags).arg(line);
             cmd
         }
         Program::Exec { program, args } => {
@@ -37,7 +36,7 @@ pub fn command(program: &Program, session: &SessionInfo, with_env_file: bool) ->
     if with_env_file && let Some(file) = &session.env_file {
         cmd.env("CLAUDE_ENV_FILE", file).env("SPINE_ENV_FILE", file);
     }
-    cmd
+    Ok(cmd)
 }
 
 /// Replaces `$NAME` and `${NAME}` in `value`: allowed names by their value (empty when unset),

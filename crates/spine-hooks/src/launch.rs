@@ -37,31 +37,61 @@ const SHELL_SYNTAX: &[char] = &[';', '|', '&', '<', '>', '(', ')', '`', '$', '*'
 
 /// The first path the hook needs that does not exist, as a message naming it.
 pub fn missing_script(program: &Program, session: &SessionInfo) -> Option<String> {
+    let invocation = invocation(program, session)?;
+    if invocation.program.contains('/') && !exists(&invocation.program, &session.cwd) {
+        return Some(format!("program {} does not exist", invocation.program));
+    }
+    let script = invocation.script?;
+    let base = file_name(&invocation.program);
+    (!exists(&script, &session.cwd)).then(|| format!("{base} cannot open its script {script}: no such file"))
+}
+
+/// What a simple command line starts: its program and, for an interpreter, the script file it
+/// is given; `None` when the line cannot be judged (see the module contract).
+pub struct Invocation {
+    /// The program, as written after expansion (a path when it contains `/`).
+    pub program: String,
+    /// The interpreter's script argument, when it looks like a file.
+    pub script: Option<String>,
+}
+
+impl Invocation {
+    /// The program's file name (`python3`, `guard.sh`).
+    pub fn base(&self) -> String {
+        file_name(&self.program)
+    }
+}
+
+/// The program and script of a simple command.
+pub fn invocation(program: &Program, session: &SessionInfo) -> Option<Invocation> {
     let words = words(program, session)?;
     let mut words = words.into_iter().skip_while(|w| is_assignment(w)).peekable();
     let mut first = words.next()?;
     if file_name(&first) == "env" {
         first = words.by_ref().find(|w| !is_assignment(w) && !w.starts_with('-'))?;
     }
-    if first.contains('/') && !exists(&first, &session.cwd) {
-        return Some(format!("program {first} does not exist"));
-    }
     let base = file_name(&first);
     let interpreter = INTERPRETERS.iter().any(|i| base == *i || base.strip_prefix(i).is_some_and(is_version));
-    if !interpreter {
-        return None;
-    }
-    let script = words.take_while(|w| !INLINE.contains(&w.as_str())).find(|w| !w.starts_with('-'))?;
-    let looks_like_file = script.contains('/')
-        || Path::new(&script).extension().is_some_and(|e| SCRIPT_EXTENSIONS.iter().any(|x| e == *x));
-    (looks_like_file && !exists(&script, &session.cwd))
-        .then(|| format!("{base} cannot open its script {script}: no such file"))
+    let script = if interpreter {
+        words.take_while(|w| !INLINE.contains(&w.as_str())).find(|w| !w.starts_with('-')).filter(|script| {
+            script.contains('/')
+                || Path::new(script).extension().is_some_and(|e| SCRIPT_EXTENSIONS.iter().any(|x| e == *x))
+        })
+    } else {
+        None
+    };
+    Some(Invocation { program: first, script })
+}
+
+/// A path as the hook's process resolves it: relative paths from the working directory.
+pub fn resolve(path: &str, cwd: &Path) -> PathBuf {
+    cwd.join(path)
 }
 
 /// The command's words, expanded; `None` when they cannot be judged.
 fn words(program: &Program, session: &SessionInfo) -> Option<Vec<String>> {
     match program {
-        Program::Shell(line) => {
+        Program::Shell { line, .. } => {
             let words = shlex::split(line)?;
             words.iter().map(|w| expand(w, &session.project_dir)).collect()
         }
@@ -92,8 +122,7 @@ fn file_name(word: &str) -> String {
 }
 
 fn exists(path: &str, cwd: &Path) -> bool {
-    let full: PathBuf = cwd.join(path);
-    full.exists()
+    resolve(path, cwd).exists()
 }
 
 #[cfg(test)]
@@ -113,7 +142,7 @@ mod tests {
     }
 
     fn shell(line: &str, dir: &Path) -> Option<String> {
-        missing_script(&Program::Shell(line.into()), &session(dir))
+        missing_script(&Program::shell(line), &session(dir))
     }
 
     #[test]

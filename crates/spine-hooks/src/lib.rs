@@ -15,6 +15,8 @@
 //! - [`command`], [`http`], [`persistent`]: the three kinds of external hooks; [`env`](mod@env): what
 //!   their processes see.
 //! - [`launch`]: whether a hook's program or script exists, checked before spawning.
+//! - [`shell`]: the shell of `command` lines (bash by default); [`syntax`]: a line or shell
+//!   script that does not parse is a launch error, never the exit status 2 of a block.
 //! - [`build`]: configuration → registry groups.
 //! - [`check`]: `spine hooks check` (missing programs and scripts, header variables).
 //! - [`fire`]: `spine hooks test` (fire one event against the configured hooks, no model).
@@ -35,6 +37,8 @@ pub mod http;
 pub mod launch;
 pub mod persistent;
 pub mod record;
+pub mod shell;
+pub mod syntax;
 pub mod wire;
 
 pub use build::{BuildError, BuildOptions, Registered, register};

@@ -197,7 +197,7 @@ impl PersistentProcess {
         if let Some(missing) = launch::missing_script(&self.program, session) {
             return Err(HookError::launch(missing));
         }
-        let mut command = env::command(&self.program, session, true);
+        let mut command = env::command(&self.program, session, true).map_err(HookError::launch)?;
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = GroupChild::spawn(&mut command).map_err(|e| HookError::launch(e.to_string()))?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {

@@ -81,6 +81,10 @@ impl Tool for BashTool {
         Effect::Execute
     }
 
+    fn command_argument(&self) -> Option<&'static str> {
+        Some("command")
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let BashArgs { command, timeout, run_in_background, .. } = args::parse(args)?;
         let timeout_ms = timeout.map_or(DEFAULT_TIMEOUT_MS, Count::get).clamp(1, MAX_TIMEOUT_MS);

@@ -130,7 +130,10 @@ impl HookRuntime {
         let mut out = Dispatched::default();
         let mut seen: Vec<&str> = Vec::new();
         for group in self.registry.groups::<E>() {
-            if !group.matcher.matches(E::matcher_subject(input)) {
+            let alias = E::matcher_alias(input);
+            if !group.matcher.matches(E::matcher_subject(input))
+                && !alias.is_some_and(|a| group.matcher.matches(Some(a)))
+            {
                 continue;
             }
             let mut members: Vec<&HookSpec<E>> = Vec::with_capacity(group.hooks.len());

@@ -8,12 +8,14 @@
 //! - [`engine`] runs the matching hooks of one event and applies the failure policy; each
 //!   module of [`events`] folds the answers of its event into that event's outcome. The merge
 //!   rules therefore live in one place, whatever source the hooks come from.
-//! - [`matcher`] implements the settings matcher syntax.
+//! - [`matcher`] implements the settings matcher syntax; [`tool_view`] is how a tool call
+//!   looks to hooks (every tool that runs a command line is `Bash`).
 
 pub mod engine;
 pub mod events;
 pub mod matcher;
 pub mod registry;
+pub mod tool_view;
 
 use std::future::Future;
 use std::marker::PhantomData;

@@ -97,12 +97,11 @@ impl Run<'_> {
             false => self.execute_call(&tool, call, &args).await,
         };
         let duration_ms = execution.duration_ms();
-        let tool_input = Value::Object((*args).clone());
         Ok(match execution.executed {
             Executed::Completed(response) => {
-                self.tool_succeeded(tool.as_ref(), call, tool_input, response, duration_ms, ledger).await
+                self.tool_succeeded(tool.as_ref(), call, &args, response, duration_ms, ledger).await
             }
-            Executed::Failed(error) => self.tool_failed(call, tool_input, error, duration_ms, ledger).await,
+            Executed::Failed(error) => self.tool_failed(tool.as_ref(), call, &args, error, duration_ms, ledger).await,
             Executed::Canceled => {
                 let error = ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran");
                 self.settle_with_error(ledger, call, error, DecisionOutcome::Canceled).ending(RoundEnd::Canceled)

@@ -13,22 +13,26 @@ use super::Run;
 use super::call::{CallOutcome, Ledger, said};
 use super::round::RoundEnd;
 use crate::hooks::events::{ContextOutcome, PostToolUseOutcome};
+use crate::hooks::tool_view;
 use crate::stages::project_tool_result::project_tool_result;
-use crate::tool::{Projection, Tool, response_images};
+use crate::tool::{Args, Projection, Tool, response_images};
 
 impl Run<'_> {
     /// A tool error: PostToolUseFailure hooks see it, then the call is answered with it.
     pub(super) async fn tool_failed(
         &self,
+        tool: &dyn Tool,
         call: &ToolCall,
-        tool_input: Value,
+        tool_input: &Args,
         error: ToolError,
         duration_ms: u64,
         ledger: &mut Ledger,
     ) -> CallOutcome {
+        let view = tool_view::view(&call.name, tool.command_argument(), tool_input);
         let input = PostToolUseFailureInput {
-            tool_name: call.name.clone(),
-            tool_input,
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
             error: error.message.clone(),
             is_interrupt: error.code == ErrorCode::Timeout,
@@ -50,16 +54,18 @@ impl Run<'_> {
         &self,
         tool: &dyn Tool,
         call: &ToolCall,
-        tool_input: Value,
+        tool_input: &Args,
         response: Value,
         duration_ms: u64,
         ledger: &mut Ledger,
     ) -> CallOutcome {
         let projection = project_tool_result(tool, &response, &call.id, &self.trace);
         let projection_metadata = projection.metadata.clone();
+        let view = tool_view::view(&call.name, tool.command_argument(), tool_input);
         let input = PostToolUseInput {
-            tool_name: call.name.clone(),
-            tool_input,
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
             tool_response: response.clone(),
             duration_ms,

@@ -18,6 +18,7 @@ use spine_core::permission::PermissionRule;
 use spine_protocol::hook::{HookEventName, HookKind};
 
 use super::Diagnostics;
+use crate::shell::{Interpreter, ShellChoice, Shells};
 use spine_settings::type_name;
 
 /// Timeout of a handler that sets none, in seconds.
@@ -63,8 +64,13 @@ pub enum Handler {
 /// How a command is started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Program {
-    /// `sh -c COMMAND`.
-    Shell(String),
+    /// `COMMAND` run by a shell (`bash -c COMMAND` by default, see [`crate::shell`]).
+    Shell {
+        /// The command line as written.
+        line: String,
+        /// The shell that runs it, resolved when the configuration was read.
+        interpreter: Interpreter,
+    },
     /// Exec form: the program and its arguments, no shell.
     Exec {
         /// The program (a path, or a name looked up on PATH).
@@ -75,10 +81,16 @@ pub enum Program {
 }
 
 impl Program {
+    /// `line` under the default shell of this machine (bash from `PATH`, else `/bin/sh`).
+    pub fn shell(line: &str) -> Program {
+        let (interpreter, _) = Shells::detect().resolve(ShellChoice::Bash);
+        Program::Shell { line: line.to_owned(), interpreter }
+    }
+
     /// The command as one line, for listings and ids.
     pub fn display(&self) -> String {
         match self {
-            Program::Shell(command) => command.clone(),
+            Program::Shell { line, .. } => line.clone(),
             Program::Exec { program, args } => {
                 let mut parts = vec![program.clone()];
                 parts.extend(args.iter().cloned());
@@ -121,7 +133,9 @@ impl Handler {
     /// or the same URL.
     pub fn dedup_key(&self) -> String {
         match self {
-            Handler::Command { program: Program::Shell(c), persistent } => format!("command:{persistent}:sh:{c}"),
+            Handler::Command { program: Program::Shell { line, interpreter }, persistent } => {
+                format!("command:{persistent}:{}:{line}", interpreter.name())
+            }
             Handler::Command { program: Program::Exec { program, args }, persistent } => {
                 let argv = serde_json::to_string(args).unwrap_or_default();
                 format!("command:{persistent}:exec:{program}:{argv}")
@@ -187,11 +201,15 @@ pub(super) fn parse(
             }
         },
     };
+    // `continue` and `block` are Claude Code's spellings of `open` and `closed`.
     let on_failure = match f.string(diag, "onFailure").as_deref() {
-        None | Some("open") => FailurePolicy::Open,
-        Some("closed") => FailurePolicy::Closed,
+        None | Some("open" | "continue") => FailurePolicy::Open,
+        Some("closed" | "block") => FailurePolicy::Closed,
         Some(other) => {
-            diag.error(f.at("onFailure"), format!("expected \"open\" or \"closed\", found \"{other}\""));
+            diag.error(
+                f.at("onFailure"),
+                format!("expected \"open\" (\"continue\") or \"closed\" (\"block\"), found \"{other}\""),
+            );
             FailurePolicy::Open
         }
     };
@@ -224,15 +242,23 @@ pub(super) fn parse(
             diag.warn(f.at("asyncRewake"), "spine does not wake the model from async hooks; runs as `async`");
             background = true;
         }
-        match f.string(diag, "shell").as_deref() {
-            None | Some("bash" | "sh") => {}
-            Some(other) => {
-                diag.warn(f.at("shell"), format!("spine runs hooks with sh, not `{other}`; this hook will not run"));
-                return None;
-            }
-        }
+        let choice = match f.string(diag, "shell").as_deref() {
+            None => ShellChoice::Bash,
+            Some(text) => match ShellChoice::parse(text) {
+                Some(choice) => choice,
+                None => {
+                    diag.error(f.at("shell"), format!("expected \"bash\", \"sh\" or \"powershell\", found \"{text}\""));
+                    ShellChoice::Bash
+                }
+            },
+        };
         let persistent = f.boolean(diag, "persistent").unwrap_or(false);
-        parse_program(diag, &f).map(|program| Handler::Command { program, persistent })
+        let (interpreter, warning) = diag.shells.resolve(choice);
+        let program = parse_program(diag, &f, interpreter);
+        if let (Some(Program::Shell { .. }), Some(warning)) = (&program, warning) {
+            diag.warn(f.at("command"), warning);
+        }
+        program.map(|program| Handler::Command { program, persistent })
     };
     if diag.errors.len() > errors_before {
         return None;
@@ -248,7 +274,7 @@ pub(super) fn parse(
     })
 }
 
-fn parse_program(diag: &mut Diagnostics<'_>, f: &Fields<'_>) -> Option<Program> {
+fn parse_program(diag: &mut Diagnostics<'_>, f: &Fields<'_>, interpreter: Interpreter) -> Option<Program> {
     let command = f.string(diag, "command");
     let args = match f.get("args") {
         None => None,
@@ -275,7 +301,7 @@ fn parse_program(diag: &mut Diagnostics<'_>, f: &Fields<'_>) -> Option<Program> 
             diag.error(f.at("command"), "empty command");
             None
         }
-        (Some(c), None) => Some(Program::Shell(c)),
+        (Some(line), None) => Some(Program::Shell { line, interpreter }),
         (Some(program), Some(args)) => Some(Program::Exec { program, args }),
         (None, Some(mut args)) => {
             if args.is_empty() || args[0].trim().is_empty() {

@@ -24,6 +24,8 @@ use serde_json::Value;
 use spine_core::hooks::Matcher;
 use spine_protocol::hook::HookEventName;
 use spine_settings::{Origin, Settings, SettingsError, type_name};
+
+use crate::shell::Shells;
 use thiserror::Error;
 
 pub use events::unsupported_event;
@@ -99,6 +101,7 @@ impl fmt::Display for HookConfigError {
 /// Collects errors and warnings while parsing.
 pub(crate) struct Diagnostics<'a> {
     pub(crate) origin: &'a Origin,
+    pub(crate) shells: &'a Shells,
     pub(crate) errors: Vec<SettingsError>,
     pub(crate) warnings: Vec<ConfigWarning>,
 }
@@ -118,12 +121,17 @@ impl Diagnostics<'_> {
 }
 
 impl HookConfig {
-    /// Parses the `hooks` key of every layer.
+    /// Parses the `hooks` key of every layer, with the shells found on `PATH`.
     pub fn from_settings(settings: &Settings) -> Result<HookConfig, HookConfigError> {
+        HookConfig::from_settings_with(settings, &Shells::detect())
+    }
+
+    /// Parses the `hooks` key of every layer; `command` lines run under `shells`.
+    pub fn from_settings_with(settings: &Settings, shells: &Shells) -> Result<HookConfig, HookConfigError> {
         let mut config = HookConfig::default();
         let mut errors = Vec::new();
         for (origin, value) in settings.all("hooks") {
-            let mut diag = Diagnostics { origin, errors: Vec::new(), warnings: Vec::new() };
+            let mut diag = Diagnostics { origin, shells, errors: Vec::new(), warnings: Vec::new() };
             parse_layer(&mut diag, value, &mut config.groups);
             errors.append(&mut diag.errors);
             config.warnings.append(&mut diag.warnings);

@@ -10,7 +10,7 @@ use spine_core::hooks::events::{
 };
 use std::sync::Arc;
 
-use spine_core::hooks::{HookContext, HookRuntime};
+use spine_core::hooks::{HookContext, HookRuntime, tool_view};
 use spine_core::subagents::AgentIdentity;
 use spine_protocol::hook::{
     HookEvent, Notification, Observe, PermissionRequest, PermissionRequestInput, PostCompact, PostToolUse,
@@ -77,9 +77,11 @@ impl Fire for PreToolUse {
         fields: Map<String, Value>,
     ) -> Result<(Value, Value), FireError> {
         let call = prepare(request, &fields)?;
+        let view = tool_view::view(&call.name, request.tools.tool(call.handle).command_argument(), &call.args);
         let input = PreToolUseInput {
-            tool_name: call.name.clone(),
-            tool_input: Value::Object((*call.args).clone()),
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
         };
         let input_shown = shown(ctx, &input);
@@ -119,9 +121,11 @@ impl Fire for PermissionRequest {
         let mut call_fields = fields;
         call_fields.remove("reason");
         let call = prepare(request, &call_fields)?;
+        let view = tool_view::view(&call.name, request.tools.tool(call.handle).command_argument(), &call.args);
         let input = PermissionRequestInput {
-            tool_name: call.name.clone(),
-            tool_input: Value::Object((*call.args).clone()),
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
             reason: reason.clone(),
         };
@@ -159,9 +163,11 @@ impl Fire for PostToolUse {
         call_fields.remove("tool_response");
         call_fields.remove("duration_ms");
         let call = prepare(request, &call_fields)?;
+        let view = tool_view::view(&call.name, request.tools.tool(call.handle).command_argument(), &call.args);
         let input = PostToolUseInput {
-            tool_name: call.name.clone(),
-            tool_input: Value::Object((*call.args).clone()),
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
             tool_response: response.unwrap_or_else(|| default_response(&call.name)),
             duration_ms,

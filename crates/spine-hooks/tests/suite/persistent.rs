@@ -91,6 +91,7 @@ impl Direct {
     async fn call(&self, command: &str) -> Result<PreToolUseAction, spine_core::hooks::HookError> {
         let input = PreToolUseInput {
             tool_name: "Bash".into(),
+            spine_tool_name: None,
             tool_input: json!({"command": command}),
             tool_use_id: "t".into(),
         };

@@ -227,6 +227,12 @@ pub trait HookEvent: Send + Sync + 'static {
     /// have no matcher, whose hooks ignore any matcher they declare.
     fn matcher_subject(input: &Self::Input) -> Option<&str>;
 
+    /// A second name the matcher may accept: a tool's own name when hooks see it under
+    /// Claude Code's (`exec_command` seen as `Bash`).
+    fn matcher_alias(_input: &Self::Input) -> Option<&str> {
+        None
+    }
+
     /// Whether the event is about one tool call: then [`HookEvent::tool_call`] answers for
     /// every input, and an `if` rule can apply.
     const HAS_TOOL_CALL: bool = false;
@@ -365,10 +371,16 @@ mod tests {
             ]
         );
         let args = serde_json::json!({"command": "ls"});
-        let pre = PreToolUseInput { tool_name: "Bash".into(), tool_input: args.clone(), tool_use_id: "c".into() };
+        let pre = PreToolUseInput {
+            tool_name: "Bash".into(),
+            spine_tool_name: None,
+            tool_input: args.clone(),
+            tool_use_id: "c".into(),
+        };
         assert_eq!(PreToolUse::tool_call(&pre), Some(("Bash", &args)));
         let asked = PermissionRequestInput {
             tool_name: "Bash".into(),
+            spine_tool_name: None,
             tool_input: args.clone(),
             tool_use_id: "c".into(),
             reason: "r".into(),
@@ -376,6 +388,7 @@ mod tests {
         assert_eq!(PermissionRequest::tool_call(&asked), Some(("Bash", &args)));
         let post = PostToolUseInput {
             tool_name: "Bash".into(),
+            spine_tool_name: None,
             tool_input: args.clone(),
             tool_use_id: "c".into(),
             tool_response: Value::Null,
@@ -384,6 +397,7 @@ mod tests {
         assert_eq!(PostToolUse::tool_call(&post), Some(("Bash", &args)));
         let failed = PostToolUseFailureInput {
             tool_name: "Bash".into(),
+            spine_tool_name: None,
             tool_input: args.clone(),
             tool_use_id: "c".into(),
             error: "e".into(),

@@ -72,6 +72,10 @@ impl Tool for ExecCommandTool {
         Effect::Execute
     }
 
+    fn command_argument(&self) -> Option<&'static str> {
+        Some("command")
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let ExecCommandArgs { command, pty, yield_ms } = args::parse(args)?;
         let command = command.as_str();

@@ -75,6 +75,10 @@ impl Tool for WriteStdinTool {
         Effect::Execute
     }
 
+    fn command_argument(&self) -> Option<&'static str> {
+        Some("text")
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let WriteStdinArgs { command_run_id, text, eof, yield_ms } = args::parse(args)?;
         let id = command_run_id.as_str();

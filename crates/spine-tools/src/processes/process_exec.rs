@@ -87,6 +87,10 @@ impl Tool for ProcessExecTool {
         Effect::Execute
     }
 
+    fn command_argument(&self) -> Option<&'static str> {
+        Some("command")
+    }
+
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let ProcessExecArgs { command, name, port, ready_timeout_ms } = args::parse(args)?;
         let command = command.as_str();

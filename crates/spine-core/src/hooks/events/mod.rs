@@ -138,6 +138,9 @@ pub trait ArgumentCheck: Send + Sync {
     /// Validates replacement arguments against the call's tool schema and freezes them; the
     /// error names the failing JSON path.
     fn validate(&self, call: &PreparedCall, args: Map<String, Value>) -> Result<Args, ToolError>;
+
+    /// The call's tool's [`Tool::command_argument`](crate::tool::Tool::command_argument).
+    fn command_argument(&self, call: &PreparedCall) -> Option<&'static str>;
 }
 
 impl ArgumentCheck for ToolRegistry {
@@ -147,6 +150,10 @@ impl ArgumentCheck for ToolRegistry {
 
     fn validate(&self, call: &PreparedCall, args: Map<String, Value>) -> Result<Args, ToolError> {
         self.revalidate(call.handle, args)
+    }
+
+    fn command_argument(&self, call: &PreparedCall) -> Option<&'static str> {
+        self.tool(call.handle).command_argument()
     }
 }
 

@@ -2,13 +2,12 @@
 //! earlier allow; an allow's replacement arguments are re-validated and frozen; a hook failing
 //! closed is a failure the caller treats as a denial ([`HookFailure::reason`]).
 
-use serde_json::Value;
 use spine_protocol::hook::{HookEvent, PermissionRequest, PermissionRequestAction, PermissionRequestInput};
 
 use super::{ArgumentCheck, HookFailure, Merged};
 use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
-use crate::hooks::{HookContext, HookError};
+use crate::hooks::{HookContext, HookError, tool_view};
 use crate::observer::RunEvent;
 use crate::registry::PreparedCall;
 use crate::tool::Args;
@@ -40,6 +39,7 @@ pub enum PermissionRequestOutcome {
 struct RequestFold<'a> {
     tools: &'a dyn ArgumentCheck,
     call: &'a PreparedCall,
+    args: &'a Args,
     outcome: PermissionRequestOutcome,
 }
 impl Fold<PermissionRequest> for RequestFold<'_> {
@@ -53,12 +53,14 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
             PermissionRequestAction::NoDecision => Ok(Flow::Continue),
             PermissionRequestAction::Allow { updated_input } => {
                 let args = match updated_input {
-                    Some(update) => {
+                    Some(mut update) => {
+                        let command_argument = self.tools.command_argument(self.call);
+                        tool_view::unview(command_argument, self.args, &mut update);
                         let args = self
                             .tools
                             .validate(self.call, update)
                             .map_err(|e| HookError::contract(format!("invalid updated input: {}", e.message)))?;
-                        input.tool_input = Value::Object((*args).clone());
+                        input.tool_input = tool_view::view(&self.call.name, command_argument, &args).tool_input;
                         Some(args)
                     }
                     None => None,
@@ -99,10 +101,12 @@ impl HookRuntime {
             status: None,
         });
         let ctx = HookContext { event: PermissionRequest::NAME, ..ctx.clone() };
-        let mut fold = RequestFold { tools, call, outcome: PermissionRequestOutcome::NoDecision };
+        let mut fold = RequestFold { tools, call, args, outcome: PermissionRequestOutcome::NoDecision };
+        let view = tool_view::view(&call.name, tools.command_argument(call), args);
         let mut input = PermissionRequestInput {
-            tool_name: call.name.clone(),
-            tool_input: Value::Object((**args).clone()),
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
             reason: reason.to_owned(),
         };

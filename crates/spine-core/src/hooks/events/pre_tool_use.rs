@@ -5,14 +5,13 @@
 
 use std::path::Path;
 
-use serde_json::Value;
 use spine_protocol::hook::{HookEvent, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::permission::PermissionSuggestion;
 
 use super::{ArgumentCheck, HookFailure, Merged};
 use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
-use crate::hooks::{HookContext, HookError};
+use crate::hooks::{HookContext, HookError, tool_view};
 use crate::observer::RunEvent;
 use crate::registry::PreparedCall;
 use crate::tool::Args;
@@ -64,12 +63,14 @@ impl Fold<PreToolUse> for PreFold<'_> {
             PreToolUseAction::Proceed { permission, updated_input, additional_context } => {
                 self.contexts.extend(additional_context);
                 if let Some(mut update) = updated_input {
+                    let command_argument = self.tools.command_argument(self.call);
+                    tool_view::unview(command_argument, &self.args, &mut update);
                     self.tools.normalize(self.call, &mut update, self.cwd);
                     let args = self
                         .tools
                         .validate(self.call, update)
                         .map_err(|e| HookError::contract(format!("invalid updated input: {}", e.message)))?;
-                    input.tool_input = Value::Object((*args).clone());
+                    input.tool_input = tool_view::view(&self.call.name, command_argument, &args).tool_input;
                     self.args = args;
                     self.rewritten_by = Some(hook.id.clone());
                 }
@@ -126,9 +127,11 @@ impl HookRuntime {
             contexts: Vec::new(),
             end: None,
         };
+        let view = tool_view::view(&call.name, tools.command_argument(call), &call.args);
         let mut input = PreToolUseInput {
-            tool_name: call.name.clone(),
-            tool_input: Value::Object((*call.args).clone()),
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
         };
         let d = self.dispatch::<PreToolUse, _>(&ctx, &mut input, &mut fold, Some(&call.id)).await;
