@@ -2,7 +2,7 @@
 # Test services for spine's worker tests: a NATS server with JetStream on 127.0.0.1.
 #
 #   scripts/services.sh start   # install the tests' Debian packages if missing (nats-server,
-#                               # tmux, chromium), start nats-server, wait until it listens
+#                               # tmux, chromium, jq), start nats-server, wait until it listens
 #   scripts/services.sh stop    # stop it and remove its store
 #   scripts/services.sh status  # exit 0 when it accepts connections
 #
@@ -24,11 +24,13 @@ listening() {
 
 install_nats() {
     # The tests' Debian packages: nats-server (the worker's NATS backend), tmux (a real
-    # terminal for the terminal tests) and chromium (headless, for the `spine trace html` page).
+    # terminal for the terminal tests), chromium (headless, for the `spine trace html` page) and
+    # jq (the guard hooks the tests write the way Claude Code users write them).
     local missing=()
     command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
     command -v tmux >/dev/null 2>&1 || missing+=(tmux)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v jq >/dev/null 2>&1 || missing+=(jq)
     if [ ${#missing[@]} -eq 0 ]; then
         return
     fi

@@ -6,6 +6,7 @@
 #   - nats-server (Debian package) with JetStream on 127.0.0.1, for the worker's NATS backend;
 #   - tmux (Debian package), a real terminal for the terminal tests;
 #   - chromium (Debian package), headless, to open the page `spine trace html` writes;
+#   - jq (Debian package), which the guard hooks of the hook tests use;
 #   - the MCP servers from npm (pinned in tests/mcp-peers), for the MCP client tests.
 #
 # Any rustfmt difference, clippy warning or rustdoc warning fails the run, like a failing test.

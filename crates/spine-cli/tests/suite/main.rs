@@ -8,6 +8,7 @@ mod support;
 
 mod add_dir;
 mod approvals;
+mod bash_guards;
 mod cancel;
 mod chat;
 mod claude_flags;
