@@ -65,6 +65,12 @@ pub enum AssemblyError {
     /// The hooks of the settings are invalid (names the file and JSON path).
     #[error("{0}")]
     Hooks(String),
+    /// `bypassPermissions` was asked for and a settings file disables it.
+    #[error("permission mode bypassPermissions is disabled by `permissions.disableBypassPermissionsMode` in {origin}")]
+    BypassDisabled {
+        /// The settings source that disables it.
+        origin: String,
+    },
     /// The tool registry could not be built.
     #[error("tool registry: {0}")]
     Tools(String),
@@ -203,6 +209,11 @@ fn assemble_with(
     };
     let visibility = visibility(&options.allowed_tools, &tool_set.registry)?;
     let mode = options.permission_mode.or(settings.permissions.default_mode).unwrap_or_default();
+    if mode == PermissionMode::BypassPermissions
+        && let Some(origin) = &settings.permissions.bypass_disabled_by
+    {
+        return Err(AssemblyError::BypassDisabled { origin: origin.to_string() });
+    }
     let mut rules = PermissionRules {
         allow: policy::parse_rules(&settings.permissions.allow)?,
         ask: policy::parse_rules(&settings.permissions.ask)?,

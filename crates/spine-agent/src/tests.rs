@@ -99,6 +99,22 @@ fn settings_decide_model_limits_and_mode_unless_options_override() {
 }
 
 #[test]
+fn disable_bypass_permissions_mode_refuses_a_bypass_run_from_flag_or_settings() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = settings(r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#);
+    let mut o = options(dir.path());
+    o.permission_mode = Some(PermissionMode::BypassPermissions);
+    let err = assemble_for_calls(&s, o).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("bypassPermissions is disabled by `permissions.disableBypassPermissionsMode`"), "{err}");
+    let both =
+        settings(r#"{"permissions": {"disableBypassPermissionsMode": "disable", "defaultMode": "bypassPermissions"}}"#);
+    assert!(assemble_for_calls(&both, options(dir.path())).is_err());
+    let mut plan = options(dir.path());
+    plan.permission_mode = Some(PermissionMode::Plan);
+    assert!(assemble_for_calls(&s, plan).is_ok(), "other modes are untouched");
+}
+
+#[test]
 fn private_networks_are_refused_unless_settings_allow_them() {
     assert_eq!(web_options(&settings("{}")).private_networks, PrivateNetworks::Refuse);
     let on = settings(r#"{"web": {"allow_private_networks": true}}"#);

@@ -34,12 +34,17 @@
 //!   4 MiB each, and withholding what an untrusted project may not set.
 //! - [`trust`]: project trust: what an untrusted project's own files may not set, the
 //!   trusted-projects store, the one-line notice.
+//! - [`claude_keys`]: Claude Code 2.1's settings keys, and which of those spine does not apply
+//!   are worth a warning.
+//! - [`unknown`]: what a key spine does not know means (a warning, or an error for a near miss
+//!   of a known key).
 //! - [`model_options`]: the `model_options` key (timeouts, tool choice, streaming, output
 //!   limit, temperature, prices, thinking
 //!   budget, reasoning effort).
 
 #![warn(missing_docs)]
 
+pub mod claude_keys;
 mod directories;
 mod discover;
 mod merge;
@@ -48,6 +53,7 @@ pub mod project;
 mod settings;
 mod source;
 pub mod trust;
+pub mod unknown;
 
 pub use directories::{AddedDirectory, DirectorySource};
 pub use discover::{Discovery, FileStatus, SettingsFile};

@@ -7,8 +7,10 @@ use spine_core::skills::SkillRootKind;
 use spine_core::stages::compact_context::CompactStrategy;
 use spine_protocol::permission::PermissionMode;
 
+use crate::claude_keys::{PERMISSIONS_KEYS, PERMISSIONS_NOT_APPLIED};
 use crate::settings::{RuleEntry, Settings, SkillRootSetting};
 use crate::source::{Origin, SettingsError, expect_object, expect_str, type_name};
+use crate::unknown::unknown_key;
 
 /// The `defaultMode` values spine implements, for the warning about the others.
 const SUPPORTED_MODES: &str = "default, acceptEdits, plan, dontAsk, bypassPermissions";
@@ -24,6 +26,8 @@ pub(crate) fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value
                 let text = expect_str(origin, "permissions.defaultMode", v)?;
                 // A mode spine does not implement is one warning line, not an error for the
                 // whole file: the rest of the file still applies.
+                // Claude Code reads `manual` as `default`.
+                let text = if text == "manual" { "default" } else { text };
                 match text.parse::<PermissionMode>() {
                     Ok(mode) => s.permissions.default_mode = Some(mode),
                     Err(_) => s.warnings.push(format!(
@@ -38,15 +42,25 @@ pub(crate) fn merge_permissions(s: &mut Settings, origin: &Origin, value: &Value
                 continue;
             }
             "disableBypassPermissionsMode" => {
-                s.notes.push(format!("{origin}: ignoring `permissions.{key}` (not used by spine)"));
+                match v {
+                    Value::String(text) if text == "disable" => s.permissions.bypass_disabled_by = Some(origin.clone()),
+                    other => {
+                        return Err(SettingsError::at(
+                            origin,
+                            "permissions.disableBypassPermissionsMode",
+                            format!("expected \"disable\", found {other}"),
+                        ));
+                    }
+                }
                 continue;
             }
             other => {
-                return Err(SettingsError::at(
-                    origin,
-                    format!("permissions.{other}"),
-                    "unknown field (expected allow, ask, deny, defaultMode, additionalDirectories)",
-                ));
+                let path = format!("permissions.{other}");
+                match PERMISSIONS_NOT_APPLIED.iter().find(|(k, _)| *k == other) {
+                    Some((_, why)) => s.warnings.push(format!("{origin}: `{path}` is not applied ({why})")),
+                    None => s.warnings.push(unknown_key(origin, &path, other, PERMISSIONS_KEYS.iter().copied())?),
+                }
+                continue;
             }
         };
         let Value::Array(items) = v else {
@@ -95,7 +109,12 @@ pub(crate) fn merge_context(s: &mut Settings, origin: &Origin, value: &Value) ->
                 }
                 s.token_estimator = Some(e.to_owned());
             }
-            other => return Err(SettingsError::at(origin, format!("context.{other}"), "unknown field")),
+            other => s.warnings.push(unknown_key(
+                origin,
+                &path,
+                other,
+                ["compaction_threshold_tokens", "compaction_strategy", "token_estimator"],
+            )?),
         }
     }
     Ok(())
@@ -146,7 +165,7 @@ pub(crate) fn merge_skills(s: &mut Settings, origin: &Origin, value: &Value) -> 
                 }
                 s.skill_roots = Some(roots);
             }
-            other => return Err(SettingsError::at(origin, format!("skills.{other}"), "unknown field")),
+            other => s.warnings.push(unknown_key(origin, &format!("skills.{other}"), other, ["roots"])?),
         }
     }
     Ok(())

@@ -13,11 +13,13 @@ use spine_core::skills::SkillRootKind;
 use spine_core::stages::compact_context::CompactStrategy;
 use spine_protocol::permission::PermissionMode;
 
+use crate::claude_keys;
 use crate::merge::{merge_context, merge_env_passthrough, merge_permissions, merge_skills};
 use crate::source::{
     Origin, SettingsError, SettingsLayer, expect_object, expect_str, expect_str_list, expect_u32, type_name,
 };
 use crate::trust::{McpApproval, ProjectTrust, Scope, Skipped};
+use crate::unknown::unknown_key;
 
 /// A permission rule as written, with its source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +46,9 @@ pub struct PermissionSettings {
     /// `additionalDirectories`: more workspace roots, a union over the sources (see
     /// `directories.rs`).
     pub additional_directories: Vec<crate::directories::AddedDirectory>,
+    /// The source of `disableBypassPermissionsMode: "disable"`: no run may use
+    /// `bypassPermissions` (any source that sets it wins).
+    pub bypass_disabled_by: Option<Origin>,
 }
 
 /// The settings of a run: every source's layer, and the keys spine reads merged by precedence.
@@ -210,9 +215,12 @@ impl Settings {
                                     s.max_forced_continuations =
                                         Some(expect_u32(origin, "stop.max_forced_continuations", v)?);
                                 }
-                                other => {
-                                    return Err(SettingsError::at(origin, format!("stop.{other}"), "unknown field"));
-                                }
+                                other => s.warnings.push(unknown_key(
+                                    origin,
+                                    &format!("stop.{other}"),
+                                    other,
+                                    ["max_forced_continuations"],
+                                )?),
                             }
                         }
                     }
@@ -234,9 +242,12 @@ impl Settings {
                                         )
                                     })?)
                                 }
-                                other => {
-                                    return Err(SettingsError::at(origin, format!("web.{other}"), "unknown field"));
-                                }
+                                other => s.warnings.push(unknown_key(
+                                    origin,
+                                    &format!("web.{other}"),
+                                    other,
+                                    ["search_url", "allow_private_networks"],
+                                )?),
                             }
                         }
                     }
@@ -318,7 +329,12 @@ impl Settings {
                                         _ => s.subagent_max_depth = Some(n),
                                     }
                                 }
-                                _ => return Err(SettingsError::at(origin, path, "unknown field")),
+                                other => s.warnings.push(unknown_key(
+                                    origin,
+                                    &path,
+                                    other,
+                                    ["directories", "max_concurrent", "max_depth"],
+                                )?),
                             }
                         }
                     }
@@ -335,15 +351,18 @@ impl Settings {
                                     })?;
                                     s.mcp_startup_timeout_ms = Some(ms);
                                 }
-                                other => {
-                                    return Err(SettingsError::at(origin, format!("mcp.{other}"), "unknown field"));
-                                }
+                                other => s.warnings.push(unknown_key(
+                                    origin,
+                                    &format!("mcp.{other}"),
+                                    other,
+                                    ["startup_timeout_ms"],
+                                )?),
                             }
                         }
                     }
                     "telemetry" => merge_telemetry(&mut s, origin, value)?,
                     k if KNOWN_KEYS.contains(&k) => {}
-                    other => s.notes.push(format!("{origin}: ignoring `{other}` (not used by spine)")),
+                    other => ignored_top_level(&mut s, origin, other, value)?,
                 }
             }
         }
@@ -362,6 +381,28 @@ impl Settings {
     }
 }
 
+/// A top-level key spine does not read: a Claude Code key (a note, or a warning when leaving
+/// it out matters), or an unknown one ([`crate::unknown`]).
+fn ignored_top_level(s: &mut Settings, origin: &Origin, key: &str, value: &Value) -> Result<(), SettingsError> {
+    if !claude_keys::SETTINGS_KEYS.contains(&key) {
+        let known = KNOWN_KEYS.iter().chain(claude_keys::SETTINGS_KEYS).copied();
+        s.warnings.push(unknown_key(origin, key, key, known)?);
+        return Ok(());
+    }
+    let sandboxed = key == "sandbox" && value.get("enabled") == Some(&Value::Bool(true));
+    if sandboxed {
+        s.warnings.push(format!(
+            "{origin}: sandbox.enabled is set, but spine has no OS sandbox yet: commands run unconfined, \
+             governed by permission rules and hooks only"
+        ));
+    } else if let Some((_, why)) = claude_keys::WARN_WHEN_IGNORED.iter().find(|(k, _)| *k == key) {
+        s.warnings.push(format!("{origin}: `{key}` is not applied ({why})"));
+    } else {
+        s.notes.push(format!("{origin}: ignoring `{key}` (a Claude Code setting spine does not use)"));
+    }
+    Ok(())
+}
+
 impl McpEnabled {
     /// What enables a project server named `name` (`enableAllProjectMcpServers in FILE`…).
     pub fn enabling(&self, name: &str) -> Option<String> {
@@ -376,7 +417,8 @@ impl McpEnabled {
 fn merge_telemetry(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
     for (k, v) in expect_object(origin, "telemetry", value)? {
         if k != "otlp" {
-            return Err(SettingsError::at(origin, format!("telemetry.{k}"), "unknown field"));
+            s.warnings.push(unknown_key(origin, &format!("telemetry.{k}"), k, ["otlp"])?);
+            continue;
         }
         for (field, v) in expect_object(origin, "telemetry.otlp", v)? {
             match field.as_str() {
@@ -396,9 +438,12 @@ fn merge_telemetry(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(
                         }
                     });
                 }
-                other => {
-                    return Err(SettingsError::at(origin, format!("telemetry.otlp.{other}"), "unknown field"));
-                }
+                other => s.warnings.push(unknown_key(
+                    origin,
+                    &format!("telemetry.otlp.{other}"),
+                    other,
+                    ["endpoint", "protocol"],
+                )?),
             }
         }
     }

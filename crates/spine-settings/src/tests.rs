@@ -72,14 +72,52 @@ fn web_allow_private_networks_is_a_boolean_by_precedence_and_unset_by_default() 
 }
 
 #[test]
-fn claude_only_keys_are_ignored_with_a_note() {
+fn claude_code_keys_spine_does_not_use_are_notes_and_those_that_matter_are_warnings() {
     let s = Settings::from_layers(vec![layer(
         Origin::Cli { index: 1, path: Some("c.json".into()) },
-        json!({"statusLine": {}, "permissions": {"disableBypassPermissionsMode": "disable"}}),
+        json!({"statusLine": {}, "enabledPlugins": {"guard@market": true}, "sandbox": {"enabled": true},
+               "permissions": {"disableBypassPermissionsMode": "disable", "disableAutoMode": "disable",
+                               "defaultMode": "manual"}}),
     )])
-    .expect("valid");
-    assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
+    .expect("valid 2.1 settings never stop spine");
+    assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
     assert!(s.notes[0].contains("statusLine"));
+    let warnings = s.warnings.join("\n");
+    assert!(warnings.contains("`enabledPlugins` is not applied (spine does not load plugins"), "{warnings}");
+    assert!(warnings.contains("sandbox.enabled is set, but spine has no OS sandbox"), "{warnings}");
+    assert!(warnings.contains("`permissions.disableAutoMode` is not applied"), "{warnings}");
+    assert!(s.permissions.bypass_disabled_by.is_some(), "disableBypassPermissionsMode is applied");
+    assert_eq!(s.permissions.default_mode, Some(PermissionMode::Default), "manual is default");
+}
+
+#[test]
+fn an_unknown_key_is_a_warning_naming_file_and_path_and_a_near_miss_is_an_error() {
+    let origin = Origin::Project("/p/.claude/settings.json".into());
+    let s = Settings::from_layers(vec![layer(
+        origin.clone(),
+        json!({"featureFromTheFuture": 1, "permissions": {"allow": [], "futureRuleList": []},
+               "stop": {"someday": true}}),
+    )])
+    .expect("a newer file never stops spine");
+    let warnings = s.warnings.join("\n");
+    for path in ["featureFromTheFuture", "permissions.futureRuleList", "stop.someday"] {
+        assert!(warnings.contains(&format!("/p/.claude/settings.json: {path}: unknown field")), "{warnings}");
+    }
+    for (typo, path, nearest) in [
+        (json!({"permisions": {}}), "permisions", "permissions"),
+        (json!({"permissions": {"alow": ["Read"]}}), "permissions.alow", "allow"),
+        (json!({"permissions": {"defaultMod": "plan"}}), "permissions.defaultMod", "defaultMode"),
+        (json!({"modle": "scripted:x"}), "modle", "model"),
+        (
+            json!({"context": {"compaction_strategie": "sandwich"}}),
+            "context.compaction_strategie",
+            "compaction_strategy",
+        ),
+    ] {
+        let err = Settings::from_layers(vec![layer(origin.clone(), typo)]).expect_err("a typo is an error");
+        assert_eq!(err.path, path);
+        assert!(err.reason.contains(&format!("did you mean `{nearest}`?")), "{}", err.reason);
+    }
 }
 
 #[test]
@@ -422,7 +460,7 @@ fn telemetry_otlp_endpoint_and_protocol_take_precedence_and_unknown_values_are_e
     for bad in [
         json!({"telemetry": {"otlp": {"protocol": "http/json"}}}),
         json!({"telemetry": {"otlp": {"endpoint": 4318}}}),
-        json!({"telemetry": {"jaeger": {}}}),
+        json!({"telemetry": {"otlp": {"endpont": "http://x"}}}),
     ] {
         let err = Settings::from_layers(vec![layer(Origin::User("/h/settings.json".into()), bad)]);
         assert!(err.is_err());
