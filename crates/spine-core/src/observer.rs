@@ -89,6 +89,11 @@ pub enum RunEvent<'a> {
         /// One line, for the terminal.
         text: &'a str,
     },
+    /// A note for `-v` (a hook answered a field spine does not apply…).
+    Note {
+        /// One line, for the terminal.
+        text: &'a str,
+    },
 }
 
 /// Receives run events.

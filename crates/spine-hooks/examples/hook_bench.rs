@@ -1,7 +1,9 @@
 //! Measures the cost of external hooks (run it with `bench/hooks.sh`, release build):
 //!
-//! 1. per-event overhead of a command hook (`sh -c 'cat >/dev/null'`, ~1 KB PreToolUse input)
-//!    against spawning the same command bare with `tokio::process` and writing the same input;
+//! 1. per-event overhead of a command hook (`bash -c 'cat >/dev/null'`, ~1 KB PreToolUse input)
+//!    against spawning the same command bare with `tokio::process` (the same bash) and writing
+//!    the same input; and the one-time cost of the first firing, which parses the line with
+//!    `bash -n` before running it;
 //! 2. ten hooks sleeping 50 ms on one event (one concurrent matcher group): wall time against
 //!    the sum of their durations, and the same ten as a `sequential` chain;
 //! 3. the round trip of a persistent hook (a bash and a python line-echo of `spine_seq`), in µs.
@@ -88,8 +90,8 @@ fn stats(mut v: Vec<Duration>) -> (f64, f64, f64) {
     (mean, pick(0.5), pick(0.95))
 }
 
-async fn bare_spawn(payload: &[u8]) -> Result<(), String> {
-    let mut child = tokio::process::Command::new("/bin/sh")
+async fn bare_spawn(shell: &std::path::Path, payload: &[u8]) -> Result<(), String> {
+    let mut child = tokio::process::Command::new(shell)
         .arg("-c")
         .arg(CAT)
         .stdin(Stdio::piped())
@@ -105,20 +107,24 @@ async fn bare_spawn(payload: &[u8]) -> Result<(), String> {
 }
 
 async fn overhead(dir: &std::path::Path) -> Result<(), String> {
+    let bash = spine_hooks::shell::Shells::detect().bash.ok_or("no bash on PATH")?;
     let reg = registry(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": CAT}]}]}}), None)?;
     let hook = reg.groups::<PreToolUse>().first().and_then(|g| g.hooks.first()).ok_or("no hook")?.hook.clone();
     let ctx = context(dir, HookEventName::PreToolUse);
     let input = input();
     let payload = spine_hooks::wire::input::encode::<PreToolUse>(&ctx, &input);
+    let t = Instant::now();
+    hook.call(&ctx, &input).await.map_err(|e| e.to_string())?;
+    let first = t.elapsed().as_secs_f64() * 1000.0;
     let n = 400;
     for _ in 0..30 {
-        bare_spawn(&payload).await?;
+        bare_spawn(&bash, &payload).await?;
         hook.call(&ctx, &input).await.map_err(|e| e.to_string())?;
     }
     let (mut bare, mut hooked) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
         let t = Instant::now();
-        bare_spawn(&payload).await?;
+        bare_spawn(&bash, &payload).await?;
         bare.push(t.elapsed());
         let t = Instant::now();
         hook.call(&ctx, &input).await.map_err(|e| e.to_string())?;
@@ -126,7 +132,8 @@ async fn overhead(dir: &std::path::Path) -> Result<(), String> {
     }
     let (b_mean, b_p50, b_p95) = stats(bare);
     let (h_mean, h_p50, h_p95) = stats(hooked);
-    println!("1. command hook `sh -c '{CAT}'`, {} B of PreToolUse JSON on stdin, {n} runs each", payload.len());
+    println!("1. command hook `bash -c '{CAT}'`, {} B of PreToolUse JSON on stdin, {n} runs each", payload.len());
+    println!("   first firing (bash -n parse, then the run): {first:.3} ms");
     println!("   bare tokio::process spawn : mean {b_mean:.3} ms  p50 {b_p50:.3} ms  p95 {b_p95:.3} ms");
     println!("   spine command hook        : mean {h_mean:.3} ms  p50 {h_p50:.3} ms  p95 {h_p95:.3} ms");
     let target = 1.1 * b_mean + 0.3;

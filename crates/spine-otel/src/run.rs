@@ -191,7 +191,8 @@ impl RunObserver for RunSpans {
             | RunEvent::ModelAttempt { .. }
             | RunEvent::TextDelta { .. }
             | RunEvent::SystemMessage { .. }
-            | RunEvent::Warning { .. } => {}
+            | RunEvent::Warning { .. }
+            | RunEvent::Note { .. } => {}
         }
     }
 }

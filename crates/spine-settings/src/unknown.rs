@@ -4,8 +4,9 @@
 //! - A key within a small edit distance of a key known at the same place — spine's own or Claude
 //!   Code's — is an error with "did you mean": `timout` for `timeout`, `alow` for `allow`.
 //!   Ignoring it would silently change what the user asked for. "Small" is at most 1 edit (an
-//!   insertion, deletion, substitution or swap of neighbours) for
-//!   keys of up to 5 characters, at most 2 beyond, compared without case.
+//!   insertion, deletion, substitution or swap of neighbours) for keys of up to 5 characters, at
+//!   most 2 beyond, compared without case; a key of 4 or more characters that a known key
+//!   starts with (`onFail` for `onFailure`) is a near miss too.
 //! - Any other key is a warning naming the file and the JSON path: a settings file written for a
 //!   newer Claude Code (or another tool) never stops spine.
 //!
@@ -18,11 +19,12 @@ use crate::source::{Origin, SettingsError};
 pub fn near_miss<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = key.to_ascii_lowercase();
     let limit = if key.chars().count() <= 5 { 1 } else { 2 };
+    let abbreviates = |k: &str| lower.len() >= 4 && k.to_ascii_lowercase().starts_with(&lower);
     known
         .into_iter()
         .filter(|k| *k != key)
         .map(|k| (strsim::osa_distance(&lower, &k.to_ascii_lowercase()), k))
-        .filter(|(d, _)| *d <= limit)
+        .filter(|(d, k)| *d <= limit || abbreviates(k))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }
@@ -67,5 +69,7 @@ mod tests {
         assert!(warning.contains("permissions.futureFeature") && warning.contains("--settings #1"), "{warning}");
         assert_eq!(near_miss("den", ["deny", "ask"]), Some("deny"));
         assert_eq!(near_miss("dn", ["deny"]), None, "two edits on a short key is not a typo");
+        assert_eq!(near_miss("onFail", ["onFailure", "once"]), Some("onFailure"), "an abbreviation");
+        assert_eq!(near_miss("on", ["onFailure"]), None, "too short to be one");
     }
 }

@@ -137,6 +137,7 @@ impl RunObserver for ChatView {
             | RunEvent::Permission { .. }
             | RunEvent::ModelRequest { .. }
             | RunEvent::ModelReplied { .. }
+            | RunEvent::Note { .. }
             | RunEvent::Message { .. } => {}
         }
     }

@@ -84,6 +84,7 @@ impl RunObserver for StderrObserver {
                 decision.reason
             )),
             RunEvent::ModelRequest { turn } => self.line(&format!("[Model] request {turn}")),
+            RunEvent::Note { text } => self.line(&format!("note: {text}")),
             RunEvent::ModelAttempt { turn, report } => {
                 if let Some(line) = attempt_line(turn, report) {
                     self.line(&line);

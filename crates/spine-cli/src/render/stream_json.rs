@@ -158,6 +158,7 @@ impl StreamJsonObserver {
                 json!({"type": "system_message", "hook_id": hook_id, "text": text})
             }
             RunEvent::Warning { text } => json!({"type": "warning", "text": text}),
+            RunEvent::Note { text } => json!({"type": "note", "text": text}),
             RunEvent::SessionStarted { .. }
             | RunEvent::TextDelta { .. }
             | RunEvent::Message { .. }

@@ -239,6 +239,15 @@ impl HookRuntime {
                     return Flow::ShortCircuit;
                 }
                 self.observer.on_event(&RunEvent::HookAnswered { event: E::NAME, hook_id: &hook.id, decision });
+                if !output.ignored.is_empty() {
+                    let text = format!(
+                        "{} hook `{}` answered {} (not applied by spine)",
+                        E::NAME,
+                        hook.id,
+                        output.ignored.join(", ")
+                    );
+                    self.observer.on_event(&RunEvent::Note { text: &text });
+                }
                 if let Some(text) = &output.system_message {
                     self.observer.on_event(&RunEvent::SystemMessage { hook_id: &hook.id, text });
                 }

@@ -3,20 +3,22 @@
 
 use spine_protocol::hook::HookEventName;
 
-/// Claude Code events spine does not fire, with why.
+/// Claude Code 2.1 events spine does not fire, with why. With the events spine fires
+/// ([`HookEventName::ALL`]) these are Claude Code's 33 (a test compares them with the schema
+/// recorded from 2.1.328).
 const CLAUDE_ONLY: &[(&str, &str)] = &[
     ("Setup", "spine has no --init/--maintenance phase"),
-    ("InstructionsLoaded", "spine does not load CLAUDE.md files"),
-    ("UserPromptExpansion", "spine has no slash commands"),
-    ("MessageDisplay", "spine does not render assistant messages"),
-    ("PermissionDenied", "spine has no auto-mode classifier"),
-    ("PostToolBatch", "spine has no per-batch hook (use PostToolUse)"),
+    ("InstructionsLoaded", "spine loads CLAUDE.md and memory files but does not fire this event yet"),
+    ("UserPromptExpansion", "spine expands custom commands but does not fire this event yet"),
+    ("MessageDisplay", "spine does not let hooks rewrite displayed messages"),
+    ("PermissionDenied", "spine does not fire this event yet; a denial reaches the model as a tool error"),
+    ("PostToolBatch", "spine does not fire this event yet (use PostToolUse)"),
     ("TaskCreated", "spine has no task tools"),
     ("TaskCompleted", "spine has no task tools"),
-    ("StopFailure", "spine reports model errors as a failed run"),
+    ("StopFailure", "spine does not fire this event yet; a model error fails the run"),
     ("TeammateIdle", "spine has no agent teams"),
-    ("ConfigChange", "spine reads settings once per run"),
-    ("CwdChanged", "spine's working directory does not change during a run"),
+    ("ConfigChange", "spine does not watch settings files during a session"),
+    ("CwdChanged", "spine's working directory does not change during a session"),
     (
         "DirectoryAdded",
         "spine adds directories only before a run starts (--add-dir, additionalDirectories), never during one",
@@ -24,8 +26,10 @@ const CLAUDE_ONLY: &[(&str, &str)] = &[
     ("FileChanged", "spine does not watch files"),
     ("WorktreeCreate", "spine does not create worktrees"),
     ("WorktreeRemove", "spine does not create worktrees"),
-    ("Elicitation", "spine does not forward MCP elicitations"),
-    ("ElicitationResult", "spine does not forward MCP elicitations"),
+    ("Elicitation", "spine does not forward MCP elicitations (it declines them)"),
+    ("ElicitationResult", "spine does not forward MCP elicitations (it declines them)"),
+    ("PreModelSwitch", "spine does not fire this event yet when /model switches models"),
+    ("PostModelSwitch", "spine does not fire this event yet when /model switches models"),
 ];
 
 /// Why a Claude Code event is not fired by spine, or `None` when the name is not one.
@@ -36,36 +40,17 @@ pub fn unsupported_event(name: &str) -> Option<String> {
         .map(|(n, why)| format!("spine does not fire the Claude Code event `{n}` ({why})"))
 }
 
-/// The error text for a name that is no event at all, with the nearest known name.
-pub(crate) fn unknown_event_reason(name: &str) -> String {
+/// What a name that is no event of spine's or Claude Code's means: an error naming the
+/// nearest event when it is a near miss of one, else the warning to show (a settings file
+/// written for a newer Claude Code).
+pub(crate) fn unknown_event(name: &str) -> Result<String, String> {
     let known = HookEventName::ALL.iter().map(|e| e.as_str()).chain(CLAUDE_ONLY.iter().map(|(n, _)| *n));
-    let best = known
-        .map(|k| (distance(&name.to_ascii_lowercase(), &k.to_ascii_lowercase()), k))
-        .min_by_key(|(d, _)| *d)
-        .filter(|(d, _)| *d <= 3);
-    match best {
-        Some((_, k)) => format!("unknown hook event `{name}` (did you mean `{k}`?)"),
+    match spine_settings::unknown::near_miss(name, known) {
+        Some(nearest) => Err(format!("unknown hook event `{name}` (did you mean `{nearest}`?)")),
         None => {
-            let names: Vec<&str> = HookEventName::ALL.iter().map(|e| e.as_str()).collect();
-            format!("unknown hook event `{name}` (spine fires {})", names.join(", "))
+            Ok(format!("unknown hook event `{name}` ignored (written for a newer version?); its hooks will not run"))
         }
     }
-}
-
-/// Levenshtein distance, for suggestions.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -73,16 +58,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn typos_get_the_nearest_event_name() {
-        assert!(unknown_event_reason("PreToolUsee").contains("did you mean `PreToolUse`"));
-        assert!(unknown_event_reason("pretooluse").contains("did you mean `PreToolUse`"));
-        assert!(unknown_event_reason("Banana").contains("spine fires SessionStart"));
+    fn a_near_miss_of_an_event_is_an_error_and_any_other_name_a_warning() {
+        assert!(unknown_event("PreToolUsee").is_err_and(|e| e.contains("did you mean `PreToolUse`")));
+        assert!(unknown_event("pretooluse").is_err_and(|e| e.contains("did you mean `PreToolUse`")));
+        assert!(unknown_event("PostModelSwich").is_err_and(|e| e.contains("did you mean `PostModelSwitch`")));
+        assert!(unknown_event("EventOfTheFuture").is_ok_and(|w| w.contains("will not run")));
     }
 
     #[test]
-    fn claude_only_events_are_recognised() {
+    fn claude_codes_33_events_are_each_fired_or_warned_about() {
+        let path =
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../spine-cli/tests/fixtures/claude-code-2.1.328/hook-schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("json");
+        let mut recorded: Vec<&str> =
+            schema["events"].as_array().expect("events").iter().filter_map(|e| e.as_str()).collect();
+        let mut known: Vec<&str> =
+            HookEventName::ALL.iter().map(|e| e.as_str()).chain(CLAUDE_ONLY.iter().map(|(n, _)| *n)).collect();
+        recorded.sort_unstable();
+        known.sort_unstable();
+        assert_eq!(known, recorded);
+        assert_eq!(recorded.len(), 33);
         assert!(unsupported_event("TeammateIdle").is_some());
         assert!(unsupported_event("SubagentStop").is_none(), "spine fires SubagentStop");
-        assert!(unsupported_event("PreToolUse").is_none());
     }
 }

@@ -1,14 +1,16 @@
 //! One handler of a matcher group: its type, what it runs, and its policy fields.
 //!
 //! Fields: `type` (`command` | `http`; Claude Code's `prompt`, `agent`, `mcp_tool` are skipped
-//! with a warning), `timeout` (seconds, default [`DEFAULT_TIMEOUT_SECS`]), `onFailure` (`open`,
-//! the default for external hooks, or `closed`), `statusMessage`, `async`, `if` (a permission
-//! rule; tool events only), `once` (accepted, no effect outside skills, as in Claude Code).
-//! Command handlers: `command` (run by `sh -c`), `args` (exec form, no shell: with `command`,
-//! `command` is the program and `args` its arguments; alone, `args[0]` is the program),
-//! `shell` (`bash`/`sh` accepted; `powershell` is skipped with a warning), `persistent`
-//! (spine's own), `asyncRewake` (treated as `async`, with a warning). HTTP handlers: `url`,
-//! `headers`, `allowedEnvVars`. Any other field is an error.
+//! with a warning), `timeout` (seconds, default [`DEFAULT_TIMEOUT_SECS`]), `onFailure` (`open`
+//! or `continue`, the default for external hooks; `closed` or `block`), `statusMessage`,
+//! `async`, `if` (a permission rule; tool events only), `once` (accepted, no effect outside
+//! skills, as in Claude Code), `cloud` (Claude Code's, no effect). Command handlers: `command`
+//! (run by the shell of [`crate::shell`], bash by default), `args` (exec form, no shell: with
+//! `command`, `command` is the program and `args` its arguments; alone, `args[0]` is the
+//! program), `shell` (`bash`, `sh`, `powershell`), `persistent` (spine's own), `asyncRewake`
+//! (treated as `async`, with a warning) with `rewakeMessage`/`rewakeSummary`. HTTP handlers:
+//! `url`, `headers`, `allowedEnvVars`. A field of another handler type is an error; an unknown
+//! field is a warning, or an error when it is a near miss of a known one (`timout`).
 
 use std::time::Duration;
 
@@ -24,9 +26,11 @@ use spine_settings::type_name;
 /// Timeout of a handler that sets none, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 
-const COMMON: &[&str] = &["type", "timeout", "onFailure", "statusMessage", "async", "if", "once"];
-const COMMAND: &[&str] = &["command", "args", "shell", "persistent", "asyncRewake"];
+const COMMON: &[&str] = &["type", "timeout", "onFailure", "statusMessage", "async", "if", "once", "cloud"];
+const COMMAND: &[&str] = &["command", "args", "shell", "persistent", "asyncRewake", "rewakeMessage", "rewakeSummary"];
 const HTTP: &[&str] = &["url", "headers", "allowedEnvVars"];
+/// Fields of Claude Code's other handler types, for "did you mean".
+const OTHER_TYPES: &[&str] = &["prompt", "model", "continueOnBlock", "server", "tool", "input"];
 
 /// One handler, validated.
 #[derive(Debug, Clone)]
@@ -182,12 +186,13 @@ pub(super) fn parse(
     let errors_before = diag.errors.len();
     for key in obj.keys() {
         if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
-            let hint = if COMMAND.contains(&key.as_str()) || HTTP.contains(&key.as_str()) {
-                format!("`{key}` does not apply to `{kind}` hooks")
+            let at = format!("{path}.{key}");
+            if COMMAND.contains(&key.as_str()) || HTTP.contains(&key.as_str()) {
+                diag.error(at, format!("`{key}` does not apply to `{kind}` hooks"));
             } else {
-                format!("unknown field `{key}`")
-            };
-            diag.error(format!("{path}.{key}"), hint);
+                let known: Vec<&str> = COMMON.iter().chain(COMMAND).chain(HTTP).chain(OTHER_TYPES).copied().collect();
+                diag.unknown(&at, key, &known);
+            }
         }
     }
     let f = Fields { obj, path };

@@ -7,7 +7,9 @@
 //! Contract:
 //! - Every malformed value is a [`SettingsError`] naming the source, the JSON path
 //!   (`hooks.PreToolUse[0].hooks[1].timeout`) and the reason; all of them are collected.
-//! - Unknown event names (typos) and unknown fields are errors; a near miss gets a suggestion.
+//! - A name or field spine and Claude Code 2.1 do not know is a warning (a file written for a
+//!   newer version never stops spine); a near miss of a known one is an error with a
+//!   suggestion (`PreToolUsee`, `timout`), since ignoring it would silently change behaviour.
 //! - Events and handler types Claude Code has but spine does not fire or run (`TeammateIdle`,
 //!   `prompt` hooks…) are skipped with a [`ConfigWarning`], so a user never believes an
 //!   enforcement hook runs when it does not. So is an `if` on an event without a tool call
@@ -31,6 +33,9 @@ use thiserror::Error;
 pub use events::unsupported_event;
 pub(crate) use handler::is_var_name;
 pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
+
+/// The fields of a matcher group: Claude Code's, and spine's `sequential`.
+const GROUP_FIELDS: &[&str] = &["matcher", "hooks", "sequential"];
 
 /// The external hooks of a run, in configuration order.
 #[derive(Debug, Clone, Default)]
@@ -111,6 +116,14 @@ impl Diagnostics<'_> {
         self.errors.push(SettingsError::at(self.origin, path, reason));
     }
 
+    /// An unknown field at `path`: an error for a near miss of one of `known`, else a warning.
+    pub(crate) fn unknown(&mut self, path: &str, key: &str, known: &[&str]) {
+        match spine_settings::unknown::near_miss(key, known.iter().copied()) {
+            Some(nearest) => self.error(path, format!("unknown field `{key}` (did you mean `{nearest}`?)")),
+            None => self.warn(path, format!("unknown field `{key}` ignored (written for a newer version?)")),
+        }
+    }
+
     pub(crate) fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.warnings.push(ConfigWarning {
             origin: self.origin.to_string(),
@@ -176,7 +189,10 @@ fn parse_layer(diag: &mut Diagnostics<'_>, value: &Value, groups: &mut Vec<Group
                         let n = count_handlers(list);
                         diag.warn(&path, format!("{why}; its {n} hook(s) will not run"));
                     }
-                    None => diag.error(&path, events::unknown_event_reason(name)),
+                    None => match events::unknown_event(name) {
+                        Ok(warning) => diag.warn(&path, warning),
+                        Err(error) => diag.error(&path, error),
+                    },
                 }
                 continue;
             }
@@ -228,7 +244,7 @@ fn parse_group(diag: &mut Diagnostics<'_>, event: HookEventName, path: &str, ite
                 other => diag.error(&field, format!("expected a boolean, found {}", type_name(other))),
             },
             "hooks" => handlers_value = Some(v),
-            other => diag.error(&field, format!("unknown field `{other}` (expected matcher, hooks, sequential)")),
+            other => diag.unknown(&field, other, GROUP_FIELDS),
         }
     }
     let Some(list) = handlers_value else {

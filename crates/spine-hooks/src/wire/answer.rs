@@ -4,14 +4,17 @@
 //! [`HookOutput::halt`] with `stopReason`), `stopReason`, `systemMessage`, `suppressOutput` and
 //! `terminalSequence` (accepted, no effect) — checks `hookSpecificOutput.hookEventName`
 //! against the event, and hands an [`Answer`] to the event's [`WireEvent::read`], which takes
-//! the fields it owns. Whatever is left is a contract error naming the offending fields
-//! (docs/hooks.md, "JSON answer"). A value of the wrong type is a contract error too; text that is not a JSON
+//! the fields it owns. What is left and Claude Code defines for the event
+//! ([`super::claude_fields`]) is ignored and named in [`HookOutput::ignored`] (a `-v` note);
+//! anything else left is a contract error naming the offending fields (docs/hooks.md, "JSON
+//! answer"). A value of the wrong type is a contract error too; text that is not a JSON
 //! object is a plain failure (the hook could not answer).
 
 use serde_json::{Map, Value};
 use spine_core::hooks::HookError;
 use spine_protocol::hook::{HookEvent, HookEventName, HookOutput};
 
+use super::claude_fields;
 use super::events::WireEvent;
 use spine_settings::type_name;
 
@@ -75,12 +78,20 @@ impl Answer {
         HookError::contract(format!("{} answer: {detail}", self.event))
     }
 
-    /// Fails when fields are left that the event does not own.
-    fn finish(self) -> Result<(), HookError> {
-        let mut left: Vec<String> = self.top.keys().map(|k| format!("`{k}`")).collect();
-        left.extend(self.specific.keys().map(|k| format!("`hookSpecificOutput.{k}`")));
+    /// The fields left that Claude Code defines for the event (ignored); fails when others are
+    /// left, which the event does not own.
+    fn finish(self) -> Result<Vec<String>, HookError> {
+        let event = self.event;
+        let (known_top, other_top): (Vec<&String>, Vec<&String>) =
+            self.top.keys().partition(|k| claude_fields::defines(event, k, false));
+        let (known_specific, other_specific): (Vec<&String>, Vec<&String>) =
+            self.specific.keys().partition(|k| claude_fields::defines(event, k, true));
+        let mut left: Vec<String> = other_top.iter().map(|k| format!("`{k}`")).collect();
+        left.extend(other_specific.iter().map(|k| format!("`hookSpecificOutput.{k}`")));
         if left.is_empty() {
-            Ok(())
+            let mut ignored: Vec<String> = known_top.into_iter().cloned().collect();
+            ignored.extend(known_specific.into_iter().map(|k| format!("hookSpecificOutput.{k}")));
+            Ok(ignored)
         } else {
             Err(HookError::contract(format!(
                 "{} answer has fields the event does not own: {}",
@@ -161,8 +172,9 @@ pub fn parse_object<E: WireEvent>(mut top: Map<String, Value>) -> Result<HookOut
     let mut answer = Answer { event, top, specific, interrupt: None };
     let action = E::read(&mut answer)?;
     let interrupt = answer.interrupt.take();
-    answer.finish()?;
+    let ignored = answer.finish()?;
     let mut output = HookOutput::new(action);
+    output.ignored = ignored;
     output.system_message = system_message.filter(|m| !m.is_empty());
     if !proceed {
         output = output.halt(stop_reason);

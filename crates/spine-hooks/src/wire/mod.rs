@@ -5,10 +5,13 @@
 //!   takes the fields it owns; whatever is left is a contract error naming the fields.
 //! - [`events`]: [`WireEvent`] for every event spine fires: one `read` function per event
 //!   (the JSON answer), what exit status 2 means, what plain stdout means.
+//! - [`claude_fields`]: the answer fields Claude Code defines per event: one spine does not
+//!   take is ignored with a note, not a contract error.
 //! - [`decide`]: from what a hook returned (exit status and output, an HTTP response, a line)
 //!   to its answer or a [`HookError`](spine_core::hooks::HookError).
 
 pub mod answer;
+pub mod claude_fields;
 pub mod decide;
 pub mod events;
 pub mod input;

@@ -197,6 +197,24 @@ async fn fields_the_event_does_not_own_are_a_contract_error_whatever_the_failure
 }
 
 #[tokio::test]
+async fn fields_claude_code_defines_for_the_event_are_ignored_and_the_rest_applies() {
+    let p = Project::new();
+    let start = json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "from start",
+        "initialUserMessage": "hello", "sessionTitle": "t", "watchPaths": ["/tmp/x"], "reloadSkills": true}});
+    let setup = Setup { layers: vec![hooks("SessionStart", "", vec![answer(start)])], ..Setup::default() };
+    let ran = run(&p, setup, vec![text("ok")]).await;
+    assert_eq!(ran.outcome.subtype, RunSubtype::Success, "a 2.1 SessionStart answer does not fail the run");
+    assert!(ran.contexts().iter().any(|c| c.ends_with(": from start")), "{:?}", ran.contexts());
+    let pre = json!({"terminalSequence": "osc-9", "hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "deny", "permissionDecisionReason": "still applied", "permissionDisplay": {}}});
+    let ran = run(&p, pre_answer(pre), vec![bash("c1", "echo ran"), text("ok")]).await;
+    assert_eq!(ran.results()[0].content, "Error [permission_denied]: still applied");
+    let typo = pre_specific(json!({"permissionDecison": "deny"}));
+    let ran = run(&p, pre_answer(typo), vec![bash("c1", "echo ran"), text("ok")]).await;
+    assert_eq!(ran.results()[0].error_code, Some(ErrorCode::HookContractError), "a misspelt field is still caught");
+}
+
+#[tokio::test]
 async fn legacy_pre_decisions_approve_and_block_still_work() {
     let p = Project::new();
     let ran = run(

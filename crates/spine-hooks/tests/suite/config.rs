@@ -29,7 +29,7 @@ fn a_bad_value_names_the_file_the_json_path_and_the_reason() {
 }
 
 #[test]
-fn typos_in_events_and_unknown_fields_are_errors() {
+fn near_misses_of_known_events_and_fields_are_errors_with_a_suggestion() {
     let p = Project::new();
     let errs = errors(&p, json!({"hooks": {"PreToolUsee": [{"hooks": [command("true")]}]}}));
     assert!(
@@ -48,6 +48,27 @@ fn typos_in_events_and_unknown_fields_are_errors() {
     assert!(errs[0].contains("`persistent` does not apply to `http` hooks"), "{errs:?}");
     let errs = errors(&p, json!({"hooks": {"Stop": [{"matchers": "x", "hooks": []}]}}));
     assert!(errs[0].contains("hooks.Stop[0].matchers: unknown field"), "{errs:?}");
+}
+
+#[test]
+fn a_hooks_section_written_for_a_newer_claude_code_loads_with_warnings() {
+    let p = Project::new();
+    let config = p.hook_config(&[json!({"hooks": {
+        "EventOfTheFuture": [{"hooks": [command("true")]}],
+        "PreModelSwitch": [{"hooks": [command("true")]}],
+        "PreToolUse": [{"matcher": "Bash", "priority": 3, "hooks": [
+            {"type": "command", "command": "true", "onFailure": "block", "shell": "bash",
+             "rewakeMessage": "x", "cloud": "skip", "sandboxProfile": "strict"}]}],
+    }})]);
+    let warnings: Vec<String> = config.warnings.iter().map(ToString::to_string).collect();
+    let all = warnings.join("\n");
+    assert!(all.contains("hooks.EventOfTheFuture: unknown hook event `EventOfTheFuture` ignored"), "{all}");
+    assert!(all.contains("hooks.PreModelSwitch: spine does not fire the Claude Code event `PreModelSwitch`"), "{all}");
+    assert!(all.contains("hooks.PreToolUse[0].priority: unknown field `priority` ignored"), "{all}");
+    assert!(all.contains("hooks.PreToolUse[0].hooks[0].sandboxProfile: unknown field"), "{all}");
+    assert_eq!(warnings.len(), 4, "{all}");
+    assert_eq!(config.handler_count(), 1, "the PreToolUse guard runs");
+    assert_eq!(config.groups[0].handlers[0].on_failure, spine_core::hooks::FailurePolicy::Closed, "block is closed");
 }
 
 #[test]

@@ -254,12 +254,16 @@ pub struct HookOutput<A> {
     /// `continue: false`: end the run after this hook (on PostToolUse: prevent continuation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub halt: Option<Halt>,
+    /// Answer fields Claude Code defines for the event that spine does not apply (named in a
+    /// `-v` note, never an error).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
 }
 
 impl<A> HookOutput<A> {
     /// An output carrying only an action.
     pub fn new(action: A) -> Self {
-        HookOutput { action, system_message: None, halt: None }
+        HookOutput { action, system_message: None, halt: None, ignored: Vec::new() }
     }
 
     /// Adds `continue: false` with an optional reason for the user.
