@@ -14,6 +14,7 @@ mod chat;
 mod claude_flags;
 mod claude_settings;
 mod doctor;
+mod hook_events;
 mod hook_inputs;
 mod hooks;
 mod images;

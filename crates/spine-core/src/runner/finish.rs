@@ -2,7 +2,9 @@
 //! error or a deferral, SessionEnd, the terminal report, the transcript's result record, and
 //! the [`RunOutcome`].
 
-use spine_protocol::hook::{Notification, NotificationInput, SessionEnd, SessionEndInput, SessionEndReason};
+use spine_protocol::hook::{
+    Notification, NotificationInput, SessionEnd, SessionEndInput, SessionEndReason, StopFailure, StopFailureInput,
+};
 use spine_protocol::message::Message;
 use spine_protocol::run::{ModelUsage, RunSubtype};
 use spine_protocol::tool::ToolCall;
@@ -11,6 +13,7 @@ use spine_protocol::trace::{RunEndTrace, RunUsageTrace, TraceRecord};
 use super::Run;
 use super::request::{RunOutcome, SessionTurn};
 use super::round::RoundEnd;
+use crate::model::ModelErrorKind;
 use crate::session::TranscriptRecord;
 use crate::stages::finalize_output::finalize_output;
 use crate::stages::handle_error::{ExecutionError, handle_error};
@@ -58,7 +61,35 @@ impl End {
     }
 }
 
+/// Claude Code's StopFailure `error` for a model error.
+fn stop_failure_kind(kind: &ModelErrorKind) -> &'static str {
+    match kind {
+        ModelErrorKind::Http { status: 401 | 403 } => "authentication_failed",
+        ModelErrorKind::Http { status: 402 } => "billing_error",
+        ModelErrorKind::Http { status: 404 } => "model_not_found",
+        ModelErrorKind::Http { status: 429 } => "rate_limit",
+        ModelErrorKind::Http { status: 529 } => "overloaded",
+        ModelErrorKind::Http { status: 400..=499 } | ModelErrorKind::Config => "invalid_request",
+        ModelErrorKind::Http { .. } => "server_error",
+        ModelErrorKind::Incomplete => "max_output_tokens",
+        ModelErrorKind::Transport
+        | ModelErrorKind::Timeout
+        | ModelErrorKind::InvalidReply
+        | ModelErrorKind::Refusal
+        | ModelErrorKind::Canceled
+        | ModelErrorKind::Exhausted => "unknown",
+    }
+}
+
 impl Run<'_> {
+    /// The text of the last assistant message of the conversation, if any.
+    fn last_assistant_text(&self) -> Option<String> {
+        self.conversation.iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => a.content.clone().filter(|t| !t.trim().is_empty()),
+            _ => None,
+        })
+    }
+
     pub(super) fn round_end(&mut self, end: RoundEnd) -> End {
         match end {
             RoundEnd::Continue => {
@@ -89,6 +120,14 @@ impl Run<'_> {
         finalize_output(&end.result, &self.hook_ctx.session.session_id, &anchor, &self.trace);
         // A subagent's end is its parent's tool result: no Notification, no SessionEnd.
         let main = self.subagent.is_none();
+        if let Some(ExecutionError::Model(error)) = &end.error {
+            let input = StopFailureInput {
+                error: stop_failure_kind(&error.kind).to_owned(),
+                error_details: Some(error.message.clone()),
+                last_assistant_message: self.last_assistant_text(),
+            };
+            self.hooks.observe::<StopFailure>(&self.hook_ctx, input).await;
+        }
         if main && (end.reason == SessionEndReason::Deferred || end.subtype.is_error()) {
             self.hooks
                 .observe::<Notification>(

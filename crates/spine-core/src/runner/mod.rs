@@ -15,6 +15,7 @@
 //! one result, checked before every model request.
 
 pub mod agent;
+mod batch;
 mod call;
 mod delegate;
 mod finish;

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use spine_protocol::hook::{Notification, NotificationInput};
+use spine_protocol::hook::{HookEventName, Notification, NotificationInput, PermissionDeniedInput};
 use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
 use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::DecisionOutcome;
@@ -18,12 +18,16 @@ use super::Run;
 use super::call::{CallOutcome, Ledger, Proposal, RecordParts, Settled};
 use super::round::RoundEnd;
 use crate::hooks::events::PermissionRequestOutcome;
+use crate::hooks::tool_view;
 use crate::observer::RunEvent;
 use crate::permission::policy::{resolve_write_paths, shell_analysis};
 use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
 use crate::registry::PreparedCall;
 use crate::tool::{Args, UrlGate};
 use crate::workspace::Workspace;
+
+/// What the model reads after a refusal when a PermissionDenied hook answered `retry: true`.
+const RETRY_NOTE: &str = " (A PermissionDenied hook says you may retry this call, differently.)";
 
 /// The `notification_type` of the Notification fired before the approver is asked.
 const PERMISSION_PROMPT: &str = "permission_prompt";
@@ -46,6 +50,22 @@ pub(super) fn url_gate(policy: &PermissionPolicy, tool_name: &str, effect: Effec
 }
 
 impl Run<'_> {
+    /// Fires PermissionDenied for a refused call; whether a hook answered `retry: true`.
+    async fn permission_denied(&self, prepared: &PreparedCall, error: &ToolError, ledger: &mut Ledger) -> bool {
+        let command_argument = self.agent.tools.tool(prepared.handle).command_argument();
+        let view = tool_view::view(&prepared.name, command_argument, &prepared.args);
+        let input = PermissionDeniedInput {
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
+            tool_use_id: prepared.id.clone(),
+            reason: error.message.clone(),
+        };
+        let denied = self.hooks.permission_denied(&self.hook_ctx, input).await;
+        ledger.add_contexts(HookEventName::PermissionDenied, denied.contexts);
+        denied.outcome
+    }
+
     /// The arguments the tool runs with, or the call settled: denied, deferred (the run ends
     /// with the call pending), or halted by a PermissionRequest hook.
     pub(super) async fn permit(
@@ -58,7 +78,10 @@ impl Run<'_> {
     ) -> Result<Args, Settled> {
         match self.authorize(prepared, proposal, batch, &mut ledger.record).await {
             Authorized::Run(args) => Ok(args),
-            Authorized::Refused(error) => {
+            Authorized::Refused(mut error) => {
+                if self.permission_denied(prepared, &error, ledger).await {
+                    error.message.push_str(RETRY_NOTE);
+                }
                 Err(self.settle_with_error(ledger, call, error, DecisionOutcome::Denied).into())
             }
             Authorized::Defer => {

@@ -286,6 +286,13 @@ impl Run<'_> {
                 }
             }
         }
+        if end == RoundEnd::Continue && !results.is_empty() {
+            let (batch_contexts, batch_end) = self.post_tool_batch(&calls, &results).await;
+            contexts.extend(batch_contexts);
+            if let Some(batch_end) = batch_end {
+                end = batch_end;
+            }
+        }
         for result in results {
             self.push(Message::Tool(result));
         }

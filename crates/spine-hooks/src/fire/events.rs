@@ -13,10 +13,11 @@ use std::sync::Arc;
 use spine_core::hooks::{HookContext, HookRuntime, tool_view};
 use spine_core::subagents::AgentIdentity;
 use spine_protocol::hook::{
-    HookEvent, Notification, Observe, PermissionRequest, PermissionRequestInput, PostCompact, PostToolUse,
-    PostToolUseFailure, PostToolUseFailureInput, PostToolUseInput, PreCompact, PreCompactInput, PreToolUse,
-    PreToolUseInput, SessionEnd, SessionStart, SessionStartInput, Stop, StopInput, SubagentStart, SubagentStartInput,
-    SubagentStop, SubagentStopInput, UserPromptSubmit, UserPromptSubmitInput,
+    HookEvent, Notification, Observe, PermissionDenied, PermissionDeniedInput, PermissionRequest,
+    PermissionRequestInput, PostCompact, PostToolBatch, PostToolBatchInput, PostToolUse, PostToolUseFailure,
+    PostToolUseFailureInput, PostToolUseInput, PreCompact, PreCompactInput, PreToolUse, PreToolUseInput, SessionEnd,
+    SessionStart, SessionStartInput, Stop, StopFailure, StopInput, SubagentStart, SubagentStartInput, SubagentStop,
+    SubagentStopInput, UserPromptSubmit, UserPromptSubmitInput,
 };
 
 use super::{FireError, FireRequest, default_response, prepare, shown, typed, with};
@@ -364,6 +365,48 @@ observe_only! {
     PostCompact => json!({"trigger": "manual"}),
     SessionEnd => json!({"reason": "completed"}),
     Notification => json!({"message": "hooks test", "notification_type": "test"}),
+    StopFailure => json!({"error": "server_error", "error_details": "hooks test"}),
+}
+
+impl Fire for PostToolBatch {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        _request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let defaults = json!({"tool_calls": [{"tool_name": "Bash", "tool_input": {"command": "echo hi"},
+            "tool_use_id": "toolu_test", "tool_response": "hi"}]});
+        let input: PostToolBatchInput = typed(defaults, fields)?;
+        let input_shown = shown(ctx, &input);
+        Ok((input_shown, context_json(&runtime.post_tool_batch(ctx, input).await)))
+    }
+}
+
+impl Fire for PermissionDenied {
+    async fn fire(
+        runtime: &HookRuntime,
+        ctx: &HookContext,
+        request: &FireRequest,
+        fields: Map<String, Value>,
+    ) -> Result<(Value, Value), FireError> {
+        let reason = fields.get("reason").and_then(Value::as_str).unwrap_or("hooks test").to_owned();
+        let mut call_fields = fields;
+        call_fields.remove("reason");
+        let call = prepare(request, &call_fields)?;
+        let view = tool_view::view(&call.name, request.tools.tool(call.handle).command_argument(), &call.args);
+        let input = PermissionDeniedInput {
+            tool_name: view.tool_name,
+            spine_tool_name: view.spine_tool_name,
+            tool_input: view.tool_input,
+            tool_use_id: call.id.clone(),
+            reason,
+        };
+        let input_shown = shown(ctx, &input);
+        let merged = runtime.permission_denied(ctx, input).await;
+        let decision = json!({"decision": if merged.outcome { "retry" } else { "denied" }});
+        Ok((input_shown, with(decision, &[], merged.halt.as_ref())))
+    }
 }
 
 /// The decision of a context-only event (SessionStart, PostToolUseFailure).

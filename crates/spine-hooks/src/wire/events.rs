@@ -9,7 +9,9 @@
 //! | UserPromptSubmit | `decision: "block"` + `reason`, `additionalContext` | block |
 //! | Stop, SubagentStop | `decision: "block"` + `reason` (force one more round), `additionalContext` | force continue, stderr is the reason |
 //! | PreCompact | `decision: "block"` + `reason` | block |
-//! | PostCompact, SessionEnd, Notification | nothing | cannot block |
+//! | PostToolBatch | `additionalContext` (after the batch's results) | stderr reaches the model as context |
+//! | PermissionDenied | `retry` (true: the model is told it may retry) | cannot block |
+//! | PostCompact, SessionEnd, Notification, StopFailure | nothing | cannot block |
 //!
 //! Plain (non-JSON) stdout on exit 0 is additional context for SessionStart and
 //! UserPromptSubmit only. A top-level `decision` of `"approve"` on events other than
@@ -21,10 +23,10 @@
 use serde_json::Value;
 use spine_core::hooks::HookError;
 use spine_protocol::hook::{
-    ContextAction, HookEvent, HookEventName, Notification, Observe, PermissionRequest, PermissionRequestAction,
-    PostCompact, PostToolUse, PostToolUseAction, PostToolUseFailure, PreCompact, PreCompactAction, PreToolUse,
-    PreToolUseAction, PromptAction, SessionEnd, SessionStart, Stop, StopAction, SubagentStart, SubagentStop,
-    UpdatedOutput, UserPromptSubmit,
+    ContextAction, HookEvent, HookEventName, Notification, Observe, PermissionDenied, PermissionRequest,
+    PermissionRequestAction, PostCompact, PostToolBatch, PostToolUse, PostToolUseAction, PostToolUseFailure,
+    PreCompact, PreCompactAction, PreToolUse, PreToolUseAction, PromptAction, RetryAction, SessionEnd, SessionStart,
+    Stop, StopAction, StopFailure, SubagentStart, SubagentStop, UpdatedOutput, UserPromptSubmit,
 };
 use spine_protocol::permission::PermissionSuggestion;
 
@@ -70,6 +72,9 @@ pub fn visit_wire_event<V: WireVisitor>(event: HookEventName, visitor: V) -> V::
         HookEventName::SubagentStop => visitor.visit::<SubagentStop>(),
         HookEventName::SessionEnd => visitor.visit::<SessionEnd>(),
         HookEventName::Notification => visitor.visit::<Notification>(),
+        HookEventName::PostToolBatch => visitor.visit::<PostToolBatch>(),
+        HookEventName::StopFailure => visitor.visit::<StopFailure>(),
+        HookEventName::PermissionDenied => visitor.visit::<PermissionDenied>(),
     }
 }
 
@@ -264,6 +269,38 @@ impl WireEvent for SubagentStart {
     }
 }
 
+impl WireEvent for PostToolBatch {
+    fn read(answer: &mut Answer) -> Result<ContextAction, HookError> {
+        read_context(answer, &[])
+    }
+
+    fn exit_block(action: ContextAction, reason: String) -> Option<ContextAction> {
+        let reason = reason.trim();
+        match action.additional_context {
+            Some(context) if !reason.is_empty() => Some(ContextAction::context(format!("{context}\n{reason}"))),
+            Some(context) => Some(ContextAction::context(context)),
+            None => Some(ContextAction::context(or_default(Some(reason.to_owned()), blocked_by::<PostToolBatch>))),
+        }
+    }
+}
+
+impl WireEvent for PermissionDenied {
+    fn read(answer: &mut Answer) -> Result<RetryAction, HookError> {
+        match answer.take_specific("retry") {
+            None => Ok(RetryAction { retry: false }),
+            Some(Value::Bool(retry)) => Ok(RetryAction { retry }),
+            Some(other) => Err(answer.violation(format!(
+                "`hookSpecificOutput.retry` must be a boolean, found {}",
+                type_name(&other)
+            ))),
+        }
+    }
+
+    fn exit_block(_action: RetryAction, _reason: String) -> Option<RetryAction> {
+        None
+    }
+}
+
 impl WireEvent for PostToolUseFailure {
     fn read(answer: &mut Answer) -> Result<ContextAction, HookError> {
         read_context(answer, &[])
@@ -360,4 +397,4 @@ macro_rules! observe_only {
     )*};
 }
 
-observe_only!(PostCompact, SessionEnd, Notification);
+observe_only!(PostCompact, SessionEnd, Notification, StopFailure);

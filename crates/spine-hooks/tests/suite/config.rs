@@ -91,7 +91,7 @@ fn claude_only_events_and_handler_types_are_skipped_with_warnings() {
     let p = Project::new();
     let config = p.hook_config(&[json!({"hooks": {
         "TeammateIdle": [{"hooks": [command("true")]}],
-        "PostToolBatch": [{"hooks": [command("true"), command("false")]}],
+        "TaskCreated": [{"hooks": [command("true"), command("false")]}],
         "PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "is this safe?"}, command("true")]}],
         "Stop": [{"hooks": [{"type": "command", "command": "true", "if": "Bash(*)"}]}],
     }})]);

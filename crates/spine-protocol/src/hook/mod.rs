@@ -21,8 +21,10 @@ use serde_json::Value;
 use crate::permission::PermissionMode;
 
 mod notification;
+mod permission_denied;
 mod permission_request;
 mod post_compact;
+mod post_tool_batch;
 mod post_tool_use;
 mod post_tool_use_failure;
 mod pre_compact;
@@ -30,13 +32,16 @@ mod pre_tool_use;
 mod session_end;
 mod session_start;
 mod stop;
+mod stop_failure;
 mod subagent_start;
 mod subagent_stop;
 mod user_prompt_submit;
 
 pub use notification::{Notification, NotificationInput};
+pub use permission_denied::{PermissionDenied, PermissionDeniedInput, RetryAction};
 pub use permission_request::{PermissionRequest, PermissionRequestAction, PermissionRequestInput};
 pub use post_compact::{PostCompact, PostCompactInput};
+pub use post_tool_batch::{BatchCall, PostToolBatch, PostToolBatchInput};
 pub use post_tool_use::{PostToolUse, PostToolUseAction, PostToolUseInput, UpdatedOutput};
 pub use post_tool_use_failure::{PostToolUseFailure, PostToolUseFailureInput};
 pub use pre_compact::{CompactTrigger, PreCompact, PreCompactAction, PreCompactInput};
@@ -44,6 +49,7 @@ pub use pre_tool_use::{PreToolUse, PreToolUseAction, PreToolUseInput};
 pub use session_end::{SessionEnd, SessionEndInput, SessionEndReason};
 pub use session_start::{SessionSource, SessionStart, SessionStartInput};
 pub use stop::{Stop, StopAction, StopInput};
+pub use stop_failure::{StopFailure, StopFailureInput};
 pub use subagent_start::{SubagentStart, SubagentStartInput};
 pub use subagent_stop::{SubagentStop, SubagentStopInput};
 pub use user_prompt_submit::{PromptAction, UserPromptSubmit, UserPromptSubmitInput};
@@ -135,6 +141,12 @@ hook_events! { $;
     SessionEnd,
     /// The runtime emitted a notification for the user.
     Notification,
+    /// Every call of one model reply has its result, before the next model request.
+    PostToolBatch,
+    /// The turn ended because the model request failed.
+    StopFailure,
+    /// The permission step refused a call.
+    PermissionDenied,
 }
 
 impl fmt::Display for HookEventName {

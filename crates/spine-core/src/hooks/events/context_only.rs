@@ -1,8 +1,9 @@
-//! SessionStart, SubagentStart and PostToolUseFailure: hooks may only add context.
+//! SessionStart, SubagentStart, PostToolUseFailure and PostToolBatch: hooks may only add
+//! context (and, like every event, stop the run with `continue: false`).
 
 use spine_protocol::hook::{
-    ContextAction, HookEvent, PostToolUseFailure, PostToolUseFailureInput, SessionStart, SessionStartInput,
-    SubagentStart, SubagentStartInput,
+    ContextAction, HookEvent, PostToolBatch, PostToolBatchInput, PostToolUseFailure, PostToolUseFailureInput,
+    SessionStart, SessionStartInput, SubagentStart, SubagentStartInput,
 };
 
 use super::{HookFailure, Merged};
@@ -78,6 +79,18 @@ impl HookRuntime {
         let id = input.tool_use_id.clone();
         let mut fold = ContextFold::new();
         let d = self.dispatch::<PostToolUseFailure, _>(&ctx, &mut input, &mut fold, Some(&id)).await;
+        Merged::new(fold.outcome, fold.contexts, d)
+    }
+
+    /// Fires PostToolBatch after every call of a reply has its result.
+    pub async fn post_tool_batch(&self, ctx: &HookContext, mut input: PostToolBatchInput) -> Merged<ContextOutcome> {
+        if !self.registry().has::<PostToolBatch>() {
+            return Merged::alone(ContextOutcome::Proceed);
+        }
+        self.observer().on_event(&RunEvent::HookFired { event: PostToolBatch::NAME, tool_name: None, status: None });
+        let ctx = HookContext { event: PostToolBatch::NAME, ..ctx.clone() };
+        let mut fold = ContextFold::new();
+        let d = self.dispatch::<PostToolBatch, _>(&ctx, &mut input, &mut fold, None).await;
         Merged::new(fold.outcome, fold.contexts, d)
     }
 }

@@ -22,6 +22,7 @@
 
 mod context_only;
 mod observe;
+mod permission_denied;
 mod permission_request;
 mod post_tool_use;
 mod pre_compact;
