@@ -9,12 +9,14 @@
 //! `timeout` is in milliseconds (default [`DEFAULT_TIMEOUT_MS`], at most [`MAX_TIMEOUT_MS`]).
 //! `run_in_background: true` is refused (`validation_error`) with a pointer to `exec_command` and `process_exec`.
 //!
-//! The response is Claude Code's `{stdout, stderr, interrupted, exit_code}` (`exit_code` is
-//! null when the shell died of a signal). As in Claude Code, `stdout` drops its trailing
-//! newlines (`echo hi` gives `"hi"`), so a hook comparing it sees the same text in both. Exit 0
-//! is a success; any other ending is a [`ToolError`] carrying that response and, in its message,
-//! the output (the model reads the message): `command_failed` (`Exit code N`), `timeout`,
-//! `canceled`; a shell that cannot start is a `runtime_error`.
+//! The response is Claude Code's `{stdout, stderr, interrupted, isImage, noOutputExpected}`
+//! (the last two always `false`: spine neither detects image output nor classifies silent
+//! commands) plus spine's `exit_code` (null when the shell died of a signal). As in Claude
+//! Code, `stdout` drops its trailing newlines (`echo hi` gives `"hi"`), so a hook comparing it
+//! sees the same text in both. Exit 0 is a success; any other ending is a [`ToolError`]
+//! carrying that response and, in its message, the output (the model reads the message):
+//! `command_failed` (`Exit code N`), `timeout`, `canceled`; a shell that cannot start is a
+//! `runtime_error`.
 //!
 //! The projection heads the output with how the command ended. A response without an
 //! `exit_code` field (a PostToolUse hook's replacement in Claude Code's shape) is projected as
@@ -162,6 +164,8 @@ fn outcome(finished: &Finished, timeout_ms: u64) -> Result<Value, ToolError> {
         "stdout": stdout,
         "stderr": stderr,
         "interrupted": interrupted,
+        "isImage": false,
+        "noOutputExpected": false,
         "exit_code": exit_code,
     });
     let text = render_output(&stdout, &stderr);

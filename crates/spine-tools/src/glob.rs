@@ -6,7 +6,12 @@
 //! root is taken relative to it. Every result is checked with a race-free open beneath the
 //! workspace root, so an entry listed through a directory swapped for a symlink that leads
 //! out of the workspace is left out. Results are sorted newest modification first and capped at
-//! [`MAX_FILES`]. Response: `{"filenames": [absolute paths], "numFiles", "truncated"}`.
+//! [`MAX_FILES`].
+//!
+//! Response: Claude Code's `{"filenames", "durationMs", "numFiles", "truncated",
+//! "totalMatches", "countIsComplete"}` plus spine's `"cwd"`. As in Claude Code, `filenames` are
+//! relative to the working directory when under it (absolute otherwise); `cwd` is that
+//! directory (symlinks resolved), and the model reads the names joined to it, absolute.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -61,6 +66,7 @@ impl Tool for GlobTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let started = std::time::Instant::now();
         let GlobArgs { pattern, path } = args::parse(args)?;
         let (pattern, path_arg) = (pattern.as_str(), path.as_deref());
         let root = paths::confine_root(ctx, path_arg)?;
@@ -95,20 +101,25 @@ impl Tool for GlobTool {
         }
         walk::sort_newest_first(&mut found);
         let truncated = found.len() > MAX_FILES;
-        let filenames: Vec<String> =
-            found.iter().take(MAX_FILES).map(|f| f.path.to_string_lossy().into_owned()).collect();
+        let base = paths::listing_base(ctx);
+        let filenames: Vec<String> = found.iter().take(MAX_FILES).map(|f| paths::listed_name(&f.path, &base)).collect();
         Ok(json!({
             "filenames": filenames,
+            "durationMs": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "numFiles": filenames.len(),
             "truncated": truncated,
+            "totalMatches": found.len(),
+            "countIsComplete": true,
+            "cwd": base.to_string_lossy(),
         }))
     }
 
     fn project(&self, response: &Value) -> Projection {
-        let names: Vec<&str> = response
+        let base = response.get("cwd").and_then(Value::as_str);
+        let names: Vec<String> = response
             .get("filenames")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .map(|a| a.iter().filter_map(Value::as_str).map(|n| paths::shown_name(n, base)).collect())
             .unwrap_or_default();
         let truncated = response.get("truncated").and_then(Value::as_bool).unwrap_or(false);
         let content = match names.len() {

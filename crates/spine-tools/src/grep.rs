@@ -17,10 +17,16 @@
 //! - `head_limit`: keeps the first N output lines (content), files (files_with_matches) or
 //!   entries (count); when it cuts, `appliedLimit` is set (Claude Code's field).
 //!
-//! Response: `{"mode", "numFiles", "filenames", "content"?, "numLines"?, "numMatches"?,
-//! "appliedLimit"?}`. The projection shows at most [`PROJECTION_CAP`] characters of content.
+//! Response: Claude Code's `{"mode", "numFiles", "filenames", "totalFiles"?, "content"?,
+//! "numLines"?, "totalLines"?, "numMatches"?, "appliedLimit"?}` plus spine's `"cwd"`:
+//! `totalFiles` (files_with_matches) and `totalLines` (content) count before `head_limit`. As in
+//! Claude Code, `filenames` are relative to the working directory when under it (absolute
+//! otherwise); `cwd` is that directory (symlinks resolved), and the model reads the names joined
+//! to it. `content` keeps absolute paths (what the model reads), where Claude Code's are
+//! relative; in content mode `filenames` lists the files with matching lines (Claude Code's is
+//! empty). The projection shows at most [`PROJECTION_CAP`] characters of content.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use regex::{Regex, RegexBuilder};
@@ -180,7 +186,12 @@ impl Tool for GrepTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ErrorCode::Canceled, "Grep canceled"));
         }
-        Ok(respond(mode, hits, head_limit, with_context))
+        let base = paths::listing_base(ctx);
+        let mut response = respond(mode, hits, head_limit, with_context, &base);
+        if let Some(obj) = response.as_object_mut() {
+            obj.insert("cwd".to_owned(), json!(base.to_string_lossy()));
+        }
+        Ok(response)
     }
 
     fn project(&self, response: &Value) -> Projection {
@@ -189,11 +200,15 @@ impl Tool for GrepTool {
         let limit = response.get("appliedLimit").and_then(Value::as_u64);
         let body = match mode {
             "content" | "count" => response.get("content").and_then(Value::as_str).unwrap_or("").to_owned(),
-            _ => response
-                .get("filenames")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n"))
-                .unwrap_or_default(),
+            _ => {
+                let base = response.get("cwd").and_then(Value::as_str);
+                response
+                    .get("filenames")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).map(|n| paths::shown_name(n, base)).collect::<Vec<_>>())
+                    .unwrap_or_default()
+                    .join("\n")
+            }
         };
         let mut content = if body.is_empty() {
             match mode {
@@ -300,8 +315,9 @@ fn search_file(text: &str, display: &str, search: &Search) -> Option<(usize, Vec
 }
 
 /// Builds the response of a mode from the hits (in path order); groups of different files
-/// are separated by `--` when context lines are on, as ripgrep does.
-fn respond(mode: Mode, mut hits: Vec<FileHits>, head_limit: Option<usize>, with_context: bool) -> Value {
+/// are separated by `--` when context lines are on, as ripgrep does. `filenames` are listed
+/// relative to `base`.
+fn respond(mode: Mode, mut hits: Vec<FileHits>, head_limit: Option<usize>, with_context: bool, base: &Path) -> Value {
     let mut applied = None;
     let mut limit = |len: usize| -> usize {
         match head_limit {
@@ -316,18 +332,18 @@ fn respond(mode: Mode, mut hits: Vec<FileHits>, head_limit: Option<usize>, with_
         Mode::FilesWithMatches => {
             walk::sort_newest_first_by(&mut hits, |h| &h.found);
             let keep = limit(hits.len());
-            let filenames: Vec<String> =
-                hits.iter().take(keep).map(|h| h.found.path.to_string_lossy().into_owned()).collect();
+            let filenames = names(&hits[..keep], base);
             let mut response = json!({
                 "mode": mode.as_str(),
                 "numFiles": filenames.len(),
                 "filenames": filenames,
+                "totalFiles": hits.len(),
             });
             set_limit(&mut response, applied);
             response
         }
         Mode::Content => {
-            let filenames = names(&hits);
+            let filenames = names(&hits, base);
             let mut lines: Vec<String> = Vec::new();
             for h in &mut hits {
                 if with_context && !lines.is_empty() {
@@ -335,7 +351,8 @@ fn respond(mode: Mode, mut hits: Vec<FileHits>, head_limit: Option<usize>, with_
                 }
                 lines.append(&mut h.lines);
             }
-            let keep = limit(lines.len());
+            let total = lines.len();
+            let keep = limit(total);
             lines.truncate(keep);
             let mut response = json!({
                 "mode": mode.as_str(),
@@ -343,6 +360,7 @@ fn respond(mode: Mode, mut hits: Vec<FileHits>, head_limit: Option<usize>, with_
                 "filenames": filenames,
                 "content": lines.join("\n"),
                 "numLines": lines.len(),
+                "totalLines": total,
             });
             set_limit(&mut response, applied);
             response
@@ -350,7 +368,7 @@ fn respond(mode: Mode, mut hits: Vec<FileHits>, head_limit: Option<usize>, with_
         Mode::Count => {
             let keep = limit(hits.len());
             hits.truncate(keep);
-            let filenames = names(&hits);
+            let filenames = names(&hits, base);
             let entries: Vec<String> =
                 hits.iter().map(|h| format!("{}:{}", h.found.path.to_string_lossy(), h.count)).collect();
             let matches: usize = hits.iter().map(|h| h.count).sum();
@@ -368,8 +386,8 @@ fn respond(mode: Mode, mut hits: Vec<FileHits>, head_limit: Option<usize>, with_
     }
 }
 
-fn names(hits: &[FileHits]) -> Vec<String> {
-    hits.iter().map(|h| h.found.path.to_string_lossy().into_owned()).collect()
+fn names(hits: &[FileHits], base: &Path) -> Vec<String> {
+    hits.iter().map(|h| paths::listed_name(&h.found.path, base)).collect()
 }
 
 fn set_limit(response: &mut Value, applied: Option<usize>) {

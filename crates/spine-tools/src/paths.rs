@@ -10,13 +10,16 @@
 //!   (`spine_core::workspace::open`): that open is the enforcement. [`open_error`] maps its
 //!   errors: an escape (a symlink swapped in after the check) is `permission_denied`.
 //! - [`FILE_TOOL_TIME_LIMIT`]: the time limit every file tool declares.
+//! - [`listing_base`], [`listed_name`] and [`shown_name`]: Glob's and Grep's `filenames` as
+//!   Claude Code gives them (relative to the working directory when under it) and back to the
+//!   absolute paths the model reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use spine_core::tool::ToolContext;
-use spine_core::workspace::BoundaryError;
 use spine_core::workspace::open::OpenError;
+use spine_core::workspace::{BoundaryError, Workspace};
 use spine_protocol::tool::{ErrorCode, ToolError};
 
 /// How long one call of a file tool (Read, Write, Edit, Glob, Grep, the memory tools) may run
@@ -66,4 +69,46 @@ pub(crate) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| ToolError::new(ErrorCode::RuntimeError, format!("file access failed: {e}")))?
+}
+
+/// The directory Glob's and Grep's `filenames` are relative to (their response's `cwd`): the
+/// working directory with its symlinks resolved, as the walk reports paths, or as given when
+/// it cannot be resolved.
+pub(crate) fn listing_base(ctx: &ToolContext) -> PathBuf {
+    Workspace::resolve_links(&ctx.cwd.to_string_lossy(), &ctx.cwd).unwrap_or_else(|_| ctx.cwd.clone())
+}
+
+/// A found path as Claude Code lists it: relative to `base` when under it, absolute otherwise.
+pub(crate) fn listed_name(path: &Path, base: &Path) -> String {
+    match path.strip_prefix(base) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+        _ => path.to_string_lossy().into_owned(),
+    }
+}
+
+/// A listed name as the model reads it: absolute, joined to `base` (the response's `cwd`)
+/// when relative. Without a base (a hook's replacement in Claude Code's shape) it is shown as
+/// it is.
+pub(crate) fn shown_name(name: &str, base: Option<&str>) -> String {
+    match base {
+        Some(base) if !Path::new(name).is_absolute() => Path::new(base).join(name).to_string_lossy().into_owned(),
+        _ => name.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_names_are_relative_under_the_base_and_shown_absolute_again() {
+        let base = Path::new("/w/project");
+        for path in ["/w/project/src/a.rs", "/w/other/b.rs", "/w/project"] {
+            let listed = listed_name(Path::new(path), base);
+            assert_eq!(shown_name(&listed, Some("/w/project")), path);
+        }
+        assert_eq!(listed_name(Path::new("/w/project/src/a.rs"), base), "src/a.rs");
+        assert_eq!(listed_name(Path::new("/w/other/b.rs"), base), "/w/other/b.rs");
+        assert_eq!(shown_name("src/a.rs", None), "src/a.rs");
+    }
 }

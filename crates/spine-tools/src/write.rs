@@ -1,21 +1,31 @@
 //! `Write {file_path, content}` (effect: write): creates or replaces a file, creating missing
 //! parent directories.
 //!
-//! Response (Claude Code's): `{"type": "create"|"update", "filePath", "content"}`. A path
-//! outside the workspace is `permission_denied` (a symlink is followed only while it stays
+//! Response (Claude Code's): `{"type": "create"|"update", "filePath", "content",
+//! "structuredPatch", "originalFile", "userModified": false}`. For a new file `originalFile` is
+//! null and `structuredPatch` empty; for a replaced one they are the old text and its diff to
+//! the new (`patch`), or null and empty when the old text was over 10 MiB, not UTF-8 or
+//! unreadable (as Claude Code does past its own limit). Claude Code's optional `gitDiff` is not
+//! given.
+//!
+//! A path outside the workspace is `permission_denied` (a symlink is followed only while it stays
 //! inside: parents are made with `mkdirat` and the file opened with `openat2(RESOLVE_BENEATH)`
 //! from the workspace root, so a symlink swapped in after the check cannot lead out); a
 //! directory, FIFO, socket or device at the path is a `validation_error`.
+
+use std::io::Read;
+use std::path::Path;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
-use spine_core::workspace::open::Presence;
+use spine_core::workspace::Workspace;
+use spine_core::workspace::open::{OpenFor, Presence};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
-use crate::{args, paths};
+use crate::{args, patch, paths};
 
 /// The `Write` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,18 +67,26 @@ impl Tool for WriteTool {
         let WriteArgs { file_path, content } = args::parse(args)?;
         let path = paths::confine(ctx, &file_path)?;
         // Parents made with mkdirat and the file opened with openat2, beneath the root; the
-        // content goes through that descriptor.
+        // content goes through that descriptor. The old text is read the same way first, and
+        // the diff computed off the async threads too.
         let workspace = ctx.workspace.clone();
         let shown = file_path.clone();
-        let bytes = content.as_bytes().to_vec();
-        let presence =
-            paths::blocking(move || workspace.write_file(&path, &bytes).map_err(|e| paths::open_error(&shown, e)))
-                .await?;
-        let existed = presence == Presence::Existed;
+        let text = content.clone();
+        let (presence, original, hunks) = paths::blocking(move || {
+            let original = read_original(&workspace, &path);
+            let presence = workspace.write_file(&path, text.as_bytes()).map_err(|e| paths::open_error(&shown, e))?;
+            let original = original.filter(|_| presence == Presence::Existed);
+            let hunks = original.as_deref().map(|old| patch::structured_patch(old, &text)).unwrap_or_default();
+            Ok((presence, original, hunks))
+        })
+        .await?;
         Ok(json!({
-            "type": if existed { "update" } else { "create" },
+            "type": if presence == Presence::Existed { "update" } else { "create" },
             "filePath": file_path,
             "content": content,
+            "structuredPatch": hunks,
+            "originalFile": original,
+            "userModified": false,
         }))
     }
 
@@ -84,4 +102,21 @@ impl Tool for WriteTool {
             .with("bytes", bytes)
             .with("operation", operation)
     }
+}
+
+/// The text a Write replaces, read through the same race-free open: `None` when there is no
+/// file, or it is over [`patch::MAX_ORIGINAL_BYTES`], not UTF-8 or cannot be read (the write
+/// then reports what is wrong with the path).
+fn read_original(workspace: &Workspace, path: &Path) -> Option<String> {
+    let (file, _) = workspace.open_file(path, OpenFor::Read).ok()?;
+    let cap = patch::MAX_ORIGINAL_BYTES;
+    if file.metadata().ok()?.len() > u64::try_from(cap).ok()? {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(u64::try_from(cap).ok()? + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() > cap {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }

@@ -64,7 +64,10 @@ async fn stdin_json_has_exactly_the_common_and_event_fields_of_each_event() {
     let post = by_event("PostToolUse");
     assert_eq!(post.len(), 2, "Bash echo and Read succeeded");
     assert_eq!(keys(post[0]), expect(&[&tool[..], &["duration_ms", "tool_response"]].concat(), true));
-    assert_eq!(keys(&post[0]["tool_response"]), ["exit_code", "interrupted", "stderr", "stdout"]);
+    assert_eq!(
+        keys(&post[0]["tool_response"]),
+        ["exit_code", "interrupted", "isImage", "noOutputExpected", "stderr", "stdout"]
+    );
     assert_eq!(post[0]["tool_response"]["stdout"], "hi", "no trailing newline, as in Claude Code");
     let failure = by_event("PostToolUseFailure");
     assert_eq!(keys(failure[0]), expect(&[&tool[..], &["duration_ms", "error", "is_interrupt"]].concat(), true));

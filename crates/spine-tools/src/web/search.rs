@@ -4,8 +4,10 @@
 //! `web.search_url`) — with `GET <search_url>?q=<query>&format=json` and reads
 //! `results: [{title, url, content}]`. Results outside `allowed_domains` or inside
 //! `blocked_domains` (a domain matches itself and its subdomains) are dropped; at most
-//! [`MAX_RESULTS`] are kept, in the engine's order. The response is
-//! `{query, results: [{title, url, snippet}]}`.
+//! [`MAX_RESULTS`] are kept, in the engine's order. The response has Claude Code's shape,
+//! `{query, results: [{tool_use_id, content: [{title, url, snippet}]}], durationSeconds}`: one
+//! search, its hits under the call's id. The projection also reads results that are hits
+//! themselves, or text (Claude Code's commentary entries), as a PostToolUse hook may write them.
 //!
 //! The endpoint comes from settings, not from the model: its redirects are followed without the
 //! permission gate, but with the scheme, userinfo and private-network checks of [`super`]. A
@@ -86,6 +88,7 @@ impl Tool for WebSearchTool {
     }
 
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let started = std::time::Instant::now();
         let SearchArgs { query, allowed_domains, blocked_domains } = args::parse(args)?;
         let query = query.as_str();
         let Some(endpoint) = &self.search_url else {
@@ -147,12 +150,26 @@ impl Tool for WebSearchTool {
                 break;
             }
         }
-        Ok(json!({"query": query, "results": results}))
+        Ok(json!({
+            "query": query,
+            "results": [{"tool_use_id": ctx.call_id, "content": results}],
+            "durationSeconds": started.elapsed().as_secs_f64(),
+        }))
     }
 
     fn project(&self, response: &Value) -> Projection {
         let query = response.get("query").and_then(Value::as_str).unwrap_or("");
-        let results = response.get("results").and_then(Value::as_array).cloned().unwrap_or_default();
+        let entries = response.get("results").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        // Hits, whether grouped under a search (`content`) or listed themselves.
+        let results: Vec<&Value> = entries
+            .iter()
+            .flat_map(|e| match e.get("content").and_then(Value::as_array) {
+                Some(hits) => hits.iter().collect(),
+                None if e.is_object() => vec![e],
+                None => Vec::new(),
+            })
+            .collect();
+        let notes: Vec<&str> = entries.iter().filter_map(Value::as_str).filter(|t| !t.trim().is_empty()).collect();
         let mut lines = vec![if results.is_empty() {
             format!("No web results for {query:?}.")
         } else {
@@ -169,6 +186,7 @@ impl Tool for WebSearchTool {
                 lines.push(format!("   {s}"));
             }
         }
+        lines.extend(notes.iter().map(|t| t.trim().to_owned()));
         let urls: Vec<Value> = results.iter().filter_map(|r| r.get("url").cloned()).collect();
         Projection::plain(lines.join("\n")).with("result_count", results.len()).with("urls", urls)
     }

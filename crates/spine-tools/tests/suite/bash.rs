@@ -19,6 +19,8 @@ async fn bash_runs_in_the_working_directory_and_returns_claude_codes_shape() {
             "stdout": f.root().display().to_string(),
             "stderr": "warn\n",
             "interrupted": false,
+            "isImage": false,
+            "noOutputExpected": false,
             "exit_code": 0,
         })
     );
@@ -36,7 +38,11 @@ async fn bash_non_zero_exit_is_command_failed_keeping_output_and_code() {
     let e = f.call("Bash", json!({"command": "echo out; echo err >&2; exit 3"})).await.expect_err("exit 3");
     assert_eq!(e.code, ErrorCode::CommandFailed);
     assert_eq!(e.message, "Exit code 3\nout\nstderr:\nerr");
-    assert_eq!(e.response, Some(json!({"stdout": "out", "stderr": "err\n", "interrupted": false, "exit_code": 3})));
+    assert_eq!(
+        e.response,
+        Some(json!({"stdout": "out", "stderr": "err\n", "interrupted": false, "isImage": false,
+                   "noOutputExpected": false, "exit_code": 3}))
+    );
 }
 
 #[tokio::test]

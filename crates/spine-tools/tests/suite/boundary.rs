@@ -74,9 +74,9 @@ async fn a_search_does_not_follow_symlinks_out_of_the_workspace() {
     std::os::unix::fs::symlink(outside.path().join("s.txt"), f.root().join("l.txt")).expect("link");
     f.write("in.txt", "secret");
     let r = f.call("Grep", json!({"pattern": "secret"})).await.expect("grep");
-    assert_eq!(r["filenames"], json!([f.path("in.txt")]));
+    assert_eq!(r["filenames"], json!(["in.txt"]));
     let r = f.call("Glob", json!({"pattern": "**/*.txt"})).await.expect("glob");
-    assert_eq!(r["filenames"], json!([f.path("in.txt")]));
+    assert_eq!(r["filenames"], json!(["in.txt"]));
 }
 
 #[test]

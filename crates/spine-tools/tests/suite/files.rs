@@ -127,7 +127,11 @@ async fn read_refuses_an_image_over_20_mib_and_one_that_does_not_decode() {
 async fn write_creates_parent_directories_then_reports_update() {
     let f = Fixture::new();
     let r = f.call("Write", json!({"file_path": "deep/er/new.txt", "content": "hello"})).await.expect("write");
-    assert_eq!(r, json!({"type": "create", "filePath": f.path("deep/er/new.txt"), "content": "hello"}));
+    assert_eq!(
+        r,
+        json!({"type": "create", "filePath": f.path("deep/er/new.txt"), "content": "hello",
+               "structuredPatch": [], "originalFile": null, "userModified": false})
+    );
     assert_eq!(std::fs::read_to_string(f.root().join("deep/er/new.txt")).expect("read"), "hello");
     let p = f.project("Write", &r);
     assert_eq!(p.content, format!("Wrote 5 bytes to {} (created).", f.path("deep/er/new.txt")));
@@ -145,7 +149,10 @@ async fn edit_replaces_a_unique_occurrence() {
     assert_eq!(
         r,
         json!({"filePath": f.path("e.rs"), "oldString": "fn b", "newString": "fn c",
-               "replaceAll": false, "replacements": 1})
+               "originalFile": "fn a() {}\nfn b() {}\n",
+               "structuredPatch": [{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 2,
+                                    "lines": [" fn a() {}", "-fn b() {}", "+fn c() {}"]}],
+               "userModified": false, "replaceAll": false, "replacements": 1})
     );
     assert_eq!(std::fs::read_to_string(p).expect("read"), "fn a() {}\nfn c() {}\n");
     assert_eq!(f.project("Edit", &r).content, format!("Edited {}: 1 replacement.", f.path("e.rs")));

@@ -19,6 +19,7 @@ mod families;
 mod files;
 mod mcp;
 mod memory;
+mod patches;
 mod processes;
 mod race;
 mod registry;

@@ -147,7 +147,8 @@ async fn process_exec_goes_through_hooks_and_projection_in_the_runner_and_dies_w
             "process_.*",
             "name-required",
             hook_fn(|_c: &HookContext, input: &PreToolUseInput| {
-                let named = input.tool_input.get("name").is_some() || input.tool_name != "process_exec";
+                let named =
+                    input.tool_input.get("name").is_some() || input.spine_tool_name.as_deref() != Some("process_exec");
                 Ok(HookOutput::new(if named {
                     PreToolUseAction::default()
                 } else {

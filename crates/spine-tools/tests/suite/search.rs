@@ -14,25 +14,35 @@ async fn glob_matches_the_pattern_and_sorts_newest_first() {
     set_mtime(&f.write("src/deep/mid.rs", ""), 2_000);
     f.write("src/notes.txt", "");
     let r = f.call("Glob", json!({"pattern": "**/*.rs"})).await.expect("glob");
+    let duration = r["durationMs"].clone();
+    assert!(duration.is_u64(), "{r}");
     assert_eq!(
         r,
         json!({
-            "filenames": [f.path("src/new.rs"), f.path("src/deep/mid.rs"), f.path("src/old.rs")],
+            "filenames": ["src/new.rs", "src/deep/mid.rs", "src/old.rs"],
+            "durationMs": duration,
             "numFiles": 3,
             "truncated": false,
+            "totalMatches": 3,
+            "countIsComplete": true,
+            "cwd": f.root().display().to_string(),
         })
     );
     let p = f.project("Glob", &r);
-    assert!(p.content.starts_with("Found 3 files"), "{}", p.content);
-    assert!(p.content.contains(&f.path("src/deep/mid.rs")));
+    assert_eq!(
+        p.content,
+        format!("Found 3 files:\n{}\n{}\n{}", f.path("src/new.rs"), f.path("src/deep/mid.rs"), f.path("src/old.rs")),
+        "the model reads absolute paths"
+    );
     // `*` stays in one directory; a pattern without `/` matches names at any depth.
     let r = f.call("Glob", json!({"pattern": "src/*.rs"})).await.expect("glob");
     assert_eq!(r["numFiles"], json!(2));
+    // Names stay relative to the working directory, not to `path`.
     let r = f.call("Glob", json!({"pattern": "*.rs", "path": "src/deep"})).await.expect("glob");
-    assert_eq!(r["filenames"], json!([f.path("src/deep/mid.rs")]));
+    assert_eq!(r["filenames"], json!(["src/deep/mid.rs"]));
     // An absolute pattern under the search root is taken relative to it.
     let r = f.call("Glob", json!({"pattern": f.path("src/deep/*.rs")})).await.expect("glob");
-    assert_eq!(r["filenames"], json!([f.path("src/deep/mid.rs")]));
+    assert_eq!(r["filenames"], json!(["src/deep/mid.rs"]));
 }
 
 #[tokio::test]
@@ -49,7 +59,7 @@ async fn glob_honours_gitignore_outside_a_git_repo_and_skips_hidden_files() {
     let mut names: Vec<String> =
         r["filenames"].as_array().expect("array").iter().map(|v| v.as_str().expect("str").to_owned()).collect();
     names.sort();
-    assert_eq!(names, vec![f.path("keep.md"), f.path("keep.rs")]);
+    assert_eq!(names, vec!["keep.md", "keep.rs"]);
 }
 
 #[tokio::test]
@@ -61,6 +71,7 @@ async fn glob_caps_results_at_100_and_says_so() {
     let r = f.call("Glob", json!({"pattern": "*.txt"})).await.expect("glob");
     assert_eq!(r["numFiles"], json!(100));
     assert_eq!(r["truncated"], json!(true));
+    assert_eq!(r["totalMatches"], json!(105));
     assert_eq!(f.project("Glob", &r).metadata["truncated"], json!(true));
 }
 
@@ -71,7 +82,12 @@ async fn glob_without_path_searches_the_working_directory() {
     f.write("b/two.rs", "");
     f.ctx.cwd = f.root().join("b");
     let r = f.call("Glob", json!({"pattern": "*.rs"})).await.expect("glob");
-    assert_eq!(r["filenames"], json!([f.path("b/two.rs")]));
+    assert_eq!(r["filenames"], json!(["two.rs"]));
+    assert_eq!(f.project("Glob", &r).content, format!("Found 1 file:\n{}", f.path("b/two.rs")));
+    // A name outside the working directory stays absolute, as in Claude Code.
+    let r = f.call("Glob", json!({"pattern": "*.rs", "path": f.path("a")})).await.expect("glob");
+    assert_eq!(r["filenames"], json!([f.path("a/one.rs")]));
+    assert_eq!(f.project("Glob", &r).content, format!("Found 1 file:\n{}", f.path("a/one.rs")));
     let r = f.call("Glob", json!({"pattern": "*.zig"})).await.expect("glob");
     assert_eq!(f.project("Glob", &r).content, "No files found.");
 }
@@ -90,10 +106,11 @@ async fn grep_lists_matching_files_newest_first_by_default() {
     let r = f.call("Grep", json!({"pattern": "foo"})).await.expect("grep");
     assert_eq!(r["mode"], json!("files_with_matches"));
     assert_eq!(r["numFiles"], json!(2));
-    assert_eq!(r["filenames"][0], json!(f.path("b.rs")));
+    assert_eq!(r["filenames"], json!(["b.rs", "c.txt"]), "relative to the working directory, as in Claude Code");
+    assert_eq!(r["totalFiles"], json!(2));
     assert!(r.get("content").is_none());
     let p = f.project("Grep", &r);
-    assert!(p.content.starts_with("Found 2 files:\n"), "{}", p.content);
+    assert_eq!(p.content, format!("Found 2 files:\n{}\n{}", f.path("b.rs"), f.path("c.txt")));
 }
 
 #[tokio::test]
@@ -102,7 +119,7 @@ async fn grep_dash_i_ignores_case() {
     let r = f.call("Grep", json!({"pattern": "foo", "-i": true, "glob": "*.rs"})).await.expect("grep");
     assert_eq!(r["numFiles"], json!(2));
     let r = f.call("Grep", json!({"pattern": "Foo", "glob": "*.rs"})).await.expect("grep");
-    assert_eq!(r["filenames"], json!([f.path("a.rs")]));
+    assert_eq!(r["filenames"], json!(["a.rs"]));
 }
 
 #[tokio::test]
@@ -112,6 +129,8 @@ async fn grep_content_mode_prints_numbered_lines_with_context() {
     let r = f.call("Grep", json!({"pattern": "foo", "path": "b.rs", "output_mode": "content"})).await.expect("grep");
     assert_eq!(r["content"], json!(format!("{b}:1:// foo\n{b}:5:foo again")));
     assert_eq!(r["numLines"], json!(2));
+    assert_eq!(r["totalLines"], json!(2));
+    assert_eq!(r["filenames"], json!(["b.rs"]));
     let r = f
         .call("Grep", json!({"pattern": "foo", "path": "b.rs", "output_mode": "content", "-A": 1}))
         .await
@@ -146,9 +165,9 @@ async fn grep_glob_filter_honours_gitignore_and_skips_binary_files() {
     f.write(".hidden.rs", "foo\n");
     std::fs::write(f.root().join("bin.rs"), b"foo\0\x01").expect("write");
     let r = f.call("Grep", json!({"pattern": "foo", "glob": "*.rs"})).await.expect("grep");
-    assert_eq!(r["filenames"], json!([f.path("b.rs")]));
+    assert_eq!(r["filenames"], json!(["b.rs"]));
     let r = f.call("Grep", json!({"pattern": "foo", "glob": "*.txt"})).await.expect("grep");
-    assert_eq!(r["filenames"], json!([f.path("c.txt")]));
+    assert_eq!(r["filenames"], json!(["c.txt"]));
 }
 
 #[tokio::test]
@@ -156,9 +175,11 @@ async fn grep_head_limit_keeps_the_first_results_and_reports_the_limit() {
     let f = grep_fixture();
     let r = f.call("Grep", json!({"pattern": "line", "output_mode": "content", "head_limit": 2})).await.expect("grep");
     assert_eq!(r["numLines"], json!(2));
+    assert_eq!(r["totalLines"], json!(4), "before the limit");
     assert_eq!(r["appliedLimit"], json!(2));
     let r = f.call("Grep", json!({"pattern": "foo", "head_limit": 1})).await.expect("grep");
-    assert_eq!(r["filenames"], json!([f.path("b.rs")]));
+    assert_eq!(r["filenames"], json!(["b.rs"]));
+    assert_eq!(r["totalFiles"], json!(2), "before the limit");
     assert!(f.project("Grep", &r).content.contains("first 1 results (head_limit)"));
 }
 

@@ -235,24 +235,29 @@ async fn websearch_queries_the_searxng_endpoint_and_filters_domains() {
     let config = FamilyConfig { search_url: Some(format!("{base}/search")), ..loopback() };
     let d = Direct::with(config);
     let r = d.call("WebSearch", json!({"query": "tokio & co"})).await.expect("search");
+    // Claude Code's shape: the hits of one search under the call's id, and the time taken.
+    let seconds = r["durationSeconds"].clone();
+    assert!(seconds.is_f64(), "{r}");
     assert_eq!(
         r,
-        json!({"query": "tokio & co", "results": [
+        json!({"query": "tokio & co", "results": [{"tool_use_id": "call-1", "content": [
             {"title": "tokio & co guide", "url": "https://docs.rs/tokio", "snippet": "An async runtime."},
             {"title": "Blog", "url": "https://blog.example.com/post", "snippet": "A post."},
             {"title": "Sub", "url": "https://www.docs.rs/serde", "snippet": ""}
-        ]})
+        ]}], "durationSeconds": seconds})
     );
-    assert_eq!(
-        d.project("WebSearch", &r).content,
-        "Web results for \"tokio & co\":\n1. tokio & co guide\n   https://docs.rs/tokio\n   An async runtime.\n\
-         2. Blog\n   https://blog.example.com/post\n   A post.\n3. Sub\n   https://www.docs.rs/serde"
-    );
+    let expected = "Web results for \"tokio & co\":\n1. tokio & co guide\n   https://docs.rs/tokio\n   An async runtime.\n\
+                    2. Blog\n   https://blog.example.com/post\n   A post.\n3. Sub\n   https://www.docs.rs/serde";
+    assert_eq!(d.project("WebSearch", &r).content, expected);
+    // Hits listed without a search around them (a hook's replacement) read the same.
+    let flat = json!({"query": "tokio & co", "results": r["results"][0]["content"].clone()});
+    assert_eq!(d.project("WebSearch", &flat).content, expected);
+    let hits = |r: &serde_json::Value| r["results"][0]["content"].as_array().expect("hits").len();
     let only = d.call("WebSearch", json!({"query": "x", "allowed_domains": ["docs.rs"]})).await.expect("allowed");
-    assert_eq!(only["results"].as_array().expect("results").len(), 2);
+    assert_eq!(hits(&only), 2);
     let blocked = d.call("WebSearch", json!({"query": "x", "blocked_domains": ["docs.rs"]})).await.expect("blocked");
-    assert_eq!(blocked["results"][0]["url"], json!("https://blog.example.com/post"));
-    assert_eq!(blocked["results"].as_array().expect("results").len(), 1);
+    assert_eq!(blocked["results"][0]["content"][0]["url"], json!("https://blog.example.com/post"));
+    assert_eq!(hits(&blocked), 1);
 }
 
 #[tokio::test]
