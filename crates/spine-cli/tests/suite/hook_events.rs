@@ -26,7 +26,8 @@ fn post_tool_batch_sees_every_call_of_a_reply_with_the_text_the_model_receives_a
     let s = Sandbox::new();
     s.write("notes.md", "first line\n");
     let log = s.dir.path().join("batch.jsonl");
-    let answer = json!({"hookSpecificOutput": {"hookEventName": "PostToolBatch", "additionalContext": "batch checked"}});
+    let answer =
+        json!({"hookSpecificOutput": {"hookEventName": "PostToolBatch", "additionalContext": "batch checked"}});
     let settings = json!({
         "permissions": {"allow": ["Bash", "Read", "exec_command"]},
         "hooks": {"PostToolBatch": [{"hooks": [logging(&log, &answer)]}]}
@@ -108,7 +109,10 @@ fn permission_denied_sees_each_refusal_and_retry_tells_the_model_it_may_try_agai
     assert_eq!((fired[0]["tool_name"].as_str(), fired[0]["tool_use_id"].as_str()), (Some("Bash"), Some("c1")));
     assert_eq!(fired[0]["tool_input"]["command"], "rm -rf victim");
     assert!(fired[0]["reason"].as_str().is_some_and(|r| !r.is_empty()), "{}", fired[0]);
-    assert_eq!((fired[1]["tool_name"].as_str(), fired[1]["spine_tool_name"].as_str()), (Some("Bash"), Some("exec_command")));
+    assert_eq!(
+        (fired[1]["tool_name"].as_str(), fired[1]["spine_tool_name"].as_str()),
+        (Some("Bash"), Some("exec_command"))
+    );
     for result in tool_results(&json(&out)) {
         assert!(result.starts_with("Error [permission_denied]") && result.contains("may retry"), "{result}");
     }
@@ -124,7 +128,8 @@ fn stop_failure_fires_with_claude_codes_error_kind_when_the_model_request_fails(
         "Stop": [{"hooks": [logging(&log, &json!({}))]}]
     }});
     // The scripted model has no turn left after the first: its next request fails.
-    let script = s.script(json!([{"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "1+1"}}]}]));
+    let script =
+        s.script(json!([{"tool_calls": [{"id": "c1", "name": "calculator", "arguments": {"expression": "1+1"}}]}]));
     let out = s.run(&script, &["--settings", &settings.to_string(), "--output-format", "json"]);
     assert_ne!(out.status.code(), Some(0), "the run fails as before");
     let fired = logged(&log);

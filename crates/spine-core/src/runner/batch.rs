@@ -61,6 +61,11 @@ impl Run<'_> {
         let tools = &self.agent.tools;
         let command_argument = tools.lookup(&call.name).and_then(|h| tools.tool(h).command_argument());
         let view = tool_view::view(&call.name, command_argument, &args);
-        BatchCall { tool_name: view.tool_name, tool_input: view.tool_input, tool_use_id: call.id.clone(), tool_response }
+        BatchCall {
+            tool_name: view.tool_name,
+            tool_input: view.tool_input,
+            tool_use_id: call.id.clone(),
+            tool_response,
+        }
     }
 }

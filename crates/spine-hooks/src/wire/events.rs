@@ -289,10 +289,10 @@ impl WireEvent for PermissionDenied {
         match answer.take_specific("retry") {
             None => Ok(RetryAction { retry: false }),
             Some(Value::Bool(retry)) => Ok(RetryAction { retry }),
-            Some(other) => Err(answer.violation(format!(
-                "`hookSpecificOutput.retry` must be a boolean, found {}",
-                type_name(&other)
-            ))),
+            Some(other) => {
+                Err(answer
+                    .violation(format!("`hookSpecificOutput.retry` must be a boolean, found {}", type_name(&other))))
+            }
         }
     }
 
