@@ -65,7 +65,9 @@ pub enum AssemblyError {
     /// The hooks of the settings are invalid (names the file and JSON path).
     #[error("{0}")]
     Hooks(String),
-    /// `bypassPermissions` was asked for and a settings file disables it.
+    /// `bypassPermissions` was asked for (by a settings file, `--permission-mode` or
+    /// `--dangerously-skip-permissions`) and a settings file disables it: a managed one names
+    /// itself (`/etc/spine/managed-settings.json (managed)`).
     #[error("permission mode bypassPermissions is disabled by `permissions.disableBypassPermissionsMode` in {origin}")]
     BypassDisabled {
         /// The settings source that disables it.
@@ -145,7 +147,8 @@ pub struct AgentOptions {
 /// the default (nothing added).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommandLine {
-    /// `--allowedTools` permission rules, added to the settings' `permissions.allow`.
+    /// `--allowedTools` permission rules, added to the settings' `permissions.allow` (none
+    /// apply when managed settings set `allowManagedPermissionRulesOnly`).
     pub allow: Vec<String>,
     /// `--disallowedTools` permission rules, added to the settings' `permissions.deny`.
     pub deny: Vec<String>,
@@ -219,11 +222,14 @@ fn assemble_with(
         ask: policy::parse_rules(&settings.permissions.ask)?,
         deny: policy::parse_rules(&settings.permissions.deny)?,
     };
-    rules.allow.extend(policy::parse_flag_rules(&options.command_line.allow, "--allowedTools")?);
+    let (flag_allow, managed_rules_notice) = policy::flag_allow_rules(settings, &options.command_line.allow);
+    rules.allow.extend(policy::parse_flag_rules(flag_allow, "--allowedTools")?);
     rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
     let (hooks, hook_warnings) = build_hooks(settings)?;
-    // Values the settings hold that spine does not implement (`defaultMode`), then the hooks'.
-    let mut warnings: Vec<String> = settings.warnings.iter().cloned().chain(hook_warnings).collect();
+    // Values the settings hold that spine does not implement (`defaultMode`), the rules managed
+    // settings keep from applying, then the hooks'.
+    let mut warnings: Vec<String> =
+        settings.warnings.iter().cloned().chain(managed_rules_notice).chain(hook_warnings).collect();
     let workspace = roots::workspace(settings, &options.command_line, &options.project)?;
     let mut config = AgentConfig::new(Arc::new(workspace));
     config.max_turns = options.max_turns.or(settings.max_turns).unwrap_or(20);

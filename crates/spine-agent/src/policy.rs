@@ -1,5 +1,5 @@
-//! What governs a run besides its model and tools: the permission rules, the hooks of the
-//! settings, and the skill roots.
+//! What governs a run besides its model and tools: the permission rules (with what managed
+//! settings keep from applying), the hooks of the settings, and the skill roots.
 
 use std::path::Path;
 
@@ -24,6 +24,17 @@ pub(crate) fn parse_rules(entries: &[RuleEntry]) -> Result<Vec<PermissionRule>, 
         .collect()
 }
 
+/// The `--allowedTools` rules that apply: none when managed settings allow only their own
+/// permission rules (`allowManagedPermissionRulesOnly`); with the one line saying what managed
+/// settings kept from applying, if anything.
+pub(crate) fn flag_allow_rules<'a>(settings: &Settings, allow: &'a [String]) -> (&'a [String], Option<String>) {
+    let managed = &settings.managed;
+    if managed.permission_rules_only.is_none() {
+        return (allow, None);
+    }
+    (&[], managed.rules_notice(allow.len()))
+}
+
 /// Parses rules given on the command line; an error names the flag and the rule.
 pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<PermissionRule>, AssemblyError> {
     rules
@@ -36,8 +47,8 @@ pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<Permi
 pub fn build_hooks(settings: &Settings) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
     let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
     let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
-    if let Some(origin) = &hooks.disabled_by {
-        warnings.push(format!("every hook is disabled by `disableAllHooks` in {origin}"));
+    if let Some(message) = hooks.disabled_message() {
+        warnings.push(message);
     }
     let mut builder = HookRegistryBuilder::new();
     spine_hooks::register(&hooks, &mut builder, &spine_hooks::BuildOptions::default())

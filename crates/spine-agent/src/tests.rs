@@ -172,3 +172,51 @@ fn configured_mcp_servers_carry_source_and_approval_and_a_skipped_entry_never_re
     let fs = servers.iter().find(|c| c.name == "fs" && c.effective).expect("fs");
     assert_eq!(fs.config["command"], "mine", "settings replace .mcp.json entries of the same name");
 }
+
+fn with_managed(managed: &str, cli: &str) -> Settings {
+    let layer =
+        |origin, json: &str| spine_settings::SettingsLayer { origin, value: serde_json::from_str(json).expect("json") };
+    Settings::from_layers(vec![
+        layer(spine_settings::Origin::Cli { index: 1, path: None }, cli),
+        layer(spine_settings::Origin::Managed("/etc/spine/managed-settings.json".into()), managed),
+    ])
+    .expect("settings")
+}
+
+#[test]
+fn allow_managed_permission_rules_only_drops_allowed_tools_rules_with_a_one_line_notice() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = with_managed(
+        r#"{"allowManagedPermissionRulesOnly": true, "permissions": {"allow": ["Read"], "deny": ["Bash(rm *)"]}}"#,
+        r#"{"permissions": {"allow": ["Write"]}}"#,
+    );
+    let mut o = options(dir.path());
+    o.command_line.allow = vec!["Bash".to_owned()];
+    o.command_line.deny = vec!["WebFetch".to_owned()];
+    let a = assemble_for_calls(&s, o).expect("assembled");
+    let rules = a.agent.policy.rules();
+    let names =
+        |r: &[spine_core::permission::PermissionRule]| r.iter().map(|r| r.as_str().to_owned()).collect::<Vec<_>>();
+    assert_eq!(names(&rules.allow), ["Read"], "only the managed allow rule");
+    assert_eq!(names(&rules.deny), ["Bash(rm *)", "WebFetch"], "--disallowedTools still applies");
+    let notices: Vec<&String> = a.warnings.iter().filter(|w| w.contains("allowManagedPermissionRulesOnly")).collect();
+    assert_eq!(notices.len(), 1, "{:?}", a.warnings);
+    assert!(
+        notices[0].contains("1 allow rule from --settings #1 (inline JSON); 1 --allowedTools rule"),
+        "{}",
+        notices[0]
+    );
+}
+
+#[test]
+fn a_managed_disable_bypass_permissions_mode_refuses_the_flag_naming_the_managed_file() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = with_managed(
+        r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#,
+        r#"{"permissions": {"defaultMode": "acceptEdits"}}"#,
+    );
+    let mut o = options(dir.path());
+    o.permission_mode = Some(PermissionMode::BypassPermissions);
+    let err = assemble_for_calls(&s, o).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("disableBypassPermissionsMode` in /etc/spine/managed-settings.json (managed)"), "{err}");
+}

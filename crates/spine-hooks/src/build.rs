@@ -11,7 +11,11 @@
 //!   file or several, runs once per firing).
 //! - Handlers of a persistent command share one [`PersistentProcess`] per registry, across
 //!   events; HTTP handlers share one client.
-//! - With `disableAllHooks`, nothing is registered.
+//! - Only [`HookConfig::active_groups`] are registered: with `disableAllHooks`, nothing (or
+//!   only managed settings' hooks), with `allowManagedHooksOnly` only managed settings' hooks.
+//!   An HTTP hook that `allowedHttpHookUrls` blocks is registered and fails each firing with a
+//!   launch error (see [`crate::http`]); its dedup key is its own, so it never stands in for an
+//!   allowed hook of the same URL.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -101,7 +105,10 @@ impl WireVisitor for AddGroup<'_> {
 }
 
 fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Shared) -> Option<HookSpec<E>> {
-    let key = h.handler.dedup_key();
+    let key = match &h.handler {
+        Handler::Http(http) if http.blocked.is_some() => format!("{}#blocked", h.handler.dedup_key()),
+        other => other.dedup_key(),
+    };
     let meta = Arc::new(HookMeta {
         hook_id: h.handler.target(),
         path: h.path.clone(),

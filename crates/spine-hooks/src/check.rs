@@ -81,11 +81,16 @@ pub fn check(config: &HookConfig, project_dir: &Path) -> Vec<Finding> {
         })
         .collect();
     if let Some(origin) = &config.disabled_by {
+        let spared = config.disabled_spares_managed && config.groups.iter().any(|g| g.origin.is_managed());
         findings.push(Finding {
             severity: Severity::Warning,
             origin: origin.clone(),
             path: "disableAllHooks".to_owned(),
-            message: "every hook is disabled".to_owned(),
+            message: if spared {
+                "every hook but those of managed settings is disabled".to_owned()
+            } else {
+                "every hook is disabled".to_owned()
+            },
         });
     }
     for group in &config.groups {

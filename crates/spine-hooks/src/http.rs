@@ -9,6 +9,9 @@
 //! - Redirects are never followed: a 3xx answer is a failure naming its `Location`, so the
 //!   event and the configured (often secret) headers go to the configured URL and nowhere else.
 //! - The time limit covers the whole exchange: [`HookError::timeout`]. A canceled run aborts it.
+//! - A hook that managed settings' `allowedHttpHookUrls` blocks ([`HttpConfig::blocked`])
+//!   sends nothing: each firing is a launch error ([`HookError::launch`]), so its `onFailure`
+//!   decides.
 //! - TLS uses rustls with the ring provider, installed once ([`install_crypto_provider`]).
 
 use std::sync::Arc;
@@ -88,6 +91,11 @@ impl HttpHook {
 impl<E: WireEvent> Hook<E> for HttpHook {
     async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError> {
         let started = Instant::now();
+        if let Some(why) = &self.config.blocked {
+            let result = Err(HookError::launch(format!("HTTP hook not sent: {why}")));
+            self.meta.report::<E>(|| Raw::None, &result, started.elapsed());
+            return result;
+        }
         let body = input::encode::<E>(ctx, input);
         let exchanged = tokio::select! {
             r = tokio::time::timeout(self.timeout, self.exchange(body)) => match r {

@@ -17,6 +17,8 @@
 //! - [`launch`]: whether a hook's program or script exists, checked before spawning.
 //! - [`shell`]: the shell of `command` lines (bash by default); [`syntax`]: a line or shell
 //!   script that does not parse is a launch error, never the exit status 2 of a block.
+//! - [`policy`]: what managed settings let hooks do (`disableAllHooks`,
+//!   `allowManagedHooksOnly`, `allowedHttpHookUrls`, `httpHookAllowedEnvVars`).
 //! - [`build`]: configuration → registry groups.
 //! - [`check`]: `spine hooks check` (missing programs and scripts, header variables).
 //! - [`fire`]: `spine hooks test` (fire one event against the configured hooks, no model).
@@ -36,6 +38,7 @@ pub mod fire;
 pub mod http;
 pub mod launch;
 pub mod persistent;
+pub mod policy;
 pub mod record;
 pub mod shell;
 pub mod syntax;

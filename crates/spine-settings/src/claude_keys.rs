@@ -234,17 +234,7 @@ pub const PERMISSIONS_KEYS: &[&str] = &[
 /// `-v`, with what is not applied. Any other Claude Code key spine does not read is a note.
 pub const WARN_WHEN_IGNORED: &[(&str, &str)] = &[
     ("enabledPlugins", "spine does not load plugins: their hooks, commands, agents and MCP servers do not run"),
-    ("allowManagedHooksOnly", "spine does not apply managed-settings restrictions: hooks of every source run"),
-    (
-        "allowManagedPermissionRulesOnly",
-        "spine does not apply managed-settings restrictions: rules of every source apply",
-    ),
     ("allowManagedMcpServersOnly", "spine does not apply managed-settings restrictions on MCP servers"),
-    ("allowedHttpHookUrls", "spine does not restrict the URLs of HTTP hooks"),
-    (
-        "httpHookAllowedEnvVars",
-        "spine does not narrow the variables HTTP hooks may send beyond each hook's allowedEnvVars",
-    ),
     ("allowedMcpServers", "spine does not filter MCP servers by this list"),
     ("deniedMcpServers", "spine does not filter MCP servers by this list: listed servers still start"),
     ("availableModels", "spine does not restrict which models may be chosen"),

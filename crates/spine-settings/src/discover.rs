@@ -1,5 +1,6 @@
 //! Finding and reading the settings files of a run ([`Settings::discover`]), and withholding
-//! what an untrusted project's own files may not set (see [`crate::trust`]).
+//! what an untrusted project's own files may not set (see [`crate::trust`]). Managed files
+//! ([`crate::managed`]) are read last, never filtered by `--setting-sources`, never withheld.
 //!
 //! A settings file must be a regular file of at most 4 MiB ([`CONFIG_FILE_CAP`]): a FIFO,
 //! socket, device or directory in its place is an error naming the file (`(file)`: why), never
@@ -11,6 +12,7 @@ use serde_json::{Map, Value};
 use spine_core::config_file::{CONFIG_FILE_CAP, read_config_file};
 use spine_protocol::permission::PermissionMode;
 
+use crate::managed::ManagedLocation;
 use crate::project::SettingSources;
 use crate::settings::{McpEnabled, Settings};
 use crate::source::{Origin, SettingsError, SettingsLayer, type_name};
@@ -32,6 +34,8 @@ pub struct Discovery<'a> {
     pub trust: ProjectTrust,
     /// `--setting-sources` (default: all).
     pub sources: SettingSources,
+    /// Where managed settings are read ([`ManagedLocation::None`]: nowhere).
+    pub managed: ManagedLocation,
 }
 
 /// A settings file discovery looked for, and what became of it.
@@ -74,13 +78,15 @@ impl Settings {
             cli,
             trust,
             sources: SettingSources::default(),
+            managed: ManagedLocation::None,
         })
     }
 
     /// Finds and merges the settings of a run. Files, lowest precedence first:
     /// `~/.claude/settings.json`, `$SPINE_HOME/settings.json`, `.claude/settings.json`,
     /// `.spine/settings.json`, `.claude/settings.local.json`, `.spine/settings.local.json`,
-    /// then each `--settings`. [`Settings::files`] records every file looked for.
+    /// then each `--settings`, then the managed files of `d.managed`. [`Settings::files`]
+    /// records every file looked for.
     pub fn discover_with(d: &Discovery<'_>) -> Result<Settings, SettingsError> {
         let mut layers = Vec::new();
         let mut files = Vec::new();
@@ -129,6 +135,17 @@ impl Settings {
                 files.push(SettingsFile { origin: layer.origin.clone(), status: FileStatus::Read });
             }
             layers.push(layer);
+        }
+        for path in d.managed.files()? {
+            let origin = Origin::Managed(path.clone());
+            let status = match read_settings_file(&origin, &path, Missing::Skip)? {
+                Some(text) => {
+                    layers.push(parse_layer(origin.clone(), &text)?);
+                    FileStatus::Read
+                }
+                None => FileStatus::NotFound,
+            };
+            files.push(SettingsFile { origin, status });
         }
         let mut withheld = Vec::new();
         let mut skipped = Vec::new();

@@ -3,9 +3,11 @@
 //! Sources, lowest precedence first: `~/.claude/settings.json` and `$SPINE_HOME/settings.json`
 //! (user, `SPINE_HOME` defaults to `~/.spine`), `<project>/.claude/settings.json`,
 //! `<project>/.spine/settings.json` (project), `<project>/.claude/settings.local.json`,
-//! `<project>/.spine/settings.local.json` (local), then each `--settings FILE|JSON` in order.
-//! `--setting-sources` selects among the discovered kinds; [`project`] defines the project
-//! directory and the kinds. Hook lists are appended across sources (none
+//! `<project>/.spine/settings.local.json` (local), each `--settings FILE|JSON` in order, then
+//! the managed files ([`managed`]: `/etc/claude-code/managed-settings.json`, its
+//! `managed-settings.d/*.json`, `/etc/spine/managed-settings.json`).
+//! `--setting-sources` selects among the user, project and local kinds; [`project`] defines the
+//! project directory and the kinds. Hook lists are appended across sources (none
 //! replaces another); scalar keys take the value of the highest-precedence source that sets
 //! them; permission rule lists are appended.
 //!
@@ -32,6 +34,9 @@
 //!   `--setting-sources`.
 //! - `discover.rs`: finding and reading the files of a run ([`Settings::discover`]), at most
 //!   4 MiB each, and withholding what an untrusted project may not set.
+//! - [`managed`]: where managed settings are read (`SPINE_MANAGED_SETTINGS_DIR` moves them).
+//! - [`policy`]: what managed settings enforce (`allowManagedHooksOnly`,
+//!   `allowManagedPermissionRulesOnly`, `allowedHttpHookUrls`, `httpHookAllowedEnvVars`).
 //! - [`trust`]: project trust: what an untrusted project's own files may not set, the
 //!   trusted-projects store, the one-line notice.
 //! - [`claude_keys`]: Claude Code 2.1's settings keys, and which of those spine does not apply
@@ -47,8 +52,10 @@
 pub mod claude_keys;
 mod directories;
 mod discover;
+pub mod managed;
 mod merge;
 pub mod model_options;
+pub mod policy;
 pub mod project;
 mod settings;
 mod source;
@@ -57,11 +64,15 @@ pub mod unknown;
 
 pub use directories::{AddedDirectory, DirectorySource};
 pub use discover::{Discovery, FileStatus, SettingsFile};
+pub use managed::ManagedLocation;
 pub use model_options::{ModelOptionSettings, ModelPrice, ModelTimeoutSettings};
+pub use policy::{AllowList, DroppedRules, ListEntry, ManagedPolicy};
 pub use project::{SettingSource, SettingSources, find_project_dir};
 pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting, TelemetryProtocol};
 pub use source::{Origin, SettingsError, SettingsLayer, type_name};
 pub use trust::{ProjectTrust, TrustStore};
 
+#[cfg(test)]
+mod managed_tests;
 #[cfg(test)]
 mod tests;

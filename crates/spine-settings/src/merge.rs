@@ -172,8 +172,9 @@ pub(crate) fn merge_skills(s: &mut Settings, origin: &Origin, value: &Value) -> 
 }
 
 /// `env_passthrough`: a list of provider key names. Every entry must be one of the keys spine
-/// removes from children; a project's own settings files cannot opt keys in (a cloned
-/// repository would hand your key to its own hooks), so there the key is ignored with a note.
+/// removes from children; user, managed and `--settings` sources may opt keys in; a project's
+/// own settings files cannot (a cloned repository would hand your key to its own hooks), so
+/// there the key is ignored with a note.
 pub(crate) fn merge_env_passthrough(s: &mut Settings, origin: &Origin, value: &Value) -> Result<(), SettingsError> {
     let list = value.as_array().ok_or_else(|| {
         SettingsError::at(
@@ -199,7 +200,7 @@ pub(crate) fn merge_env_passthrough(s: &mut Settings, origin: &Origin, value: &V
         names.push(name.to_owned());
     }
     match origin {
-        Origin::User(_) | Origin::Cli { .. } => {
+        Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) => {
             for name in names {
                 if !s.env_passthrough.contains(&name) {
                     s.env_passthrough.push(name);

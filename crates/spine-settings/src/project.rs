@@ -15,7 +15,8 @@
 //! **Sources.** `--setting-sources user,project,local` selects, as in Claude Code, among the
 //! discovered files: `user` = `~/.claude/settings.json` and `$SPINE_HOME/settings.json`;
 //! `project` = `.claude/settings.json` and `.spine/settings.json`; `local` =
-//! `.claude/settings.local.json` and `.spine/settings.local.json`. `--settings` always applies.
+//! `.claude/settings.local.json` and `.spine/settings.local.json`. `--settings` and managed
+//! settings ([`crate::managed`]) always apply.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

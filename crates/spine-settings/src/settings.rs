@@ -47,7 +47,8 @@ pub struct PermissionSettings {
     /// `directories.rs`).
     pub additional_directories: Vec<crate::directories::AddedDirectory>,
     /// The source of `disableBypassPermissionsMode: "disable"`: no run may use
-    /// `bypassPermissions` (any source that sets it wins).
+    /// `bypassPermissions` (any source that sets it disables it; the highest-precedence one is
+    /// named, a managed file when managed settings set it).
     pub bypass_disabled_by: Option<Origin>,
 }
 
@@ -125,6 +126,10 @@ pub struct Settings {
     pub telemetry_otlp_endpoint: Option<String>,
     /// `telemetry.otlp.protocol`, by precedence.
     pub telemetry_otlp_protocol: Option<TelemetryProtocol>,
+    /// What managed settings enforce ([`crate::policy`]): `allowManagedHooksOnly`,
+    /// `allowManagedPermissionRulesOnly` (and the rules it kept from applying),
+    /// `allowedHttpHookUrls`, `httpHookAllowedEnvVars`.
+    pub managed: crate::policy::ManagedPolicy,
     /// Notes about ignored keys (shown with `-v`).
     pub notes: Vec<String>,
     /// Warnings about values spine reads but does not implement (always shown, one line
@@ -190,6 +195,7 @@ impl Settings {
     pub fn mcp_approval(&self, scope: Scope, name: &str) -> McpApproval {
         match scope {
             Scope::User | Scope::CommandLine => McpApproval::UserConfigured,
+            Scope::Managed => McpApproval::Managed,
             Scope::Project if self.trust.is_trusted() => McpApproval::Trusted,
             Scope::Project => match self.mcp_enabled.enabling(name) {
                 Some(by) => McpApproval::Enabled { by },
@@ -198,7 +204,9 @@ impl Settings {
         }
     }
 
-    /// Merges already-read layers (lowest precedence first).
+    /// Merges already-read layers (lowest precedence first), then applies
+    /// `allowManagedPermissionRulesOnly` ([`crate::policy`]): it is a property of the layers,
+    /// not of how they were found.
     pub fn from_layers(layers: Vec<SettingsLayer>) -> Result<Settings, SettingsError> {
         let mut s = Settings::default();
         for layer in &layers {
@@ -361,11 +369,13 @@ impl Settings {
                         }
                     }
                     "telemetry" => merge_telemetry(&mut s, origin, value)?,
+                    k if crate::policy::POLICY_KEYS.contains(&k) => crate::policy::merge_key(&mut s, origin, k, value)?,
                     k if KNOWN_KEYS.contains(&k) => {}
                     other => ignored_top_level(&mut s, origin, other, value)?,
                 }
             }
         }
+        crate::policy::drop_unmanaged_rules(&mut s);
         s.layers = layers;
         Ok(s)
     }

@@ -27,32 +27,43 @@ pub enum Origin {
         /// The file, when it was one.
         path: Option<PathBuf>,
     },
+    /// A managed settings file (`/etc/claude-code/managed-settings.json`, a file of
+    /// `/etc/claude-code/managed-settings.d/`, `/etc/spine/managed-settings.json`; see
+    /// [`crate::managed`]): the highest precedence, never withheld, never filtered.
+    Managed(PathBuf),
 }
 
 impl Origin {
     /// The file of this source, if it is one.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            Origin::User(p) | Origin::Project(p) | Origin::Local(p) => Some(p),
+            Origin::User(p) | Origin::Project(p) | Origin::Local(p) | Origin::Managed(p) => Some(p),
             Origin::Cli { path, .. } => path.as_deref(),
         }
     }
 
-    /// Who stands behind this source: the user, the project, or the command line. Every file
-    /// found inside the project directory is [`Scope::Project`].
+    /// Whether this is a managed settings file (the tier nothing below can loosen).
+    pub fn is_managed(&self) -> bool {
+        matches!(self, Origin::Managed(_))
+    }
+
+    /// Who stands behind this source: the user, the project, the command line, or the
+    /// administrator (managed settings). Every file found inside the project directory is
+    /// [`Scope::Project`].
     pub fn scope(&self) -> Scope {
         match self {
             Origin::User(_) => Scope::User,
             Origin::Project(_) | Origin::Local(_) => Scope::Project,
             Origin::Cli { .. } => Scope::CommandLine,
+            Origin::Managed(_) => Scope::Managed,
         }
     }
 
-    /// The `--setting-sources` kind of a discovered file (`--settings` counts as
-    /// [`SettingSource::User`] here but is never filtered).
+    /// The `--setting-sources` kind of a discovered file (`--settings` and managed files
+    /// count as [`SettingSource::User`] here but are never filtered).
     pub fn source(&self) -> SettingSource {
         match self {
-            Origin::User(_) | Origin::Cli { .. } => SettingSource::User,
+            Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) => SettingSource::User,
             Origin::Project(_) => SettingSource::Project,
             Origin::Local(_) => SettingSource::Local,
         }
@@ -71,6 +82,7 @@ impl fmt::Display for Origin {
             Origin::User(p) | Origin::Project(p) | Origin::Local(p) => write!(f, "{}", p.display()),
             Origin::Cli { index, path: Some(p) } => write!(f, "{} (--settings #{index})", p.display()),
             Origin::Cli { index, path: None } => write!(f, "--settings #{index} (inline JSON)"),
+            Origin::Managed(p) => write!(f, "{} (managed)", p.display()),
         }
     }
 }

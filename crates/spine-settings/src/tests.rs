@@ -269,6 +269,7 @@ fn discover_tree(t: &Tree, sources: &str, cli: &[String]) -> Settings {
         cli,
         trust: ProjectTrust::Untrusted,
         sources: sources.parse().expect("sources"),
+        managed: crate::ManagedLocation::None,
     })
     .expect("settings")
 }
@@ -319,6 +320,7 @@ fn files_not_found_are_listed_and_one_file_reached_twice_is_read_once() {
         cli: &[],
         trust: ProjectTrust::Untrusted,
         sources: crate::SettingSources::default(),
+        managed: crate::ManagedLocation::None,
     })
     .expect("settings");
     assert_eq!(s.permissions.deny.len(), 1, "read once");

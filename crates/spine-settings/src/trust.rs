@@ -21,8 +21,8 @@
 //! | `model`, `maxTurns`, `stop`, `context` | applied (they run nothing and reach no new host) |
 //! | `enableAllProjectMcpServers`, `enabledMcpjsonServers` | ignored (only the user's settings or `--settings` may set them) |
 //!
-//! Settings from the user's own file (`$SPINE_HOME/settings.json`) and from the command line
-//! (`--settings`) are always trusted.
+//! Settings from the user's own file (`$SPINE_HOME/settings.json`), from the command line
+//! (`--settings`) and managed settings ([`crate::managed`]) are always trusted.
 //!
 //! A project is trusted by `spine trust DIR` (recorded in `$SPINE_HOME/trusted-projects.json`,
 //! keyed by canonical path, see [`TrustStore`]) or for one run by `--trust`. The user's settings
@@ -51,6 +51,8 @@ pub enum Scope {
     Project,
     /// `--settings` on the command line.
     CommandLine,
+    /// A managed settings file (the administrator's): never withheld.
+    Managed,
 }
 
 /// Why a project is trusted, or that it is not.
@@ -80,6 +82,8 @@ impl ProjectTrust {
 pub enum McpApproval {
     /// From the user's own settings or `--settings`.
     UserConfigured,
+    /// From managed settings.
+    Managed,
     /// From the project, which is trusted.
     Trusted,
     /// From the untrusted project, enabled by the user's settings.
@@ -95,7 +99,9 @@ impl McpApproval {
     /// Whether the server is started.
     pub fn starts(&self) -> bool {
         match self {
-            McpApproval::UserConfigured | McpApproval::Trusted | McpApproval::Enabled { .. } => true,
+            McpApproval::UserConfigured | McpApproval::Managed | McpApproval::Trusted | McpApproval::Enabled { .. } => {
+                true
+            }
             McpApproval::Untrusted => false,
         }
     }
@@ -105,6 +111,7 @@ impl fmt::Display for McpApproval {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             McpApproval::UserConfigured => f.write_str("approved (your settings)"),
+            McpApproval::Managed => f.write_str("approved (managed settings)"),
             McpApproval::Trusted => f.write_str("approved (trusted project)"),
             McpApproval::Enabled { by } => write!(f, "approved (enabled by {by})"),
             McpApproval::Untrusted => f.write_str("skipped (untrusted project)"),

@@ -65,7 +65,7 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     let Opened { home, launch_dir, session, project, model, settings } = open(&args)?;
     let ChosenSession { id, transcript, resumed } = session;
     let status = StatusLine::start_paused();
-    let approver = Arc::new(TerminalApprover::new(project.clone(), Some(status.clone())));
+    let approver = Arc::new(TerminalApprover::new(project.clone(), Some(status.clone()), &settings));
     let Built { agent, families, mcp } =
         build(&args, &settings, &project, &home, model, &id, Arc::clone(&approver) as Arc<dyn Approver>, false).await?;
     let user_home = std::env::var_os("HOME").map(PathBuf::from);

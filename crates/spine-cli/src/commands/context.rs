@@ -3,11 +3,15 @@
 //!
 //! The project directory is found from the working directory up to the repository root
 //! (`spine_settings::project` defines the walk); the settings files are Claude Code's and
-//! spine's (`~/.claude/settings.json` with the home directory from `HOME`).
+//! spine's (`~/.claude/settings.json` with the home directory from `HOME`), and the managed
+//! files (`/etc/claude-code/managed-settings.json`, `/etc/claude-code/managed-settings.d/*.json`,
+//! `/etc/spine/managed-settings.json`; `SPINE_MANAGED_SETTINGS_DIR` names one directory read in
+//! their place, see `spine_settings::managed`).
 
 use std::path::PathBuf;
 
-use spine_settings::{Discovery, ProjectTrust, SettingSources, Settings, TrustStore};
+use spine_settings::managed::MANAGED_DIR_VAR;
+use spine_settings::{Discovery, ManagedLocation, ProjectTrust, SettingSources, Settings, TrustStore};
 
 use crate::error::config;
 
@@ -67,6 +71,7 @@ pub fn settings_with(
         cli,
         trust,
         sources: sources.cloned().unwrap_or_default(),
+        managed: ManagedLocation::from_env_value(std::env::var_os(MANAGED_DIR_VAR)),
     })
     .map_err(|e| config(e.to_string()))
 }

@@ -118,16 +118,20 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<u8> {
     Ok(if failed { exit::FAILED } else { exit::OK })
 }
 
+/// The settings files read; the managed ones (`/etc/…/managed-settings.json`) are named again
+/// on their own, since nothing below them can loosen what they set.
 fn settings_check(settings: &Settings) -> Check {
-    let read: Vec<String> = settings
-        .files
-        .iter()
-        .filter(|f| f.status == spine_settings::FileStatus::Read)
-        .filter_map(|f| f.origin.path().map(|p| p.display().to_string()))
-        .collect();
-    match read.as_slice() {
+    let read = settings.files.iter().filter(|f| f.status == spine_settings::FileStatus::Read);
+    let path = |f: &spine_settings::SettingsFile| f.origin.path().map(|p| p.display().to_string());
+    let files: Vec<String> = read.clone().filter_map(path).collect();
+    let managed: Vec<String> = read.filter(|f| f.origin.is_managed()).filter_map(path).collect();
+    let managed = match managed.as_slice() {
+        [] => String::new(),
+        list => format!("; managed settings: {}", list.join(", ")),
+    };
+    match files.as_slice() {
         [] => Check::ok("settings", "no settings files (defaults apply)"),
-        files => Check::ok("settings", format!("{} file(s) read: {}", files.len(), files.join(", "))),
+        files => Check::ok("settings", format!("{} file(s) read: {}{managed}", files.len(), files.join(", "))),
     }
 }
 

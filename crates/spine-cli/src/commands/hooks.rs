@@ -69,6 +69,7 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
         let out = json!({
             "hooks": rows,
             "disabled_by": hooks.disabled_by,
+            "managed_only_by": hooks.managed_only_by,
             "skipped": warnings(&hooks),
             "untrusted": skipped_rows,
         });
@@ -78,8 +79,8 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
     for w in &hooks.warnings {
         eprintln!("warning: {w}");
     }
-    if let Some(by) = &hooks.disabled_by {
-        eprintln!("note: every hook is disabled by `disableAllHooks` in {by}");
+    if let Some(message) = hooks.disabled_message() {
+        eprintln!("note: {message}");
     }
     if rows.is_empty() {
         let _ = out::line("no hooks configured");
@@ -112,6 +113,12 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
         .iter()
         .flat_map(|g| g.handlers.iter().map(move |h| (g, h)))
         .map(|(g, h)| {
+            // Why it does not run: the group's (`disableAllHooks`, `allowManagedHooksOnly`),
+            // else the handler's own (`allowedHttpHookUrls`).
+            let not_run = hooks.not_run(g).or_else(|| match &h.handler {
+                Handler::Http(http) => http.blocked.clone(),
+                Handler::Command { .. } => None,
+            });
             let mut row = json!({
                 "event": g.event,
                 "matcher": g.matcher_text.clone().unwrap_or_else(|| "*".to_owned()),
@@ -124,6 +131,7 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
                 "sequential": g.sequential,
                 "if": h.condition.as_ref().map(|(text, _)| text.clone()),
                 "status_message": h.status_message,
+                "not_run": not_run,
             });
             if let Some(obj) = row.as_object_mut() {
                 match &h.handler {
@@ -141,8 +149,8 @@ pub(crate) fn hooks_text(settings: &spine_settings::Settings) -> anyhow::Result<
     let hooks = HookConfig::from_settings(settings).map_err(|e| config(e.to_string()))?;
     let rows = hook_rows(&hooks);
     let mut text = if rows.is_empty() { "no hooks configured\n".to_owned() } else { table(&rows) };
-    if let Some(by) = &hooks.disabled_by {
-        text.push_str(&format!("every hook is disabled by `disableAllHooks` in {by}\n"));
+    if let Some(message) = hooks.disabled_message() {
+        text.push_str(&format!("{message}\n"));
     }
     Ok(text)
 }
@@ -170,6 +178,9 @@ fn table(rows: &[Value]) -> String {
             }
             if let Some(rule) = r["if"].as_str() {
                 options.push(format!("if={rule}"));
+            }
+            if let Some(why) = r["not_run"].as_str() {
+                options.push(format!("NOT RUN: {why}"));
             }
             let target = if r["url"].is_string() { s("url") } else { s("command") };
             [s("event"), s("matcher"), s("type"), target, options.join(" "), format!("{} {}", s("source"), s("path"))]

@@ -92,7 +92,8 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
 
     // The live status line: on a terminal, without -v (which prints every event) or -q.
     let status = (std::io::stderr().is_terminal() && !args.verbose && !args.quiet).then(StatusLine::start);
-    let terminal = interactive_prompt.then(|| Arc::new(TerminalApprover::new(project.clone(), status.clone())));
+    let terminal =
+        interactive_prompt.then(|| Arc::new(TerminalApprover::new(project.clone(), status.clone(), &settings)));
     let approver: Arc<dyn Approver> = match &terminal {
         Some(terminal) => terminal.clone(),
         None => Arc::new(DenyApprover),
@@ -233,7 +234,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     }
     if !args.quiet
         && !args.verbose
-        && let Some(note) = denial_note(&permission_denials(&outcome))
+        && let Some(note) = denial_note(&permission_denials(&outcome), settings.managed.permission_rules_only.as_ref())
     {
         eprintln!("{note}");
     }

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use spine_settings::FileStatus;
 
-/// Every settings file looked for: path, kind (`user`, `project`, `local`, `cli`) and status
+/// Every settings file looked for: path, kind (`user`, `project`, `local`, `cli`, `managed`) and status
 /// (`read`, `not found`, `not selected`, `same file as PATH`).
 pub(super) fn file_rows(settings: &spine_settings::Settings) -> Vec<Value> {
     settings
@@ -14,6 +14,7 @@ pub(super) fn file_rows(settings: &spine_settings::Settings) -> Vec<Value> {
         .map(|f| {
             let kind = match &f.origin {
                 spine_settings::Origin::Cli { .. } => "cli",
+                spine_settings::Origin::Managed(_) => "managed",
                 other => other.source().as_str(),
             };
             let status = match &f.status {
@@ -28,23 +29,35 @@ pub(super) fn file_rows(settings: &spine_settings::Settings) -> Vec<Value> {
         .collect()
 }
 
-/// The permission rules of the applied and the withheld settings, with their sources; a
-/// withheld one (an untrusted project's allow rule) says so.
+/// Why a rule or directory is not applied: the project is untrusted.
+const UNTRUSTED: &str = "the project is untrusted";
+
+/// The permission rules of the applied and the withheld settings, with their sources; one not
+/// applied says why (`not_applied`): an untrusted project's allow rule, or a rule
+/// `allowManagedPermissionRulesOnly` keeps from applying.
 pub(super) fn rule_rows(settings: &spine_settings::Settings, all: &spine_settings::Settings) -> Vec<Value> {
     let applied = &settings.permissions;
+    let dropped = &all.managed.dropped_rules;
+    let managed_only =
+        all.managed.permission_rules_only.as_ref().map(|by| format!("allowManagedPermissionRulesOnly in {by}"));
     let mut rows = Vec::new();
-    for (behavior, entries, kept) in [
-        ("deny", &all.permissions.deny, &applied.deny),
-        ("ask", &all.permissions.ask, &applied.ask),
-        ("allow", &all.permissions.allow, &applied.allow),
+    for (behavior, entries, kept, not_managed) in [
+        ("deny", &all.permissions.deny, &applied.deny, &dropped.deny),
+        ("ask", &all.permissions.ask, &applied.ask, &dropped.ask),
+        ("allow", &all.permissions.allow, &applied.allow, &dropped.allow),
     ] {
-        for e in entries {
+        let reasons = entries
+            .iter()
+            .map(|e| (e, (!kept.contains(e)).then(|| UNTRUSTED.to_owned())))
+            .chain(not_managed.iter().map(|e| (e, managed_only.clone())));
+        for (e, not_applied) in reasons {
             rows.push(json!({
                 "behavior": behavior,
                 "rule": e.rule,
                 "source": e.origin.to_string(),
                 "path": e.path,
-                "applied": kept.contains(e),
+                "applied": not_applied.is_none(),
+                "not_applied": not_applied,
             }));
         }
     }
@@ -92,7 +105,8 @@ pub(super) fn settings_report(
     text.push_str("workspace roots:\n");
     for r in root_rows(settings, all, project) {
         let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-        let withheld = if r["applied"] == json!(true) { "" } else { "  (not applied: the project is untrusted)" };
+        let withheld =
+            if r["applied"] == json!(true) { String::new() } else { format!("  (not applied: {UNTRUSTED})") };
         text.push_str(&format!("  {}  ({}){withheld}\n", s("path"), s("source")));
     }
     let rules = rule_rows(settings, all);
@@ -102,7 +116,10 @@ pub(super) fn settings_report(
         text.push_str("permission rules:\n");
         for r in rules {
             let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-            let withheld = if r["applied"] == json!(true) { "" } else { "  (not applied: the project is untrusted)" };
+            let withheld = match r["not_applied"].as_str() {
+                Some(why) => format!("  (not applied: {why})"),
+                None => String::new(),
+            };
             text.push_str(&format!("  {:<5} {}  {} {}{withheld}\n", s("behavior"), s("rule"), s("source"), s("path")));
         }
     }

@@ -11,7 +11,10 @@
 //!   compound command) are remembered, and a later call whose rules are all remembered is
 //!   allowed without asking;
 //! - `p` — always for this project: the same, and the rules are added to
-//!   `<project>/.spine/settings.local.json` (`permissions.allow`), said on stderr with the file.
+//!   `<project>/.spine/settings.local.json` (`permissions.allow`), said on stderr with the file;
+//!   when managed settings allow only their own rules (`allowManagedPermissionRulesOnly`),
+//!   nothing is saved (the rule would not apply) and stderr says so: the rules hold for the
+//!   session only, as in Claude Code.
 //!
 //! The question names the tool, its arguments and who asked: the rule (`rule Bash(git push:*)`),
 //! the hook, the mode's default or the workspace boundary, with the reason.
@@ -42,16 +45,20 @@ pub struct TerminalApprover {
     remembered: Mutex<Vec<String>>,
     /// The running prompt's cancellation: a question stops waiting when it fires.
     cancel: Mutex<CancellationToken>,
+    /// The managed source of `allowManagedPermissionRulesOnly`: "always for this project"
+    /// saves nothing.
+    managed_rules_only: Option<String>,
 }
 
 impl TerminalApprover {
-    /// An approver for a run in `project`.
-    pub fn new(project: PathBuf, status: Option<Arc<StatusLine>>) -> Self {
+    /// An approver for a run in `project` with `settings`.
+    pub fn new(project: PathBuf, status: Option<Arc<StatusLine>>, settings: &spine_settings::Settings) -> Self {
         TerminalApprover {
             status,
             project,
             remembered: Mutex::new(Vec::new()),
             cancel: Mutex::new(CancellationToken::new()),
+            managed_rules_only: settings.managed.permission_rules_only.as_ref().map(ToString::to_string),
         }
     }
 
@@ -103,10 +110,7 @@ impl Approver for TerminalApprover {
                 let rules = rules.unwrap_or_default();
                 self.remember(rules.clone());
                 let file = self.project.join(".spine").join("settings.local.json");
-                let note = match add_allow_rules(&file, &rules) {
-                    Ok(()) => format!("Added {} to {}", rules.join(", "), file.display()),
-                    Err(e) => format!("Not saved ({e}); allowed for this session only"),
-                };
+                let note = save_project_rules(&file, &rules, self.managed_rules_only.as_deref());
                 let _ = writeln!(std::io::stderr().lock(), "{note}");
                 Approval::Allow
             }
@@ -249,6 +253,21 @@ fn add_allow_rules(path: &Path, rules: &[String]) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Saves "always for this project" rules to `file`, unless managed settings allow only their
+/// own rules (`managed_only`: their source); the line that says what became of them.
+fn save_project_rules(file: &Path, rules: &[String], managed_only: Option<&str>) -> String {
+    if let Some(by) = managed_only {
+        return format!(
+            "Not saved: `allowManagedPermissionRulesOnly` in {by} lets only managed settings add allow rules; \
+             allowed for this session only"
+        );
+    }
+    match add_allow_rules(file, rules) {
+        Ok(()) => format!("Added {} to {}", rules.join(", "), file.display()),
+        Err(e) => format!("Not saved ({e}); allowed for this session only"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +300,15 @@ mod tests {
         std::fs::write(&path, "[1, 2]").expect("write");
         assert!(add_allow_rules(&path, &["Read".into()]).is_err(), "never overwrites what it cannot read");
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "[1, 2]");
+    }
+
+    #[test]
+    fn project_rules_are_not_saved_when_managed_settings_allow_only_their_own_rules() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(".spine/settings.local.json");
+        let note = save_project_rules(&path, &["Read".into()], Some("/etc/spine/managed-settings.json (managed)"));
+        assert!(note.starts_with("Not saved: `allowManagedPermissionRulesOnly` in /etc/spine/"), "{note}");
+        assert!(!path.exists());
+        assert!(save_project_rules(&path, &["Read".into()], None).starts_with("Added Read to"));
     }
 }

@@ -178,8 +178,9 @@ pub fn config_error_json(message: &str, duration_ms: u64) -> Value {
 }
 
 /// The line `spine run` prints on stderr (without `-v`) when the permission step refused calls:
-/// how many, which tools, and what would allow them.
-pub fn denial_note(denials: &[Denial]) -> Option<String> {
+/// how many, which tools, and what would allow them. `managed_only` is the managed source of
+/// `allowManagedPermissionRulesOnly`, when set: then only its allow rules can allow a call.
+pub fn denial_note(denials: &[Denial], managed_only: Option<&spine_settings::Origin>) -> Option<String> {
     if denials.is_empty() {
         return None;
     }
@@ -187,12 +188,17 @@ pub fn denial_note(denials: &[Denial]) -> Option<String> {
     tools.sort_unstable();
     tools.dedup();
     let calls = if denials.len() == 1 { "call was" } else { "calls were" };
+    let rule = match managed_only {
+        Some(by) => format!("an allow rule in managed settings (`allowManagedPermissionRulesOnly` in {by})"),
+        None => format!(
+            "an allow rule (`permissions.allow` in settings, or --allowedTools \"{}\")",
+            tools.first().copied().unwrap_or("Tool")
+        ),
+    };
     Some(format!(
-        "note: {} tool {calls} refused by the permission policy ({}); allow them with an allow rule \
-         (`permissions.allow` in settings, or --allowedTools \"{}\") or a permission mode \
+        "note: {} tool {calls} refused by the permission policy ({}); allow them with {rule} or a permission mode \
          (--permission-mode acceptEdits|bypassPermissions); -v shows each decision",
         denials.len(),
         tools.join(", "),
-        tools.first().copied().unwrap_or("Tool"),
     ))
 }

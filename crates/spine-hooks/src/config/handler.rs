@@ -111,8 +111,12 @@ pub struct HttpConfig {
     pub url: String,
     /// Header names and values as written (`$VAR` interpolated at send time).
     pub headers: Vec<(String, String)>,
-    /// The variables header values may interpolate.
+    /// The variables header values may interpolate (narrowed by `httpHookAllowedEnvVars`,
+    /// see [`crate::policy`]).
     pub allowed_env_vars: Vec<String>,
+    /// Why managed-settings policy keeps it from sending (`allowedHttpHookUrls`, see
+    /// [`crate::policy`]): each firing is then a launch error, and its `onFailure` decides.
+    pub blocked: Option<String>,
 }
 
 impl Handler {
@@ -374,7 +378,7 @@ fn parse_http(diag: &mut Diagnostics<'_>, f: &Fields<'_>) -> Option<Handler> {
             diag.error(f.at("allowedEnvVars"), format!("expected an array of names, found {}", type_name(other)))
         }
     }
-    Some(Handler::Http(HttpConfig { url, headers, allowed_env_vars }))
+    Some(Handler::Http(HttpConfig { url, headers, allowed_env_vars, blocked: None }))
 }
 
 /// Whether `name` is `[A-Za-z_][A-Za-z0-9_]*`.

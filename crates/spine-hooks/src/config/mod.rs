@@ -15,7 +15,11 @@
 //!   enforcement hook runs when it does not. So is an `if` on an event without a tool call
 //!   (such a handler never runs).
 //! - `disableAllHooks: true` in the highest-precedence layer that sets it keeps the
-//!   configuration (it is still validated) but [`HookConfig::disabled_by`] says no hook runs.
+//!   configuration (it is still validated) but [`HookConfig::disabled_by`] says no hook runs —
+//!   none at all when a managed source set it, every one but managed settings' own otherwise.
+//!   What managed settings restrict (`allowManagedHooksOnly`, `allowedHttpHookUrls`,
+//!   `httpHookAllowedEnvVars`) is applied by [`crate::policy`]; [`HookConfig::active_groups`]
+//!   are the groups that run.
 
 mod events;
 mod handler;
@@ -44,8 +48,13 @@ pub struct HookConfig {
     pub groups: Vec<GroupConfig>,
     /// Things configured that will not run, and why.
     pub warnings: Vec<ConfigWarning>,
-    /// The source whose `disableAllHooks: true` turns every hook off.
+    /// The source whose `disableAllHooks: true` turns hooks off.
     pub disabled_by: Option<String>,
+    /// Whether [`HookConfig::disabled_by`] (a source below managed settings) leaves the hooks of
+    /// managed settings running.
+    pub disabled_spares_managed: bool,
+    /// The managed source of `allowManagedHooksOnly: true`: hooks of other sources do not run.
+    pub managed_only_by: Option<String>,
 }
 
 /// One matcher group of one event.
@@ -149,28 +158,55 @@ impl HookConfig {
             errors.append(&mut diag.errors);
             config.warnings.append(&mut diag.warnings);
         }
-        if let Some((origin, value)) = settings.last("disableAllHooks") {
-            match value {
-                Value::Bool(true) => config.disabled_by = Some(origin.to_string()),
-                Value::Bool(false) => {}
-                other => errors.push(SettingsError::at(
-                    origin,
-                    "disableAllHooks",
-                    format!("expected a boolean, found {}", type_name(other)),
-                )),
-            }
-        }
+        crate::policy::apply(&mut config, settings, &mut errors);
         if errors.is_empty() { Ok(config) } else { Err(HookConfigError { errors }) }
     }
 
-    /// The groups that run: none when `disableAllHooks` is set.
-    pub fn active_groups(&self) -> &[GroupConfig] {
-        if self.disabled_by.is_some() { &[] } else { &self.groups }
+    /// Why a group does not run (`disableAllHooks`, `allowManagedHooksOnly`), or `None`.
+    pub fn not_run(&self, group: &GroupConfig) -> Option<String> {
+        let managed = group.origin.is_managed();
+        if let Some(by) = &self.disabled_by
+            && !(self.disabled_spares_managed && managed)
+        {
+            return Some(format!("`disableAllHooks` in {by}"));
+        }
+        if let Some(by) = &self.managed_only_by
+            && !managed
+        {
+            return Some(format!("`allowManagedHooksOnly` in {by}"));
+        }
+        None
+    }
+
+    /// Whether a group runs.
+    pub fn runs(&self, group: &GroupConfig) -> bool {
+        self.not_run(group).is_none()
+    }
+
+    /// The groups that run, in configuration order.
+    pub fn active_groups(&self) -> Vec<&GroupConfig> {
+        self.groups.iter().filter(|g| self.runs(g)).collect()
     }
 
     /// How many handlers will run.
     pub fn handler_count(&self) -> usize {
         self.active_groups().iter().map(|g| g.handlers.len()).sum()
+    }
+
+    /// The one line about `disableAllHooks`, when it is set: `every hook is disabled by
+    /// `disableAllHooks` in FILE`, or, set below managed settings that have hooks, that every
+    /// hook but those is.
+    pub fn disabled_message(&self) -> Option<String> {
+        let by = self.disabled_by.as_ref()?;
+        let spared = self.disabled_spares_managed && self.groups.iter().any(|g| g.origin.is_managed());
+        Some(if spared {
+            format!(
+                "every hook but those of managed settings is disabled by `disableAllHooks` in {by} \
+                 (only managed settings can disable managed hooks)"
+            )
+        } else {
+            format!("every hook is disabled by `disableAllHooks` in {by}")
+        })
     }
 }
 

@@ -14,6 +14,7 @@ mod config;
 mod exit_codes;
 mod fire;
 mod http;
+mod managed;
 mod merge;
 mod persistent;
 mod wire_input;

@@ -193,8 +193,13 @@ impl Ran {
 /// Runs an agent over the project with the built-in tools (plus `mcp__memory__store`).
 pub async fn run(project: &Project, setup: Setup, replies: Vec<AssistantMessage>) -> Ran {
     let config = project.hook_config(&setup.layers);
+    run_config(project, &config, setup, replies).await
+}
+
+/// [`run`] with a hook configuration built by the caller (`setup.layers` is not read).
+pub async fn run_config(project: &Project, config: &HookConfig, setup: Setup, replies: Vec<AssistantMessage>) -> Ran {
     let mut hooks = HookRegistryBuilder::new();
-    spine_hooks::register(&config, &mut hooks, &BuildOptions::default()).expect("hooks build");
+    spine_hooks::register(config, &mut hooks, &BuildOptions::default()).expect("hooks build");
     let mut tools = ToolRegistryBuilder::new();
     spine_tools::register_builtins(&mut tools);
     tools.register(McpStore);
