@@ -25,10 +25,11 @@ use thiserror::Error;
 
 use crate::command::CommandHook;
 use crate::config::{GroupConfig, Handler, HandlerConfig, HookConfig};
-use crate::http::{HttpHook, client};
+use crate::http::{client, HttpHook};
+use crate::once::OnceHook;
 use crate::persistent::{PersistentHook, PersistentProcess};
 use crate::record::{AnswerSink, HookMeta};
-use crate::wire::{WireEvent, WireVisitor, visit_wire_event};
+use crate::wire::{visit_wire_event, WireEvent, WireVisitor};
 
 /// Options of [`register`].
 #[derive(Clone, Default)]
@@ -130,6 +131,7 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
             Arc::new(HttpHook::new(http.clone(), h.timeout, client, meta))
         }
     };
+    let hook: Arc<dyn Hook<E>> = if h.once { Arc::new(OnceHook::new(hook)) } else { hook };
     Some(HookSpec {
         id: h.handler.target(),
         source: format!("{} {}", group.origin, h.path),

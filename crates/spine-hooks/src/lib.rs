@@ -14,6 +14,7 @@
 //!   and what exit statuses, HTTP responses and answer lines mean ([`wire::decide`]).
 //! - [`command`], [`http`], [`persistent`]: the three kinds of external hooks; [`env`](mod@env): what
 //!   their processes see.
+//! - [`once`]: `"once": true`, a hook that runs at its first firing only.
 //! - [`launch`]: whether a hook's program or script exists, checked before spawning.
 //! - [`shell`]: the shell of `command` lines (bash by default); [`syntax`]: a line or shell
 //!   script that does not parse is a launch error, never the exit status 2 of a block.
@@ -37,6 +38,7 @@ pub mod env;
 pub mod fire;
 pub mod http;
 pub mod launch;
+pub mod once;
 pub mod persistent;
 pub mod policy;
 pub mod record;

@@ -3,8 +3,8 @@
 //! Fields: `type` (`command` | `http`; Claude Code's `prompt`, `agent`, `mcp_tool` are skipped
 //! with a warning), `timeout` (seconds, default [`DEFAULT_TIMEOUT_SECS`]), `onFailure` (`open`
 //! or `continue`, the default for external hooks; `closed` or `block`), `statusMessage`,
-//! `async`, `if` (a permission rule; tool events only), `once` (accepted, no effect outside
-//! skills, as in Claude Code), `cloud` (Claude Code's, no effect). Command handlers: `command`
+//! `async`, `if` (a permission rule; tool events only), `once` (the hook runs at its first
+//! firing only, [`crate::once`]), `cloud` (Claude Code's, no effect). Command handlers: `command`
 //! (run by the shell of [`crate::shell`], bash by default), `args` (exec form, no shell: with
 //! `command`, `command` is the program and `args` its arguments; alone, `args[0]` is the
 //! program), `shell` (`bash`, `sh`, `powershell`), `persistent` (spine's own), `asyncRewake`
@@ -47,6 +47,8 @@ pub struct HandlerConfig {
     pub status_message: Option<String>,
     /// `async: true` runs it in the background.
     pub run: RunMode,
+    /// `once: true`: it runs at its first firing only.
+    pub once: bool,
     /// The `if` rule, as written and parsed.
     pub condition: Option<(String, PermissionRule)>,
 }
@@ -224,7 +226,7 @@ pub(super) fn parse(
     };
     let status_message = f.string(diag, "statusMessage");
     let mut background = f.boolean(diag, "async").unwrap_or(false);
-    let _once = f.boolean(diag, "once");
+    let once = f.boolean(diag, "once").unwrap_or(false);
     let condition = match f.string(diag, "if") {
         None => None,
         Some(text) => match PermissionRule::parse(&text) {
@@ -278,6 +280,7 @@ pub(super) fn parse(
         timeout,
         on_failure,
         status_message,
+        once,
         run: if background { RunMode::Background } else { RunMode::Blocking },
         condition,
     })
