@@ -25,11 +25,11 @@ use thiserror::Error;
 
 use crate::command::CommandHook;
 use crate::config::{GroupConfig, Handler, HandlerConfig, HookConfig};
-use crate::http::{client, HttpHook};
+use crate::http::{HttpHook, client};
 use crate::once::OnceHook;
 use crate::persistent::{PersistentHook, PersistentProcess};
 use crate::record::{AnswerSink, HookMeta};
-use crate::wire::{visit_wire_event, WireEvent, WireVisitor};
+use crate::wire::{WireEvent, WireVisitor, visit_wire_event};
 
 /// Options of [`register`].
 #[derive(Clone, Default)]

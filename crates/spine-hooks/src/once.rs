@@ -6,8 +6,8 @@
 //! state lives in the hook, so "once" means once per registry: once per `spine run`, once per
 //! interactive session.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use spine_core::hooks::{Hook, HookContext, HookError};

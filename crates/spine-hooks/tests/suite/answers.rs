@@ -295,7 +295,9 @@ async fn a_once_hook_runs_at_its_first_firing_only() {
     let p = Project::new();
     let guard = json!({"type": "command", "command": "cat > /dev/null; echo fired >> once.log; echo 'first only' >&2; exit 2", "once": true});
     let setup = Setup { layers: vec![hooks("PreToolUse", "Bash", vec![guard])], ..Setup::default() };
-    let ran = run(&p, setup, vec![bash("c1", "echo one"), bash("c2", "echo two"), bash("c3", "echo three"), text("ok")]).await;
+    let ran =
+        run(&p, setup, vec![bash("c1", "echo one"), bash("c2", "echo two"), bash("c3", "echo three"), text("ok")])
+            .await;
     let results = ran.results();
     assert_eq!(results[0].content, "Error [hook_blocked]: first only");
     assert!(results[1].error_code.is_none() && results[2].error_code.is_none(), "{results:?}");
