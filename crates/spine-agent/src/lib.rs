@@ -42,7 +42,7 @@ use thiserror::Error;
 
 pub use mcp::{ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, mcp_options, untrusted_notice};
 pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
-pub use policy::{build_hooks, skill_roots};
+pub use policy::{PromptModels, build_hooks, skill_roots};
 pub use roots::{WorkspaceRoot, workspace_roots};
 pub use tools::{build_tools, visibility, web_options};
 
@@ -225,7 +225,7 @@ fn assemble_with(
     let (flag_allow, managed_rules_notice) = policy::flag_allow_rules(settings, &options.command_line.allow);
     rules.allow.extend(policy::parse_flag_rules(flag_allow, "--allowedTools")?);
     rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
-    let (hooks, hook_warnings) = build_hooks(settings)?;
+    let (hooks, hook_warnings) = build_hooks(settings, Arc::clone(&model))?;
     // Values the settings hold that spine does not implement (`defaultMode`), the rules managed
     // settings keep from applying, then the hooks'.
     let mut warnings: Vec<String> =

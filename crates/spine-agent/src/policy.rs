@@ -2,12 +2,15 @@
 //! settings keep from applying), the hooks of the settings, and the skill roots.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use spine_core::hooks::{HookRegistry, HookRegistryBuilder};
+use spine_core::model::ModelClient;
 use spine_core::permission::PermissionRule;
 use spine_core::skills::{SkillRoot, SkillRootKind};
 use spine_core::workspace::Workspace;
 use spine_hooks::HookConfig;
+use spine_hooks::prompt::HookModels;
 use spine_settings::RuleEntry;
 use spine_settings::Settings;
 
@@ -43,16 +46,21 @@ pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<Permi
         .collect()
 }
 
-/// The hooks of the settings, and the warnings about what will not run.
-pub fn build_hooks(settings: &Settings) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
+/// The hooks of the settings, and the warnings about what will not run; prompt hooks ask
+/// their own `model` or `session_model`.
+pub fn build_hooks(
+    settings: &Settings,
+    session_model: Arc<dyn ModelClient>,
+) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
     let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
     let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
     if let Some(message) = hooks.disabled_message() {
         warnings.push(message);
     }
     let mut builder = HookRegistryBuilder::new();
-    spine_hooks::register(&hooks, &mut builder, &spine_hooks::BuildOptions::default())
-        .map_err(|e| AssemblyError::Hooks(e.to_string()))?;
+    let models: Arc<dyn HookModels> = Arc::new(PromptModels::new(settings, session_model));
+    let options = spine_hooks::BuildOptions { models: Some(models), ..spine_hooks::BuildOptions::default() };
+    spine_hooks::register(&hooks, &mut builder, &options).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
     Ok((builder.build(), warnings))
 }
 
@@ -66,5 +74,28 @@ pub fn skill_roots(settings: &Settings, spine_home: &Path, project: &Path) -> Ve
             SkillRoot { path: spine_home.join("skills"), kind: SkillRootKind::System },
             SkillRoot { path: project.join(".spine").join("skills"), kind: SkillRootKind::Live },
         ],
+    }
+}
+
+/// The models of prompt hooks: a hook's `model` spec, built with the settings' client options
+/// as `--model` would be, or the session's model.
+pub struct PromptModels {
+    settings: Settings,
+    session: Arc<dyn ModelClient>,
+}
+
+impl PromptModels {
+    /// Models for the hooks of `settings`, with `session` as the session's model.
+    pub fn new(settings: &Settings, session: Arc<dyn ModelClient>) -> Self {
+        PromptModels { settings: settings.clone(), session }
+    }
+}
+
+impl HookModels for PromptModels {
+    fn model(&self, spec: Option<&str>) -> Result<Arc<dyn ModelClient>, String> {
+        match spec {
+            None => Ok(Arc::clone(&self.session)),
+            Some(spec) => crate::model::build_model(Some(spec), &self.settings).map_err(|e| e.to_string()),
+        }
     }
 }

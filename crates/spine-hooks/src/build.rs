@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use spine_core::hooks::{GroupMode, Hook, HookGroup, HookRegistryBuilder, HookSpec, RunMode};
+use spine_core::model::{ModelClient, NoModel};
 use thiserror::Error;
 
 use crate::command::CommandHook;
@@ -28,6 +29,7 @@ use crate::config::{GroupConfig, Handler, HandlerConfig, HookConfig};
 use crate::http::{HttpHook, client};
 use crate::once::OnceHook;
 use crate::persistent::{PersistentHook, PersistentProcess};
+use crate::prompt::{HookModels, PromptHook};
 use crate::record::{AnswerSink, HookMeta};
 use crate::wire::{WireEvent, WireVisitor, visit_wire_event};
 
@@ -38,6 +40,9 @@ pub struct BuildOptions {
     pub sink: Option<Arc<dyn AnswerSink>>,
     /// Runs `async` hooks in the foreground too (`spine hooks test`, to see their answers).
     pub force_blocking: bool,
+    /// The models of prompt hooks; without it, a prompt hook fails at each firing (its
+    /// `onFailure` decides).
+    pub models: Option<Arc<dyn HookModels>>,
 }
 
 /// Hooks that could not be built.
@@ -46,6 +51,16 @@ pub enum BuildError {
     /// The HTTP client for HTTP hooks could not be created.
     #[error("cannot create the HTTP client for http hooks: {0}")]
     HttpClient(#[from] reqwest::Error),
+    /// A prompt hook's `model` is not a model spine can build.
+    #[error("{origin}: {path}.model: {reason}")]
+    PromptModel {
+        /// The settings source.
+        origin: String,
+        /// The handler's JSON path.
+        path: String,
+        /// Why the model cannot be built.
+        reason: String,
+    },
 }
 
 /// What was registered.
@@ -70,6 +85,7 @@ pub fn register(
         processes: HashMap::new(),
         sink: options.sink.clone(),
         force_blocking: options.force_blocking,
+        prompt_models: prompt_models(&groups, options.models.as_deref())?,
     };
     let mut registered = Registered::default();
     for group in groups {
@@ -85,6 +101,7 @@ struct Shared {
     processes: HashMap<String, Arc<PersistentProcess>>,
     sink: Option<Arc<dyn AnswerSink>>,
     force_blocking: bool,
+    prompt_models: HashMap<String, Arc<dyn ModelClient>>,
 }
 
 struct AddGroup<'a> {
@@ -130,6 +147,10 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
             let client = shared.client.clone()?;
             Arc::new(HttpHook::new(http.clone(), h.timeout, client, meta))
         }
+        Handler::Prompt(p) => {
+            let model = shared.prompt_models.get(&model_key(group, h)).cloned()?;
+            Arc::new(PromptHook::new(p.prompt.clone(), model, p.continue_on_block, h.timeout, meta))
+        }
     };
     let hook: Arc<dyn Hook<E>> = if h.once { Arc::new(OnceHook::new(hook)) } else { hook };
     Some(HookSpec {
@@ -142,4 +163,33 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         run: if shared.force_blocking { RunMode::Blocking } else { h.run },
         hook,
     })
+}
+
+/// The key of a handler among the prompt models: its source and JSON path.
+fn model_key(group: &GroupConfig, h: &HandlerConfig) -> String {
+    format!("{} {}", group.origin, h.path)
+}
+
+/// The model of every prompt hook, built once: its `model`, or the session's; with no
+/// [`HookModels`], a model whose every request fails (the hook then fails at each firing).
+fn prompt_models(
+    groups: &[&GroupConfig],
+    models: Option<&dyn HookModels>,
+) -> Result<HashMap<String, Arc<dyn ModelClient>>, BuildError> {
+    let mut built = HashMap::new();
+    for group in groups {
+        for h in &group.handlers {
+            let Handler::Prompt(p) = &h.handler else { continue };
+            let model: Arc<dyn ModelClient> = match models {
+                None => Arc::new(NoModel),
+                Some(models) => models.model(p.model.as_deref()).map_err(|reason| BuildError::PromptModel {
+                    origin: group.origin.to_string(),
+                    path: h.path.clone(),
+                    reason,
+                })?,
+            };
+            built.insert(model_key(group, h), model);
+        }
+    }
+    Ok(built)
 }

@@ -113,6 +113,8 @@ pub fn check(config: &HookConfig, project_dir: &Path) -> Vec<Finding> {
                         found(severity, field, message);
                     }
                 }
+                // A prompt hook's model is checked when the hooks are built (`validate`).
+                Handler::Prompt(_) => {}
                 Handler::Http(http) => {
                     for (name, value) in &http.headers {
                         for var in references(value) {

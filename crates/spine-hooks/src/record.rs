@@ -42,6 +42,11 @@ pub enum Raw {
         /// The line as read, `spine_seq` included.
         line: String,
     },
+    /// A prompt hook's model reply.
+    Reply {
+        /// The reply's text.
+        text: String,
+    },
     /// No answer at all (could not start, no connection, timed out before answering).
     None,
 }

@@ -117,7 +117,7 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
             // else the handler's own (`allowedHttpHookUrls`).
             let not_run = hooks.not_run(g).or_else(|| match &h.handler {
                 Handler::Http(http) => http.blocked.clone(),
-                Handler::Command { .. } => None,
+                Handler::Command { .. } | Handler::Prompt(_) => None,
             });
             let mut row = json!({
                 "event": g.event,
@@ -137,6 +137,10 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
                 match &h.handler {
                     Handler::Command { .. } => obj.insert("command".into(), json!(h.handler.target())),
                     Handler::Http(http) => obj.insert("url".into(), json!(http.url)),
+                    Handler::Prompt(p) => {
+                        obj.insert("model".into(), json!(p.model));
+                        obj.insert("prompt".into(), json!(p.prompt))
+                    }
                 };
             }
             row
@@ -349,7 +353,13 @@ async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
         permission_mode: loaded.settings.permissions.default_mode.unwrap_or(PermissionMode::Default),
         env_file: Some(env_file.clone()),
     };
-    let request = FireRequest { event, tool: args.tool.clone(), input, session, tools, transcript };
+    // Prompt hooks ask their own model, or the one `spine run` would use (none: they fail).
+    let session_model = spine_agent::build_model(None, &loaded.settings)
+        .unwrap_or_else(|_| Arc::new(spine_core::model::NoModel) as Arc<dyn spine_core::model::ModelClient>);
+    let models: Arc<dyn spine_hooks::prompt::HookModels> =
+        Arc::new(spine_agent::PromptModels::new(&loaded.settings, session_model));
+    let request =
+        FireRequest { event, tool: args.tool.clone(), input, session, tools, transcript, models: Some(models) };
     let report = fire(&hooks, request).await.map_err(|e| config(format!("spine hooks test: {e}")));
     let env_lines = std::fs::read_to_string(&env_file).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&env_dir);
@@ -434,6 +444,10 @@ fn report_text(r: &FireReport, env_lines: &str) -> String {
             Raw::Line { line } => {
                 out.push_str(&format!("    answered in {ms:.1} ms\n"));
                 out.push_str(&block("line", line));
+            }
+            Raw::Reply { text } => {
+                out.push_str(&format!("    model answered in {ms:.1} ms\n"));
+                out.push_str(&block("reply", text));
             }
             Raw::None => out.push_str(&format!("    no answer after {ms:.1} ms\n")),
         }

@@ -25,6 +25,7 @@ mod memory_files;
 mod otel;
 mod pipes;
 mod prompt_cache;
+mod prompt_hooks;
 mod providers;
 mod reasoning;
 mod result_json;

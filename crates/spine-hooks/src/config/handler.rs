@@ -29,8 +29,9 @@ pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 const COMMON: &[&str] = &["type", "timeout", "onFailure", "statusMessage", "async", "if", "once", "cloud"];
 const COMMAND: &[&str] = &["command", "args", "shell", "persistent", "asyncRewake", "rewakeMessage", "rewakeSummary"];
 const HTTP: &[&str] = &["url", "headers", "allowedEnvVars"];
+const PROMPT: &[&str] = &["prompt", "model", "continueOnBlock"];
 /// Fields of Claude Code's other handler types, for "did you mean".
-const OTHER_TYPES: &[&str] = &["prompt", "model", "continueOnBlock", "server", "tool", "input"];
+const OTHER_TYPES: &[&str] = &["server", "tool", "input"];
 
 /// One handler, validated.
 #[derive(Debug, Clone)]
@@ -65,6 +66,8 @@ pub enum Handler {
     },
     /// A POST per event.
     Http(HttpConfig),
+    /// One model request per event.
+    Prompt(super::prompt::PromptConfig),
 }
 
 /// How a command is started.
@@ -128,6 +131,7 @@ impl Handler {
             Handler::Command { persistent: false, .. } => HookKind::Command,
             Handler::Command { persistent: true, .. } => HookKind::Persistent,
             Handler::Http(_) => HookKind::Http,
+            Handler::Prompt(_) => HookKind::Prompt,
         }
     }
 
@@ -136,6 +140,7 @@ impl Handler {
         match self {
             Handler::Command { program, .. } => program.display(),
             Handler::Http(http) => http.url.clone(),
+            Handler::Prompt(prompt) => prompt.prompt.clone(),
         }
     }
 
@@ -151,6 +156,7 @@ impl Handler {
                 format!("command:{persistent}:exec:{program}:{argv}")
             }
             Handler::Http(http) => format!("http:{}", http.url),
+            Handler::Prompt(p) => format!("prompt:{}:{}", p.model.as_deref().unwrap_or(""), p.prompt),
         }
     }
 }
@@ -180,12 +186,16 @@ pub(super) fn parse(
     let own: &[&str] = match kind {
         "command" => COMMAND,
         "http" => HTTP,
-        "prompt" | "agent" | "mcp_tool" => {
+        "prompt" => PROMPT,
+        "agent" | "mcp_tool" => {
             diag.warn(path, format!("spine does not run `{kind}` hooks; this hook will not run"));
             return None;
         }
         other => {
-            diag.error(format!("{path}.type"), format!("unknown handler type `{other}` (expected command or http)"));
+            diag.error(
+                format!("{path}.type"),
+                format!("unknown handler type `{other}` (expected command, http or prompt)"),
+            );
             return None;
         }
     };
@@ -193,10 +203,11 @@ pub(super) fn parse(
     for key in obj.keys() {
         if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
             let at = format!("{path}.{key}");
-            if COMMAND.contains(&key.as_str()) || HTTP.contains(&key.as_str()) {
+            if COMMAND.contains(&key.as_str()) || HTTP.contains(&key.as_str()) || PROMPT.contains(&key.as_str()) {
                 diag.error(at, format!("`{key}` does not apply to `{kind}` hooks"));
             } else {
-                let known: Vec<&str> = COMMON.iter().chain(COMMAND).chain(HTTP).chain(OTHER_TYPES).copied().collect();
+                let known: Vec<&str> =
+                    COMMON.iter().chain(COMMAND).chain(HTTP).chain(PROMPT).chain(OTHER_TYPES).copied().collect();
                 diag.unknown(&at, key, &known);
             }
         }
@@ -248,6 +259,8 @@ pub(super) fn parse(
     };
     let handler = if kind == "http" {
         parse_http(diag, &f)
+    } else if kind == "prompt" {
+        super::prompt::parse(diag, &f).map(Handler::Prompt)
     } else {
         if f.boolean(diag, "asyncRewake") == Some(true) {
             diag.warn(f.at("asyncRewake"), "spine does not wake the model from async hooks; runs as `async`");
@@ -392,21 +405,21 @@ pub(crate) fn is_var_name(name: &str) -> bool {
 }
 
 /// Typed access to a handler's fields, reporting type errors at their JSON path.
-struct Fields<'a> {
+pub(super) struct Fields<'a> {
     obj: &'a Map<String, Value>,
     path: &'a str,
 }
 
 impl Fields<'_> {
-    fn at(&self, key: &str) -> String {
+    pub(super) fn at(&self, key: &str) -> String {
         format!("{}.{key}", self.path)
     }
 
-    fn get(&self, key: &str) -> Option<&Value> {
+    pub(super) fn get(&self, key: &str) -> Option<&Value> {
         self.obj.get(key).filter(|v| !v.is_null())
     }
 
-    fn string(&self, diag: &mut Diagnostics<'_>, key: &str) -> Option<String> {
+    pub(super) fn string(&self, diag: &mut Diagnostics<'_>, key: &str) -> Option<String> {
         match self.get(key)? {
             Value::String(s) => Some(s.clone()),
             other => {
@@ -416,7 +429,7 @@ impl Fields<'_> {
         }
     }
 
-    fn boolean(&self, diag: &mut Diagnostics<'_>, key: &str) -> Option<bool> {
+    pub(super) fn boolean(&self, diag: &mut Diagnostics<'_>, key: &str) -> Option<bool> {
         match self.get(key)? {
             Value::Bool(b) => Some(*b),
             other => {

@@ -23,6 +23,7 @@
 
 mod events;
 mod handler;
+mod prompt;
 
 use std::fmt;
 
@@ -37,6 +38,7 @@ use thiserror::Error;
 pub use events::unsupported_event;
 pub(crate) use handler::is_var_name;
 pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
+pub use prompt::PromptConfig;
 
 /// The fields of a matcher group: Claude Code's, and spine's `sequential`.
 const GROUP_FIELDS: &[&str] = &["matcher", "hooks", "sequential"];

@@ -56,6 +56,8 @@ pub struct FireRequest {
     pub tools: Arc<ToolRegistry>,
     /// Whether `session.transcript_path` is to be written first.
     pub transcript: TranscriptFile,
+    /// The models of prompt hooks (without them, a prompt hook fails when it fires).
+    pub models: Option<Arc<dyn crate::prompt::HookModels>>,
 }
 
 /// The transcript the hooks read at `transcript_path`.
@@ -106,7 +108,11 @@ impl AnswerSink for Collect {
 pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireReport, FireError> {
     let sink = Arc::new(Collect::default());
     let mut builder = HookRegistryBuilder::new();
-    let options = BuildOptions { sink: Some(Arc::clone(&sink) as Arc<dyn AnswerSink>), force_blocking: true };
+    let options = BuildOptions {
+        sink: Some(Arc::clone(&sink) as Arc<dyn AnswerSink>),
+        force_blocking: true,
+        models: request.models.clone(),
+    };
     register(config, &mut builder, &options)?;
     let trace = Trace::default();
     let project_dir = request.session.project_dir.clone();

@@ -178,6 +178,7 @@ async fn hooks_test_prints_the_same_merged_decision_for_every_event_and_outcome(
             session,
             tools: Arc::clone(&tools),
             transcript: TranscriptFile::Existing,
+            models: None,
         };
         let report = fire(&config, request).await.expect("fired");
         got.insert(name.to_owned(), json!({"merged": report.merged, "warnings": report.warnings}));

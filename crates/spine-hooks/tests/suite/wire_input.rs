@@ -111,6 +111,7 @@ async fn compaction_and_notification_inputs_have_their_own_fields() {
             session,
             tools: Arc::clone(&tools),
             transcript: TranscriptFile::Existing,
+            models: None,
         };
         fire(&config, request).await.expect("fired");
         let lines = json_lines(std::path::Path::new(&log));

@@ -201,16 +201,19 @@ pub enum HookKind {
     Persistent,
     /// A POST request (`"type": "http"`).
     Http,
+    /// One model request (`"type": "prompt"`).
+    Prompt,
 }
 
 impl HookKind {
-    /// The kind in one word: `rust`, `command`, `persistent`, `http`.
+    /// The kind in one word: `rust`, `command`, `persistent`, `http`, `prompt`.
     pub fn as_str(self) -> &'static str {
         match self {
             HookKind::Rust => "rust",
             HookKind::Command => "command",
             HookKind::Persistent => "persistent",
             HookKind::Http => "http",
+            HookKind::Prompt => "prompt",
         }
     }
 }
