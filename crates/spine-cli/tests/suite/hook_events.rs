@@ -155,3 +155,30 @@ fn keys(v: &Value) -> Vec<String> {
     k.sort();
     k
 }
+
+#[test]
+fn instructions_loaded_fires_once_per_memory_file_with_its_type_and_reason() {
+    let s = Sandbox::new();
+    s.write("CLAUDE.md", "Answer briefly.\nSee @docs/rules.md\n");
+    s.write("docs/rules.md", "Name tests after rules.\n");
+    let log = s.dir.path().join("loaded.jsonl");
+    let settings = json!({"hooks": {"InstructionsLoaded": [{"hooks": [logging(&log, &json!({}))]}]}});
+    let out = s.run(&s.script(json!([{"text": "ok"}])), &["--settings", &settings.to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let fired = logged(&log);
+    assert_eq!(fired.len(), 2, "{fired:?}");
+    let root = s.project().canonicalize().expect("project");
+    assert_eq!(fired[0]["file_path"], json!(root.join("CLAUDE.md")));
+    assert_eq!(
+        (fired[0]["memory_type"].as_str(), fired[0]["load_reason"].as_str()),
+        (Some("Project"), Some("session_start"))
+    );
+    assert_eq!(fired[1]["file_path"], json!(root.join("docs/rules.md")));
+    assert_eq!(fired[1]["load_reason"], "include");
+    assert_eq!(fired[1]["parent_file_path"], json!(root.join("CLAUDE.md")));
+    let only_imports =
+        json!({"hooks": {"InstructionsLoaded": [{"matcher": "include", "hooks": [logging(&log, &json!({}))]}]}});
+    std::fs::remove_file(&log).expect("rm");
+    s.run(&s.script(json!([{"text": "ok"}])), &["--settings", &only_imports.to_string()]);
+    assert_eq!(logged(&log).len(), 1, "the matcher filters on load_reason");
+}

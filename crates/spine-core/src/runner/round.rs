@@ -77,6 +77,9 @@ impl Run<'_> {
         if let Some(end) = self.ended_at_start(&start) {
             return end;
         }
+        if self.session_turn != SessionTurn::Later {
+            self.instructions_loaded().await;
+        }
         let mut pending_contexts = start.contexts;
 
         if let Some(prompt) = prompt {

@@ -8,7 +8,6 @@ use spine_protocol::hook::HookEventName;
 /// recorded from 2.1.328).
 const CLAUDE_ONLY: &[(&str, &str)] = &[
     ("Setup", "spine has no --init/--maintenance phase"),
-    ("InstructionsLoaded", "spine loads CLAUDE.md and memory files but does not fire this event yet"),
     ("UserPromptExpansion", "spine expands custom commands but does not fire this event yet"),
     ("MessageDisplay", "spine does not let hooks rewrite displayed messages"),
     ("TaskCreated", "spine has no task tools"),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use spine_core::hooks::{HookContext, HookRuntime, tool_view};
 use spine_core::subagents::AgentIdentity;
 use spine_protocol::hook::{
-    HookEvent, Notification, Observe, PermissionDenied, PermissionDeniedInput, PermissionRequest,
+    HookEvent, InstructionsLoaded, Notification, Observe, PermissionDenied, PermissionDeniedInput, PermissionRequest,
     PermissionRequestInput, PostCompact, PostToolBatch, PostToolBatchInput, PostToolUse, PostToolUseFailure,
     PostToolUseFailureInput, PostToolUseInput, PreCompact, PreCompactInput, PreToolUse, PreToolUseInput, SessionEnd,
     SessionStart, SessionStartInput, Stop, StopFailure, StopInput, SubagentStart, SubagentStartInput, SubagentStop,
@@ -366,6 +366,7 @@ observe_only! {
     SessionEnd => json!({"reason": "completed"}),
     Notification => json!({"message": "hooks test", "notification_type": "test"}),
     StopFailure => json!({"error": "server_error", "error_details": "hooks test"}),
+    InstructionsLoaded => json!({"file_path": "CLAUDE.md", "memory_type": "Project", "load_reason": "session_start"}),
 }
 
 impl Fire for PostToolBatch {

@@ -11,7 +11,7 @@
 //! | PreCompact | `decision: "block"` + `reason` | block |
 //! | PostToolBatch | `additionalContext` (after the batch's results) | stderr reaches the model as context |
 //! | PermissionDenied | `retry` (true: the model is told it may retry) | cannot block |
-//! | PostCompact, SessionEnd, Notification, StopFailure | nothing | cannot block |
+//! | PostCompact, SessionEnd, Notification, StopFailure, InstructionsLoaded | nothing | cannot block |
 //!
 //! Plain (non-JSON) stdout on exit 0 is additional context for SessionStart and
 //! UserPromptSubmit only. A top-level `decision` of `"approve"` on events other than
@@ -23,10 +23,11 @@
 use serde_json::Value;
 use spine_core::hooks::HookError;
 use spine_protocol::hook::{
-    ContextAction, HookEvent, HookEventName, Notification, Observe, PermissionDenied, PermissionRequest,
-    PermissionRequestAction, PostCompact, PostToolBatch, PostToolUse, PostToolUseAction, PostToolUseFailure,
-    PreCompact, PreCompactAction, PreToolUse, PreToolUseAction, PromptAction, RetryAction, SessionEnd, SessionStart,
-    Stop, StopAction, StopFailure, SubagentStart, SubagentStop, UpdatedOutput, UserPromptSubmit,
+    ContextAction, HookEvent, HookEventName, InstructionsLoaded, Notification, Observe, PermissionDenied,
+    PermissionRequest, PermissionRequestAction, PostCompact, PostToolBatch, PostToolUse, PostToolUseAction,
+    PostToolUseFailure, PreCompact, PreCompactAction, PreToolUse, PreToolUseAction, PromptAction, RetryAction,
+    SessionEnd, SessionStart, Stop, StopAction, StopFailure, SubagentStart, SubagentStop, UpdatedOutput,
+    UserPromptSubmit,
 };
 use spine_protocol::permission::PermissionSuggestion;
 
@@ -75,6 +76,7 @@ pub fn visit_wire_event<V: WireVisitor>(event: HookEventName, visitor: V) -> V::
         HookEventName::PostToolBatch => visitor.visit::<PostToolBatch>(),
         HookEventName::StopFailure => visitor.visit::<StopFailure>(),
         HookEventName::PermissionDenied => visitor.visit::<PermissionDenied>(),
+        HookEventName::InstructionsLoaded => visitor.visit::<InstructionsLoaded>(),
     }
 }
 
@@ -397,4 +399,4 @@ macro_rules! observe_only {
     )*};
 }
 
-observe_only!(PostCompact, SessionEnd, Notification, StopFailure);
+observe_only!(PostCompact, SessionEnd, Notification, StopFailure, InstructionsLoaded);

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::permission::PermissionMode;
 
+mod instructions_loaded;
 mod notification;
 mod permission_denied;
 mod permission_request;
@@ -37,6 +38,7 @@ mod subagent_start;
 mod subagent_stop;
 mod user_prompt_submit;
 
+pub use instructions_loaded::{InstructionsLoaded, InstructionsLoadedInput};
 pub use notification::{Notification, NotificationInput};
 pub use permission_denied::{PermissionDenied, PermissionDeniedInput, RetryAction};
 pub use permission_request::{PermissionRequest, PermissionRequestAction, PermissionRequestInput};
@@ -147,6 +149,8 @@ hook_events! { $;
     StopFailure,
     /// The permission step refused a call.
     PermissionDenied,
+    /// A memory file was loaded into the session's instructions.
+    InstructionsLoaded,
 }
 
 impl fmt::Display for HookEventName {
