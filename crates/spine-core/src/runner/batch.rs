@@ -1,7 +1,7 @@
 //! Events about what the session holds rather than one call: InstructionsLoaded, once per
 //! memory file when the session starts ([`Run::instructions_loaded`]); PostToolBatch, after
-//! every call of one model reply has its result, before the next model request. Hooks see each call as PreToolUse saw it (every shell tool is `Bash`) with the
-//! text the model receives; their contexts go after the batch's results, `continue: false`
+//! every call of one model reply has its result, before the next model request. Hooks see
+//! each call as PreToolUse saw it (every shell tool is `Bash`) with the text the model receives; their contexts go after the batch's results, `continue: false`
 //! ends the run, and a hook that fails closed is a warning (the results stand).
 
 use serde_json::Value;
