@@ -43,6 +43,7 @@ use thiserror::Error;
 pub use mcp::{ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, mcp_options, untrusted_notice};
 pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
 pub use policy::{PromptModels, build_hooks, skill_roots};
+pub use spine_hooks::mcp_tool::HookTools;
 pub use roots::{WorkspaceRoot, workspace_roots};
 pub use tools::{build_tools, visibility, web_options};
 
@@ -225,13 +226,14 @@ fn assemble_with(
     let (flag_allow, managed_rules_notice) = policy::flag_allow_rules(settings, &options.command_line.allow);
     rules.allow.extend(policy::parse_flag_rules(flag_allow, "--allowedTools")?);
     rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
-    let (hooks, hook_warnings) = build_hooks(settings, Arc::clone(&model))?;
+    let workspace = Arc::new(roots::workspace(settings, &options.command_line, &options.project)?);
+    let hook_tools = HookTools { registry: Arc::clone(&tool_set.registry), workspace: Arc::clone(&workspace) };
+    let (hooks, hook_warnings) = build_hooks(settings, Arc::clone(&model), Some(hook_tools))?;
     // Values the settings hold that spine does not implement (`defaultMode`), the rules managed
     // settings keep from applying, then the hooks'.
     let mut warnings: Vec<String> =
         settings.warnings.iter().cloned().chain(managed_rules_notice).chain(hook_warnings).collect();
-    let workspace = roots::workspace(settings, &options.command_line, &options.project)?;
-    let mut config = AgentConfig::new(Arc::new(workspace));
+    let mut config = AgentConfig::new(workspace);
     config.max_turns = options.max_turns.or(settings.max_turns).unwrap_or(20);
     config.max_forced_continuations = settings.max_forced_continuations.unwrap_or(1);
     config.turn.model_context.likely_model = Some(model.model().to_owned());

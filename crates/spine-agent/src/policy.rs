@@ -10,6 +10,7 @@ use spine_core::permission::PermissionRule;
 use spine_core::skills::{SkillRoot, SkillRootKind};
 use spine_core::workspace::Workspace;
 use spine_hooks::HookConfig;
+use spine_hooks::mcp_tool::HookTools;
 use spine_hooks::prompt::HookModels;
 use spine_settings::RuleEntry;
 use spine_settings::Settings;
@@ -47,10 +48,11 @@ pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<Permi
 }
 
 /// The hooks of the settings, and the warnings about what will not run; prompt hooks ask
-/// their own `model` or `session_model`.
+/// their own `model` or `session_model`, mcp_tool hooks call the MCP tools of `tools`.
 pub fn build_hooks(
     settings: &Settings,
     session_model: Arc<dyn ModelClient>,
+    tools: Option<HookTools>,
 ) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
     let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
     let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
@@ -59,7 +61,7 @@ pub fn build_hooks(
     }
     let mut builder = HookRegistryBuilder::new();
     let models: Arc<dyn HookModels> = Arc::new(PromptModels::new(settings, session_model));
-    let options = spine_hooks::BuildOptions { models: Some(models), ..spine_hooks::BuildOptions::default() };
+    let options = spine_hooks::BuildOptions { models: Some(models), tools, ..spine_hooks::BuildOptions::default() };
     spine_hooks::register(&hooks, &mut builder, &options).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
     Ok((builder.build(), warnings))
 }

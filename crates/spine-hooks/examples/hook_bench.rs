@@ -50,8 +50,12 @@ fn registry(settings: Value, sink: Option<Arc<dyn AnswerSink>>) -> Result<HookRe
     let settings = Settings::from_layers(vec![layer]).map_err(|e| e.to_string())?;
     let config = HookConfig::from_settings(&settings).map_err(|e| e.to_string())?;
     let mut builder = HookRegistryBuilder::new();
-    spine_hooks::register(&config, &mut builder, &BuildOptions { sink, force_blocking: false, models: None })
-        .map_err(|e| e.to_string())?;
+    spine_hooks::register(
+        &config,
+        &mut builder,
+        &BuildOptions { sink, force_blocking: false, models: None, tools: None },
+    )
+    .map_err(|e| e.to_string())?;
     Ok(builder.build())
 }
 

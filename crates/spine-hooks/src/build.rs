@@ -27,6 +27,7 @@ use thiserror::Error;
 use crate::command::CommandHook;
 use crate::config::{GroupConfig, Handler, HandlerConfig, HookConfig};
 use crate::http::{HttpHook, client};
+use crate::mcp_tool::{HookTools, McpToolHook};
 use crate::once::OnceHook;
 use crate::persistent::{PersistentHook, PersistentProcess};
 use crate::prompt::{HookModels, PromptHook};
@@ -43,6 +44,8 @@ pub struct BuildOptions {
     /// The models of prompt hooks; without it, a prompt hook fails at each firing (its
     /// `onFailure` decides).
     pub models: Option<Arc<dyn HookModels>>,
+    /// The tools of mcp_tool hooks; without them, an mcp_tool hook fails at each firing.
+    pub tools: Option<HookTools>,
 }
 
 /// Hooks that could not be built.
@@ -86,6 +89,7 @@ pub fn register(
         sink: options.sink.clone(),
         force_blocking: options.force_blocking,
         prompt_models: prompt_models(&groups, options.models.as_deref())?,
+        tools: options.tools.clone(),
     };
     let mut registered = Registered::default();
     for group in groups {
@@ -102,6 +106,7 @@ struct Shared {
     sink: Option<Arc<dyn AnswerSink>>,
     force_blocking: bool,
     prompt_models: HashMap<String, Arc<dyn ModelClient>>,
+    tools: Option<HookTools>,
 }
 
 struct AddGroup<'a> {
@@ -150,6 +155,9 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         Handler::Prompt(p) => {
             let model = shared.prompt_models.get(&model_key(group, h)).cloned()?;
             Arc::new(PromptHook::new(p.prompt.clone(), model, p.continue_on_block, h.timeout, meta))
+        }
+        Handler::McpTool(m) => {
+            Arc::new(McpToolHook::new(&m.server, &m.tool, m.input.clone(), shared.tools.clone(), h.timeout, meta))
         }
     };
     let hook: Arc<dyn Hook<E>> = if h.once { Arc::new(OnceHook::new(hook)) } else { hook };

@@ -113,8 +113,9 @@ pub fn check(config: &HookConfig, project_dir: &Path) -> Vec<Finding> {
                         found(severity, field, message);
                     }
                 }
-                // A prompt hook's model is checked when the hooks are built (`validate`).
-                Handler::Prompt(_) => {}
+                // A prompt hook's model is checked when the hooks are built (`validate`); an MCP
+                // tool exists only once its server is connected.
+                Handler::Prompt(_) | Handler::McpTool(_) => {}
                 Handler::Http(http) => {
                     for (name, value) in &http.headers {
                         for var in references(value) {

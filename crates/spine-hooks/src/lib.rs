@@ -12,7 +12,8 @@
 //! - [`wire`]: the wire format: the event JSON a hook reads ([`wire::input`]), the JSON answer
 //!   ([`wire::answer`]), one [`wire::WireEvent`] implementation per event ([`wire::events`]),
 //!   and what exit statuses, HTTP responses and answer lines mean ([`wire::decide`]).
-//! - [`command`], [`http`], [`persistent`], [`prompt`]: the kinds of external hooks; [`env`](mod@env): what
+//! - [`command`], [`http`], [`persistent`], [`prompt`], [`mcp_tool`]: the kinds of external
+//!   hooks; [`env`](mod@env): what
 //!   their processes see.
 //! - [`once`]: `"once": true`, a hook that runs at its first firing only.
 //! - [`launch`]: whether a hook's program or script exists, checked before spawning.
@@ -38,6 +39,7 @@ pub mod env;
 pub mod fire;
 pub mod http;
 pub mod launch;
+pub mod mcp_tool;
 pub mod once;
 pub mod persistent;
 pub mod policy;

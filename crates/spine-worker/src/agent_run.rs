@@ -77,7 +77,7 @@ impl SettingsAgents {
         skill_roots: Vec<SkillRoot>,
         tools: ToolSet,
     ) -> Result<(Self, Vec<String>), AgentBuildError> {
-        let (_, warnings) = spine_agent::build_hooks(&settings, std::sync::Arc::new(spine_core::model::NoModel))
+        let (_, warnings) = spine_agent::build_hooks(&settings, std::sync::Arc::new(spine_core::model::NoModel), None)
             .map_err(|e| AgentBuildError(e.to_string()))?;
         // Assignments keep one root, their workspace: the settings' added directories
         // (`permissions.additionalDirectories`) are for `spine run`.

@@ -117,7 +117,7 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
             // else the handler's own (`allowedHttpHookUrls`).
             let not_run = hooks.not_run(g).or_else(|| match &h.handler {
                 Handler::Http(http) => http.blocked.clone(),
-                Handler::Command { .. } | Handler::Prompt(_) => None,
+                Handler::Command { .. } | Handler::Prompt(_) | Handler::McpTool(_) => None,
             });
             let mut row = json!({
                 "event": g.event,
@@ -141,6 +141,7 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
                         obj.insert("model".into(), json!(p.model));
                         obj.insert("prompt".into(), json!(p.prompt))
                     }
+                    Handler::McpTool(m) => obj.insert("tool".into(), json!(m.tool_name())),
                 };
             }
             row

@@ -21,6 +21,7 @@ mod images;
 mod load;
 mod local_servers;
 mod managed_settings;
+mod mcp_tool_hooks;
 mod memory_files;
 mod otel;
 mod pipes;

@@ -30,8 +30,7 @@ const COMMON: &[&str] = &["type", "timeout", "onFailure", "statusMessage", "asyn
 const COMMAND: &[&str] = &["command", "args", "shell", "persistent", "asyncRewake", "rewakeMessage", "rewakeSummary"];
 const HTTP: &[&str] = &["url", "headers", "allowedEnvVars"];
 const PROMPT: &[&str] = &["prompt", "model", "continueOnBlock"];
-/// Fields of Claude Code's other handler types, for "did you mean".
-const OTHER_TYPES: &[&str] = &["server", "tool", "input"];
+const MCP_TOOL: &[&str] = &["server", "tool", "input"];
 
 /// One handler, validated.
 #[derive(Debug, Clone)]
@@ -68,6 +67,8 @@ pub enum Handler {
     Http(HttpConfig),
     /// One model request per event.
     Prompt(super::prompt::PromptConfig),
+    /// One call of a connected MCP server's tool per event.
+    McpTool(super::mcp_tool::McpToolConfig),
 }
 
 /// How a command is started.
@@ -132,6 +133,7 @@ impl Handler {
             Handler::Command { persistent: true, .. } => HookKind::Persistent,
             Handler::Http(_) => HookKind::Http,
             Handler::Prompt(_) => HookKind::Prompt,
+            Handler::McpTool(_) => HookKind::McpTool,
         }
     }
 
@@ -141,6 +143,7 @@ impl Handler {
             Handler::Command { program, .. } => program.display(),
             Handler::Http(http) => http.url.clone(),
             Handler::Prompt(prompt) => prompt.prompt.clone(),
+            Handler::McpTool(m) => m.tool_name(),
         }
     }
 
@@ -157,6 +160,9 @@ impl Handler {
             }
             Handler::Http(http) => format!("http:{}", http.url),
             Handler::Prompt(p) => format!("prompt:{}:{}", p.model.as_deref().unwrap_or(""), p.prompt),
+            Handler::McpTool(m) => {
+                format!("mcp_tool:{}:{}", m.tool_name(), serde_json::to_string(&m.input).unwrap_or_default())
+            }
         }
     }
 }
@@ -187,14 +193,15 @@ pub(super) fn parse(
         "command" => COMMAND,
         "http" => HTTP,
         "prompt" => PROMPT,
-        "agent" | "mcp_tool" => {
+        "mcp_tool" => MCP_TOOL,
+        "agent" => {
             diag.warn(path, format!("spine does not run `{kind}` hooks; this hook will not run"));
             return None;
         }
         other => {
             diag.error(
                 format!("{path}.type"),
-                format!("unknown handler type `{other}` (expected command, http or prompt)"),
+                format!("unknown handler type `{other}` (expected command, http, prompt or mcp_tool)"),
             );
             return None;
         }
@@ -203,11 +210,12 @@ pub(super) fn parse(
     for key in obj.keys() {
         if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
             let at = format!("{path}.{key}");
-            if COMMAND.contains(&key.as_str()) || HTTP.contains(&key.as_str()) || PROMPT.contains(&key.as_str()) {
+            let other_type = [COMMAND, HTTP, PROMPT, MCP_TOOL].iter().any(|fields| fields.contains(&key.as_str()));
+            if other_type {
                 diag.error(at, format!("`{key}` does not apply to `{kind}` hooks"));
             } else {
                 let known: Vec<&str> =
-                    COMMON.iter().chain(COMMAND).chain(HTTP).chain(PROMPT).chain(OTHER_TYPES).copied().collect();
+                    COMMON.iter().chain(COMMAND).chain(HTTP).chain(PROMPT).chain(MCP_TOOL).copied().collect();
                 diag.unknown(&at, key, &known);
             }
         }
@@ -261,6 +269,8 @@ pub(super) fn parse(
         parse_http(diag, &f)
     } else if kind == "prompt" {
         super::prompt::parse(diag, &f).map(Handler::Prompt)
+    } else if kind == "mcp_tool" {
+        super::mcp_tool::parse(diag, &f).map(Handler::McpTool)
     } else {
         if f.boolean(diag, "asyncRewake") == Some(true) {
             diag.warn(f.at("asyncRewake"), "spine does not wake the model from async hooks; runs as `async`");

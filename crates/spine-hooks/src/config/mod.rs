@@ -23,6 +23,7 @@
 
 mod events;
 mod handler;
+mod mcp_tool;
 mod prompt;
 
 use std::fmt;
@@ -38,6 +39,7 @@ use thiserror::Error;
 pub use events::unsupported_event;
 pub(crate) use handler::is_var_name;
 pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
+pub use mcp_tool::McpToolConfig;
 pub use prompt::PromptConfig;
 
 /// The fields of a matcher group: Claude Code's, and spine's `sequential`.

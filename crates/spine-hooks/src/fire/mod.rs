@@ -30,6 +30,7 @@ use spine_core::observer::NullObserver;
 use spine_core::registry::{PreparedCall, ToolRegistry};
 use spine_core::session::{Transcript, TranscriptRecord};
 use spine_core::trace::Trace;
+use spine_core::workspace::Workspace;
 use spine_protocol::hook::{HookEventName, WireInput};
 use spine_protocol::message::{AssistantMessage, Message};
 use spine_protocol::tool::{ToolArguments, ToolCall};
@@ -40,6 +41,7 @@ use thiserror::Error;
 use self::events::Fire;
 use crate::build::{BuildError, BuildOptions, register};
 use crate::config::HookConfig;
+use crate::mcp_tool::HookTools;
 use crate::record::{AnswerRecord, AnswerSink};
 
 /// What to fire.
@@ -112,6 +114,9 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
         sink: Some(Arc::clone(&sink) as Arc<dyn AnswerSink>),
         force_blocking: true,
         models: request.models.clone(),
+        tools: Workspace::new(&request.session.project_dir)
+            .ok()
+            .map(|ws| HookTools { registry: Arc::clone(&request.tools), workspace: Arc::new(ws) }),
     };
     register(config, &mut builder, &options)?;
     let trace = Trace::default();

@@ -195,7 +195,7 @@ impl Action for Observe {
 
 /// What kind of handler a hook is, as listings and records name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum HookKind {
     /// An in-process hook registered by a library user.
     Rust,
@@ -207,10 +207,12 @@ pub enum HookKind {
     Http,
     /// One model request (`"type": "prompt"`).
     Prompt,
+    /// One call of a connected MCP server's tool (`"type": "mcp_tool"`).
+    McpTool,
 }
 
 impl HookKind {
-    /// The kind in one word: `rust`, `command`, `persistent`, `http`, `prompt`.
+    /// The kind in one word: `rust`, `command`, `persistent`, `http`, `prompt`, `mcp_tool`.
     pub fn as_str(self) -> &'static str {
         match self {
             HookKind::Rust => "rust",
@@ -218,6 +220,7 @@ impl HookKind {
             HookKind::Persistent => "persistent",
             HookKind::Http => "http",
             HookKind::Prompt => "prompt",
+            HookKind::McpTool => "mcp_tool",
         }
     }
 }
