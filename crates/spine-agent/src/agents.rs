@@ -1,23 +1,26 @@
-//! Agent definitions: the agent types a `Task` call may start, from markdown files with YAML
-//! front matter, as Claude Code reads them.
+//! Agent definitions: the agent types an `Agent` call may start, from markdown files with YAML
+//! front matter, as Claude Code reads them, and from `--agents` ([`crate::agent_flags`]).
 //!
 //! ```markdown
 //! ---
 //! name: reviewer
 //! description: Reviews a diff for bugs
 //! tools: Read, Grep, Glob        # or a YAML list; absent: the parent's tools
+//! disallowedTools: Bash          # removed even when `tools` allows them
 //! model: inherit                 # or a model spec (sonnet, anthropic:…, scripted:FILE)
-//! max_turns: 8                   # absent: the parent's limit
+//! maxTurns: 8                    # absent: the parent's limit (max_turns too)
 //! permissionMode: plan           # applied only when stricter than the parent's
 //! ---
 //! You review diffs. …            # the body: the subagent's prompt
 //! ```
 //!
-//! Directories, highest precedence first (the first definition of a name wins):
-//! `<project>/.spine/agents/`, `<project>/.claude/agents/` (project), the settings'
-//! `subagents.directories` (later sources first), `$SPINE_HOME/agents/`, `~/.claude/agents/`
-//! (user), then the built-in `general-purpose`. A file that cannot be used is skipped with a
-//! warning naming the file and the field.
+//! The fields, and which ones are applied, warned about or ignored: [`crate::agent_def`].
+//!
+//! Sources, highest precedence first (the first definition of a name wins): `--agents`, then
+//! the directories `<project>/.spine/agents/`, `<project>/.claude/agents/` (project), the
+//! settings' `subagents.directories` (later sources first), `$SPINE_HOME/agents/`,
+//! `~/.claude/agents/` (user), then the built-in `general-purpose`. A file that cannot be used
+//! is skipped with a warning naming the file and the field.
 //!
 //! Trust: a definition only narrows what the agent may do — its tools are a subset of the
 //! parent's, its mode applies only when stricter, and the parent's hooks and permission rules
@@ -28,11 +31,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde_json::{Map, Value};
 use spine_core::model::ModelClient;
 use spine_core::subagents::{DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, SubagentDefinition, Subagents};
-use spine_protocol::permission::PermissionMode;
 use spine_settings::Settings;
+
+pub use crate::agent_def::AgentFile;
+use crate::agent_def::{Origin, read_fields};
+use crate::agent_flags::{AgentFlagError, parse_agents_flag};
 
 /// The largest definition file read (bigger ones are skipped with a warning).
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -54,50 +60,8 @@ fn resolve(project: &Path, dir: &str) -> PathBuf {
     if path.is_absolute() { path.to_path_buf() } else { project.join(path) }
 }
 
-/// A definition as its file gives it (before its model is built).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentFile {
-    /// `name`.
-    pub name: String,
-    /// `description`.
-    pub description: String,
-    /// `tools`, when given.
-    pub tools: Option<Vec<String>>,
-    /// `model`: `None` for `inherit` or absent.
-    pub model: Option<String>,
-    /// `max_turns` (or `maxTurns`).
-    pub max_turns: Option<u32>,
-    /// `permissionMode`.
-    pub permission_mode: Option<PermissionMode>,
-    /// The body.
-    pub prompt: String,
-    /// The file.
-    pub source: PathBuf,
-}
-
-#[derive(Debug, Deserialize)]
-struct FrontMatter {
-    name: Option<String>,
-    description: Option<String>,
-    #[serde(default)]
-    tools: Option<ToolList>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default, alias = "maxTurns")]
-    max_turns: Option<u32>,
-    #[serde(default, rename = "permissionMode")]
-    permission_mode: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum ToolList {
-    Text(String),
-    List(Vec<String>),
-}
-
 /// Reads every definition of `dirs` (highest precedence first); the warnings name the file
-/// and the field of each skipped file, or a name already defined by a higher directory.
+/// and the field of each skipped file, each field not applied and each unknown key.
 pub fn read_agent_files(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>) {
     let mut files: Vec<AgentFile> = Vec::new();
     let mut warnings = Vec::new();
@@ -111,8 +75,11 @@ pub fn read_agent_files(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>) {
         paths.sort();
         for path in paths {
             match parse_agent_file(&path) {
-                Ok(file) if files.iter().any(|f| f.name == file.name) => {}
-                Ok(file) => files.push(file),
+                Ok((file, _)) if files.iter().any(|f| f.name == file.name) => {}
+                Ok((file, notes)) => {
+                    warnings.extend(notes.into_iter().map(|n| format!("agent definition {}: {n}", path.display())));
+                    files.push(file);
+                }
                 Err(e) => warnings.push(format!("agent definition {} skipped: {e}", path.display())),
             }
         }
@@ -120,8 +87,8 @@ pub fn read_agent_files(dirs: &[PathBuf]) -> (Vec<AgentFile>, Vec<String>) {
     (files, warnings)
 }
 
-/// Parses one definition file; the error names the field at fault.
-pub fn parse_agent_file(path: &Path) -> Result<AgentFile, String> {
+/// Parses one definition file, with its warnings; the error names the field at fault.
+pub fn parse_agent_file(path: &Path) -> Result<(AgentFile, Vec<String>), String> {
     let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
     if size > MAX_FILE_BYTES {
         return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
@@ -130,8 +97,8 @@ pub fn parse_agent_file(path: &Path) -> Result<AgentFile, String> {
     parse_agent_text(&text, path)
 }
 
-/// Parses a definition's text (`source` is recorded, not read).
-pub fn parse_agent_text(text: &str, source: &Path) -> Result<AgentFile, String> {
+/// Parses a definition's text (`source` is recorded, not read), with its warnings.
+pub fn parse_agent_text(text: &str, source: &Path) -> Result<(AgentFile, Vec<String>), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text
         .strip_prefix("---\n")
@@ -140,57 +107,33 @@ pub fn parse_agent_text(text: &str, source: &Path) -> Result<AgentFile, String> 
     let end = rest.find("\n---").ok_or("front matter has no closing `---`")?;
     let yaml = &rest[..end];
     let body = rest[end + 4..].split_once('\n').map_or("", |(_, b)| b);
-    let front: FrontMatter = serde_saphyr::from_str(yaml).map_err(|e| format!("invalid front matter: {e}"))?;
-    let name = front.name.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).ok_or("field `name` is missing")?;
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')) {
-        return Err(format!("field `name`: `{name}` may hold only letters, digits, `-`, `_`, `.` and `:`"));
-    }
-    let description = front
-        .description
-        .map(|d| d.trim().to_owned())
-        .filter(|d| !d.is_empty())
-        .ok_or("field `description` is missing")?;
-    let tools = front.tools.map(|t| match t {
-        ToolList::Text(text) => text.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect(),
-        ToolList::List(list) => list.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect(),
-    });
-    let model = match front.model.as_deref().map(str::trim) {
-        None | Some("inherit") => None,
-        Some("") => return Err("field `model` is empty (write `inherit` or a model spec)".to_owned()),
-        Some(spec) => Some(spec.to_owned()),
+    let fields: Map<String, Value> = match yaml.trim() {
+        "" => Map::new(),
+        _ => serde_saphyr::from_str(yaml).map_err(|e| format!("invalid front matter: {e}"))?,
     };
-    if front.max_turns == Some(0) {
-        return Err("field `max_turns` must be at least 1".to_owned());
-    }
-    let permission_mode = front
-        .permission_mode
-        .map(|m| m.parse::<PermissionMode>().map_err(|e| format!("field `permissionMode`: {e}")))
-        .transpose()?;
-    Ok(AgentFile {
-        name,
-        description,
-        tools,
-        model,
-        max_turns: front.max_turns,
-        permission_mode,
-        prompt: body.trim().to_owned(),
-        source: source.to_path_buf(),
-    })
+    read_fields(&fields, Origin::File { body, path: source }).map_err(|e| e.to_string())
 }
 
-/// The agent types of a run: the definitions of [`agent_directories`] with their models built
-/// (a model that cannot be built skips its definition with a warning), then `general-purpose`
-/// unless a file defines it, with the limits of settings `subagents`.
+/// The agent types of a run: the definitions of `agents_flag` (`--agents`), then those of
+/// [`agent_directories`], with their models built (a model that cannot be built skips its
+/// definition with a warning), then `general-purpose` unless one of them defines it, with the
+/// limits of settings `subagents`. A malformed `--agents` is the only error.
 pub fn subagents(
     settings: &Settings,
     project: &Path,
     spine_home: &Path,
     home: Option<&Path>,
-) -> (Subagents, Vec<String>) {
+    agents_flag: Option<&str>,
+) -> Result<(Subagents, Vec<String>), AgentFlagError> {
+    let (inline, mut warnings) = agents_flag.map(parse_agents_flag).transpose()?.unwrap_or_default();
     let dirs = agent_directories(settings, project, spine_home, home);
-    let (files, mut warnings) = read_agent_files(&dirs);
-    let mut definitions = Vec::new();
-    for file in files {
+    let (files, file_warnings) = read_agent_files(&dirs);
+    warnings.extend(file_warnings);
+    let mut definitions: Vec<SubagentDefinition> = Vec::new();
+    for file in inline.into_iter().chain(files) {
+        if definitions.iter().any(|d| d.name == file.name) {
+            continue;
+        }
         let model = match &file.model {
             None => None,
             Some(spec) => match build_definition_model(spec, settings) {
@@ -206,6 +149,7 @@ pub fn subagents(
             description: file.description,
             prompt: file.prompt,
             tools: file.tools,
+            disallowed_tools: file.disallowed_tools,
             model,
             max_turns: file.max_turns,
             permission_mode: file.permission_mode,
@@ -223,7 +167,7 @@ pub fn subagents(
             .unwrap_or(DEFAULT_MAX_CONCURRENT),
         max_depth: settings.subagent_max_depth.unwrap_or(DEFAULT_MAX_DEPTH),
     };
-    (subagents, warnings)
+    Ok((subagents, warnings))
 }
 
 fn build_definition_model(spec: &str, settings: &Settings) -> Result<Arc<dyn ModelClient>, String> {
@@ -235,9 +179,10 @@ fn build_definition_model(spec: &str, settings: &Settings) -> Result<Arc<dyn Mod
 #[cfg(test)]
 mod tests {
     use super::*;
+    use spine_protocol::permission::PermissionMode;
 
     fn parse(text: &str) -> Result<AgentFile, String> {
-        parse_agent_text(text, Path::new("/p/.claude/agents/a.md"))
+        parse_agent_text(text, Path::new("/p/.claude/agents/a.md")).map(|(file, _)| file)
     }
 
     #[test]
@@ -252,21 +197,23 @@ mod tests {
         assert_eq!(file.max_turns, Some(3));
         assert_eq!(file.permission_mode, Some(PermissionMode::Plan));
         assert_eq!(file.prompt, "You review.");
-        let listed =
-            parse("---\nname: x\ndescription: d\ntools: [Bash, Task]\nmodel: scripted:c.json\n---\n").expect("ok");
-        assert_eq!(listed.tools, Some(vec!["Bash".to_owned(), "Task".to_owned()]));
+        let listed = parse(
+            "---\nname: x\ndescription: d\ntools: [Bash, Agent]\ndisallowedTools: [Write]\n\
+             model: scripted:c.json\nmaxTurns: 2\n---\n",
+        )
+        .expect("ok");
+        assert_eq!(listed.tools, Some(vec!["Bash".to_owned(), "Agent".to_owned()]));
+        assert_eq!(listed.disallowed_tools, ["Write"]);
         assert_eq!(listed.model.as_deref(), Some("scripted:c.json"));
+        assert_eq!(listed.max_turns, Some(2));
     }
 
     #[test]
     fn a_malformed_definition_names_its_field() {
         assert!(parse("---\ndescription: d\n---\n").expect_err("no name").contains("`name`"));
         assert!(parse("---\nname: x\n---\n").expect_err("no description").contains("`description`"));
-        assert!(
-            parse("---\nname: x\ndescription: d\npermissionMode: yolo\n---\n")
-                .expect_err("bad mode")
-                .contains("`permissionMode`")
-        );
+        assert!(parse("---\nname: x\ndescription: d\ntools: 3\n---\n").expect_err("bad tools").contains("`tools`"));
+        assert!(parse("---\nname: x\ndescription: d\nmaxTurns: 0\n---\n").expect_err("zero").contains("`maxTurns`"));
         assert!(parse("name: x\n").expect_err("no front matter").contains("front matter"));
         assert!(parse("---\nname: a b\ndescription: d\n---\n").expect_err("bad name").contains("`name`"));
     }
@@ -284,11 +231,44 @@ mod tests {
         write(&spine_home.join("agents"), "r.md", "---\nname: r\ndescription: user\n---\nU\n");
         write(&spine_home.join("agents"), "u.md", "---\nname: u\ndescription: user only\n---\nU\n");
         write(&spine_home.join("agents"), "bad.md", "---\nname: bad\n---\n");
-        let (subagents, warnings) = subagents(&Settings::default(), &project, &spine_home, None);
+        let (subagents, warnings) =
+            subagents(&Settings::default(), &project, &spine_home, None, None).expect("no flag");
         let names: Vec<&str> = subagents.definitions.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["r", "u", "general-purpose"]);
         assert_eq!(subagents.find("r").map(|d| d.description.as_str()), Some("project"));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("bad.md") && warnings[0].contains("`description`"), "{warnings:?}");
+    }
+
+    #[test]
+    fn fields_not_applied_and_unknown_keys_are_warnings_naming_the_file_and_field() {
+        let root = tempfile::tempdir().expect("tmp");
+        let dir = root.path().join("agents");
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("r.md"), "---\nname: r\ndescription: d\nhooks: {}\nfutureKey: 1\n---\nP\n")
+            .expect("write");
+        let (files, warnings) = read_agent_files(std::slice::from_ref(&dir));
+        assert_eq!(files.len(), 1, "never an error");
+        let path = dir.join("r.md").display().to_string();
+        assert_eq!(
+            warnings,
+            [
+                format!("agent definition {path}: `hooks` in agent definitions is not applied yet"),
+                format!("agent definition {path}: unknown field `futureKey` ignored"),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_inline_definition_wins_over_a_file_of_the_same_name() {
+        let root = tempfile::tempdir().expect("tmp");
+        let project = root.path().join("p");
+        std::fs::create_dir_all(project.join(".claude/agents")).expect("dir");
+        std::fs::write(project.join(".claude/agents/r.md"), "---\nname: r\ndescription: file\n---\nF\n").expect("w");
+        let flag = r#"{"r": {"description": "flag", "prompt": "I"}}"#;
+        let (subagents, _) =
+            subagents(&Settings::default(), &project, &root.path().join("h"), None, Some(flag)).expect("valid");
+        let r = subagents.find("r").expect("r");
+        assert_eq!((r.description.as_str(), r.prompt.as_str()), ("flag", "I"));
     }
 }

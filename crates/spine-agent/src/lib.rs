@@ -6,7 +6,7 @@
 //! [`AssemblyError`] that names the file and field when there is one.
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
-//! registry and which tools the model sees), [`agents`] (the agent types `Task` may start), [`policy`] (permission rules, hooks, skill roots),
+//! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`policy`] (permission rules, hooks, skill roots),
 //! [`roots`] (the workspace roots: the project and the added directories) and [`mcp`] (the
 //! configured MCP servers and their connection). Their functions are
 //! re-exported here.
@@ -16,6 +16,8 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 #![warn(missing_docs)]
 
+pub mod agent_def;
+pub mod agent_flags;
 pub mod agents;
 pub mod mcp;
 pub mod model;
@@ -43,8 +45,8 @@ use thiserror::Error;
 pub use mcp::{ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, mcp_options, untrusted_notice};
 pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
 pub use policy::{PromptModels, build_hooks, skill_roots};
-pub use spine_hooks::mcp_tool::HookTools;
 pub use roots::{WorkspaceRoot, workspace_roots};
+pub use spine_hooks::mcp_tool::HookTools;
 pub use tools::{build_tools, visibility, web_options};
 
 /// A configuration problem found while assembling an agent.
@@ -88,6 +90,9 @@ pub enum AssemblyError {
     /// `.mcp.json` could not be read.
     #[error("{0}")]
     Mcp(String),
+    /// `--agents` is malformed or `--agent` names no agent (names the flag and JSON path).
+    #[error(transparent)]
+    AgentFlag(#[from] agent_flags::AgentFlagError),
     /// The workspace directory is unusable.
     #[error("workspace {path}: {reason}")]
     Workspace {
@@ -159,6 +164,10 @@ pub struct CommandLine {
     pub append_system_prompt: Option<String>,
     /// `--add-dir`: workspace roots added after the settings' `additionalDirectories`.
     pub add_dirs: Vec<spine_settings::AddedDirectory>,
+    /// `--agents`: agent types (JSON) defined for the session, before the files'.
+    pub agents: Option<String>,
+    /// `--agent`: the agent type the main session runs as.
+    pub agent: Option<String>,
 }
 
 /// Where an agent's tools come from.
@@ -250,16 +259,24 @@ fn assemble_with(
     config.allow_defer = options.allow_defer;
     config.operator_state = Some(tool_set.families.operator_state());
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let (subagents, agent_warnings) =
-        agents::subagents(settings, &options.project, &options.spine_home, home.as_deref());
+    let (subagents, agent_warnings) = agents::subagents(
+        settings,
+        &options.project,
+        &options.spine_home,
+        home.as_deref(),
+        options.command_line.agents.as_deref(),
+    )?;
     warnings.extend(agent_warnings);
+    let main = agent_flags::MainSession { model, mode, model_chosen: options.model.is_some() };
+    let main =
+        agent_flags::run_as(options.command_line.agent.as_deref(), &subagents, &tool_set.registry, &mut config, main)?;
     config.subagents = Some(Arc::new(subagents));
     config.memory_files = MemorySources::Load { home };
     let agent = Agent {
-        model,
+        model: main.model,
         tools: Arc::clone(&tool_set.registry),
         hooks: Arc::new(hooks),
-        policy: PermissionPolicy::new(rules, mode, options.project),
+        policy: PermissionPolicy::new(rules, main.mode, options.project),
         approver: options.approver,
         config,
     };

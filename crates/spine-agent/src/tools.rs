@@ -12,13 +12,14 @@ use spine_tools::web::{PrivateNetworks, WebOptions};
 
 use crate::{AssemblyError, ToolSet};
 
-/// The tools of a run: the built-ins, `Task`, the tool families (command runs, processes, memory, web
+/// The tools of a run: the built-ins, `Agent`, the tool families (command runs, processes, memory, web
 /// with settings `web.search_url` and `web.allow_private_networks`), then `extra` (MCP tools).
 pub fn build_tools(settings: &Settings, extra: &[Arc<dyn Tool>]) -> Result<ToolSet, AssemblyError> {
     let mut builder = ToolRegistryBuilder::new();
     spine_tools::register_builtins(&mut builder);
-    // `Task`: the runner runs its calls as subagents (the agent types come with the agent).
-    builder.register(spine_core::subagents::TaskTool);
+    // `Agent` (formerly `Task`): the runner runs its calls as subagents (the agent types come
+    // with the agent).
+    builder.register(spine_core::subagents::AgentTool);
     let families = spine_tools::register_families(
         &mut builder,
         FamilyConfig {

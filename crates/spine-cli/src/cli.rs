@@ -156,6 +156,14 @@ pub struct RunArgs {
     /// Takes every following word up to the next flag.
     #[arg(long = "tools", value_name = "TOOLS", num_args = 1..)]
     pub tools: Vec<String>,
+    /// Agent types for this session, as JSON: `{"NAME": {"description": "…", "prompt": "…",
+    /// "tools": […], "model": "…"}}`; they take precedence over agent files of the same name.
+    #[arg(long = "agents", value_name = "JSON")]
+    pub agents: Option<String>,
+    /// Run the main session as this agent type: its prompt appended to the system prompt, its
+    /// tools narrowing the visible ones, its model unless --model is given.
+    #[arg(long = "agent", value_name = "NAME")]
+    pub agent: Option<String>,
     /// Permission mode: default, acceptEdits, bypassPermissions, plan, dontAsk.
     #[arg(long = "permission-mode")]
     pub permission_mode: Option<String>,

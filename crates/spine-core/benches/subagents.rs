@@ -1,5 +1,5 @@
 //! The cost of starting a subagent (issue 16): a whole run on the scripted model whose one tool
-//! call is a `Task` call (the child answers at once, no tool calls), against the same run
+//! call is an `Agent` call (the child answers at once, no tool calls), against the same run
 //! whose one call is a plain in-process tool, and a run with no call at all. The difference
 //! between the first two is the overhead of a subagent: its agent, transcript (discarded here,
 //! as in the parent), trace, SubagentStart/SubagentStop and one model request.
@@ -19,7 +19,7 @@ use spine_core::permission::{DenyApprover, PermissionPolicy, PermissionRules};
 use spine_core::registry::ToolRegistryBuilder;
 use spine_core::runner::{Agent, AgentConfig, RunRequest};
 use spine_core::session::Transcript;
-use spine_core::subagents::{SubagentDefinition, Subagents, TASK_TOOL, TaskTool};
+use spine_core::subagents::{AGENT_TOOL, AgentTool, SubagentDefinition, Subagents};
 use spine_core::tool::{Tool, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_protocol::message::AssistantMessage;
@@ -43,10 +43,10 @@ impl Tool for Echo {
     }
 }
 
-/// One run of an agent answering `parent`, whose `Task` calls start a child answering "done".
+/// One run of an agent answering `parent`, whose `Agent` calls start a child answering "done".
 async fn run(workspace: &Arc<Workspace>, parent: Vec<AssistantMessage>) {
     let mut tools = ToolRegistryBuilder::new();
-    tools.register(TaskTool);
+    tools.register(AgentTool);
     tools.register(Echo);
     let child =
         SubagentDefinition { model: Some(Script::new(vec![text("done")])), ..SubagentDefinition::general_purpose() };
@@ -76,7 +76,7 @@ fn subagent_start(c: &mut Criterion) {
         b.iter(|| rt.block_on(run(&workspace, vec![calls(&[("c1", "echo", json!({}))]), text("ok")])))
     });
     group.bench_function("run_with_one_task_call", |b| {
-        b.iter(|| rt.block_on(run(&workspace, vec![calls(&[("c1", TASK_TOOL, task.clone())]), text("ok")])))
+        b.iter(|| rt.block_on(run(&workspace, vec![calls(&[("c1", AGENT_TOOL, task.clone())]), text("ok")])))
     });
     group.finish();
 }

@@ -18,8 +18,8 @@
 //! - [`stages`]: `prepare_turn`, `review_tool_call`, `project_tool_result`, `finalize_output`…
 //! - [`runner`]: the agent loop; [`runner`]'s `call` module is the path of one tool call.
 //! - [`session`], [`trace`], [`observer`]: the transcript file, the trace, live events.
-//! - [`subagents`]: the `Task` tool's agent types and limits (the runner's `delegate` module
-//!   runs the child).
+//! - [`subagents`]: the `Agent` tool's agent types and limits (the runner's `delegate` module
+//!   runs the child); [`tool_names`]: former tool names (`Task`) that still name a tool.
 //! - [`config_file`]: bounded, type-checked reading of configuration files named by path.
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
@@ -43,6 +43,7 @@ pub mod stages;
 pub mod subagents;
 pub mod tokens;
 pub mod tool;
+pub mod tool_names;
 pub mod trace;
 pub mod workspace;
 

@@ -126,9 +126,14 @@ impl ToolRegistry {
         self.entries.iter().map(|e| &e.spec)
     }
 
-    /// Looks a tool up by name.
+    /// Looks a tool up by name, or by a former name of it (`Task` finds `Agent`, see
+    /// [`crate::tool_names`]) unless a tool is registered under that name itself.
     pub fn lookup(&self, name: &str) -> Option<ToolHandle> {
-        self.by_name.get(name).copied().map(ToolHandle)
+        self.by_name
+            .get(name)
+            .or_else(|| self.by_name.get(crate::tool_names::current_name(name)))
+            .copied()
+            .map(ToolHandle)
     }
 
     /// The tool behind a handle.

@@ -1,6 +1,6 @@
 //! The report collector: turns the life of a run or an assignment into the ordered reports of
 //! docs/pipeline.md ("Reports") — `execution_started` → `execution_progress` (`tool_reviewed`, `tool_output`,
-//! and `subagent` for each child of a `Task` call) → `execution_complete` | `execution_fail` |
+//! and `subagent` for each child of an `Agent` call) → `execution_complete` | `execution_fail` |
 //! `execution_canceled` — each with the identifying fields, and hands each to a [`ReportSink`] (the CLI's stream-json printer, the
 //! worker's mailbox). Terminal reports are sent once; later ones are ignored.
 
@@ -144,7 +144,7 @@ impl ReportCollector {
         });
     }
 
-    /// `execution_progress` / `subagent`: a `Task` call's subagent started or ended.
+    /// `execution_progress` / `subagent`: an `Agent` call's subagent started or ended.
     pub fn subagent(&self, progress: SubagentProgress) {
         self.publish(ReportBody::ExecutionProgress {
             progress_payload: ProgressPayload::Subagent { subagent: progress },

@@ -1,29 +1,36 @@
-//! Subagents: the `Task` tool and the agent types it may start.
+//! Subagents: the `Agent` tool and the agent types it may start.
 //!
-//! A `Task` call (Claude Code's shape: `description`, `prompt`, `subagent_type`) starts a child
-//! run with a fresh context: the definition's body is its agent prompt, it runs with the
-//! subagent profile (no operator layers), and its final answer is the call's result. The
-//! runner does the delegation itself (`runner/delegate.rs`), so the child shares the parent's
-//! hooks, permission rules and approver — a subagent cannot escape a deny rule — and its usage
-//! and trace are added to the parent's.
+//! An `Agent` call (Claude Code 2.x's shape: `description`, `prompt`, optional
+//! `subagent_type`; `Task` is its former name and still runs it, see [`crate::tool_names`])
+//! starts a child run with a fresh context: the definition's body is its agent prompt, it runs
+//! with the subagent profile (no operator layers), and its final answer is the call's result.
+//! The runner does the delegation itself (`runner/delegate.rs`), so the child shares the
+//! parent's hooks, permission rules and approver — a subagent cannot escape a deny rule — and
+//! its usage and trace are added to the parent's.
 //!
 //! This module holds what the runner needs to know beforehand: the definitions
 //! ([`SubagentDefinition`], read from files by `spine-agent`), the limits ([`Subagents`]), the
 //! identity of a running subagent ([`AgentIdentity`], what hooks see as `agent_id` /
-//! `agent_type`) and the [`TaskTool`] itself, whose `execute` only answers direct calls made
+//! `agent_type`) and the [`AgentTool`] itself, whose `execute` only answers direct calls made
 //! outside a run.
 //!
 //! Rules:
-//! - a definition's `tools` narrows the parent's visible tools (never widens them);
-//! - `Task` is visible in a subagent only when its definition lists `Task` and the child is
-//!   shallower than [`Subagents::max_depth`] (no grandchild otherwise);
+//! - a definition's `tools` narrows the parent's visible tools and its `disallowedTools`
+//!   removes tools from them ([`SubagentDefinition::allows_tool`]); neither ever widens them;
+//! - `Agent` is visible in a subagent only when its definition lists `Agent` (or `Task`) and
+//!   the child is shallower than [`Subagents::max_depth`] (no grandchild otherwise);
+//! - a call without `subagent_type` starts `general-purpose` (the argument is filled in before
+//!   hooks and rules see the call, so `Agent(general-purpose)` rules hold for it);
+//! - the optional arguments spine cannot apply (`model`, `effort`, `run_in_background`, `name`,
+//!   `team_name`, `mode`, `isolation`) are accepted and ignored: the child runs in the
+//!   foreground with its definition's model, in the parent's workspace;
 //! - a definition's `permissionMode` applies only when it is at least as strict as the parent's
 //!   ([`narrower_mode`]);
-//! - the `Task` calls of one model turn run concurrently, at most
+//! - the `Agent` calls of one model turn run concurrently, at most
 //!   [`Subagents::max_concurrent`] at a time; their approvals are asked one at a time
 //!   ([`OneAtATime`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -34,8 +41,13 @@ use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use crate::model::ModelClient;
 use crate::permission::{Approval, ApprovalRequest, Approver};
 use crate::tool::{Projection, Tool, ToolContext};
+use crate::tool_names::same_tool;
 
-/// The name of the delegation tool (Claude Code's).
+/// The name of the delegation tool (Claude Code 2.x's).
+pub const AGENT_TOOL: &str = "Agent";
+
+/// The delegation tool's former name (Claude Code 1.x's), still accepted wherever a tool is
+/// named ([`crate::tool_names`]).
 pub const TASK_TOOL: &str = "Task";
 
 /// The built-in agent type.
@@ -46,17 +58,19 @@ pub const GENERAL_PURPOSE_PROMPT: &str = "You are a subagent: another agent dele
 Work on it with the tools you have, then answer with a complete, self-contained final report: \
 the agent that delegated reads only your last message.";
 
-/// One agent type a `Task` call may start.
+/// One agent type an `Agent` call may start.
 #[derive(Clone)]
 pub struct SubagentDefinition {
     /// The type's name (`subagent_type`).
     pub name: String,
-    /// When to use it (shown to the model in the `Task` tool's description).
+    /// When to use it (shown to the model in the `Agent` tool's description).
     pub description: String,
     /// The subagent's agent prompt (the definition file's body).
     pub prompt: String,
     /// The tools it may see (`None`: the parent's); always within the parent's.
     pub tools: Option<Vec<String>>,
+    /// Tools it may not see even when `tools` allows them (`disallowedTools`).
+    pub disallowed_tools: Vec<String>,
     /// Its model (`None`: the parent's, `model: inherit`).
     pub model: Option<Arc<dyn ModelClient>>,
     /// Its turn limit (`None`: the parent's).
@@ -72,6 +86,7 @@ impl std::fmt::Debug for SubagentDefinition {
         f.debug_struct("SubagentDefinition")
             .field("name", &self.name)
             .field("tools", &self.tools)
+            .field("disallowed_tools", &self.disallowed_tools)
             .field("model", &self.model.as_ref().map(|m| m.model().to_owned()))
             .field("max_turns", &self.max_turns)
             .field("permission_mode", &self.permission_mode)
@@ -90,6 +105,7 @@ impl SubagentDefinition {
                 .to_owned(),
             prompt: GENERAL_PURPOSE_PROMPT.to_owned(),
             tools: None,
+            disallowed_tools: Vec::new(),
             model: None,
             max_turns: None,
             permission_mode: None,
@@ -97,9 +113,18 @@ impl SubagentDefinition {
         }
     }
 
-    /// Whether the definition lets its subagent delegate further (its `tools` lists `Task`).
+    /// Whether the definition lets its subagent see the tool `name` (given the parent sees it):
+    /// `tools` absent or naming it, and `disallowedTools` not naming it. Former names count
+    /// (`Task` names `Agent`).
+    pub fn allows_tool(&self, name: &str) -> bool {
+        self.tools.as_ref().is_none_or(|list| list.iter().any(|t| same_tool(t, name)))
+            && !self.disallowed_tools.iter().any(|t| same_tool(t, name))
+    }
+
+    /// Whether the definition lets its subagent delegate further: its `tools` lists `Agent`
+    /// (or `Task`) and its `disallowedTools` does not.
     pub fn may_delegate(&self) -> bool {
-        self.tools.as_ref().is_some_and(|t| t.iter().any(|n| n == TASK_TOOL))
+        self.tools.is_some() && self.allows_tool(AGENT_TOOL)
     }
 }
 
@@ -108,7 +133,7 @@ impl SubagentDefinition {
 pub struct Subagents {
     /// The types, by name (the first of a name wins).
     pub definitions: Vec<SubagentDefinition>,
-    /// `Task` calls of one turn running at the same time (settings `subagents.max_concurrent`,
+    /// `Agent` calls of one turn running at the same time (settings `subagents.max_concurrent`,
     /// default 4).
     pub max_concurrent: usize,
     /// The deepest subagent: 1 allows children only (settings `subagents.max_depth`, default 2).
@@ -141,9 +166,9 @@ impl Subagents {
         self.definitions.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
     }
 
-    /// The `Task` tool's description with the available agent types.
-    pub fn task_description(&self) -> String {
-        let mut text = TASK_DESCRIPTION.to_owned();
+    /// The `Agent` tool's description with the available agent types.
+    pub fn tool_description(&self) -> String {
+        let mut text = AGENT_DESCRIPTION.to_owned();
         text.push_str("\n\nAvailable agent types (subagent_type):");
         for d in &self.definitions {
             text.push_str(&format!("\n- {}: {}", d.name, d.description));
@@ -156,7 +181,7 @@ impl Subagents {
 /// (`agentId`) and trace entries name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentIdentity {
-    /// A fresh id per `Task` call (16 hex digits).
+    /// A fresh id per `Agent` call (16 hex digits).
     pub agent_id: String,
     /// The `subagent_type`.
     pub agent_type: String,
@@ -210,43 +235,82 @@ impl Approver for OneAtATime {
     }
 }
 
-const TASK_DESCRIPTION: &str = "Launch a subagent to handle a task on its own: it starts with a fresh context \
+const AGENT_DESCRIPTION: &str = "Launch a subagent to handle a task on its own: it starts with a fresh context \
 (only your prompt), works with its own tools, and its final message comes back as this call's result. \
-Several Task calls in one reply run concurrently. Give a complete prompt: the subagent sees nothing else \
+Several Agent calls in one reply run concurrently. Give a complete prompt: the subagent sees nothing else \
 of this conversation.";
 
-/// The `Task` tool. The runner runs its calls as child runs; [`Tool::execute`] is reached only
-/// by a direct call outside a run, which has no parent agent, and answers an error.
+/// The `Agent` tool, with Claude Code 2.1's input schema. The runner runs its calls as child
+/// runs; [`Tool::execute`] is reached only by a direct call outside a run, which has no parent
+/// agent, and answers an error.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct TaskTool;
+pub struct AgentTool;
+
+/// The `Agent` tool under its former name, for code written against it.
+pub type TaskTool = AgentTool;
 
 #[async_trait]
-impl Tool for TaskTool {
+impl Tool for AgentTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: TASK_TOOL.to_owned(),
-            description: TASK_DESCRIPTION.to_owned(),
+            name: AGENT_TOOL.to_owned(),
+            description: AGENT_DESCRIPTION.to_owned(),
             input_schema: json!({
                 "type": "object",
                 "properties": {
                     "description": {"type": "string", "description": "A short (3-5 word) description of the task"},
                     "prompt": {"type": "string", "description": "The task for the agent to perform"},
-                    "subagent_type": {"type": "string", "description": "The type of agent to use for this task"}
+                    "subagent_type": {
+                        "type": "string",
+                        "description": "The type of specialized agent to use for this task (default: general-purpose)"
+                    },
+                    "model": {
+                        "type": "string",
+                        "enum": ["sonnet", "opus", "haiku", "fable"],
+                        "description": "Accepted and ignored: the agent runs on its definition's model"
+                    },
+                    "effort": {
+                        "type": "string",
+                        "enum": ["low", "medium", "high", "xhigh", "max"],
+                        "description": "Accepted and ignored"
+                    },
+                    "run_in_background": {
+                        "type": "boolean",
+                        "description": "Accepted and ignored: the agent runs in the foreground"
+                    },
+                    "name": {"type": "string", "description": "Accepted and ignored"},
+                    "team_name": {"type": "string", "description": "Deprecated; ignored"},
+                    "mode": {
+                        "type": "string",
+                        "enum": ["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"],
+                        "description": "Deprecated; ignored"
+                    },
+                    "isolation": {
+                        "type": "string",
+                        "enum": ["worktree", "remote"],
+                        "description": "Accepted and ignored: the agent works in this workspace"
+                    }
                 },
-                "required": ["description", "prompt", "subagent_type"],
+                "required": ["description", "prompt"],
                 "additionalProperties": false
             }),
         }
     }
 
-    /// A `Task` call itself touches nothing: every call its subagent makes passes the same
+    /// An `Agent` call itself touches nothing: every call its subagent makes passes the same
     /// hooks and permission rules as the parent's own.
     fn effect(&self) -> Effect {
         Effect::Read
     }
 
+    /// A call without `subagent_type` is a call of `general-purpose`, before hooks and rules
+    /// see it.
+    fn normalize(&self, args: &mut Map<String, Value>, _cwd: &Path) {
+        args.entry("subagent_type").or_insert_with(|| Value::String(GENERAL_PURPOSE.to_owned()));
+    }
+
     async fn execute(&self, _args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
-        Err(ToolError::new(ErrorCode::RuntimeError, "Task starts a subagent, which needs an agent run"))
+        Err(ToolError::new(ErrorCode::RuntimeError, "Agent starts a subagent, which needs an agent run"))
     }
 
     fn project(&self, response: &Value) -> Projection {
@@ -282,16 +346,43 @@ mod tests {
     }
 
     #[test]
-    fn only_a_definition_listing_task_may_delegate() {
+    fn only_a_definition_listing_agent_or_task_may_delegate() {
         let mut d = SubagentDefinition::general_purpose();
         assert!(!d.may_delegate(), "no tools list: the parent's tools, but no grandchild");
         d.tools = Some(vec!["Read".into(), TASK_TOOL.into()]);
+        assert!(d.may_delegate(), "the former name");
+        d.tools = Some(vec!["Read".into(), AGENT_TOOL.into()]);
         assert!(d.may_delegate());
+        d.disallowed_tools = vec![TASK_TOOL.into()];
+        assert!(!d.may_delegate(), "disallowedTools wins");
     }
 
     #[test]
-    fn the_task_description_lists_every_agent_type() {
-        let text = Subagents::default().task_description();
+    fn disallowed_tools_narrow_tools_and_never_widen_them() {
+        let mut d = SubagentDefinition::general_purpose();
+        d.disallowed_tools = vec!["Bash".into()];
+        assert!(d.allows_tool("Read") && !d.allows_tool("Bash"), "no tools list: all but the disallowed");
+        d.tools = Some(vec!["Read".into(), "Bash".into()]);
+        assert!(d.allows_tool("Read") && !d.allows_tool("Bash") && !d.allows_tool("Write"));
+    }
+
+    #[test]
+    fn the_agent_description_lists_every_agent_type() {
+        let text = Subagents::default().tool_description();
         assert!(text.contains("- general-purpose: General-purpose agent"), "{text}");
+    }
+
+    #[test]
+    fn a_call_without_subagent_type_is_general_purpose_and_optional_fields_validate() {
+        let mut args = Map::new();
+        AgentTool.normalize(&mut args, Path::new("/"));
+        assert_eq!(args["subagent_type"], GENERAL_PURPOSE);
+        let schema = AgentTool.spec().input_schema;
+        let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+        let full = json!({"description": "d", "prompt": "p", "model": "haiku", "effort": "high",
+            "run_in_background": true, "name": "n", "team_name": "t", "mode": "plan", "isolation": "worktree"});
+        assert!(validator.is_valid(&full));
+        assert!(validator.is_valid(&json!({"description": "d", "prompt": "p"})));
+        assert!(!validator.is_valid(&json!({"description": "d"})), "prompt is required");
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! A subagent's run records into a [`Trace::nested`] trace: its own entries (numbered from 0,
 //! as any run's), each also forwarded to the parent's trace — and so to the parent's sink —
-//! tagged with a [`SubagentTag`] naming the `Task` call that started it. A grandchild's entries
+//! tagged with a [`SubagentTag`] naming the `Agent` call that started it. A grandchild's entries
 //! keep their own tag on the way up, so the whole tree lands in the main run's trace.
 
 use std::sync::{Arc, Mutex};
@@ -54,7 +54,7 @@ impl Trace {
         Trace { inner: Arc::new(Inner { start: Instant::now(), entries: Mutex::new(Vec::new()), sink, parent: None }) }
     }
 
-    /// The trace of a subagent started by this run's `Task` call `tag.parent_tool_use_id`:
+    /// The trace of a subagent started by this run's `Agent` call `tag.parent_tool_use_id`:
     /// entries are its own and are also forwarded here tagged with `tag` (its `seq` is set per
     /// entry).
     pub fn nested(&self, tag: SubagentTag) -> Trace {

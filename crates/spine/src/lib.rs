@@ -268,7 +268,7 @@ impl AgentBuilder {
                 deny: self.deny,
                 system_prompt: self.system_prompt,
                 append_system_prompt: self.append_system_prompt,
-                add_dirs: Vec::new(),
+                ..spine_agent::CommandLine::default()
             },
             approver: self.approver,
             allow_defer: false,

@@ -331,6 +331,8 @@ pub(crate) async fn build(
                 system_prompt: args.system_prompt.clone(),
                 append_system_prompt: args.append_system_prompt.clone(),
                 add_dirs: add_dirs(&args.add_dir, project),
+                agents: args.agents.clone(),
+                agent: args.agent.clone(),
             },
             approver,
             allow_defer,

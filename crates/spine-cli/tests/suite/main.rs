@@ -7,6 +7,7 @@
 mod support;
 
 mod add_dir;
+mod agent_tool;
 mod approvals;
 mod bash_guards;
 mod cancel;

@@ -1,5 +1,6 @@
 //! Subagents through the binary: agent definitions in `.claude/agents/`, each naming its own
-//! scripted model (`model: scripted:FILE`), started by the parent's `Task` calls.
+//! scripted model (`model: scripted:FILE`), started by the parent's `Agent` calls (a `Task`
+//! call, the tool's former name, is in `agent_tool.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -23,8 +24,8 @@ fn agent(s: &Sandbox, name: &str, front: &str, turns: Value) -> PathBuf {
     script
 }
 
-fn task(id: &str, agent_type: &str, prompt: &str) -> Value {
-    json!({"id": id, "name": "Task", "arguments": {"description": "a task", "prompt": prompt, "subagent_type": agent_type}})
+fn agent_call(id: &str, agent_type: &str, prompt: &str) -> Value {
+    json!({"id": id, "name": "Agent", "arguments": {"description": "a task", "prompt": prompt, "subagent_type": agent_type}})
 }
 
 /// Every file under `dir`, recursively.
@@ -54,7 +55,7 @@ fn trace_entries(path: &Path) -> Vec<Value> {
 }
 
 #[test]
-fn a_task_call_delegates_to_a_project_agent_and_its_answer_comes_back() {
+fn an_agent_call_delegates_to_a_project_agent_and_its_answer_comes_back() {
     let s = Sandbox::new();
     agent(
         &s,
@@ -63,7 +64,7 @@ fn a_task_call_delegates_to_a_project_agent_and_its_answer_comes_back() {
         json!([{"tool_calls": [{"id": "k1", "name": "calculator", "arguments": {"expression": "6*7"}}]}, {"text": "it is 42"}]),
     );
     let script =
-        s.script(json!([{"tool_calls": [task("t1", "helper", "compute 6*7")]}, {"text": "the helper said so"}]));
+        s.script(json!([{"tool_calls": [agent_call("t1", "helper", "compute 6*7")]}, {"text": "the helper said so"}]));
     let trace = s.dir.path().join("trace.jsonl");
     let out = s.run(&script, &["--output-format", "json", "--trace", trace.to_str().expect("utf8")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -73,7 +74,7 @@ fn a_task_call_delegates_to_a_project_agent_and_its_answer_comes_back() {
     let decision = trace_entries(&trace)
         .into_iter()
         .find(|e| e["kind"] == "tool_decision" && e["tool_use_id"] == "t1")
-        .expect("the Task call's decision");
+        .expect("the Agent call's decision");
     assert_eq!(decision["outcome"], "executed", "{decision}");
     let transcripts = subagent_transcripts(&s);
     assert_eq!(transcripts.len(), 1, "{transcripts:?}");
@@ -84,12 +85,12 @@ fn a_task_call_delegates_to_a_project_agent_and_its_answer_comes_back() {
     assert!(lines.iter().any(|l| l["message"]["content"][0]["text"] == "it is 42"), "{lines:?}");
     let session = s.session_files().into_iter().find(|p| p.extension().is_some_and(|e| e == "jsonl")).expect("session");
     let parent = std::fs::read_to_string(&session).expect("parent transcript");
-    assert!(parent.contains("it is 42"), "the child's answer is the Task result in the parent");
+    assert!(parent.contains("it is 42"), "the child's answer is the Agent result in the parent");
     assert!(transcripts[0].starts_with(session.with_extension("")), "beside <session>.jsonl: {transcripts:?}");
 }
 
 #[test]
-fn two_task_calls_of_one_turn_run_concurrently() {
+fn two_agent_calls_of_one_turn_run_concurrently() {
     // Each child's Bash call waits (at most 30 s) for the other's file: one after the other,
     // the first would give up and answer "alone".
     let s = Sandbox::new();
@@ -102,8 +103,9 @@ fn two_task_calls_of_one_turn_run_concurrently() {
     let child = |me: &str, other: &str| json!([{"tool_calls": [{"id": "b1", "name": "Bash", "arguments": {"command": meet(me, other)}}]}, {"text": format!("{me} done")}]);
     agent(&s, "left", "", child("a", "b"));
     agent(&s, "right", "", child("b", "a"));
-    let script =
-        s.script(json!([{"tool_calls": [task("t1", "left", "x"), task("t2", "right", "y")]}, {"text": "both"}]));
+    let script = s.script(
+        json!([{"tool_calls": [agent_call("t1", "left", "x"), agent_call("t2", "right", "y")]}, {"text": "both"}]),
+    );
     let trace = s.dir.path().join("trace.jsonl");
     let out = s.run(&script, &["--permission-mode", "bypassPermissions", "--trace", trace.to_str().expect("utf8")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -132,7 +134,7 @@ fn a_deny_rule_stops_a_childs_bash_call() {
         "",
         json!([{"tool_calls": [{"id": "b1", "name": "Bash", "arguments": {"command": format!("touch {}", marker.display())}}]}, {"text": "tried"}]),
     );
-    let script = s.script(json!([{"tool_calls": [task("t1", "toucher", "touch it")]}, {"text": "ok"}]));
+    let script = s.script(json!([{"tool_calls": [agent_call("t1", "toucher", "touch it")]}, {"text": "ok"}]));
     let trace = s.dir.path().join("trace.jsonl");
     let out = s.run(
         &script,
@@ -160,7 +162,7 @@ fn a_deny_rule_stops_a_childs_bash_call() {
 fn a_subagent_stop_hook_forces_one_more_child_turn() {
     let s = Sandbox::new();
     agent(&s, "worker", "", json!([{"text": "first try"}, {"text": "second try"}]));
-    let script = s.script(json!([{"tool_calls": [task("t1", "worker", "work")]}, {"text": "done"}]));
+    let script = s.script(json!([{"tool_calls": [agent_call("t1", "worker", "work")]}, {"text": "done"}]));
     let hook = r#"if grep -q '"stop_hook_active":false'; then echo '{"decision":"block","reason":"look again"}'; fi"#;
     let settings =
         json!({"hooks": {"SubagentStop": [{"matcher": "worker", "hooks": [{"type": "command", "command": hook}]}]}});
@@ -175,7 +177,7 @@ fn a_subagent_stop_hook_forces_one_more_child_turn() {
 }
 
 #[test]
-fn trace_show_draws_the_childs_entries_under_the_task_call() {
+fn trace_show_draws_the_childs_entries_under_the_agent_call() {
     let s = Sandbox::new();
     agent(
         &s,
@@ -183,17 +185,17 @@ fn trace_show_draws_the_childs_entries_under_the_task_call() {
         "",
         json!([{"tool_calls": [{"id": "k1", "name": "calculator", "arguments": {"expression": "1+1"}}]}, {"text": "2"}]),
     );
-    let script = s.script(json!([{"tool_calls": [task("t1", "helper", "add")]}, {"text": "ok"}]));
+    let script = s.script(json!([{"tool_calls": [agent_call("t1", "helper", "add")]}, {"text": "ok"}]));
     let trace = s.dir.path().join("trace.jsonl");
     let out = s.run(&script, &["--trace", trace.to_str().expect("utf8")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let shown = s.spine().args(["trace", "show", trace.to_str().expect("utf8")]).output().expect("runs");
     let text = stdout(&shown);
-    let task_line = text.lines().position(|l| l.starts_with("├─ tool call t1 Task")).expect("the Task call");
+    let call_line = text.lines().position(|l| l.starts_with("├─ tool call t1 Agent")).expect("the Agent call");
     let agent_line =
         text.lines().position(|l| l.starts_with("│   └─ subagent helper ")).expect("the subagent under it");
     let child_call = text.lines().position(|l| l.starts_with("│       ├─ tool call k1 calculator")).expect("its call");
-    assert!(task_line < agent_line && agent_line < child_call, "{text}");
+    assert!(call_line < agent_line && agent_line < child_call, "{text}");
     assert!(text.contains("│       │   ├─ decision: executed"), "{text}");
 }
 
@@ -207,7 +209,7 @@ fn ctrl_c_kills_a_childs_running_sleep() {
         "",
         json!([{"tool_calls": [{"id": "b1", "name": "Bash", "arguments": {"command": format!("sleep 30 & echo $! > {}; wait", pidfile.display())}}]}, {"text": "never"}]),
     );
-    let script = s.script(json!([{"tool_calls": [task("t1", "sleeper", "sleep")]}, {"text": "never"}]));
+    let script = s.script(json!([{"tool_calls": [agent_call("t1", "sleeper", "sleep")]}, {"text": "never"}]));
     let mut child = s
         .spine_process()
         .args(["run", "-p", "go", "--model", &format!("scripted:{}", script.display())])
@@ -246,7 +248,7 @@ fn the_result_usage_includes_the_childrens() {
     let usage = |i: u64, o: u64| json!({"input_tokens": i, "output_tokens": o});
     agent(&s, "helper", "", json!([{"text": "child", "usage": usage(7, 3)}]));
     let script = s.script(json!([
-        {"tool_calls": [task("t1", "helper", "x")], "usage": usage(100, 10)},
+        {"tool_calls": [agent_call("t1", "helper", "x")], "usage": usage(100, 10)},
         {"text": "done", "usage": usage(100, 10)}
     ]));
     let out = s.run(&script, &["--output-format", "json"]);
@@ -261,7 +263,7 @@ fn the_result_usage_includes_the_childrens() {
 fn an_unknown_subagent_type_is_a_tool_error_listing_the_known_types() {
     let s = Sandbox::new();
     agent(&s, "helper", "", json!([{"text": "unused"}]));
-    let script = s.script(json!([{"tool_calls": [task("t1", "nobody", "x")]}, {"text": "ok"}]));
+    let script = s.script(json!([{"tool_calls": [agent_call("t1", "nobody", "x")]}, {"text": "ok"}]));
     let out = s.run(&script, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let session = s.session_files().into_iter().find(|p| p.extension().is_some_and(|e| e == "jsonl")).expect("session");
@@ -311,7 +313,7 @@ fn hooks_test_fires_subagent_stop_with_the_agent_fields_and_reads_a_block_as_for
 fn sessions_rm_removes_the_subagent_transcripts_too() {
     let s = Sandbox::new();
     agent(&s, "helper", "", json!([{"text": "child"}]));
-    let script = s.script(json!([{"tool_calls": [task("t1", "helper", "x")]}, {"text": "done"}]));
+    let script = s.script(json!([{"tool_calls": [agent_call("t1", "helper", "x")]}, {"text": "done"}]));
     let out = s.run(&script, &["--output-format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let id = json(&out)["session_id"].as_str().expect("id").to_owned();

@@ -131,9 +131,13 @@ impl HookRuntime {
         let mut seen: Vec<&str> = Vec::new();
         for group in self.registry.groups::<E>() {
             let alias = E::matcher_alias(input);
-            if !group.matcher.matches(E::matcher_subject(input))
-                && !alias.is_some_and(|a| group.matcher.matches(Some(a)))
-            {
+            let subject = E::matcher_subject(input);
+            // A tool's former name (`Task` for `Agent`) matches its calls too (crate::tool_names).
+            let former = |s: &str| crate::tool_names::former_names(s).any(|f| group.matcher.matches(Some(f)));
+            let matched = group.matcher.matches(subject)
+                || alias.is_some_and(|a| group.matcher.matches(Some(a)))
+                || (E::HAS_TOOL_CALL && subject.is_some_and(former));
+            if !matched {
                 continue;
             }
             let mut members: Vec<&HookSpec<E>> = Vec::with_capacity(group.hooks.len());

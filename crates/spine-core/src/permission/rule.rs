@@ -17,7 +17,9 @@
 //!   [`super::web::url_in_domain`]; URLs with userinfo never match).
 //!
 //! `Edit` rules also cover `Write` (every tool that edits files) and `Read` rules also cover
-//! `Glob` and `Grep` (every tool that reads files), as in Claude Code.
+//! `Glob` and `Grep` (every tool that reads files), as in Claude Code. A rule naming a tool's
+//! former name names the tool: `Task(reviewer)` matches an `Agent` call whose `subagent_type` is
+//! `reviewer` ([`crate::tool_names`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -157,9 +159,10 @@ impl PermissionRule {
     }
 
     /// Whether the rule names `tool_name` (`Edit` also names every tool that edits files,
-    /// `Read` every tool that reads them, `Bash` every tool that runs shell commands).
+    /// `Read` every tool that reads them, `Bash` every tool that runs shell commands; a former
+    /// name names its tool: `Task` names `Agent`).
     pub fn tool_matches(&self, tool_name: &str) -> bool {
-        if self.tool.is_match(tool_name) {
+        if crate::tool_names::names_of(tool_name).any(|name| self.tool.is_match(name)) {
             return true;
         }
         match self.tool_name.as_str() {
@@ -299,11 +302,13 @@ fn first_string_arg(input: &Map<String, Value>) -> Option<&str> {
     input.values().find_map(Value::as_str)
 }
 
-/// What a wildcard specifier of a tool without a command matches: for `Task`, the agent type
-/// (`Task(reviewer)`, as in Claude Code); for other tools, the first string argument.
+/// What a wildcard specifier of a tool without a command matches: for `Agent` (or `Task`), the
+/// agent type (`Agent(reviewer)`, as in Claude Code; absent: `general-purpose`, the type that
+/// runs); for other tools, the first string argument.
 fn specifier_subject<'a>(tool_name: &str, input: &'a Map<String, Value>) -> Option<&'a str> {
-    match tool_name {
-        crate::subagents::TASK_TOOL => input.get("subagent_type").and_then(Value::as_str),
+    use crate::subagents::{AGENT_TOOL, GENERAL_PURPOSE};
+    match crate::tool_names::current_name(tool_name) {
+        AGENT_TOOL => Some(input.get("subagent_type").and_then(Value::as_str).unwrap_or(GENERAL_PURPOSE)),
         _ => first_string_arg(input),
     }
 }
@@ -342,11 +347,17 @@ mod tests {
     }
 
     #[test]
-    fn a_task_rule_names_the_agent_type_not_the_first_argument() {
+    fn an_agent_or_task_rule_names_the_agent_type_not_the_first_argument() {
         let call = json!({"description": "review it", "prompt": "p", "subagent_type": "reviewer"});
-        assert!(m("Task(reviewer)", "Task", call.clone(), RuleUse::Restrict));
-        assert!(!m("Task(review it)", "Task", call.clone(), RuleUse::Restrict));
-        assert!(!m("Task(general-purpose)", "Task", call, RuleUse::Restrict));
+        for (rule, tool) in [("Agent", "Agent"), ("Task", "Agent"), ("Agent", "Task"), ("Task", "Task")] {
+            assert!(m(&format!("{rule}(reviewer)"), tool, call.clone(), RuleUse::Restrict), "{rule} on {tool}");
+            assert!(m(rule, tool, call.clone(), RuleUse::Allow), "bare {rule} on {tool}");
+            assert!(!m(&format!("{rule}(review it)"), tool, call.clone(), RuleUse::Restrict));
+            assert!(!m(&format!("{rule}(general-purpose)"), tool, call.clone(), RuleUse::Restrict));
+        }
+        let untyped = json!({"description": "d", "prompt": "p"});
+        assert!(m("Agent(general-purpose)", "Agent", untyped, RuleUse::Restrict), "absent: general-purpose");
+        assert!(!m("Task(reviewer)", "Bash", json!({"command": "reviewer"}), RuleUse::Restrict));
     }
 
     #[test]

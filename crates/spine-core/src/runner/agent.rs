@@ -25,7 +25,7 @@ use crate::skills::{SkillCatalog, SkillRoot};
 use crate::stages::compact_context::CompactStrategy;
 use crate::stages::prepare_turn::{OperatorStateSource, TurnSettings};
 use crate::stages::review_tool_call::Visibility;
-use crate::subagents::{Subagents, TASK_TOOL};
+use crate::subagents::{AGENT_TOOL, Subagents};
 use crate::tokens::{TokenEstimator, estimator_for};
 use crate::trace::Trace;
 use crate::workspace::Workspace;
@@ -78,8 +78,8 @@ pub struct AgentConfig {
     /// Whether runs load memory files (`CLAUDE.md`, `AGENTS.md`…) and from which home
     /// (default: off).
     pub memory_files: MemorySources,
-    /// The agent types `Task` may start and the limits of delegation (default: none, and the
-    /// `Task` tool is not shown).
+    /// The agent types `Agent` may start and the limits of delegation (default: none, and the
+    /// `Agent` tool is not shown).
     pub subagents: Option<Arc<Subagents>>,
 }
 
@@ -207,10 +207,10 @@ impl Agent {
             .tools
             .specs()
             .filter(|s| self.config.visibility.allows(&s.name))
-            .filter_map(|s| match (s.name == TASK_TOOL, &self.config.subagents) {
+            .filter_map(|s| match (s.name == AGENT_TOOL, &self.config.subagents) {
                 (false, _) => Some(s.clone()),
-                // The model reads the agent types it may start; no types, no Task.
-                (true, Some(subagents)) => Some(ToolSpec { description: subagents.task_description(), ..s.clone() }),
+                // The model reads the agent types it may start; no types, no Agent tool.
+                (true, Some(subagents)) => Some(ToolSpec { description: subagents.tool_description(), ..s.clone() }),
                 (true, None) => None,
             })
             .collect();

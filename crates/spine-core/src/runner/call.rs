@@ -4,14 +4,17 @@
 //!    `review_tool_call` (visible to this run);
 //! 2. PreToolUse hooks;
 //! 3. permission: the policy (→ PermissionRequest hooks → the approver), in [`super::permit`];
-//! 4. the `execute` stage ([`crate::stages::execute`]), or for a `Task` call the child run
+//! 4. the `execute` stage ([`crate::stages::execute`]), or for an `Agent` call the child run
 //!    that takes its place ([`super::delegate`]);
 //! 5. `project_tool_result` → PostToolUse, or PostToolUseFailure, in [`super::post`];
 //!
-//! and one combined decision record. Each step either hands the call on or settles it: every
+//! and one combined decision record. A call of a tool's former name (`Task`) goes down this path
+//! as a call of its current name (`Agent`, [`crate::tool_names`]): hooks, rules, the trace and
+//! the result name the tool as it is offered. Each step either hands the call on or settles it: every
 //! branch returns exactly one result for the call (or, for a deferral, leaves the call pending
 //! and ends the run).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -74,6 +77,8 @@ pub(super) struct Proposal {
 impl Run<'_> {
     /// Takes one call from the model's request to its result (see the module documentation).
     pub(super) async fn process_call(&self, call: &ToolCall, batch: usize) -> CallOutcome {
+        let call = self.under_registered_name(call);
+        let call = call.as_ref();
         let mut ledger = Ledger::new(call);
         match self.call_path(call, batch, &mut ledger).await {
             Ok(outcome) => outcome,
@@ -107,6 +112,15 @@ impl Run<'_> {
                 self.settle_with_error(ledger, call, error, DecisionOutcome::Canceled).ending(RoundEnd::Canceled)
             }
         })
+    }
+
+    /// `call` under the name its tool is registered with, when the model used a former one.
+    fn under_registered_name<'c>(&self, call: &'c ToolCall) -> Cow<'c, ToolCall> {
+        let tools = &self.agent.tools;
+        match tools.lookup(&call.name).map(|h| tools.spec(h).name.as_str()) {
+            Some(name) if name != call.name => Cow::Owned(ToolCall { name: name.to_owned(), ..call.clone() }),
+            Some(_) | None => Cow::Borrowed(call),
+        }
     }
 
     /// Prepare, then `review_tool_call`: unknown tools, invalid arguments and tools this run

@@ -1,15 +1,16 @@
-//! A `Task` call, after it passed PreToolUse and the permission step: the child run that takes
-//! the place of the `execute` stage.
+//! An `Agent` call (or one of its former name `Task`), after it passed PreToolUse and the
+//! permission step: the child run that takes the place of the `execute` stage.
 //!
-//! 1. the definition of `subagent_type` (unknown → `invalid_arguments`, listing the known
-//!    types), and the depth limit;
+//! 1. the definition of `subagent_type` (absent: `general-purpose`; unknown →
+//!    `invalid_arguments`, listing the known types), and the depth limit;
 //! 2. the child agent: the parent's tools, hooks, rules and approver; the definition's prompt,
-//!    model, turn limit and (stricter) mode; the subagent profile (no operator layers); its
-//!    visible tools within the parent's, `Task` only when the definition lists it and the
-//!    depth allows;
+//!    model, turn limit and (stricter) mode — a wider one is ignored with a warning; the
+//!    subagent profile (no operator layers); its visible tools within the parent's, narrowed by
+//!    the definition's `tools` and `disallowedTools`, `Agent` only when the definition lists it
+//!    and the depth allows;
 //! 3. the child run: its own transcript (`<session>/subagents/agent-<id>.jsonl`, sidechain
 //!    lines), a cancel token that is a child of the parent's, a trace nested under this call;
-//! 4. its final answer is the call's response (Claude Code's `Task` response shape); its usage
+//! 4. its final answer is the call's response (Claude Code's `Agent` response shape); its usage
 //!    is added to the parent's; a parent with a report collector (a worker assignment) reports
 //!    the child's start and end as `subagent` progress.
 
@@ -29,20 +30,25 @@ use spine_protocol::trace::{StageName, SubagentTag};
 use super::request::{RunOutcome, RunRequest, SubagentRun};
 use super::{Agent, Run};
 use crate::fields;
-use crate::observer::NullObserver;
+use crate::observer::{NullObserver, RunEvent};
 use crate::session::Transcript;
 use crate::stages::execute::{Executed, Execution};
 use crate::stages::prepare_turn::AgentProfile;
 use crate::stages::review_tool_call::Visibility;
 use crate::subagents::{
-    AgentIdentity, GENERAL_PURPOSE_PROMPT, OneAtATime, SubagentDefinition, Subagents, TASK_TOOL, narrower_mode,
+    AGENT_TOOL, AgentIdentity, GENERAL_PURPOSE, GENERAL_PURPOSE_PROMPT, OneAtATime, SubagentDefinition, Subagents,
+    narrower_mode,
 };
 use crate::tool::Args;
+use crate::tool_names::same_tool;
 
 impl Run<'_> {
-    /// Whether `call` is a delegation this run performs itself.
+    /// Whether `call` is a delegation this run performs itself: a call of the `Agent` tool,
+    /// by its name or its former name `Task`.
     pub(super) fn is_delegation(&self, call: &ToolCall) -> bool {
-        call.name == TASK_TOOL && self.agent.config.subagents.is_some()
+        let tools = &self.agent.tools;
+        self.agent.config.subagents.is_some()
+            && tools.lookup(&call.name).is_some_and(|h| tools.spec(h).name == AGENT_TOOL)
     }
 
     /// How deep this run is: 0 for the main agent.
@@ -50,7 +56,7 @@ impl Run<'_> {
         self.subagent.as_ref().map_or(0, |s| s.depth)
     }
 
-    /// Runs a permitted `Task` call as a child run (see the module documentation), recorded as
+    /// Runs a permitted `Agent` call as a child run (see the module documentation), recorded as
     /// its `execute` stage.
     pub(super) async fn delegate(&self, call: &ToolCall, args: &Args) -> Execution {
         let started = Instant::now();
@@ -65,7 +71,8 @@ impl Run<'_> {
             return Executed::Failed(ToolError::new(ErrorCode::ToolNotAllowed, "this agent has no subagents"));
         };
         let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-        let agent_type = text("subagent_type");
+        // Filled in by `AgentTool::normalize`; a call prepared elsewhere may lack it.
+        let agent_type = args.get("subagent_type").and_then(Value::as_str).unwrap_or(GENERAL_PURPOSE).to_owned();
         let Some(definition) = subagents.find(&agent_type) else {
             return Executed::Failed(ToolError::new(
                 ErrorCode::InvalidArguments,
@@ -122,7 +129,9 @@ impl Run<'_> {
         };
         self.report_child(call, &identity, event, None, Some(outcome.result.clone()));
         match outcome.subtype {
-            RunSubtype::Success => Executed::Completed(task_response(&identity, &outcome, started, &path)),
+            RunSubtype::Success => {
+                Executed::Completed(agent_response(&identity, &outcome, started, &path, &text("prompt")))
+            }
             RunSubtype::Canceled => Executed::Canceled,
             RunSubtype::ErrorMaxTurns
             | RunSubtype::ErrorDuringExecution
@@ -146,12 +155,11 @@ impl Run<'_> {
         let mut names: Vec<String> = parent
             .tools
             .names()
-            .filter(|n| self.visibility.allows(n))
-            .filter(|n| definition.tools.as_ref().is_none_or(|list| list.iter().any(|t| t == n)))
+            .filter(|n| self.visibility.allows(n) && definition.allows_tool(n))
             .map(str::to_owned)
             .collect();
         if !(definition.may_delegate() && depth < subagents.max_depth) {
-            names.retain(|n| n != TASK_TOOL);
+            names.retain(|n| !same_tool(n, AGENT_TOOL));
         }
         let mut config = parent.config.clone();
         config.max_turns = definition.max_turns.unwrap_or(config.max_turns);
@@ -167,7 +175,18 @@ impl Run<'_> {
         config.operator_state = None;
         // A deferral would end the child alone; it asks instead.
         config.allow_defer = false;
-        let mode = definition.permission_mode.map_or(parent.policy.mode(), |m| narrower_mode(parent.policy.mode(), m));
+        let parent_mode = parent.policy.mode();
+        let mode = definition.permission_mode.map_or(parent_mode, |m| narrower_mode(parent_mode, m));
+        if let Some(wider) = definition.permission_mode.filter(|m| *m != mode) {
+            let text = format!(
+                "agent definition {}: `permissionMode` {} is wider than the parent's {}; the parent's applies",
+                definition.source.display(),
+                wider.as_str(),
+                parent_mode.as_str()
+            );
+            self.trace.warn(text.clone(), None);
+            self.observer.on_event(&RunEvent::Warning { text: &text });
+        }
         Agent {
             model,
             tools: Arc::clone(&parent.tools),
@@ -234,8 +253,14 @@ pub fn subagent_transcript_path(session_transcript: &std::path::Path, agent_id: 
     session_transcript.with_extension("").join("subagents").join(format!("agent-{agent_id}.jsonl"))
 }
 
-/// The call's response, in Claude Code's `Task` shape.
-fn task_response(identity: &AgentIdentity, outcome: &RunOutcome, started: Instant, path: &std::path::Path) -> Value {
+/// The call's response, in Claude Code's `Agent` shape.
+fn agent_response(
+    identity: &AgentIdentity,
+    outcome: &RunOutcome,
+    started: Instant,
+    path: &std::path::Path,
+    prompt: &str,
+) -> Value {
     let tool_uses = outcome.messages.iter().filter(|m| matches!(m, Message::Tool(_))).count();
     let tokens = outcome.usage.map(|u| u.input_tokens + u.output_tokens);
     json!({
@@ -249,5 +274,6 @@ fn task_response(identity: &AgentIdentity, outcome: &RunOutcome, started: Instan
         "usage": outcome.usage,
         "totalCostUsd": outcome.total_cost_usd,
         "agentTranscriptPath": path,
+        "prompt": prompt,
     })
 }

@@ -7,7 +7,7 @@
 //! - `round`: the loop — SessionStart, UserPromptSubmit, model turns, tool rounds, Stop;
 //! - `turn`: one model request — `prepare_request` → `compact_context` (with the compaction
 //!   hooks) → pairing check → the model;
-//! - `call`, `permit`, `post`: the path of one tool call; `delegate`: a `Task` call's child run;
+//! - `call`, `permit`, `post`: the path of one tool call; `delegate`: an `Agent` call's child run;
 //! - `finish`: how a run ends — SessionEnd, reports, the outcome;
 //! - [`single`]: one tool call with no model (the worker's tool items).
 //!

@@ -54,14 +54,14 @@ pub enum SessionTurn {
 }
 
 /// The run of a subagent: who it is and where it sits in the tree. The runner makes one per
-/// `Task` call; a library user running an agent as a subagent of their own may too.
+/// `Agent` call; a library user running an agent as a subagent of their own may too.
 #[derive(Debug, Clone)]
 pub struct SubagentRun {
     /// Its id and type (hook inputs' `agent_id` / `agent_type`).
     pub identity: Arc<AgentIdentity>,
     /// 1 for a child of the main agent, 2 for a grandchild…
     pub depth: u32,
-    /// The `Task` call that started it.
+    /// The `Agent` call that started it.
     pub parent_tool_use_id: String,
     /// The main session's transcript: hooks' `transcript_path` (the subagent's own is
     /// `agent_transcript_path`), and the place of the `subagents/` directory.

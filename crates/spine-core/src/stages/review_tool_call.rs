@@ -24,11 +24,12 @@ pub enum Visibility {
 }
 
 impl Visibility {
-    /// Whether a tool name is visible.
+    /// Whether a tool name is visible; a listed former name (`Task`) makes its tool (`Agent`)
+    /// visible ([`crate::tool_names`]).
     pub fn allows(&self, name: &str) -> bool {
         match self {
             Visibility::All => true,
-            Visibility::Only(names) => names.iter().any(|n| n == name),
+            Visibility::Only(names) => names.iter().any(|n| crate::tool_names::same_tool(n, name)),
         }
     }
 

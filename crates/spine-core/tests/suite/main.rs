@@ -7,6 +7,7 @@
 
 mod support;
 
+mod agent_tool;
 mod cancellation;
 mod engine;
 mod memory;

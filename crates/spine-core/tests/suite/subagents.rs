@@ -1,6 +1,6 @@
-//! Subagents through the library API: a `Task` call runs a child agent with its own scripted
-//! model, under the parent's hooks and rules; its answer is the call's result, its usage is
-//! the parent's too, its trace nests under the call.
+//! Subagents through the library API: an `Agent` call (the grandchild tests use its former name
+//! `Task`) runs a child agent with its own scripted model, under the parent's hooks and rules;
+//! its answer is the call's result, its usage is the parent's too, its trace nests under it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use spine_core::CancellationToken;
 use spine_core::hooks::{HookContext, hook_fn};
 use spine_core::model::{ModelClient, ModelError, ModelReply, ModelRequest, StreamSink};
-use spine_core::subagents::{SubagentDefinition, Subagents, TASK_TOOL, TaskTool};
+use spine_core::subagents::{AGENT_TOOL, AgentTool, SubagentDefinition, Subagents, TASK_TOOL};
 use spine_core::tool::{Tool, ToolContext};
 use spine_protocol::hook::{
     ContextAction, HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput, Stop, StopAction, StopInput,
@@ -30,18 +30,16 @@ fn definition(name: &str, model: Arc<dyn ModelClient>) -> SubagentDefinition {
         name: name.to_owned(),
         description: format!("the {name} agent"),
         prompt: format!("You are the {name} subagent."),
-        tools: None,
         model: Some(model),
-        max_turns: None,
-        permission_mode: None,
         source: PathBuf::from(format!("{name}.md")),
+        ..SubagentDefinition::general_purpose()
     }
 }
 
-/// A harness with the `Task` tool and these agent types.
+/// A harness with the `Agent` tool and these agent types.
 fn with_subagents(definitions: Vec<SubagentDefinition>) -> Harness {
     let mut h = Harness::new();
-    h.tools.register(TaskTool);
+    h.tools.register(AgentTool);
     let subagents = Arc::new(Subagents { definitions, ..Subagents::default() });
     h.configure = Some(Box::new(move |config| config.subagents = Some(subagents)));
     h
@@ -50,7 +48,7 @@ fn with_subagents(definitions: Vec<SubagentDefinition>) -> Harness {
 fn task(id: &str, agent_type: &str, prompt: &str) -> (String, String, Value) {
     (
         id.to_owned(),
-        TASK_TOOL.to_owned(),
+        AGENT_TOOL.to_owned(),
         json!({"description": "a task", "prompt": prompt, "subagent_type": agent_type}),
     )
 }
@@ -92,7 +90,7 @@ async fn a_task_call_runs_a_child_whose_final_answer_is_the_result() {
     assert_eq!(outcome.result, "parent done");
     let r = results(&outcome.messages);
     assert_eq!(r.len(), 1);
-    assert_eq!((r[0].name.as_str(), r[0].content.as_str(), r[0].error_code), (TASK_TOOL, "seven", None));
+    assert_eq!((r[0].name.as_str(), r[0].content.as_str(), r[0].error_code), (AGENT_TOOL, "seven", None));
     assert_eq!(log.take(), vec!["handler:value:7"]);
     // The child started fresh: its system prompt has the definition's body and no operator
     // layer, then the prompt alone.
@@ -106,9 +104,9 @@ async fn a_task_call_runs_a_child_whose_final_answer_is_the_result() {
     assert_eq!(first[1], Message::user("count to seven"));
     assert_eq!(first.len(), 2, "nothing of the parent's conversation: {first:?}");
     assert_eq!(parent.requests().len(), 2);
-    // Hooks saw the parent's Task call without, and the child's call with, the agent fields.
+    // Hooks saw the parent's Agent call without, and the child's call with, the agent fields.
     let seen = seen.lock().expect("seen").clone();
-    assert_eq!(seen[0], (TASK_TOOL.to_owned(), None, None));
+    assert_eq!(seen[0], (AGENT_TOOL.to_owned(), None, None));
     assert_eq!(seen[1].0, "value");
     assert_eq!(seen[1].2.as_deref(), Some("counter"));
     let agent_id = seen[1].1.clone().expect("agent_id inside the subagent");
@@ -483,7 +481,7 @@ async fn most_at_once(max_concurrent: usize) -> usize {
     let child = |n: &str| Script::new(vec![calls(&[(n, "gauge", json!({}))]), text("ok")]);
     let definitions = vec![definition("a", child("a1")), definition("b", child("b1")), definition("c", child("c1"))];
     let mut h = Harness::new();
-    h.tools.register(TaskTool);
+    h.tools.register(AgentTool);
     let gauge = Arc::new(Gauge::default());
     h.tools.register(GaugeTool(Arc::clone(&gauge)));
     let subagents = Arc::new(Subagents { definitions, max_concurrent, ..Subagents::default() });

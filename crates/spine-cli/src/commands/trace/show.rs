@@ -101,7 +101,7 @@ pub fn show(args: TraceShowArgs) -> anyhow::Result<u8> {
 }
 
 /// Renders entries as a tree: run-level lines, with each tool call's entries nested under it,
-/// and under a `Task` call the entries of the subagent it started ([`render_subagents`]).
+/// and under an `Agent` call the entries of the subagent it started ([`render_subagents`]).
 pub fn render(entries: &[TraceEntry], filter: &Filter, detail: Detail) -> String {
     let mut out = String::new();
     let main: Vec<&TraceEntry> = entries.iter().filter(|e| e.subagent.is_none()).collect();
@@ -152,7 +152,7 @@ fn render_level(
     }
 }
 
-/// The subagents the `Task` call `call_id` of `parent` (one agent's entries) started, each
+/// The subagents the `Agent` call `call_id` of `parent` (one agent's entries) started, each
 /// drawn as a tree of its own under the call (their entries carry a `subagent` tag).
 fn render_subagents(
     all: &[TraceEntry],
