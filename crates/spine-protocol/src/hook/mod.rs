@@ -380,12 +380,12 @@ mod tests {
             assert_eq!(e.as_str().parse::<HookEventName>(), Ok(*e));
             assert_eq!(serde_json::to_value(e).expect("ser"), serde_json::json!(e.as_str()));
         }
-        assert_eq!(HookEventName::ALL.len(), 13);
+        assert_eq!(HookEventName::ALL.len(), 17);
         assert!("PreToolUsee".parse::<HookEventName>().is_err());
     }
 
     #[test]
-    fn exactly_the_four_tool_events_have_a_tool_call_and_answer_it() {
+    fn exactly_the_five_tool_events_have_a_tool_call_and_answer_it() {
         let tool: Vec<HookEventName> = HookEventName::ALL.iter().copied().filter(|e| e.has_tool_call()).collect();
         assert_eq!(
             tool,
@@ -393,7 +393,8 @@ mod tests {
                 HookEventName::PreToolUse,
                 HookEventName::PermissionRequest,
                 HookEventName::PostToolUse,
-                HookEventName::PostToolUseFailure
+                HookEventName::PostToolUseFailure,
+                HookEventName::PermissionDenied
             ]
         );
         let args = serde_json::json!({"command": "ls"});
