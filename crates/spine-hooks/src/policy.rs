@@ -1,7 +1,7 @@
 //! What managed settings let hooks do (docs/cli.md, "Managed settings"; the keys are read by
 //! `spine_settings::policy`).
 //!
-//! Contract of [`apply`], run by [`HookConfig::from_settings_with`] after parsing:
+//! Contract of `apply`, run by [`HookConfig::from_settings_with`] after parsing:
 //! - `disableAllHooks` (a single value: the highest-precedence source that sets it decides):
 //!   `true` from a managed source turns every hook off; `true` from any other source turns off
 //!   every hook but managed settings' own ([`HookConfig::disabled_spares_managed`]).

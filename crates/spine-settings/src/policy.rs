@@ -6,7 +6,7 @@
 //!   any other source is a warning saying it is ignored there. A value that is not a boolean is
 //!   an error naming the file and the key, whatever the source.
 //! - `allowManagedPermissionRulesOnly: true` keeps the permission rules (allow, ask, deny) of
-//!   every other source from applying: [`drop_unmanaged_rules`] moves them out of
+//!   every other source from applying: `drop_unmanaged_rules` moves them out of
 //!   [`Settings::permissions`] into [`ManagedPolicy::dropped_rules`]. The allow rules of
 //!   `--allowedTools` are dropped by whoever adds them (spine-agent), with
 //!   [`ManagedPolicy::rules_notice`] as the one line that says what was dropped.
