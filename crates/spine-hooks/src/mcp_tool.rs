@@ -25,7 +25,7 @@ use spine_core::tool::ToolContext;
 use spine_core::workspace::Workspace;
 use spine_protocol::hook::HookOutput;
 
-use crate::record::{HookMeta, Raw};
+use crate::record::HookMeta;
 use crate::wire::decide::{self, Exit};
 use crate::wire::{WireEvent, input};
 
@@ -126,18 +126,9 @@ impl<E: WireEvent> Hook<E> for McpToolHook {
         let payload = input::encode::<E>(ctx, input);
         let event: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
         let answer = self.call_tool(ctx, &event).await;
-        let result = match &answer {
-            Err(e) => Err(e.clone()),
-            Ok(text) => {
-                decide::from_exit::<E>(&Exit { code: Some(0), stdout: text, stdout_overflow: false, stderr: "" })
-            }
-        };
-        let raw = || match &answer {
-            Ok(text) => Raw::Reply { text: text.clone() },
-            Err(_) => Raw::None,
-        };
-        self.meta.report::<E>(raw, &result, started.elapsed());
-        result
+        self.meta.settle_reply::<E>(answer, started, |text| {
+            decide::from_exit::<E>(&Exit { code: Some(0), stdout: text, stdout_overflow: false, stderr: "" })
+        })
     }
 }
 

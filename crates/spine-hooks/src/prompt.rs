@@ -26,7 +26,7 @@ use spine_core::model::{ModelClient, ModelRequest, StreamSink};
 use spine_protocol::hook::HookOutput;
 use spine_protocol::message::Message;
 
-use crate::record::{HookMeta, Raw};
+use crate::record::HookMeta;
 use crate::wire::decide::{self, Exit};
 use crate::wire::{WireEvent, input};
 
@@ -125,24 +125,15 @@ impl<E: WireEvent> Hook<E> for PromptHook {
         let payload = input::encode::<E>(ctx, input);
         let event_json = String::from_utf8_lossy(&payload).trim_end().to_owned();
         let answer = self.ask(ctx, Self::user_message(&self.prompt, &event_json)).await;
-        let result = match &answer {
-            Err(e) => Err(e.clone()),
-            Ok(reply) => match verdict(reply) {
-                Err(why) => Err(HookError::failed(why)),
-                Ok(None) => Ok(HookOutput::new(E::Action::default())),
-                Ok(Some(reason)) => {
-                    let exit = Exit { code: Some(2), stdout: "", stdout_overflow: false, stderr: &reason };
-                    decide::from_exit::<E>(&exit)
-                        .map(|out| if self.continue_on_block { out } else { out.halt(Some(reason)) })
-                }
-            },
-        };
-        let raw = || match &answer {
-            Ok(reply) => Raw::Reply { text: reply.clone() },
-            Err(_) => Raw::None,
-        };
-        self.meta.report::<E>(raw, &result, started.elapsed());
-        result
+        self.meta.settle_reply::<E>(answer, started, |reply| match verdict(reply) {
+            Err(why) => Err(HookError::failed(why)),
+            Ok(None) => Ok(HookOutput::new(E::Action::default())),
+            Ok(Some(reason)) => {
+                let exit = Exit { code: Some(2), stdout: "", stdout_overflow: false, stderr: &reason };
+                decide::from_exit::<E>(&exit)
+                    .map(|out| if self.continue_on_block { out } else { out.halt(Some(reason)) })
+            }
+        })
     }
 }
 

@@ -117,4 +117,24 @@ impl HookMeta {
             duration,
         });
     }
+
+    /// Interprets a text reply (a prompt hook's model, an MCP tool), reports it with the reply
+    /// as its raw answer, and returns the hook's result.
+    pub fn settle_reply<E: HookEvent>(
+        &self,
+        reply: Result<String, HookError>,
+        started: std::time::Instant,
+        interpret: impl FnOnce(&str) -> Result<HookOutput<E::Action>, HookError>,
+    ) -> Result<HookOutput<E::Action>, HookError> {
+        let result = match &reply {
+            Ok(text) => interpret(text),
+            Err(e) => Err(e.clone()),
+        };
+        let raw = || match reply {
+            Ok(text) => Raw::Reply { text },
+            Err(_) => Raw::None,
+        };
+        self.report::<E>(raw, &result, started.elapsed());
+        result
+    }
 }

@@ -11,6 +11,7 @@ use spine_core::hooks::events::{
 use std::sync::Arc;
 
 use spine_core::hooks::{HookContext, HookRuntime, tool_view};
+use spine_core::registry::PreparedCall;
 use spine_core::subagents::AgentIdentity;
 use spine_protocol::hook::{
     HookEvent, InstructionsLoaded, Notification, Observe, PermissionDenied, PermissionDeniedInput, PermissionRequest,
@@ -118,11 +119,7 @@ impl Fire for PermissionRequest {
         request: &FireRequest,
         fields: Map<String, Value>,
     ) -> Result<(Value, Value), FireError> {
-        let reason = fields.get("reason").and_then(Value::as_str).unwrap_or("hooks test").to_owned();
-        let mut call_fields = fields;
-        call_fields.remove("reason");
-        let call = prepare(request, &call_fields)?;
-        let view = tool_view::view(&call.name, request.tools.tool(call.handle).command_argument(), &call.args);
+        let (call, view, reason) = call_with_reason(request, fields)?;
         let input = PermissionRequestInput {
             tool_name: view.tool_name,
             spine_tool_name: view.spine_tool_name,
@@ -312,6 +309,18 @@ impl Fire for SubagentStop {
     }
 }
 
+/// The call of a permission event (its `reason` field taken out, default `hooks test`) and
+/// how hooks see it.
+fn call_with_reason(
+    request: &FireRequest,
+    mut fields: Map<String, Value>,
+) -> Result<(PreparedCall, tool_view::ToolView, String), FireError> {
+    let reason = fields.remove("reason").and_then(|v| v.as_str().map(str::to_owned));
+    let call = prepare(request, &fields)?;
+    let view = tool_view::view(&call.name, request.tools.tool(call.handle).command_argument(), &call.args);
+    Ok((call, view, reason.unwrap_or_else(|| "hooks test".to_owned())))
+}
+
 /// The agent id `spine hooks test` gives a subagent event when `--input` gives none.
 const TEST_AGENT_ID: &str = "0123456789abcdef";
 
@@ -391,11 +400,7 @@ impl Fire for PermissionDenied {
         request: &FireRequest,
         fields: Map<String, Value>,
     ) -> Result<(Value, Value), FireError> {
-        let reason = fields.get("reason").and_then(Value::as_str).unwrap_or("hooks test").to_owned();
-        let mut call_fields = fields;
-        call_fields.remove("reason");
-        let call = prepare(request, &call_fields)?;
-        let view = tool_view::view(&call.name, request.tools.tool(call.handle).command_argument(), &call.args);
+        let (call, view, reason) = call_with_reason(request, fields)?;
         let input = PermissionDeniedInput {
             tool_name: view.tool_name,
             spine_tool_name: view.spine_tool_name,
