@@ -7,8 +7,9 @@
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
 //! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`policy`] (permission rules, hooks, skill roots),
-//! [`roots`] (the workspace roots: the project and the added directories) and [`mcp`] (the
-//! configured MCP servers and their connection). Their functions are
+//! [`roots`] (the workspace roots: the project and the added directories), [`verifier`] (the
+//! read-only agents of `agent` hooks) and [`mcp`] (the configured MCP servers and their
+//! connection). Their functions are
 //! re-exported here.
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
@@ -26,6 +27,7 @@ pub mod roots;
 #[cfg(test)]
 mod tests;
 pub mod tools;
+pub mod verifier;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -10,12 +10,14 @@ use spine_core::permission::PermissionRule;
 use spine_core::skills::{SkillRoot, SkillRootKind};
 use spine_core::workspace::Workspace;
 use spine_hooks::HookConfig;
+use spine_hooks::agent_hook::HookAgents;
 use spine_hooks::mcp_tool::HookTools;
 use spine_hooks::prompt::HookModels;
 use spine_settings::RuleEntry;
 use spine_settings::Settings;
 
 use crate::AssemblyError;
+use crate::verifier::Verifiers;
 
 /// Parses settings rules; an error names the rule's file and JSON path.
 pub(crate) fn parse_rules(entries: &[RuleEntry]) -> Result<Vec<PermissionRule>, AssemblyError> {
@@ -48,7 +50,8 @@ pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<Permi
 }
 
 /// The hooks of the settings, and the warnings about what will not run; prompt hooks ask
-/// their own `model` or `session_model`, mcp_tool hooks call the MCP tools of `tools`.
+/// their own `model` or `session_model`, mcp_tool hooks call the MCP tools of `tools`, agent
+/// hooks run read-only verifiers over `tools` ([`crate::verifier`]).
 pub fn build_hooks(
     settings: &Settings,
     session_model: Arc<dyn ModelClient>,
@@ -61,7 +64,12 @@ pub fn build_hooks(
     }
     let mut builder = HookRegistryBuilder::new();
     let models: Arc<dyn HookModels> = Arc::new(PromptModels::new(settings, session_model));
-    let options = spine_hooks::BuildOptions { models: Some(models), tools, ..spine_hooks::BuildOptions::default() };
+    let agents = tools.as_ref().map(|t| {
+        let verifiers = Verifiers::new(Arc::clone(&models), Arc::clone(&t.registry), Arc::clone(&t.workspace));
+        Arc::new(verifiers) as Arc<dyn HookAgents>
+    });
+    let options =
+        spine_hooks::BuildOptions { models: Some(models), tools, agents, ..spine_hooks::BuildOptions::default() };
     spine_hooks::register(&hooks, &mut builder, &options).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
     Ok((builder.build(), warnings))
 }

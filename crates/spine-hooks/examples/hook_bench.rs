@@ -53,7 +53,7 @@ fn registry(settings: Value, sink: Option<Arc<dyn AnswerSink>>) -> Result<HookRe
     spine_hooks::register(
         &config,
         &mut builder,
-        &BuildOptions { sink, force_blocking: false, models: None, tools: None },
+        &BuildOptions { sink, force_blocking: false, ..BuildOptions::default() },
     )
     .map_err(|e| e.to_string())?;
     Ok(builder.build())

@@ -24,6 +24,7 @@ use spine_core::hooks::{GroupMode, Hook, HookGroup, HookRegistryBuilder, HookSpe
 use spine_core::model::{ModelClient, NoModel};
 use thiserror::Error;
 
+use crate::agent_hook::{AgentHook, HookAgents};
 use crate::command::CommandHook;
 use crate::config::{GroupConfig, Handler, HandlerConfig, HookConfig};
 use crate::http::{HttpHook, client};
@@ -46,6 +47,8 @@ pub struct BuildOptions {
     pub models: Option<Arc<dyn HookModels>>,
     /// The tools of mcp_tool hooks; without them, an mcp_tool hook fails at each firing.
     pub tools: Option<HookTools>,
+    /// The verifiers of agent hooks; without them, an agent hook fails at each firing.
+    pub agents: Option<Arc<dyn HookAgents>>,
 }
 
 /// Hooks that could not be built.
@@ -90,6 +93,7 @@ pub fn register(
         force_blocking: options.force_blocking,
         prompt_models: prompt_models(&groups, options.models.as_deref())?,
         tools: options.tools.clone(),
+        agents: options.agents.clone(),
     };
     let mut registered = Registered::default();
     for group in groups {
@@ -107,6 +111,7 @@ struct Shared {
     force_blocking: bool,
     prompt_models: HashMap<String, Arc<dyn ModelClient>>,
     tools: Option<HookTools>,
+    agents: Option<Arc<dyn HookAgents>>,
 }
 
 struct AddGroup<'a> {
@@ -158,6 +163,9 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         }
         Handler::McpTool(m) => {
             Arc::new(McpToolHook::new(&m.server, &m.tool, m.input.clone(), shared.tools.clone(), h.timeout, meta))
+        }
+        Handler::Agent { prompt, model } => {
+            Arc::new(AgentHook::new(prompt.clone(), model.clone(), shared.agents.clone(), h.timeout, meta))
         }
     };
     let hook: Arc<dyn Hook<E>> = if h.once { Arc::new(OnceHook::new(hook)) } else { hook };

@@ -115,7 +115,7 @@ pub fn check(config: &HookConfig, project_dir: &Path) -> Vec<Finding> {
                 }
                 // A prompt hook's model is checked when the hooks are built (`validate`); an MCP
                 // tool exists only once its server is connected.
-                Handler::Prompt(_) | Handler::McpTool(_) => {}
+                Handler::Prompt(_) | Handler::McpTool(_) | Handler::Agent { .. } => {}
                 Handler::Http(http) => {
                     for (name, value) in &http.headers {
                         for var in references(value) {

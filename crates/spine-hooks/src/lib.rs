@@ -12,8 +12,8 @@
 //! - [`wire`]: the wire format: the event JSON a hook reads ([`wire::input`]), the JSON answer
 //!   ([`wire::answer`]), one [`wire::WireEvent`] implementation per event ([`wire::events`]),
 //!   and what exit statuses, HTTP responses and answer lines mean ([`wire::decide`]).
-//! - [`command`], [`http`], [`persistent`], [`prompt`], [`mcp_tool`]: the kinds of external
-//!   hooks; [`env`](mod@env): what
+//! - [`command`], [`http`], [`persistent`], [`prompt`], [`mcp_tool`], [`agent_hook`]: the
+//!   kinds of external hooks; [`env`](mod@env): what
 //!   their processes see.
 //! - [`once`]: `"once": true`, a hook that runs at its first firing only.
 //! - [`launch`]: whether a hook's program or script exists, checked before spawning.
@@ -31,6 +31,7 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 #![warn(missing_docs)]
 
+pub mod agent_hook;
 pub mod build;
 pub mod check;
 pub mod command;

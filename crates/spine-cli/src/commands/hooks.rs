@@ -117,7 +117,7 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
             // else the handler's own (`allowedHttpHookUrls`).
             let not_run = hooks.not_run(g).or_else(|| match &h.handler {
                 Handler::Http(http) => http.blocked.clone(),
-                Handler::Command { .. } | Handler::Prompt(_) | Handler::McpTool(_) => None,
+                Handler::Command { .. } | Handler::Prompt(_) | Handler::McpTool(_) | Handler::Agent { .. } => None,
             });
             let mut row = json!({
                 "event": g.event,
@@ -142,6 +142,10 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
                         obj.insert("prompt".into(), json!(p.prompt))
                     }
                     Handler::McpTool(m) => obj.insert("tool".into(), json!(m.tool_name())),
+                    Handler::Agent { prompt, model } => {
+                        obj.insert("model".into(), json!(model));
+                        obj.insert("prompt".into(), json!(prompt))
+                    }
                 };
             }
             row

@@ -46,12 +46,12 @@ fn run_exits_2_naming_the_file_and_json_path_of_a_bad_hook() {
 fn run_warns_on_stderr_without_verbose_about_hooks_that_will_not_run() {
     let s = Sandbox::new();
     let settings = r#"{"hooks": {"TeammateIdle": [{"hooks": [{"type": "command", "command": "true"}]}],
-        "PreToolUse": [{"hooks": [{"type": "agent", "prompt": "check"}]}]}}"#;
+        "PreToolUse": [{"hooks": [{"type": "command", "command": "true", "futureField": 1}]}]}}"#;
     let out = s.run(&s.script(json!([{"text": "hi"}])), &["--settings", settings]);
     assert_eq!(out.status.code(), Some(0));
     let err = stderr(&out);
     assert!(err.contains("warning: --settings #1 (inline JSON): hooks.TeammateIdle: spine does not fire"), "{err}");
-    assert!(err.contains("hooks.PreToolUse[0].hooks[0]: spine does not run `agent` hooks"), "{err}");
+    assert!(err.contains("hooks.PreToolUse[0].hooks[0].futureField: unknown field `futureField` ignored"), "{err}");
     let out = s.run(&s.script(json!([{"text": "hi"}])), &["--settings", settings, "-q"]);
     assert!(!stderr(&out).contains("warning"));
 }

@@ -7,6 +7,7 @@
 mod support;
 
 mod add_dir;
+mod agent_hooks;
 mod agent_tool;
 mod approvals;
 mod bash_guards;

@@ -63,7 +63,7 @@ impl Run<'_> {
             ToolArguments::Json(Value::Object(args)) => args.clone(),
             ToolArguments::Json(other) => {
                 return BatchCall {
-                    tool_name: call.name.clone(),
+                    tool_name: crate::tool_names::current_name(&call.name).to_owned(),
                     tool_input: other.clone(),
                     tool_use_id: call.id.clone(),
                     tool_response,
@@ -71,7 +71,7 @@ impl Run<'_> {
             }
             ToolArguments::Raw(text) => {
                 return BatchCall {
-                    tool_name: call.name.clone(),
+                    tool_name: crate::tool_names::current_name(&call.name).to_owned(),
                     tool_input: Value::String(text.clone()),
                     tool_use_id: call.id.clone(),
                     tool_response,
@@ -79,8 +79,10 @@ impl Run<'_> {
             }
         };
         let tools = &self.agent.tools;
-        let command_argument = tools.lookup(&call.name).and_then(|h| tools.tool(h).command_argument());
-        let view = tool_view::view(&call.name, command_argument, &args);
+        // A call under a former name (`Task`) is reported under the tool's current one.
+        let name = crate::tool_names::current_name(&call.name);
+        let command_argument = tools.lookup(name).and_then(|h| tools.tool(h).command_argument());
+        let view = tool_view::view(name, command_argument, &args);
         BatchCall {
             tool_name: view.tool_name,
             tool_input: view.tool_input,

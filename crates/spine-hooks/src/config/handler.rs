@@ -31,6 +31,7 @@ const COMMAND: &[&str] = &["command", "args", "shell", "persistent", "asyncRewak
 const HTTP: &[&str] = &["url", "headers", "allowedEnvVars"];
 const PROMPT: &[&str] = &["prompt", "model", "continueOnBlock"];
 const MCP_TOOL: &[&str] = &["server", "tool", "input"];
+const AGENT: &[&str] = &["prompt", "model"];
 
 /// One handler, validated.
 #[derive(Debug, Clone)]
@@ -69,6 +70,13 @@ pub enum Handler {
     Prompt(super::prompt::PromptConfig),
     /// One call of a connected MCP server's tool per event.
     McpTool(super::mcp_tool::McpToolConfig),
+    /// A read-only verifier agent per event.
+    Agent {
+        /// The instructions (`$ARGUMENTS` stands for the event's JSON).
+        prompt: String,
+        /// The model spec, when the hook names one.
+        model: Option<String>,
+    },
 }
 
 /// How a command is started.
@@ -134,6 +142,7 @@ impl Handler {
             Handler::Http(_) => HookKind::Http,
             Handler::Prompt(_) => HookKind::Prompt,
             Handler::McpTool(_) => HookKind::McpTool,
+            Handler::Agent { .. } => HookKind::Agent,
         }
     }
 
@@ -144,6 +153,7 @@ impl Handler {
             Handler::Http(http) => http.url.clone(),
             Handler::Prompt(prompt) => prompt.prompt.clone(),
             Handler::McpTool(m) => m.tool_name(),
+            Handler::Agent { prompt, .. } => prompt.clone(),
         }
     }
 
@@ -163,6 +173,7 @@ impl Handler {
             Handler::McpTool(m) => {
                 format!("mcp_tool:{}:{}", m.tool_name(), serde_json::to_string(&m.input).unwrap_or_default())
             }
+            Handler::Agent { prompt, model } => format!("agent:{}:{prompt}", model.as_deref().unwrap_or("")),
         }
     }
 }
@@ -194,14 +205,11 @@ pub(super) fn parse(
         "http" => HTTP,
         "prompt" => PROMPT,
         "mcp_tool" => MCP_TOOL,
-        "agent" => {
-            diag.warn(path, format!("spine does not run `{kind}` hooks; this hook will not run"));
-            return None;
-        }
+        "agent" => AGENT,
         other => {
             diag.error(
                 format!("{path}.type"),
-                format!("unknown handler type `{other}` (expected command, http, prompt or mcp_tool)"),
+                format!("unknown handler type `{other}` (expected command, http, prompt, agent or mcp_tool)"),
             );
             return None;
         }
@@ -210,7 +218,7 @@ pub(super) fn parse(
     for key in obj.keys() {
         if !COMMON.contains(&key.as_str()) && !own.contains(&key.as_str()) {
             let at = format!("{path}.{key}");
-            let other_type = [COMMAND, HTTP, PROMPT, MCP_TOOL].iter().any(|fields| fields.contains(&key.as_str()));
+            let other_type = [COMMAND, HTTP, PROMPT, MCP_TOOL, AGENT].iter().any(|f| f.contains(&key.as_str()));
             if other_type {
                 diag.error(at, format!("`{key}` does not apply to `{kind}` hooks"));
             } else {
@@ -271,6 +279,8 @@ pub(super) fn parse(
         super::prompt::parse(diag, &f).map(Handler::Prompt)
     } else if kind == "mcp_tool" {
         super::mcp_tool::parse(diag, &f).map(Handler::McpTool)
+    } else if kind == "agent" {
+        super::prompt::parse(diag, &f).map(|p| Handler::Agent { prompt: p.prompt, model: p.model })
     } else {
         if f.boolean(diag, "asyncRewake") == Some(true) {
             diag.warn(f.at("asyncRewake"), "spine does not wake the model from async hooks; runs as `async`");

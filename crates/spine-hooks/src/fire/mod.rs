@@ -117,6 +117,8 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
         tools: Workspace::new(&request.session.project_dir)
             .ok()
             .map(|ws| HookTools { registry: Arc::clone(&request.tools), workspace: Arc::new(ws) }),
+        // A verifier runs a whole agent; `spine hooks test` fires one event without one.
+        agents: None,
     };
     register(config, &mut builder, &options)?;
     let trace = Trace::default();

@@ -87,21 +87,25 @@ fn bad_regexes_and_bad_if_rules_are_errors() {
 }
 
 #[test]
-fn claude_only_events_and_handler_types_are_skipped_with_warnings() {
+fn claude_only_events_are_skipped_with_warnings_and_all_five_handler_types_parse() {
     let p = Project::new();
     let config = p.hook_config(&[json!({"hooks": {
         "TeammateIdle": [{"hooks": [command("true")]}],
         "TaskCreated": [{"hooks": [command("true"), command("false")]}],
-        "PreToolUse": [{"hooks": [{"type": "agent", "prompt": "is this safe?"}, command("true")]}],
+        "PreToolUse": [{"hooks": [
+            {"type": "agent", "prompt": "is this safe?"},
+            {"type": "prompt", "prompt": "is this safe? $ARGUMENTS", "continueOnBlock": false},
+            {"type": "mcp_tool", "server": "guard", "tool": "check", "input": {"cmd": "${tool_input.command}"}},
+            {"type": "http", "url": "http://127.0.0.1:9/hook"},
+            command("true")]}],
         "Stop": [{"hooks": [{"type": "command", "command": "true", "if": "Bash(*)"}]}],
     }})]);
     let warnings: Vec<String> = config.warnings.iter().map(ToString::to_string).collect();
-    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(warnings[0].contains("hooks.TeammateIdle: spine does not fire the Claude Code event `TeammateIdle`"));
     assert!(warnings[1].contains("its 2 hook(s) will not run"));
-    assert!(warnings[2].contains("hooks.PreToolUse[0].hooks[0]: spine does not run `agent` hooks"));
-    assert!(warnings[3].contains("hooks.Stop[0].hooks[0].if: `if` only applies to tool events"));
-    assert_eq!(config.handler_count(), 1, "only the PreToolUse command runs");
+    assert!(warnings[2].contains("hooks.Stop[0].hooks[0].if: `if` only applies to tool events"));
+    assert_eq!(config.handler_count(), 5, "every PreToolUse handler runs");
 }
 
 #[test]

@@ -209,10 +209,12 @@ pub enum HookKind {
     Prompt,
     /// One call of a connected MCP server's tool (`"type": "mcp_tool"`).
     McpTool,
+    /// A read-only verifier agent (`"type": "agent"`).
+    Agent,
 }
 
 impl HookKind {
-    /// The kind in one word: `rust`, `command`, `persistent`, `http`, `prompt`, `mcp_tool`.
+    /// The kind in one word: `rust`, `command`, `persistent`, `http`, `prompt`, `mcp_tool`, `agent`.
     pub fn as_str(self) -> &'static str {
         match self {
             HookKind::Rust => "rust",
@@ -221,6 +223,7 @@ impl HookKind {
             HookKind::Http => "http",
             HookKind::Prompt => "prompt",
             HookKind::McpTool => "mcp_tool",
+            HookKind::Agent => "agent",
         }
     }
 }
