@@ -182,3 +182,24 @@ fn instructions_loaded_fires_once_per_memory_file_with_its_type_and_reason() {
     s.run(&s.script(json!([{"text": "ok"}])), &["--settings", &only_imports.to_string()]);
     assert_eq!(logged(&log).len(), 1, "the matcher filters on load_reason");
 }
+
+#[test]
+fn rule_files_under_claude_rules_load_as_project_memory_and_conditional_ones_wait() {
+    let s = Sandbox::new();
+    s.write(".claude/rules/style.md", "Rule: name tests after the rule they pin.\n");
+    s.write(".claude/rules/frontend/react.md", "---\npaths: src/**/*.tsx\n---\nUse function components.\n");
+    let log = s.dir.path().join("loaded.jsonl");
+    let settings = json!({"hooks": {"InstructionsLoaded": [{"hooks": [logging(&log, &json!({}))]}]}});
+    let out = s.run(
+        &s.script(json!([{"text": "ok"}])),
+        &["--settings", &settings.to_string(), "--output-format", "json", "--include-messages"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let system = json(&out)["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system.contains("Rule: name tests after the rule they pin."), "{system}");
+    assert!(!system.contains("Use function components."), "a paths: rule is not loaded: {system}");
+    let fired = logged(&log);
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    assert!(fired[0]["file_path"].as_str().is_some_and(|p| p.ends_with(".claude/rules/style.md")), "{}", fired[0]);
+    assert_eq!(fired[0]["memory_type"], "Project");
+}

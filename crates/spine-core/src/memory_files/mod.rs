@@ -4,9 +4,13 @@
 //!
 //! What is loaded, in this order (outer first, so nearer files come later and can refine):
 //! 1. the user's file `~/.claude/CLAUDE.md` (home from the caller, `HOME` in `spine run`);
-//! 2. from the repository root (the nearest ancestor of the working directory holding `.git`,
+//! 2. the user's rule files `~/.claude/rules/**/*.md` ([`rules`]);
+//! 3. from the repository root (the nearest ancestor of the working directory holding `.git`,
 //!    else the working directory itself) down to the working directory, in each directory:
-//!    `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md`, `AGENTS.md`.
+//!    `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md`, `AGENTS.md`;
+//! 4. the project's rule files `.claude/rules/**/*.md` of the workspace root. A rule file whose
+//!    front matter sets `paths:` is not loaded (with a warning): Claude Code applies it only
+//!    while working on matching files, which spine does not do yet.
 //!
 //! Each file is followed by its `@path` imports, depth first, as Claude Code resolves them: an
 //! `@` at the start of a line or after whitespace, the path up to the next whitespace (`\ `
@@ -179,6 +183,7 @@ pub fn load(sources: &MemorySources, workspace: &Workspace, cwd: &Path) -> (Memo
     let mut loader = Loader { workspace, home, seen: HashSet::new(), total: 0, out: Vec::new(), warnings: Vec::new() };
     if let Some(home) = home {
         loader.root(&home.join(USER_FILE), MemoryKind::User, Reach::Anywhere);
+        loader.rules(&home.join(rules::RULES_DIR), MemoryKind::User, Reach::Anywhere);
     }
     for dir in project_dirs(cwd) {
         for name in PROJECT_FILE_NAMES {
@@ -186,6 +191,7 @@ pub fn load(sources: &MemorySources, workspace: &Workspace, cwd: &Path) -> (Memo
             loader.root(&dir.join(name), kind, Reach::Workspace);
         }
     }
+    loader.rules(&workspace.root().join(rules::RULES_DIR), MemoryKind::Project, Reach::Workspace);
     (MemoryFiles { files: loader.out }, loader.warnings)
 }
 
@@ -225,6 +231,26 @@ impl Loader<'_> {
             return;
         }
         self.file(Wanted { path, kind, reach, hops: 0, imported_by: None });
+    }
+
+    /// The rule files of a rules folder, each as a root file; a conditional one is skipped with
+    /// a warning.
+    fn rules(&mut self, dir: &Path, kind: MemoryKind, reach: Reach) {
+        for path in rules::rule_files(dir) {
+            // Read for its front matter only where loading it may read it (a project rule that
+            // leads out of the workspace is refused by `root`, with its warning).
+            let inside = match reach {
+                Reach::Workspace => self.workspace.resolve(&path.to_string_lossy(), self.workspace.root()).is_ok(),
+                Reach::Anywhere => true,
+            };
+            let text = if inside { std::fs::read_to_string(&path).unwrap_or_default() } else { String::new() };
+            if let Some(paths) = rules::conditional(&text) {
+                let why = format!("it applies only to `paths: {paths}`, which spine does not apply yet");
+                self.warnings.push(format!("rule file {} not loaded: {why}", path.display()));
+                continue;
+            }
+            self.root(&path, kind, reach);
+        }
     }
 
     /// Loads a file, then follows its imports.
@@ -468,6 +494,8 @@ fn scan_line(line: &str, found: &mut Vec<String>) {
         }
     }
 }
+
+pub mod rules;
 
 #[cfg(test)]
 mod tests;
