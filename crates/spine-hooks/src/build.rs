@@ -177,6 +177,7 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         condition: h.condition.as_ref().map(|(_, rule)| rule.clone()),
         dedup_key: Some(key),
         run: if shared.force_blocking { RunMode::Blocking } else { h.run },
+        status_message: h.status_message.clone(),
         hook,
     })
 }

@@ -203,3 +203,18 @@ fn rule_files_under_claude_rules_load_as_project_memory_and_conditional_ones_wai
     assert!(fired[0]["file_path"].as_str().is_some_and(|p| p.ends_with(".claude/rules/style.md")), "{}", fired[0]);
     assert_eq!(fired[0]["memory_type"], "Project");
 }
+
+#[test]
+fn a_hooks_status_message_is_shown_with_verbose_when_it_runs() {
+    let s = Sandbox::new();
+    let settings = json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "exit 0", "statusMessage": "Checking the command…"}]}]}
+    });
+    let out = s.run(&s.script(bash_then_answer("echo hi")), &["--settings", &settings.to_string(), "-v"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("note: PreToolUse hook `exit 0`: Checking the command…"), "{}", stderr(&out));
+    let quiet = s.run(&s.script(bash_then_answer("echo hi")), &["--settings", &settings.to_string()]);
+    assert!(!stderr(&quiet).contains("Checking the command"), "{}", stderr(&quiet));
+}

@@ -145,6 +145,10 @@ impl HookRuntime {
                 if !self.selected(hook, input, &mut seen) {
                     continue;
                 }
+                if let Some(status) = &hook.status_message {
+                    let text = format!("{} hook `{}`: {status}", E::NAME, hook.id);
+                    self.observer.on_event(&RunEvent::Note { text: &text });
+                }
                 match hook.run {
                     RunMode::Blocking => members.push(hook),
                     RunMode::Background => self.spawn_background(hook, ctx, input, tool_use_id),

@@ -53,6 +53,8 @@ pub struct HookSpec<E: HookEvent> {
     pub dedup_key: Option<String>,
     /// Blocking or background.
     pub run: RunMode,
+    /// Shown (with `-v`) while the hook runs (`statusMessage`).
+    pub status_message: Option<String>,
     /// What answers the event.
     pub hook: Arc<dyn Hook<E>>,
 }
@@ -67,6 +69,7 @@ impl<E: HookEvent> Clone for HookSpec<E> {
             condition: self.condition.clone(),
             dedup_key: self.dedup_key.clone(),
             run: self.run,
+            status_message: self.status_message.clone(),
             hook: Arc::clone(&self.hook),
         }
     }
@@ -83,6 +86,7 @@ impl<E: HookEvent> HookSpec<E> {
             condition: None,
             dedup_key: None,
             run: RunMode::Blocking,
+            status_message: None,
             hook: Arc::new(hook),
         }
     }
