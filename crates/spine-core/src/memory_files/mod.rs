@@ -237,13 +237,10 @@ impl Loader<'_> {
     /// a warning.
     fn rules(&mut self, dir: &Path, kind: MemoryKind, reach: Reach) {
         for path in rules::rule_files(dir) {
-            // Read for its front matter only where loading it may read it (a project rule that
-            // leads out of the workspace is refused by `root`, with its warning).
-            let inside = match reach {
-                Reach::Workspace => self.workspace.resolve(&path.to_string_lossy(), self.workspace.root()).is_ok(),
-                Reach::Anywhere => true,
-            };
-            let text = if inside { std::fs::read_to_string(&path).unwrap_or_default() } else { String::new() };
+            // Only read where loading may read it (`root` refuses the rest, with its warning).
+            let named = path.to_string_lossy();
+            let readable = reach == Reach::Anywhere || self.workspace.resolve(&named, self.workspace.root()).is_ok();
+            let text = if readable { std::fs::read_to_string(&path).unwrap_or_default() } else { String::new() };
             if let Some(paths) = rules::conditional(&text) {
                 let why = format!("it applies only to `paths: {paths}`, which spine does not apply yet");
                 self.warnings.push(format!("rule file {} not loaded: {why}", path.display()));
