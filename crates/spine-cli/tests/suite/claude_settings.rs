@@ -396,8 +396,8 @@ const CLAUDE_2_1_SETTINGS: &str = r#"{
     "statusLine": {"type": "command", "command": "echo status"},
     "aFutureSetting": {"enabled": true},
     "hooks": {
-        "PreModelSwitch": [{"hooks": [{"type": "command", "command": "true"}]}],
-        "PostModelSwitch": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "WorktreeCreate": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "TeammateIdle": [{"hooks": [{"type": "command", "command": "true"}]}],
         "SessionStart": [{"hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"SessionStart\", \"additionalContext\": \"ctx\", \"initialUserMessage\": \"hi\", \"sessionTitle\": \"t\"}}'"}]}],
         "Notification": [{"hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"Notification\", \"additionalContext\": \"seen\"}}'"}]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "exit 0", "onFailure": "block", "rewakeMessage": "x", "cloud": "skip"}]}]
@@ -414,13 +414,13 @@ fn a_claude_code_2_1_settings_file_runs_and_hooks_check_names_what_is_not_applie
     assert!(tool_results(&json(&out))[0].contains("hi"), "the call ran");
     let err = stderr(&out);
     assert!(err.contains("aFutureSetting: unknown field `aFutureSetting` ignored"), "{err}");
-    assert!(err.contains("`PreModelSwitch`"), "{err}");
+    assert!(err.contains("`WorktreeCreate`"), "{err}");
     assert!(err.contains("initialUserMessage") && err.contains("not applied by spine"), "a -v note: {err}");
     let check = s.spine().args(["hooks", "check"]).output().expect("runs");
     assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
     let report = format!("{}{}", stdout(&check), stderr(&check));
     assert!(report.contains("aFutureSetting") && report.contains("permissions.disableAutoMode"), "{report}");
-    assert!(report.contains("hooks.PostModelSwitch"), "{report}");
+    assert!(report.contains("hooks.TeammateIdle"), "{report}");
 
     s.write(".claude/settings.json", &CLAUDE_2_1_SETTINGS.replace("\"onFailure\"", "\"onFailur\""));
     let out = s.run(&s.script(bash_then_answer("echo hi")), &[]);

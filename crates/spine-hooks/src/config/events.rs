@@ -7,25 +7,16 @@ use spine_protocol::hook::HookEventName;
 /// ([`HookEventName::ALL`]) these are Claude Code's 33 (a test compares them with the schema
 /// recorded from 2.1.328).
 const CLAUDE_ONLY: &[(&str, &str)] = &[
-    ("Setup", "spine has no --init/--maintenance phase"),
-    ("UserPromptExpansion", "spine expands custom commands but does not fire this event yet"),
     ("MessageDisplay", "spine does not let hooks rewrite displayed messages"),
     ("TaskCreated", "spine has no task tools"),
     ("TaskCompleted", "spine has no task tools"),
     ("TeammateIdle", "spine has no agent teams"),
-    ("ConfigChange", "spine does not watch settings files during a session"),
-    ("CwdChanged", "spine's working directory does not change during a session"),
     (
         "DirectoryAdded",
         "spine adds directories only before a run starts (--add-dir, additionalDirectories), never during one",
     ),
-    ("FileChanged", "spine does not watch files"),
     ("WorktreeCreate", "spine does not create worktrees"),
     ("WorktreeRemove", "spine does not create worktrees"),
-    ("Elicitation", "spine does not forward MCP elicitations (it declines them)"),
-    ("ElicitationResult", "spine does not forward MCP elicitations (it declines them)"),
-    ("PreModelSwitch", "spine does not fire this event yet when /model switches models"),
-    ("PostModelSwitch", "spine does not fire this event yet when /model switches models"),
 ];
 
 /// Why a Claude Code event is not fired by spine, or `None` when the name is not one.

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 use spine_core::hooks::events::{
     ContextOutcome, Merged, PermissionRequestOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome,
-    StopOutcome, UserPromptSubmitOutcome,
+    StopOutcome,
 };
 use std::sync::Arc;
 
@@ -58,16 +58,7 @@ impl Fire for UserPromptSubmit {
         let input: UserPromptSubmitInput = typed(json!({"prompt": "hello"}), fields)?;
         let input_shown = shown(ctx, &input);
         let merged = runtime.user_prompt_submit(ctx, &input.prompt).await;
-        let decision = match &merged.outcome {
-            UserPromptSubmitOutcome::Proceed => json!({"decision": "proceed"}),
-            UserPromptSubmitOutcome::Blocked { reason, hook_id } => {
-                json!({"decision": "block", "reason": reason, "hook_id": hook_id})
-            }
-            UserPromptSubmitOutcome::Failed(f) => {
-                json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()})
-            }
-        };
-        Ok((input_shown, with(decision, &merged.contexts, merged.halt.as_ref())))
+        Ok((input_shown, super::session_events::prompt_json(&merged)))
     }
 }
 
@@ -416,7 +407,7 @@ impl Fire for PermissionDenied {
 }
 
 /// The decision of a context-only event (SessionStart, PostToolUseFailure).
-fn context_json(merged: &Merged<ContextOutcome>) -> Value {
+pub(super) fn context_json(merged: &Merged<ContextOutcome>) -> Value {
     let decision = match &merged.outcome {
         ContextOutcome::Proceed => json!({"decision": "proceed"}),
         ContextOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),

@@ -17,6 +17,7 @@
 //!   `last_assistant_message` given or the default).
 
 mod events;
+mod session_events;
 
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -12,6 +12,7 @@
 //! | PostToolBatch | `additionalContext` (after the batch's results) | stderr reaches the model as context |
 //! | PermissionDenied | `retry` (true: the model is told it may retry) | cannot block |
 //! | PostCompact, SessionEnd, Notification, StopFailure, InstructionsLoaded | nothing | cannot block |
+//! | UserPromptExpansion, PreModelSwitch, PostModelSwitch, Setup, ConfigChange, CwdChanged, FileChanged, Elicitation, ElicitationResult | see [`super::session_events`] | |
 //!
 //! Plain (non-JSON) stdout on exit 0 is additional context for SessionStart and
 //! UserPromptSubmit only. A top-level `decision` of `"approve"` on events other than
@@ -22,6 +23,10 @@
 
 use serde_json::Value;
 use spine_core::hooks::HookError;
+use spine_protocol::hook::{
+    ConfigChange, CwdChanged, Elicitation, ElicitationResult, FileChanged, PostModelSwitch, PreModelSwitch, Setup,
+    UserPromptExpansion,
+};
 use spine_protocol::hook::{
     ContextAction, HookEvent, HookEventName, InstructionsLoaded, Notification, Observe, PermissionDenied,
     PermissionRequest, PermissionRequestAction, PostCompact, PostToolBatch, PostToolUse, PostToolUseAction,
@@ -77,12 +82,21 @@ pub fn visit_wire_event<V: WireVisitor>(event: HookEventName, visitor: V) -> V::
         HookEventName::StopFailure => visitor.visit::<StopFailure>(),
         HookEventName::PermissionDenied => visitor.visit::<PermissionDenied>(),
         HookEventName::InstructionsLoaded => visitor.visit::<InstructionsLoaded>(),
+        HookEventName::UserPromptExpansion => visitor.visit::<UserPromptExpansion>(),
+        HookEventName::PreModelSwitch => visitor.visit::<PreModelSwitch>(),
+        HookEventName::PostModelSwitch => visitor.visit::<PostModelSwitch>(),
+        HookEventName::Setup => visitor.visit::<Setup>(),
+        HookEventName::ConfigChange => visitor.visit::<ConfigChange>(),
+        HookEventName::CwdChanged => visitor.visit::<CwdChanged>(),
+        HookEventName::FileChanged => visitor.visit::<FileChanged>(),
+        HookEventName::Elicitation => visitor.visit::<Elicitation>(),
+        HookEventName::ElicitationResult => visitor.visit::<ElicitationResult>(),
     }
 }
 
 /// Reads top-level `decision`: `Some(reason)` for `"block"`, `None` when absent or the legacy
 /// no-op `"approve"`; anything else is a contract error.
-fn read_block(answer: &mut Answer) -> Result<Option<Option<String>>, HookError> {
+pub(super) fn read_block(answer: &mut Answer) -> Result<Option<Option<String>>, HookError> {
     let decision = answer.take_decision()?;
     let reason = answer.take_reason()?;
     match decision.as_deref() {
@@ -92,7 +106,7 @@ fn read_block(answer: &mut Answer) -> Result<Option<Option<String>>, HookError> 
     }
 }
 
-fn blocked_by<E: HookEvent>() -> String {
+pub(super) fn blocked_by<E: HookEvent>() -> String {
     format!("blocked by a {} hook", name::<E>())
 }
 
@@ -241,7 +255,7 @@ impl WireEvent for PostToolUse {
     }
 }
 
-fn read_context(answer: &mut Answer, ignored: &[&str]) -> Result<ContextAction, HookError> {
+pub(super) fn read_context(answer: &mut Answer, ignored: &[&str]) -> Result<ContextAction, HookError> {
     answer.ignore_specific(ignored);
     Ok(ContextAction { additional_context: answer.take_context()? })
 }

@@ -4,7 +4,8 @@
 //! - [`answer`]: the JSON answer, its universal fields, and [`Answer`], from which each event
 //!   takes the fields it owns; whatever is left is a contract error naming the fields.
 //! - [`events`]: [`WireEvent`] for every event spine fires: one `read` function per event
-//!   (the JSON answer), what exit status 2 means, what plain stdout means.
+//!   (the JSON answer), what exit status 2 means, what plain stdout means; the events around
+//!   the session rather than a tool call are in [`session_events`].
 //! - [`claude_fields`]: the answer fields Claude Code defines per event: one spine does not
 //!   take is ignored with a note, not a contract error.
 //! - [`decide`]: from what a hook returned (exit status and output, an HTTP response, a line)
@@ -15,6 +16,7 @@ pub mod claude_fields;
 pub mod decide;
 pub mod events;
 pub mod input;
+pub mod session_events;
 
 pub use answer::Answer;
 pub use events::{WireEvent, WireVisitor, visit_wire_event};

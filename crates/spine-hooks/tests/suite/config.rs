@@ -55,7 +55,7 @@ fn a_hooks_section_written_for_a_newer_claude_code_loads_with_warnings() {
     let p = Project::new();
     let config = p.hook_config(&[json!({"hooks": {
         "EventOfTheFuture": [{"hooks": [command("true")]}],
-        "PreModelSwitch": [{"hooks": [command("true")]}],
+        "TeammateIdle": [{"hooks": [command("true")]}],
         "PreToolUse": [{"matcher": "Bash", "priority": 3, "hooks": [
             {"type": "command", "command": "true", "onFailure": "block", "shell": "bash",
              "rewakeMessage": "x", "cloud": "skip", "sandboxProfile": "strict"}]}],
@@ -63,7 +63,7 @@ fn a_hooks_section_written_for_a_newer_claude_code_loads_with_warnings() {
     let warnings: Vec<String> = config.warnings.iter().map(ToString::to_string).collect();
     let all = warnings.join("\n");
     assert!(all.contains("hooks.EventOfTheFuture: unknown hook event `EventOfTheFuture` ignored"), "{all}");
-    assert!(all.contains("hooks.PreModelSwitch: spine does not fire the Claude Code event `PreModelSwitch`"), "{all}");
+    assert!(all.contains("hooks.TeammateIdle: spine does not fire the Claude Code event `TeammateIdle`"), "{all}");
     assert!(all.contains("hooks.PreToolUse[0].priority: unknown field `priority` ignored"), "{all}");
     assert!(all.contains("hooks.PreToolUse[0].hooks[0].sandboxProfile: unknown field"), "{all}");
     assert_eq!(warnings.len(), 4, "{all}");

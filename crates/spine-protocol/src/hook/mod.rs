@@ -20,7 +20,10 @@ use serde_json::Value;
 
 use crate::permission::PermissionMode;
 
+mod config_change;
+mod elicitation;
 mod instructions_loaded;
+mod model_switch;
 mod notification;
 mod permission_denied;
 mod permission_request;
@@ -32,13 +35,19 @@ mod pre_compact;
 mod pre_tool_use;
 mod session_end;
 mod session_start;
+mod setup;
 mod stop;
 mod stop_failure;
 mod subagent_start;
 mod subagent_stop;
+mod user_prompt_expansion;
 mod user_prompt_submit;
+mod watch;
 
+pub use config_change::{ConfigChange, ConfigChangeInput, GateAction};
+pub use elicitation::{Elicitation, ElicitationAction, ElicitationInput, ElicitationResult, ElicitationResultInput};
 pub use instructions_loaded::{InstructionsLoaded, InstructionsLoadedInput};
+pub use model_switch::{ModelSwitchAction, ModelSwitchInput, PostModelSwitch, PreModelSwitch};
 pub use notification::{Notification, NotificationInput};
 pub use permission_denied::{PermissionDenied, PermissionDeniedInput, RetryAction};
 pub use permission_request::{PermissionRequest, PermissionRequestAction, PermissionRequestInput};
@@ -50,11 +59,14 @@ pub use pre_compact::{CompactTrigger, PreCompact, PreCompactAction, PreCompactIn
 pub use pre_tool_use::{PreToolUse, PreToolUseAction, PreToolUseInput};
 pub use session_end::{SessionEnd, SessionEndInput, SessionEndReason};
 pub use session_start::{SessionSource, SessionStart, SessionStartInput};
+pub use setup::{Setup, SetupInput};
 pub use stop::{Stop, StopAction, StopInput};
 pub use stop_failure::{StopFailure, StopFailureInput};
 pub use subagent_start::{SubagentStart, SubagentStartInput};
 pub use subagent_stop::{SubagentStop, SubagentStopInput};
+pub use user_prompt_expansion::{UserPromptExpansion, UserPromptExpansionInput};
 pub use user_prompt_submit::{PromptAction, UserPromptSubmit, UserPromptSubmitInput};
+pub use watch::{CwdChanged, CwdChangedInput, FileChanged, FileChangedInput, WatchAction};
 
 /// Declares the events: `HookEventName`, its list and lookups, [`visit_event`] and
 /// [`with_hook_event!`](crate::with_hook_event). `$d` is a literal `$`, for the nested macro.
@@ -151,6 +163,24 @@ hook_events! { $;
     PermissionDenied,
     /// A memory file was loaded into the session's instructions.
     InstructionsLoaded,
+    /// A custom command expanded into a prompt, before the model sees it.
+    UserPromptExpansion,
+    /// The session's model is about to change; hooks may refuse.
+    PreModelSwitch,
+    /// The session's model changed.
+    PostModelSwitch,
+    /// `--init`, `--init-only` or `--maintenance`: the project's setup, before the session.
+    Setup,
+    /// A settings file changed on disk during the session; hooks may refuse the change.
+    ConfigChange,
+    /// The working directory of the shell tool changed.
+    CwdChanged,
+    /// A watched file changed on disk.
+    FileChanged,
+    /// An MCP server asks the user for input; hooks may answer in the user's place.
+    Elicitation,
+    /// The answer to an MCP server's question, before it is sent.
+    ElicitationResult,
 }
 
 impl fmt::Display for HookEventName {
@@ -383,7 +413,7 @@ mod tests {
             assert_eq!(e.as_str().parse::<HookEventName>(), Ok(*e));
             assert_eq!(serde_json::to_value(e).expect("ser"), serde_json::json!(e.as_str()));
         }
-        assert_eq!(HookEventName::ALL.len(), 17);
+        assert_eq!(HookEventName::ALL.len(), 26);
         assert!("PreToolUsee".parse::<HookEventName>().is_err());
     }
 

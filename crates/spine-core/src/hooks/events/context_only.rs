@@ -1,9 +1,9 @@
-//! SessionStart, SubagentStart, PostToolUseFailure and PostToolBatch: hooks may only add
-//! context (and, like every event, stop the run with `continue: false`).
+//! SessionStart, SubagentStart, PostToolUseFailure, PostToolBatch, PostModelSwitch and Setup:
+//! hooks may only add context (and, like every event, stop the run with `continue: false`).
 
 use spine_protocol::hook::{
-    ContextAction, HookEvent, PostToolBatch, PostToolBatchInput, PostToolUseFailure, PostToolUseFailureInput,
-    SessionStart, SessionStartInput, SubagentStart, SubagentStartInput,
+    ContextAction, HookEvent, ModelSwitchInput, PostModelSwitch, PostToolBatch, PostToolBatchInput, PostToolUseFailure,
+    PostToolUseFailureInput, SessionStart, SessionStartInput, Setup, SetupInput, SubagentStart, SubagentStartInput,
 };
 
 use super::{HookFailure, Merged};
@@ -91,6 +91,31 @@ impl HookRuntime {
         let ctx = HookContext { event: PostToolBatch::NAME, ..ctx.clone() };
         let mut fold = ContextFold::new();
         let d = self.dispatch::<PostToolBatch, _>(&ctx, &mut input, &mut fold, None).await;
+        Merged::new(fold.outcome, fold.contexts, d)
+    }
+
+    /// Fires PostModelSwitch after the session's model changed; contexts go to the next request.
+    pub async fn post_model_switch(&self, ctx: &HookContext, input: ModelSwitchInput) -> Merged<ContextOutcome> {
+        self.context_event::<PostModelSwitch>(ctx, input).await
+    }
+
+    /// Fires Setup (`--init`, `--init-only`, `--maintenance`) before the session starts.
+    pub async fn setup(&self, ctx: &HookContext, input: SetupInput) -> Merged<ContextOutcome> {
+        self.context_event::<Setup>(ctx, input).await
+    }
+
+    async fn context_event<E: HookEvent<Action = ContextAction>>(
+        &self,
+        ctx: &HookContext,
+        mut input: E::Input,
+    ) -> Merged<ContextOutcome> {
+        if !self.registry().has::<E>() {
+            return Merged::alone(ContextOutcome::Proceed);
+        }
+        self.observer().on_event(&RunEvent::HookFired { event: E::NAME, tool_name: None, status: None });
+        let ctx = HookContext { event: E::NAME, ..ctx.clone() };
+        let mut fold = ContextFold::new();
+        let d = self.dispatch::<E, _>(&ctx, &mut input, &mut fold, None).await;
         Merged::new(fold.outcome, fold.contexts, d)
     }
 }

@@ -12,15 +12,22 @@
 //! | PermissionRequest | [`PermissionRequestOutcome`] | deny short-circuits and beats allow |
 //! | PostToolUse | [`PostToolUseOutcome`] | output rewrites chain (later replaces earlier); block reasons and contexts concatenate |
 //! | Stop, SubagentStop | [`StopOutcome`] | the first force-continue wins and short-circuits; it needs a non-empty reason |
-//! | UserPromptSubmit | [`UserPromptSubmitOutcome`] | block short-circuits |
+//! | UserPromptSubmit, UserPromptExpansion | [`UserPromptSubmitOutcome`] | block short-circuits |
 //! | PreCompact | [`PreCompactOutcome`] | block short-circuits |
-//! | SessionStart, SubagentStart, PostToolUseFailure | [`ContextOutcome`] | contexts only |
+//! | ConfigChange | [`GateOutcome`] | block short-circuits |
+//! | PreModelSwitch | [`PreModelSwitchOutcome`] | strongest wins (deny > ask > allow); deny short-circuits |
+//! | Elicitation, ElicitationResult | [`ElicitationOutcome`] | the first answer decides and short-circuits |
+//! | CwdChanged, FileChanged | [`WatchOutcome`] | the last `watchPaths` replaces the list |
+//! | SessionStart, SubagentStart, PostToolUseFailure, PostToolBatch, PostModelSwitch, Setup | [`ContextOutcome`] | contexts only |
 //! | all | | additional context concatenated in order; `continue: false` is an OR |
 //!
 //! Folds that re-validate a hook's replacement arguments see the tools only through
 //! [`ArgumentCheck`], never the tools themselves.
 
 mod context_only;
+mod elicitation;
+mod gate;
+mod model_switch;
 mod observe;
 mod permission_denied;
 mod permission_request;
@@ -29,6 +36,7 @@ mod pre_compact;
 mod pre_tool_use;
 mod stop;
 mod user_prompt_submit;
+mod watch;
 
 use std::path::Path;
 
@@ -37,12 +45,16 @@ use spine_protocol::hook::HookEventName;
 use spine_protocol::tool::{ErrorCode, ToolError};
 
 pub use context_only::ContextOutcome;
+pub use elicitation::ElicitationOutcome;
+pub use gate::GateOutcome;
+pub use model_switch::PreModelSwitchOutcome;
 pub use permission_request::PermissionRequestOutcome;
 pub use post_tool_use::PostToolUseOutcome;
 pub use pre_compact::PreCompactOutcome;
 pub use pre_tool_use::PreToolUseOutcome;
 pub use stop::StopOutcome;
 pub use user_prompt_submit::UserPromptSubmitOutcome;
+pub use watch::WatchOutcome;
 
 use super::engine::{Dispatched, HaltBy};
 use super::{HookError, HookErrorKind};

@@ -1,6 +1,9 @@
-//! UserPromptSubmit: contexts concatenate; the first block short-circuits.
+//! UserPromptSubmit and UserPromptExpansion: contexts concatenate; the first block
+//! short-circuits.
 
-use spine_protocol::hook::{HookEvent, PromptAction, UserPromptSubmit, UserPromptSubmitInput};
+use spine_protocol::hook::{
+    HookEvent, PromptAction, UserPromptExpansion, UserPromptExpansionInput, UserPromptSubmit, UserPromptSubmitInput,
+};
 
 use super::{HookFailure, Merged};
 use crate::hooks::engine::{Flow, Fold, HookRuntime};
@@ -8,7 +11,7 @@ use crate::hooks::registry::HookSpec;
 use crate::hooks::{HookContext, HookError};
 use crate::observer::RunEvent;
 
-/// What happens to the prompt.
+/// What happens to the prompt (or to the expansion of a custom command).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UserPromptSubmitOutcome {
     /// The model is asked.
@@ -29,13 +32,8 @@ struct PromptFold {
     contexts: Vec<String>,
 }
 
-impl Fold<UserPromptSubmit> for PromptFold {
-    fn answer(
-        &mut self,
-        hook: &HookSpec<UserPromptSubmit>,
-        action: PromptAction,
-        _input: &mut UserPromptSubmitInput,
-    ) -> Result<Flow, HookError> {
+impl<E: HookEvent<Action = PromptAction>> Fold<E> for PromptFold {
+    fn answer(&mut self, hook: &HookSpec<E>, action: PromptAction, _input: &mut E::Input) -> Result<Flow, HookError> {
         match action {
             PromptAction::Proceed { additional_context } => {
                 self.contexts.extend(additional_context);
@@ -48,8 +46,8 @@ impl Fold<UserPromptSubmit> for PromptFold {
         }
     }
 
-    fn failure(&mut self, hook: &HookSpec<UserPromptSubmit>, error: &HookError) -> Flow {
-        self.outcome = UserPromptSubmitOutcome::Failed(HookFailure::new(UserPromptSubmit::NAME, &hook.id, error));
+    fn failure(&mut self, hook: &HookSpec<E>, error: &HookError) -> Flow {
+        self.outcome = UserPromptSubmitOutcome::Failed(HookFailure::new(E::NAME, &hook.id, error));
         Flow::ShortCircuit
     }
 }
@@ -62,6 +60,27 @@ impl HookRuntime {
         let mut input = UserPromptSubmitInput { prompt: prompt.to_owned() };
         let mut fold = PromptFold { outcome: UserPromptSubmitOutcome::Proceed, contexts: Vec::new() };
         let d = self.dispatch::<UserPromptSubmit, _>(&ctx, &mut input, &mut fold, None).await;
+        Merged::new(fold.outcome, fold.contexts, d)
+    }
+
+    /// Fires UserPromptExpansion when a custom command expanded. Its contexts go after the
+    /// expanded prompt; a block means the expansion is not sent.
+    pub async fn user_prompt_expansion(
+        &self,
+        ctx: &HookContext,
+        mut input: UserPromptExpansionInput,
+    ) -> Merged<UserPromptSubmitOutcome> {
+        if !self.registry().has::<UserPromptExpansion>() {
+            return Merged::alone(UserPromptSubmitOutcome::Proceed);
+        }
+        self.observer().on_event(&RunEvent::HookFired {
+            event: UserPromptExpansion::NAME,
+            tool_name: None,
+            status: None,
+        });
+        let ctx = HookContext { event: UserPromptExpansion::NAME, ..ctx.clone() };
+        let mut fold = PromptFold { outcome: UserPromptSubmitOutcome::Proceed, contexts: Vec::new() };
+        let d = self.dispatch::<UserPromptExpansion, _>(&ctx, &mut input, &mut fold, None).await;
         Merged::new(fold.outcome, fold.contexts, d)
     }
 }
