@@ -8,7 +8,15 @@
 //!   `model` (`inherit` or a model spec), `maxTurns` (or `max_turns`), `permissionMode` (applied
 //!   only when at least as strict as the parent's mode; an unknown mode is ignored with a
 //!   warning, which keeps the parent's);
-//! - accepted, not applied: [`NOT_APPLIED`] — one warning each, naming the field;
+//! - applied, resolved when the session is assembled ([`crate::agent_scope`]): `hooks` (an
+//!   object of the settings' `hooks` shape, kept as written and validated there), `skills` (a
+//!   list or a comma-separated string of skill names, preloaded), `mcpServers` (a list: a name
+//!   is a server configured for the session, whose tools the subagent gets besides `tools`; an
+//!   inline `{name: config}` object is not started — a warning naming it), `effort` (`low`,
+//!   `medium`, `high`; `xhigh` and `max` are sent as `high`, with a warning; an integer or an
+//!   unknown level is ignored with a warning);
+//! - accepted, not applied: [`NOT_APPLIED`] — one warning each naming the field and why
+//!   (`background: false` is what spine does: no warning);
 //! - accepted silently: `color` (display only: spine draws no agent colors);
 //! - any other key: a warning naming it, never an error (forward compatible);
 //! - a missing required field or an applied field of the wrong type is a [`DefinitionError`]
@@ -19,11 +27,34 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+use spine_protocol::message::ReasoningEffort;
 use spine_protocol::permission::PermissionMode;
 use thiserror::Error;
 
-/// Claude Code 2.1 fields spine accepts and does not apply yet.
-pub const NOT_APPLIED: &[&str] = &["skills", "mcpServers", "effort", "background", "hooks", "memory", "isolation"];
+/// Claude Code 2.1 fields spine accepts and does not apply, each with why.
+pub const NOT_APPLIED: &[(&str, &str)] = &[
+    ("background", "spine runs every subagent in the foreground: the `Agent` call waits for its answer"),
+    (
+        "memory",
+        "spine keeps no agent memory directories (`~/.claude/agent-memory/<name>/`, `.claude/agent-memory/<name>/`)",
+    ),
+    ("isolation", "spine runs every subagent in the parent's workspace, never in a temporary git worktree"),
+];
+
+/// The fields every definition may hold, applied.
+const APPLIED: &[&str] = &[
+    "description",
+    "tools",
+    "disallowedTools",
+    "model",
+    "maxTurns",
+    "max_turns",
+    "permissionMode",
+    "hooks",
+    "skills",
+    "mcpServers",
+    "effort",
+];
 
 /// A definition as its file (or `--agents` entry) gives it, before its model is built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +73,14 @@ pub struct AgentFile {
     pub max_turns: Option<u32>,
     /// `permissionMode`.
     pub permission_mode: Option<PermissionMode>,
+    /// `hooks`, as written (an object; validated when the session is assembled).
+    pub hooks: Option<Value>,
+    /// `skills`: the skills preloaded into the subagent's prompt.
+    pub skills: Vec<String>,
+    /// `mcpServers`: the names of configured servers (inline configs are warned about).
+    pub mcp_servers: Vec<String>,
+    /// `effort`, as spine sends it.
+    pub effort: Option<ReasoningEffort>,
     /// The body (a file's) or `prompt` (an entry's).
     pub prompt: String,
     /// The file, or `--agents`.
@@ -106,11 +145,12 @@ pub fn read_fields(
         Origin::File { .. } => &["name"],
         Origin::Flag { .. } => &["prompt"],
     };
-    for key in fields.keys() {
-        let common = ["description", "tools", "disallowedTools", "model", "maxTurns", "max_turns", "permissionMode"];
-        if NOT_APPLIED.contains(&key.as_str()) {
-            warnings.push(format!("`{key}` in agent definitions is not applied yet"));
-        } else if !(known.contains(&key.as_str()) || common.contains(&key.as_str()) || key == "color") {
+    for (key, value) in fields {
+        if let Some((_, why)) = NOT_APPLIED.iter().find(|(field, _)| field == key) {
+            if !(key == "background" && matches!(value, Value::Bool(false) | Value::Null)) {
+                warnings.push(format!("`{key}` is not applied: {why}"));
+            }
+        } else if !(known.contains(&key.as_str()) || APPLIED.contains(&key.as_str()) || key == "color") {
             warnings.push(format!("unknown field `{key}` ignored"));
         }
     }
@@ -150,9 +190,99 @@ pub fn read_fields(
             }
         },
     };
-    let file =
-        AgentFile { name, description, tools, disallowed_tools, model, max_turns, permission_mode, prompt, source };
+    let hooks = match fields.get("hooks") {
+        None | Some(Value::Null) => None,
+        Some(value @ Value::Object(_)) => Some(value.clone()),
+        Some(other) => {
+            return Err(DefinitionError::field(
+                "hooks",
+                format!("expected an object of hook events, got {}", kind(other)),
+            ));
+        }
+    };
+    let skills = name_list(fields, "skills", "a skill name")?.unwrap_or_default();
+    let mcp_servers = mcp_servers(fields, &mut warnings)?;
+    let effort = effort(fields, &mut warnings)?;
+    let file = AgentFile {
+        name,
+        description,
+        tools,
+        disallowed_tools,
+        model,
+        max_turns,
+        permission_mode,
+        hooks,
+        skills,
+        mcp_servers,
+        effort,
+        prompt,
+        source,
+    };
     Ok((file, warnings))
+}
+
+/// `mcpServers`: a list of server names and inline `{name: config}` objects; the names are
+/// kept, each inline server is a warning (spine starts only the session's servers).
+fn mcp_servers(fields: &Map<String, Value>, warnings: &mut Vec<String>) -> Result<Vec<String>, DefinitionError> {
+    let items = match fields.get("mcpServers") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(DefinitionError::field(
+                "mcpServers",
+                format!("expected a list of server names or inline server configs, got {}", kind(other)),
+            ));
+        }
+    };
+    let mut names = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Value::String(name) if !name.trim().is_empty() => names.push(name.trim().to_owned()),
+            Value::Object(inline) => {
+                let servers: Vec<&str> = inline.keys().map(String::as_str).collect();
+                warnings.push(format!(
+                    "`mcpServers[{i}]`: inline server `{}` not started: spine starts only the servers configured \
+                     for the session (.mcp.json, settings `mcpServers`); name one of them instead",
+                    servers.join("`, `")
+                ));
+            }
+            other => {
+                return Err(DefinitionError::field(
+                    format!("mcpServers[{i}]"),
+                    format!("expected a server name or an inline server config, got {}", kind(other)),
+                ));
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// `effort`: Claude Code's levels `low`, `medium`, `high` as they are; `xhigh` and `max` as
+/// `high` (the highest spine sends), with a warning; an integer or an unknown level is ignored
+/// with a warning.
+fn effort(fields: &Map<String, Value>, warnings: &mut Vec<String>) -> Result<Option<ReasoningEffort>, DefinitionError> {
+    let level = match fields.get("effort") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(level)) => level.trim(),
+        Some(Value::Number(n)) => {
+            warnings.push(format!("`effort` {n} ignored: spine sends a named reasoning effort (low, medium, high)"));
+            return Ok(None);
+        }
+        Some(other) => {
+            return Err(DefinitionError::field("effort", format!("expected a level or a number, got {}", kind(other))));
+        }
+    };
+    Ok(match level {
+        "low" | "medium" | "high" => ReasoningEffort::parse(level),
+        "xhigh" | "max" => {
+            warnings.push(format!("`effort` {level} is sent as `high`, the highest reasoning effort spine sends"));
+            Some(ReasoningEffort::High)
+        }
+        other => {
+            warnings.push(format!("`effort` ignored: unknown level `{other}` (low, medium, high, xhigh or max)"));
+            None
+        }
+    })
 }
 
 /// A string field, trimmed.
@@ -171,6 +301,11 @@ fn required(fields: &Map<String, Value>, key: &'static str) -> Result<String, De
 
 /// `tools` / `disallowedTools`: a list of names or a comma-separated string.
 fn tool_list(fields: &Map<String, Value>, key: &str) -> Result<Option<Vec<String>>, DefinitionError> {
+    name_list(fields, key, "a tool name")
+}
+
+/// A list of names (`what` each is, for errors) or a comma-separated string.
+fn name_list(fields: &Map<String, Value>, key: &str, what: &str) -> Result<Option<Vec<String>>, DefinitionError> {
     let names = match fields.get(key) {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(s)) => s.split(',').map(|n| n.trim().to_owned()).collect::<Vec<_>>(),
@@ -179,16 +314,15 @@ fn tool_list(fields: &Map<String, Value>, key: &str) -> Result<Option<Vec<String
             .enumerate()
             .map(|(i, item)| match item {
                 Value::String(s) => Ok(s.trim().to_owned()),
-                other => Err(DefinitionError::field(
-                    format!("{key}[{i}]"),
-                    format!("expected a tool name, got {}", kind(other)),
-                )),
+                other => {
+                    Err(DefinitionError::field(format!("{key}[{i}]"), format!("expected {what}, got {}", kind(other))))
+                }
             })
             .collect::<Result<Vec<_>, _>>()?,
         Some(other) => {
             return Err(DefinitionError::field(
                 key,
-                format!("expected a list of tool names or a comma-separated string, got {}", kind(other)),
+                format!("expected a list of names or a comma-separated string, got {}", kind(other)),
             ));
         }
     };
@@ -242,13 +376,65 @@ mod tests {
     }
 
     #[test]
-    fn fields_spine_does_not_apply_are_one_warning_each_naming_the_field() {
-        let fields = json!({"name": "a", "description": "d", "hooks": {}, "skills": ["x"], "mcpServers": [],
-            "effort": "high", "background": true, "memory": "project", "isolation": "worktree", "color": "blue"});
+    fn fields_spine_does_not_apply_are_one_warning_each_naming_the_field_and_why() {
+        let fields = json!({"name": "a", "description": "d", "background": true, "memory": "project",
+            "isolation": "worktree", "color": "blue"});
         let (_, warnings) = file(fields).expect("never an error");
         assert_eq!(warnings.len(), NOT_APPLIED.len(), "{warnings:?}");
-        assert!(warnings.contains(&"`hooks` in agent definitions is not applied yet".to_owned()), "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("`background` is not applied: spine runs every subagent in the foreground")),
+            "{warnings:?}"
+        );
         assert!(!warnings.iter().any(|w| w.contains("color")), "color is display only");
+        let (_, quiet) = file(json!({"name": "a", "description": "d", "background": false})).expect("ok");
+        assert!(quiet.is_empty(), "background: false is what spine does: {quiet:?}");
+    }
+
+    #[test]
+    fn hooks_skills_mcp_servers_and_effort_are_read_as_claude_code_writes_them() {
+        let fields = json!({"name": "a", "description": "d", "hooks": {"Stop": []}, "skills": "notes, deploy",
+            "mcpServers": ["peer", {"inline": {"command": "x"}}], "effort": "medium"});
+        let (a, warnings) = file(fields).expect("ok");
+        assert_eq!(a.hooks, Some(json!({"Stop": []})));
+        assert_eq!(a.skills, ["notes", "deploy"]);
+        assert_eq!(a.mcp_servers, ["peer"]);
+        assert_eq!(a.effort, Some(ReasoningEffort::Medium));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("`mcpServers[1]`: inline server `inline` not started"), "{warnings:?}");
+        let (listed, _) = file(json!({"name": "a", "description": "d", "skills": ["x"]})).expect("ok");
+        assert_eq!(listed.skills, ["x"]);
+    }
+
+    #[test]
+    fn a_malformed_hooks_skills_mcp_servers_or_effort_names_its_field() {
+        let err = |extra: Value| {
+            let mut fields = json!({"name": "a", "description": "d"});
+            if let (Some(f), Some(e)) = (fields.as_object_mut(), extra.as_object()) {
+                f.extend(e.clone());
+            }
+            file(fields).expect_err("malformed").path().to_owned()
+        };
+        assert_eq!(err(json!({"hooks": ["PreToolUse"]})), "hooks");
+        assert_eq!(err(json!({"skills": ["a", 1]})), "skills[1]");
+        assert_eq!(err(json!({"mcpServers": "peer"})), "mcpServers");
+        assert_eq!(err(json!({"mcpServers": ["peer", 2]})), "mcpServers[1]");
+        assert_eq!(err(json!({"effort": true})), "effort");
+    }
+
+    #[test]
+    fn effort_above_high_is_sent_as_high_and_a_number_or_unknown_level_is_ignored_with_a_warning() {
+        let effort = |value: Value| {
+            let (a, warnings) = file(json!({"name": "a", "description": "d", "effort": value})).expect("ok");
+            (a.effort, warnings.len())
+        };
+        assert_eq!(effort(json!("low")), (Some(ReasoningEffort::Low), 0));
+        assert_eq!(effort(json!("high")), (Some(ReasoningEffort::High), 0));
+        assert_eq!(effort(json!("max")), (Some(ReasoningEffort::High), 1));
+        assert_eq!(effort(json!("xhigh")), (Some(ReasoningEffort::High), 1));
+        assert_eq!(effort(json!(3)), (None, 1));
+        assert_eq!(effort(json!("ultra")), (None, 1));
     }
 
     #[test]

@@ -11,9 +11,12 @@
 //! - `--agent NAME` ([`run_as`]): the definition's prompt is appended to the agent prompt layer
 //!   (after a blank line, so after `--append-system-prompt`); its `tools` / `disallowedTools`
 //!   narrow the visible tools (never widen `--tools`); its `model` replaces the session's
-//!   unless the caller chose one (`--model`, or a resumed session's model); its
-//!   `permissionMode` applies when at least as strict as the session's. Its `maxTurns` does not
-//!   apply to the main session. An unknown name is an error listing the known agent types.
+//!   unless the caller chose one (`--model`, or a resumed session's model); its `effort` is
+//!   the model's reasoning effort when the model takes one; its `skills` are preloaded; the
+//!   tools of its `mcpServers` stay visible beside its `tools`; its `permissionMode` applies
+//!   when at least as strict as the session's; its `hooks` run after the session's, as written
+//!   (`Stop` stays `Stop`; built by [`crate::agent_scope`]). Its `maxTurns` does not apply to
+//!   the main session. An unknown name is an error listing the known agent types.
 
 use std::sync::Arc;
 
@@ -130,6 +133,14 @@ pub fn run_as(
         (Some(own), false) => Arc::clone(own),
         (Some(_) | None, _) => session.model,
     };
+    let model = match definition.effort.and_then(|effort| model.with_reasoning_effort(effort)) {
+        Some(with_effort) => {
+            config.effort = definition.effort;
+            with_effort
+        }
+        None => model,
+    };
+    config.turn.preloaded_skills = definition.skills.clone();
     config.turn.model_context.likely_model = Some(model.model().to_owned());
     let mode = definition.permission_mode.map_or(session.mode, |m| narrower_mode(session.mode, m));
     Ok(MainSession { model, mode, model_chosen: session.model_chosen })
@@ -157,12 +168,13 @@ mod tests {
     #[test]
     fn agents_entries_keep_their_order_and_warn_about_fields_not_applied() {
         let (files, warnings) = parse_agents_flag(
-            r#"{"b": {"description": "d", "prompt": "p", "hooks": {}}, "a": {"description": "d", "prompt": "q"}}"#,
+            r#"{"b": {"description": "d", "prompt": "p", "memory": "user"}, "a": {"description": "d", "prompt": "q"}}"#,
         )
         .expect("ok");
         let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["b", "a"]);
-        assert_eq!(warnings, ["--agents: b: `hooks` in agent definitions is not applied yet"]);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("--agents: b: `memory` is not applied: "), "{warnings:?}");
     }
 
     fn config_and_tools() -> (AgentConfig, ToolRegistry, tempfile::TempDir) {
@@ -179,7 +191,7 @@ mod tests {
     }
 
     #[test]
-    fn running_as_an_agent_appends_its_prompt_narrows_the_tools_and_keeps_a_wider_mode_out() {
+    fn running_as_an_agent_appends_its_prompt_narrows_the_tools_preloads_its_skills_and_keeps_a_wider_mode_out() {
         let (mut config, tools, _dir) = config_and_tools();
         config.visibility = Visibility::Only(vec!["Read".into(), "Grep".into(), "Bash".into(), "Agent".into()]);
         let mut reviewer = SubagentDefinition::general_purpose();
@@ -188,12 +200,14 @@ mod tests {
         reviewer.tools = Some(vec!["Read".into(), "Grep".into(), "Write".into(), "Task".into()]);
         reviewer.disallowed_tools = vec!["Grep".into()];
         reviewer.permission_mode = Some(PermissionMode::BypassPermissions);
+        reviewer.skills = vec!["notes".into()];
         let subagents = Subagents { definitions: vec![reviewer], ..Subagents::default() };
         let main = run_as(Some("reviewer"), &subagents, &tools, &mut config, session()).expect("known");
         let prompt = config.turn.agent_prompt.clone().unwrap_or_default();
         assert!(prompt.ends_with("\n\nYou review.") && prompt.len() > "You review.".len() + 2, "{prompt}");
         assert_eq!(config.visibility, Visibility::Only(vec!["Read".into(), "Agent".into()]), "never Write");
         assert_eq!(main.mode, PermissionMode::Default, "a wider mode does not apply");
+        assert_eq!(config.turn.preloaded_skills, ["notes"], "its skills are preloaded");
     }
 
     #[test]

@@ -10,6 +10,11 @@
 //! model: inherit                 # or a model spec (sonnet, anthropic:…, scripted:FILE)
 //! maxTurns: 8                    # absent: the parent's limit (max_turns too)
 //! permissionMode: plan           # applied only when stricter than the parent's
+//! skills: [notes]                # preloaded into its prompt
+//! mcpServers: [github]           # configured servers whose tools it gets besides `tools`
+//! effort: high                   # the reasoning effort of its model requests
+//! hooks:                         # run after the session's, while it runs (Stop = SubagentStop)
+//!   PreToolUse: [{matcher: Bash, hooks: [{type: command, command: ./check.sh}]}]
 //! ---
 //! You review diffs. …            # the body: the subagent's prompt
 //! ```
@@ -25,20 +30,24 @@
 //! Trust: a definition only narrows what the agent may do — its tools are a subset of the
 //! parent's, its mode applies only when stricter, and the parent's hooks and permission rules
 //! (from the trusted sources only) govern every call it makes — so the project's own agent
-//! directories are read in an untrusted project too. `subagents.directories` from an untrusted
-//! project's settings is withheld by spine-settings (it could point anywhere on disk).
+//! directories are read in an untrusted project too. The one field that runs code, `hooks`, is
+//! not applied for a definition of an untrusted project ([`crate::agent_scope`]).
+//! `subagents.directories` from an untrusted project's settings is withheld by spine-settings
+//! (it could point anywhere on disk).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use spine_core::hooks::HookRegistry;
 use spine_core::model::ModelClient;
 use spine_core::subagents::{DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, SubagentDefinition, Subagents};
 use spine_settings::Settings;
 
 pub use crate::agent_def::AgentFile;
-use crate::agent_def::{Origin, read_fields};
+use crate::agent_def::{DefinitionError, Origin, read_fields};
 use crate::agent_flags::{AgentFlagError, parse_agents_flag};
+use crate::agent_scope::{self, Scope};
 
 /// The largest definition file read (bigger ones are skipped with a warning).
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -48,7 +57,13 @@ const MAX_FILE_BYTES: u64 = 1024 * 1024;
 pub fn agent_directories(settings: &Settings, project: &Path, spine_home: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let mut dirs = vec![project.join(".spine").join("agents"), project.join(".claude").join("agents")];
     dirs.extend(settings.subagent_directories.iter().rev().map(|(d, _)| resolve(project, d)));
-    dirs.push(spine_home.join("agents"));
+    dirs.extend(user_agent_directories(spine_home, home));
+    dirs
+}
+
+/// The user's agent directories: `$SPINE_HOME/agents`, `~/.claude/agents`.
+pub fn user_agent_directories(spine_home: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs = vec![spine_home.join("agents")];
     if let Some(home) = home {
         dirs.push(home.join(".claude").join("agents"));
     }
@@ -114,26 +129,47 @@ pub fn parse_agent_text(text: &str, source: &Path) -> Result<(AgentFile, Vec<Str
     read_fields(&fields, Origin::File { body, path: source }).map_err(|e| e.to_string())
 }
 
+/// The agent types of a session, as [`subagents`] reads them.
+pub struct AgentTypes {
+    /// The types and the limits of delegation.
+    pub subagents: Subagents,
+    /// Files skipped, fields not applied, unknown keys, unresolved names.
+    pub warnings: Vec<String>,
+    /// The hooks of the type the main session runs as ([`Scope::main_agent`]), when it has any
+    /// that run: they go after the session's hooks.
+    pub main_hooks: Option<Arc<HookRegistry>>,
+}
+
 /// The agent types of a run: the definitions of `agents_flag` (`--agents`), then those of
 /// [`agent_directories`], with their models built (a model that cannot be built skips its
-/// definition with a warning), then `general-purpose` unless one of them defines it, with the
-/// limits of settings `subagents`. A malformed `--agents` is the only error.
+/// definition with a warning) and their hooks, skills and MCP servers resolved against `scope`
+/// ([`crate::agent_scope`]: a file whose hooks are invalid is skipped with a warning), then
+/// `general-purpose` unless one of them defines it, with the limits of settings `subagents`. A
+/// malformed `--agents` (its hooks included) is the only error.
 pub fn subagents(
     settings: &Settings,
     project: &Path,
     spine_home: &Path,
     home: Option<&Path>,
     agents_flag: Option<&str>,
-) -> Result<(Subagents, Vec<String>), AgentFlagError> {
+    scope: &Scope<'_>,
+) -> Result<AgentTypes, AgentFlagError> {
     let (inline, mut warnings) = agents_flag.map(parse_agents_flag).transpose()?.unwrap_or_default();
+    let inline_count = inline.len();
     let dirs = agent_directories(settings, project, spine_home, home);
     let (files, file_warnings) = read_agent_files(&dirs);
     warnings.extend(file_warnings);
     let mut definitions: Vec<SubagentDefinition> = Vec::new();
-    for file in inline.into_iter().chain(files) {
+    let mut main_hooks = None;
+    for (i, file) in inline.into_iter().chain(files).enumerate() {
         if definitions.iter().any(|d| d.name == file.name) {
             continue;
         }
+        let from_flag = i < inline_count;
+        let (label, prefix) = match from_flag {
+            true => (PathBuf::from(format!("--agents {}", file.name)), format!("--agents: {}:", file.name)),
+            false => (file.source.clone(), format!("agent definition {}:", file.source.display())),
+        };
         let model = match &file.model {
             None => None,
             Some(spec) => match build_definition_model(spec, settings) {
@@ -144,6 +180,26 @@ pub fn subagents(
                 }
             },
         };
+        let mut notes = Vec::new();
+        let resolved = match agent_scope::resolve(&file, &label, scope, &mut notes) {
+            Ok(resolved) => resolved,
+            Err(unusable) if from_flag => {
+                let (path, _) = unusable.errors.first().cloned().unwrap_or_default();
+                let reasons: Vec<&str> = unusable.errors.iter().map(|(_, r)| r.as_str()).collect();
+                return Err(AgentFlagError::Field {
+                    agent: file.name.clone(),
+                    error: DefinitionError::Field { field: path, reason: reasons.join("; ") },
+                });
+            }
+            Err(unusable) => {
+                warnings.push(format!("agent definition {} skipped: {unusable}", file.source.display()));
+                continue;
+            }
+        };
+        warnings.extend(notes.into_iter().map(|n| format!("{prefix} {n}")));
+        if resolved.main_hooks.is_some() {
+            main_hooks = resolved.main_hooks;
+        }
         definitions.push(SubagentDefinition {
             name: file.name,
             description: file.description,
@@ -153,6 +209,10 @@ pub fn subagents(
             model,
             max_turns: file.max_turns,
             permission_mode: file.permission_mode,
+            skills: resolved.skills,
+            mcp_servers: resolved.mcp_servers,
+            effort: file.effort,
+            hooks: resolved.hooks,
             source: file.source,
         });
     }
@@ -167,7 +227,7 @@ pub fn subagents(
             .unwrap_or(DEFAULT_MAX_CONCURRENT),
         max_depth: settings.subagent_max_depth.unwrap_or(DEFAULT_MAX_DEPTH),
     };
-    Ok((subagents, warnings))
+    Ok(AgentTypes { subagents, warnings, main_hooks })
 }
 
 fn build_definition_model(spec: &str, settings: &Settings) -> Result<Arc<dyn ModelClient>, String> {
@@ -179,7 +239,28 @@ fn build_definition_model(spec: &str, settings: &Settings) -> Result<Arc<dyn Mod
 #[cfg(test)]
 mod tests {
     use super::*;
+    use spine_core::registry::ToolRegistryBuilder;
+    use spine_core::skills::SkillCatalog;
     use spine_protocol::permission::PermissionMode;
+
+    /// [`subagents`] with default settings, resolved against no tools, no skills and no hook
+    /// models.
+    fn bare_subagents(project: &Path, spine_home: &Path, flag: Option<&str>) -> (Subagents, Vec<String>) {
+        let settings = Settings::default();
+        let tools = ToolRegistryBuilder::new().build().expect("tools");
+        let options = spine_hooks::BuildOptions::default();
+        let scope = Scope {
+            settings: &settings,
+            project,
+            user_dirs: user_agent_directories(spine_home, None),
+            tools: &tools,
+            skills: SkillCatalog::default(),
+            hooks: &options,
+            main_agent: None,
+        };
+        let types = subagents(&settings, project, spine_home, None, flag, &scope).expect("valid");
+        (types.subagents, types.warnings)
+    }
 
     fn parse(text: &str) -> Result<AgentFile, String> {
         parse_agent_text(text, Path::new("/p/.claude/agents/a.md")).map(|(file, _)| file)
@@ -231,8 +312,7 @@ mod tests {
         write(&spine_home.join("agents"), "r.md", "---\nname: r\ndescription: user\n---\nU\n");
         write(&spine_home.join("agents"), "u.md", "---\nname: u\ndescription: user only\n---\nU\n");
         write(&spine_home.join("agents"), "bad.md", "---\nname: bad\n---\n");
-        let (subagents, warnings) =
-            subagents(&Settings::default(), &project, &spine_home, None, None).expect("no flag");
+        let (subagents, warnings) = bare_subagents(&project, &spine_home, None);
         let names: Vec<&str> = subagents.definitions.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["r", "u", "general-purpose"]);
         assert_eq!(subagents.find("r").map(|d| d.description.as_str()), Some("project"));
@@ -245,7 +325,7 @@ mod tests {
         let root = tempfile::tempdir().expect("tmp");
         let dir = root.path().join("agents");
         std::fs::create_dir_all(&dir).expect("dir");
-        std::fs::write(dir.join("r.md"), "---\nname: r\ndescription: d\nhooks: {}\nfutureKey: 1\n---\nP\n")
+        std::fs::write(dir.join("r.md"), "---\nname: r\ndescription: d\nisolation: worktree\nfutureKey: 1\n---\nP\n")
             .expect("write");
         let (files, warnings) = read_agent_files(std::slice::from_ref(&dir));
         assert_eq!(files.len(), 1, "never an error");
@@ -253,7 +333,10 @@ mod tests {
         assert_eq!(
             warnings,
             [
-                format!("agent definition {path}: `hooks` in agent definitions is not applied yet"),
+                format!(
+                    "agent definition {path}: `isolation` is not applied: spine runs every subagent in the \
+                     parent's workspace, never in a temporary git worktree"
+                ),
                 format!("agent definition {path}: unknown field `futureKey` ignored"),
             ]
         );
@@ -266,8 +349,7 @@ mod tests {
         std::fs::create_dir_all(project.join(".claude/agents")).expect("dir");
         std::fs::write(project.join(".claude/agents/r.md"), "---\nname: r\ndescription: file\n---\nF\n").expect("w");
         let flag = r#"{"r": {"description": "flag", "prompt": "I"}}"#;
-        let (subagents, _) =
-            subagents(&Settings::default(), &project, &root.path().join("h"), None, Some(flag)).expect("valid");
+        let (subagents, _) = bare_subagents(&project, &root.path().join("h"), Some(flag));
         let r = subagents.find("r").expect("r");
         assert_eq!((r.description.as_str(), r.prompt.as_str()), ("flag", "I"));
     }

@@ -6,10 +6,10 @@
 //! [`AssemblyError`] that names the file and field when there is one.
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
-//! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`policy`] (permission rules, hooks, skill roots),
+//! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`agent_scope`] (a definition's hooks, skills and MCP servers), [`policy`] (permission rules, hooks, skill roots),
 //! [`roots`] (the workspace roots: the project and the added directories), [`verifier`] (the
-//! read-only agents of `agent` hooks) and [`mcp`] (the configured MCP servers and their
-//! connection). Their functions are
+//! read-only agents of `agent` hooks), [`mcp`] (the configured MCP servers and their
+//! connection) and [`watch`] (the settings files and skills directories ConfigChange watches). Their functions are
 //! re-exported here.
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
@@ -19,6 +19,7 @@
 
 pub mod agent_def;
 pub mod agent_flags;
+pub mod agent_scope;
 pub mod agents;
 pub mod mcp;
 pub mod model;
@@ -28,6 +29,7 @@ pub mod roots;
 mod tests;
 pub mod tools;
 pub mod verifier;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,7 +51,7 @@ pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice
 pub use policy::{PromptModels, build_hooks, skill_roots};
 pub use roots::{WorkspaceRoot, workspace_roots};
 pub use spine_hooks::mcp_tool::HookTools;
-pub use tools::{build_tools, visibility, web_options};
+pub use tools::{build_tool_set, build_tools, visibility, web_options};
 
 /// A configuration problem found while assembling an agent.
 #[derive(Debug, Error)]
@@ -170,6 +172,9 @@ pub struct CommandLine {
     pub agents: Option<String>,
     /// `--agent`: the agent type the main session runs as.
     pub agent: Option<String>,
+    /// `--tool-set`: the tools the run has, over the settings' `tool_set` (a set built
+    /// earlier, [`Tools::Shared`], keeps its own).
+    pub tool_set: Option<spine_core::tool_set::ToolSetName>,
 }
 
 /// Where an agent's tools come from.
@@ -219,7 +224,10 @@ fn assemble_with(
     model: Arc<dyn ModelClient>,
 ) -> Result<Assembled, AssemblyError> {
     let tool_set = match options.tools {
-        Tools::Fresh(extra) => build_tools(settings, &extra)?,
+        Tools::Fresh(extra) => {
+            let set = options.command_line.tool_set.or(settings.tool_set).unwrap_or_default();
+            build_tool_set(settings, &extra, set)?
+        }
         Tools::Shared(set) => set,
     };
     let visibility = visibility(&options.allowed_tools, &tool_set.registry)?;
@@ -239,7 +247,8 @@ fn assemble_with(
     rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
     let workspace = Arc::new(roots::workspace(settings, &options.command_line, &options.project)?);
     let hook_tools = HookTools { registry: Arc::clone(&tool_set.registry), workspace: Arc::clone(&workspace) };
-    let (hooks, hook_warnings) = build_hooks(settings, Arc::clone(&model), Some(hook_tools))?;
+    let hook_options = policy::hook_options(settings, Arc::clone(&model), Some(hook_tools));
+    let (hooks, hook_warnings) = policy::build_hooks_with(settings, &hook_options)?;
     // Values the settings hold that spine does not implement (`defaultMode`), the rules managed
     // settings keep from applying, then the hooks'.
     let mut warnings: Vec<String> =
@@ -260,25 +269,50 @@ fn assemble_with(
     }
     config.allow_defer = options.allow_defer;
     config.operator_state = Some(tool_set.families.operator_state());
+    config.effort = settings.model_options.reasoning_effort;
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let (subagents, agent_warnings) = agents::subagents(
+    let scope = agent_scope::Scope {
+        settings,
+        project: &options.project,
+        user_dirs: agents::user_agent_directories(&options.spine_home, home.as_deref()),
+        tools: &tool_set.registry,
+        skills: spine_core::skills::SkillCatalog::scan(&config.skill_roots).0,
+        hooks: &hook_options,
+        main_agent: options.command_line.agent.as_deref(),
+    };
+    let agent_types = agents::subagents(
         settings,
         &options.project,
         &options.spine_home,
         home.as_deref(),
         options.command_line.agents.as_deref(),
+        &scope,
     )?;
-    warnings.extend(agent_warnings);
+    let subagents = agent_types.subagents;
+    warnings.extend(agent_types.warnings);
+    // `--agent`: its own hooks after the session's (its subagents get the session's alone).
+    let hooks = Arc::new(hooks);
+    let hooks = match &agent_types.main_hooks {
+        Some(own) => Arc::new(spine_core::hooks::HookRegistry::scoped(&hooks, own)),
+        None => hooks,
+    };
     let main = agent_flags::MainSession { model, mode, model_chosen: options.model.is_some() };
     let main =
         agent_flags::run_as(options.command_line.agent.as_deref(), &subagents, &tool_set.registry, &mut config, main)?;
     config.subagents = Some(Arc::new(subagents));
     config.memory_files = MemorySources::Load { home };
+    // What PermissionRequest hooks' `updatedPermissions` may change, and where they are saved.
+    let limits = policy::update_limits(settings, flag_allow.len(), options.command_line.deny.len());
+    config.permission_store = Some(Arc::new(spine_settings::SettingsStore::new(
+        options.project.clone(),
+        options.spine_home.clone(),
+        limits.managed_rules_only.clone(),
+    )));
     let agent = Agent {
         model: main.model,
         tools: Arc::clone(&tool_set.registry),
-        hooks: Arc::new(hooks),
-        policy: PermissionPolicy::new(rules, main.mode, options.project),
+        hooks,
+        policy: PermissionPolicy::new(rules, main.mode, options.project).with_limits(limits),
         approver: options.approver,
         config,
     };

@@ -6,15 +6,16 @@ use std::sync::Arc;
 
 use spine_core::hooks::{HookRegistry, HookRegistryBuilder};
 use spine_core::model::ModelClient;
-use spine_core::permission::PermissionRule;
+use spine_core::permission::{PermissionRule, RuleOrigins, UpdateLimits};
 use spine_core::skills::{SkillRoot, SkillRootKind};
 use spine_core::workspace::Workspace;
 use spine_hooks::HookConfig;
 use spine_hooks::agent_hook::HookAgents;
 use spine_hooks::mcp_tool::HookTools;
 use spine_hooks::prompt::HookModels;
+use spine_protocol::permission_update::UpdateDestination;
 use spine_settings::RuleEntry;
-use spine_settings::Settings;
+use spine_settings::{Origin, Settings};
 
 use crate::AssemblyError;
 use crate::verifier::Verifiers;
@@ -41,6 +42,27 @@ pub(crate) fn flag_allow_rules<'a>(settings: &Settings, allow: &'a [String]) -> 
     (&[], managed.rules_notice(allow.len()))
 }
 
+/// What session permission updates may not do: where each rule came from (the settings files
+/// by their destination, then `flag_allow` `--allowedTools` and `flag_deny` `--disallowedTools`
+/// rules as `cliArg`; managed files and `--settings` have none), and the managed limits.
+pub(crate) fn update_limits(settings: &Settings, flag_allow: usize, flag_deny: usize) -> UpdateLimits {
+    let of = |entries: &[RuleEntry], flags: usize| -> Vec<Option<UpdateDestination>> {
+        let files = entries.iter().map(|e| match e.origin {
+            Origin::User(_) => Some(UpdateDestination::UserSettings),
+            Origin::Project(_) => Some(UpdateDestination::ProjectSettings),
+            Origin::Local(_) => Some(UpdateDestination::LocalSettings),
+            Origin::Cli { .. } | Origin::Managed(_) => None,
+        });
+        files.chain(std::iter::repeat_n(Some(UpdateDestination::CliArg), flags)).collect()
+    };
+    let p = &settings.permissions;
+    UpdateLimits {
+        origins: RuleOrigins { allow: of(&p.allow, flag_allow), ask: of(&p.ask, 0), deny: of(&p.deny, flag_deny) },
+        managed_rules_only: settings.managed.permission_rules_only.as_ref().map(ToString::to_string),
+        bypass_disabled_by: p.bypass_disabled_by.as_ref().map(ToString::to_string),
+    }
+}
+
 /// Parses rules given on the command line; an error names the flag and the rule.
 pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<PermissionRule>, AssemblyError> {
     rules
@@ -57,21 +79,38 @@ pub fn build_hooks(
     session_model: Arc<dyn ModelClient>,
     tools: Option<HookTools>,
 ) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
+    build_hooks_with(settings, &hook_options(settings, session_model, tools))
+}
+
+/// As [`build_hooks`], with the models, tools and verifiers of `options` ([`hook_options`]).
+pub(crate) fn build_hooks_with(
+    settings: &Settings,
+    options: &spine_hooks::BuildOptions,
+) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
     let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
     let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
     if let Some(message) = hooks.disabled_message() {
         warnings.push(message);
     }
     let mut builder = HookRegistryBuilder::new();
+    spine_hooks::register(&hooks, &mut builder, options).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
+    Ok((builder.build(), warnings))
+}
+
+/// What external hooks run with: prompt hooks ask their own `model` or `session_model`,
+/// mcp_tool hooks call the MCP tools of `tools`, agent hooks run read-only verifiers over
+/// `tools`. The settings' hooks and agent definitions' own hooks share them.
+pub(crate) fn hook_options(
+    settings: &Settings,
+    session_model: Arc<dyn ModelClient>,
+    tools: Option<HookTools>,
+) -> spine_hooks::BuildOptions {
     let models: Arc<dyn HookModels> = Arc::new(PromptModels::new(settings, session_model));
     let agents = tools.as_ref().map(|t| {
         let verifiers = Verifiers::new(Arc::clone(&models), Arc::clone(&t.registry), Arc::clone(&t.workspace));
         Arc::new(verifiers) as Arc<dyn HookAgents>
     });
-    let options =
-        spine_hooks::BuildOptions { models: Some(models), tools, agents, ..spine_hooks::BuildOptions::default() };
-    spine_hooks::register(&hooks, &mut builder, &options).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
-    Ok((builder.build(), warnings))
+    spine_hooks::BuildOptions { models: Some(models), tools, agents, ..spine_hooks::BuildOptions::default() }
 }
 
 /// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live).

@@ -1,35 +1,46 @@
-//! The tools of a run (built-ins, tool families, extra tools such as MCP ones) and which of
-//! them the model sees.
+//! The tools of a run (built-ins, tool families, extra tools such as MCP ones, within the
+//! run's tool set) and which of them the model sees.
 
 use std::sync::Arc;
 
 use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
 use spine_core::stages::review_tool_call::Visibility;
 use spine_core::tool::Tool;
+use spine_core::tool_set::ToolSetName;
 use spine_settings::Settings;
 use spine_tools::FamilyConfig;
 use spine_tools::web::{PrivateNetworks, WebOptions};
 
 use crate::{AssemblyError, ToolSet};
 
-/// The tools of a run: the built-ins, `Agent`, the tool families (command runs, processes, memory, web
-/// with settings `web.search_url` and `web.allow_private_networks`), then `extra` (MCP tools).
+/// The tools of a run in the settings' tool set (`tool_set`, default every tool); see
+/// [`build_tool_set`].
 pub fn build_tools(settings: &Settings, extra: &[Arc<dyn Tool>]) -> Result<ToolSet, AssemblyError> {
+    build_tool_set(settings, extra, settings.tool_set.unwrap_or_default())
+}
+
+/// The tools of a run: the built-ins, `Agent`, the tool families (command runs, processes, memory, web
+/// with settings `web.search_url` and `web.allow_private_networks`), then `extra` (MCP tools) —
+/// those of them `set` holds. A tool outside the set is not registered: the model is not
+/// offered it, a call of it is an `unknown_tool`, and subagents, which share the registry,
+/// do not have it either.
+pub fn build_tool_set(
+    settings: &Settings,
+    extra: &[Arc<dyn Tool>],
+    set: ToolSetName,
+) -> Result<ToolSet, AssemblyError> {
     let mut builder = ToolRegistryBuilder::new();
-    spine_tools::register_builtins(&mut builder);
+    let (family, families) = spine_tools::families::family_tools(FamilyConfig {
+        search_url: settings.web_search_url.clone(),
+        web: web_options(settings),
+        ..FamilyConfig::default()
+    });
     // `Agent` (formerly `Task`): the runner runs its calls as subagents (the agent types come
     // with the agent).
-    builder.register(spine_core::subagents::AgentTool);
-    let families = spine_tools::register_families(
-        &mut builder,
-        FamilyConfig {
-            search_url: settings.web_search_url.clone(),
-            web: web_options(settings),
-            ..FamilyConfig::default()
-        },
-    );
-    for tool in extra {
-        builder.register_arc(Arc::clone(tool));
+    let agent: Arc<dyn Tool> = Arc::new(spine_core::subagents::AgentTool);
+    let tools = spine_tools::builtin_tools().into_iter().chain([agent]).chain(family).chain(extra.iter().cloned());
+    for tool in tools.filter(|t| set.offers(&t.spec().name)) {
+        builder.register_arc(tool);
     }
     let registry = Arc::new(builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))?);
     Ok(ToolSet { registry, families })

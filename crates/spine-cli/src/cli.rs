@@ -156,6 +156,9 @@ pub struct RunArgs {
     /// Takes every following word up to the next flag.
     #[arg(long = "tools", value_name = "TOOLS", num_args = 1..)]
     pub tools: Vec<String>,
+    /// The tools the run has: spine (all, the default) or claude (Claude Code's and MCP tools only).
+    #[arg(long = "tool-set", value_name = "SET")]
+    pub tool_set: Option<spine_core::tool_set::ToolSetName>,
     /// Agent types for this session, as JSON: `{"NAME": {"description": "…", "prompt": "…",
     /// "tools": […], "model": "…"}}`; they take precedence over agent files of the same name.
     #[arg(long = "agents", value_name = "JSON")]
@@ -188,6 +191,15 @@ pub struct RunArgs {
     /// Write no transcript file (hooks still get the path; nothing can resume the run).
     #[arg(long = "no-session-persistence")]
     pub no_session_persistence: bool,
+    /// Run the Setup hooks (trigger `init`) before the session starts.
+    #[arg(long = "init", conflicts_with_all = ["init_only", "maintenance"])]
+    pub init: bool,
+    /// Run the Setup hooks (trigger `init`) and exit: no session, no model request.
+    #[arg(long = "init-only", conflicts_with = "maintenance")]
+    pub init_only: bool,
+    /// Run the Setup hooks (trigger `maintenance`) before the session starts.
+    #[arg(long = "maintenance")]
+    pub maintenance: bool,
     /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
     #[arg(long)]
     pub trust: bool,

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     };
     let command = match cli.command {
         Some(command) => command,
-        None if cli.run.print || cli.run.prompt.is_some() => Command::Run(Box::new(cli.run)),
+        None if cli.run.print || cli.run.prompt.is_some() || cli.run.init_only => Command::Run(Box::new(cli.run)),
         None if chat::wanted(&cli.run) => Command::Chat(Box::new(cli.run)),
         None => {
             // No command, no prompt and no -p: the usage, as clap prints it for a missing command.

@@ -12,15 +12,21 @@
 //! - [`hooks`]: the [`Hook`](hooks::Hook) contract, the registry of hooks, the engine and one
 //!   module per event with its merge rules.
 //! - [`permission`]: rules in Claude Code's syntax, the policy's precedence table, the approver.
+//! - [`elicitation`]: an MCP server's questions during a tool call — hooks, the approver, the
+//!   answer sent back.
 //! - [`model`]: the [`ModelClient`](model::ModelClient) contract.
 //! - [`memory_files`]: the `CLAUDE.md` / `AGENTS.md` files and their `@path` imports, read once
-//!   per run for the prompt's Memory Files layer.
+//!   per run for the prompt's Memory Files layer, and the conditional `.claude/rules/` files
+//!   shown when a tool touches a matching file.
 //! - [`stages`]: `prepare_turn`, `review_tool_call`, `project_tool_result`, `finalize_output`…
 //! - [`runner`]: the agent loop; [`runner`]'s `call` module is the path of one tool call.
 //! - [`session`], [`trace`], [`observer`]: the transcript file, the trace, live events.
 //! - [`subagents`]: the `Agent` tool's agent types and limits (the runner's `delegate` module
-//!   runs the child); [`tool_names`]: former tool names (`Task`) that still name a tool.
+//!   runs the child); [`tool_names`]: former tool names (`Task`) that still name a tool;
+//!   [`tool_set`]: the tool sets a run may offer (spine's, or only Claude Code's).
 //! - [`config_file`]: bounded, type-checked reading of configuration files named by path.
+//! - [`watch`]: what a session watches: its shell's working directory, files and settings
+//!   (CwdChanged, FileChanged, ConfigChange; the OS watcher, never a process).
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
@@ -28,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub mod config_file;
+pub mod elicitation;
 pub mod front_matter;
 pub mod hooks;
 pub mod memory_files;
@@ -44,7 +51,9 @@ pub mod subagents;
 pub mod tokens;
 pub mod tool;
 pub mod tool_names;
+pub mod tool_set;
 pub mod trace;
+pub mod watch;
 pub mod workspace;
 
 pub use tokio_util::sync::CancellationToken;

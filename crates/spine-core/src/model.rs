@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use spine_protocol::message::{AssistantMessage, Message};
+use spine_protocol::message::{AssistantMessage, Message, ReasoningEffort};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::ToolSpec;
 use thiserror::Error;
@@ -233,6 +233,12 @@ pub trait ModelClient: Send + Sync {
     /// What `usage` costs on this model in US dollars, when its price is known (the default:
     /// unknown).
     fn cost_usd(&self, _usage: &Usage) -> Option<f64> {
+        None
+    }
+
+    /// This model sending `effort` as its reasoning effort (a subagent definition's `effort`),
+    /// when its wire takes one; `None` (the default) when it does not.
+    fn with_reasoning_effort(&self, _effort: ReasoningEffort) -> Option<std::sync::Arc<dyn ModelClient>> {
         None
     }
 

@@ -3,6 +3,7 @@
 
 use spine_protocol::hook::HookEventName;
 
+use crate::hooks::raw::{HookRaw, HookRunOutcome};
 use crate::model::AttemptReport;
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::PermissionDecision;
@@ -26,6 +27,33 @@ pub enum RunEvent<'a> {
         tool_name: Option<&'a str>,
         /// For PostToolUse/PostToolUseFailure: `ok` or `error`.
         status: Option<&'a str>,
+    },
+    /// One hook of an event starts (stream-json's `hook_started`).
+    HookStarted {
+        /// The event.
+        event: HookEventName,
+        /// The hook (its name, command or URL).
+        hook_id: &'a str,
+        /// Claude Code's name for it: `Event:subject` or the event (`PreToolUse:Bash`, `Stop`).
+        hook_name: &'a str,
+        /// This firing of this hook (a UUID), the same in [`RunEvent::HookEnded`].
+        execution: &'a str,
+    },
+    /// One hook of an event ended (stream-json's `hook_response`), before its answer is
+    /// folded ([`RunEvent::HookAnswered`]).
+    HookEnded {
+        /// The event.
+        event: HookEventName,
+        /// The hook.
+        hook_id: &'a str,
+        /// Claude Code's name for it.
+        hook_name: &'a str,
+        /// The firing, as in [`RunEvent::HookStarted`].
+        execution: &'a str,
+        /// How it ended.
+        outcome: HookRunOutcome,
+        /// What it printed, when it is a hook with output.
+        raw: Option<&'a HookRaw>,
     },
     /// One hook answered.
     HookAnswered {

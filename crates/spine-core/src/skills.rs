@@ -8,7 +8,9 @@
 //!
 //! Selection scans user and assistant messages (never tool output or hook context, so fetched
 //! content cannot load skills) for `[$name](…)` links and inline `$name` not preceded by a word
-//! character or `/`; the names are de-duplicated and kept only when active.
+//! character or `/`; the names are de-duplicated and kept only when active. A subagent's
+//! preloaded skills (its definition's `skills`) come first, whatever the messages say
+//! ([`select_with`]).
 //!
 //! Files inside a skill are read through the skill directory's boundary.
 
@@ -315,7 +317,18 @@ pub struct Selection {
 
 /// Selects and loads the skills a transcript references.
 pub fn select(catalog: &SkillCatalog, messages: &[Message]) -> Selection {
-    let requested = referenced_names(messages);
+    select_with(catalog, &[], messages)
+}
+
+/// Selects and loads the `preloaded` skills (a subagent definition's `skills`), then those the
+/// transcript references and `preloaded` does not name.
+pub fn select_with(catalog: &SkillCatalog, preloaded: &[String], messages: &[Message]) -> Selection {
+    let mut requested: Vec<String> = Vec::new();
+    for name in preloaded.iter().cloned().chain(referenced_names(messages)) {
+        if !requested.contains(&name) {
+            requested.push(name);
+        }
+    }
     let mut selection = Selection { requested: requested.clone(), ..Default::default() };
     for name in requested {
         match catalog.load(&name) {
@@ -378,6 +391,20 @@ mod tests {
         assert_eq!(selection.selected.len(), 1);
         assert!(selection.selected[0].skill_md.contains("Write notes in Markdown."));
         assert_eq!(selection.skipped.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["draft", "unknown"]);
+    }
+
+    #[test]
+    fn preloaded_skills_are_selected_first_without_a_reference_and_once() {
+        let dir = tempfile::tempdir().expect("tmp");
+        skill(dir.path(), "a", "Skill A.");
+        skill(dir.path(), "b", "Skill B.");
+        let (catalog, _) =
+            SkillCatalog::scan(&[SkillRoot { path: dir.path().to_path_buf(), kind: SkillRootKind::Live }]);
+        let preloaded = ["b".to_owned(), "gone".to_owned()];
+        let selection = select_with(&catalog, &preloaded, &[Message::user("use $a and $b")]);
+        let names: Vec<&str> = selection.selected.iter().map(|l| l.entry.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(selection.skipped.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["gone"]);
     }
 
     #[test]

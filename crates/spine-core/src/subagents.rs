@@ -17,6 +17,17 @@
 //! Rules:
 //! - a definition's `tools` narrows the parent's visible tools and its `disallowedTools`
 //!   removes tools from them ([`SubagentDefinition::allows_tool`]); neither ever widens them;
+//!   the tools of the MCP servers its `mcpServers` names join its tools even when `tools` does
+//!   not list them (as in Claude Code), still within the parent's and minus `disallowedTools`;
+//! - a definition's own hooks ([`SubagentDefinition::hooks`], its front matter's, a `Stop`
+//!   hook already turned into `SubagentStop`) run after the session's, for its subagent's
+//!   firings only ([`crate::hooks::HookRegistry::scoped`]): neither its parent nor a subagent
+//!   it starts sees them;
+//! - a definition's `skills` are preloaded: their `SKILL.md` is in the subagent's prompt from
+//!   its first request on (the Selected Skills layer, whatever the messages reference);
+//! - a definition's `effort` is the reasoning effort of its model's requests (a model whose
+//!   wire takes none runs without, with a warning when the subagent starts), and the `effort`
+//!   its hooks read;
 //! - `Agent` is visible in a subagent only when its definition lists `Agent` (or `Task`) and
 //!   the child is shallower than [`Subagents::max_depth`] (no grandchild otherwise);
 //! - a call without `subagent_type` starts `general-purpose` (the argument is filled in before
@@ -35,9 +46,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
+use spine_protocol::message::ReasoningEffort;
 use spine_protocol::permission::PermissionMode;
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
+use crate::elicitation::{ElicitationAnswer, ElicitationRequest};
+use crate::hooks::HookRegistry;
 use crate::model::ModelClient;
 use crate::permission::{Approval, ApprovalRequest, Approver};
 use crate::tool::{Projection, Tool, ToolContext};
@@ -77,6 +91,14 @@ pub struct SubagentDefinition {
     pub max_turns: Option<u32>,
     /// Its permission mode (`None`: the parent's); applied only when stricter.
     pub permission_mode: Option<PermissionMode>,
+    /// The skills preloaded into its prompt (`skills`), by name.
+    pub skills: Vec<String>,
+    /// The MCP servers whose tools it gets besides its `tools` (`mcpServers`), by name.
+    pub mcp_servers: Vec<String>,
+    /// The reasoning effort of its model requests (`effort`; `None`: its model's own).
+    pub effort: Option<ReasoningEffort>,
+    /// Its own hooks (`hooks`), run after the session's while it runs; `None`: none.
+    pub hooks: Option<Arc<HookRegistry>>,
     /// Where it was defined (a file, or `built-in`).
     pub source: PathBuf,
 }
@@ -90,6 +112,10 @@ impl std::fmt::Debug for SubagentDefinition {
             .field("model", &self.model.as_ref().map(|m| m.model().to_owned()))
             .field("max_turns", &self.max_turns)
             .field("permission_mode", &self.permission_mode)
+            .field("skills", &self.skills)
+            .field("mcp_servers", &self.mcp_servers)
+            .field("effort", &self.effort)
+            .field("hooks", &self.hooks.is_some())
             .field("source", &self.source)
             .finish()
     }
@@ -109,15 +135,20 @@ impl SubagentDefinition {
             model: None,
             max_turns: None,
             permission_mode: None,
+            skills: Vec::new(),
+            mcp_servers: Vec::new(),
+            effort: None,
+            hooks: None,
             source: PathBuf::from("built-in"),
         }
     }
 
     /// Whether the definition lets its subagent see the tool `name` (given the parent sees it):
-    /// `tools` absent or naming it, and `disallowedTools` not naming it. Former names count
-    /// (`Task` names `Agent`).
+    /// `tools` absent or naming it, or `name` a tool of an MCP server `mcpServers` names, and
+    /// `disallowedTools` not naming it. Former names count (`Task` names `Agent`).
     pub fn allows_tool(&self, name: &str) -> bool {
-        self.tools.as_ref().is_none_or(|list| list.iter().any(|t| same_tool(t, name)))
+        (self.tools.as_ref().is_none_or(|list| list.iter().any(|t| same_tool(t, name)))
+            || self.mcp_servers.iter().any(|server| is_mcp_tool_of(name, server)))
             && !self.disallowed_tools.iter().any(|t| same_tool(t, name))
     }
 
@@ -126,6 +157,15 @@ impl SubagentDefinition {
     pub fn may_delegate(&self) -> bool {
         self.tools.is_some() && self.allows_tool(AGENT_TOOL)
     }
+}
+
+/// Whether `tool` is a tool of the MCP server `server`: `mcp__<server>__<tool>`, the server's
+/// name with every character other than a letter, a digit, `_` and `-` made `_` (as
+/// spine-tools names MCP tools).
+pub fn is_mcp_tool_of(tool: &str, server: &str) -> bool {
+    let clean: String =
+        server.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    tool.strip_prefix("mcp__").and_then(|rest| rest.strip_prefix(clean.as_str())).is_some_and(|t| t.starts_with("__"))
 }
 
 /// The agent types of a run and the limits of delegation.
@@ -232,6 +272,11 @@ impl Approver for OneAtATime {
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
         let _turn = self.lock.lock().await;
         self.inner.approve(request).await
+    }
+
+    async fn elicit(&self, request: &ElicitationRequest) -> Option<ElicitationAnswer> {
+        let _turn = self.lock.lock().await;
+        self.inner.elicit(request).await
     }
 }
 
@@ -364,6 +409,17 @@ mod tests {
         assert!(d.allows_tool("Read") && !d.allows_tool("Bash"), "no tools list: all but the disallowed");
         d.tools = Some(vec!["Read".into(), "Bash".into()]);
         assert!(d.allows_tool("Read") && !d.allows_tool("Bash") && !d.allows_tool("Write"));
+    }
+
+    #[test]
+    fn mcp_servers_add_their_tools_beside_the_tools_list_and_disallowed_tools_still_remove_them() {
+        let mut d = SubagentDefinition::general_purpose();
+        d.tools = Some(vec!["Read".into()]);
+        d.mcp_servers = vec!["peer.one".into()];
+        assert!(d.allows_tool("Read") && d.allows_tool("mcp__peer_one__ping"));
+        assert!(!d.allows_tool("mcp__other__ping") && !d.allows_tool("mcp__peer_one_x__ping"));
+        d.disallowed_tools = vec!["mcp__peer_one__ping".into()];
+        assert!(!d.allows_tool("mcp__peer_one__ping"), "disallowedTools wins");
     }
 
     #[test]

@@ -21,6 +21,7 @@ use spine_protocol::message::ImageBlock;
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
+use crate::watch::ShellCwd;
 use crate::workspace::Workspace;
 
 /// Arguments after validation: immutable, shared by the policy, the approver and the handler.
@@ -175,8 +176,12 @@ pub struct ToolContext {
     pub tool_name: String,
     /// The workspace boundary.
     pub workspace: Arc<Workspace>,
-    /// The working directory.
+    /// The working directory: where the agent's shell is ([`ShellCwd`]), else the run's.
     pub cwd: PathBuf,
+    /// The agent's shell directory, kept between calls: a shell tool starts in `cwd` and
+    /// [`ShellCwd::settle`]s where the command left the shell. `None` (direct calls): every
+    /// command starts in `cwd` and nothing is kept.
+    pub shell_cwd: Option<Arc<ShellCwd>>,
     /// Canceled when the run is canceled, or when the call outlives the tool's
     /// [`Tool::time_limit`]; tools stop and kill what they started.
     pub cancel: CancellationToken,
@@ -188,6 +193,9 @@ pub struct ToolContext {
     /// Decides redirect hops of network tools; `None` outside a run with a policy (direct
     /// calls), where only the tool's own checks apply.
     pub url_gate: Option<Arc<dyn UrlGate>>,
+    /// Answers what an MCP server asks during this call (`elicitation/create`); `None` outside
+    /// a run, where every elicitation is declined.
+    pub elicitor: Option<Arc<dyn crate::elicitation::Elicitor>>,
 }
 
 impl ToolContext {
@@ -199,10 +207,12 @@ impl ToolContext {
             tool_name: tool_name.into(),
             workspace,
             cwd,
+            shell_cwd: None,
             cancel: CancellationToken::new(),
             env_file: None,
             progress: None,
             url_gate: None,
+            elicitor: None,
         }
     }
 

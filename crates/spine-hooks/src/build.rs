@@ -7,8 +7,9 @@
 //! - Each handler becomes a [`HookSpec`]: id = its command or URL, source = its settings file
 //!   and JSON path, kind = command, http or persistent
 //!   ([`HookKind`](spine_protocol::hook::HookKind)), its `onFailure`, its `if`, `async` →
-//!   [`RunMode::Background`], and a dedup key (the same command or URL declared twice, in one
-//!   file or several, runs once per firing).
+//!   [`RunMode::Background`], `asyncRewake` → a [`RewakeHook`] (registered blocking: it goes to
+//!   the background itself, as a hook that may wake the model), and a dedup key (the same
+//!   command or URL declared twice, in one file or several, runs once per firing).
 //! - Handlers of a persistent command share one [`PersistentProcess`] per registry, across
 //!   events; HTTP handlers share one client.
 //! - Only [`HookConfig::active_groups`] are registered: with `disableAllHooks`, nothing (or
@@ -33,6 +34,7 @@ use crate::once::OnceHook;
 use crate::persistent::{PersistentHook, PersistentProcess};
 use crate::prompt::{HookModels, PromptHook};
 use crate::record::{AnswerSink, HookMeta};
+use crate::rewake::RewakeHook;
 use crate::wire::{WireEvent, WireVisitor, visit_wire_event};
 
 /// Options of [`register`].
@@ -40,7 +42,8 @@ use crate::wire::{WireEvent, WireVisitor, visit_wire_event};
 pub struct BuildOptions {
     /// Receives every external hook call's raw answer (`spine hooks test`).
     pub sink: Option<Arc<dyn AnswerSink>>,
-    /// Runs `async` hooks in the foreground too (`spine hooks test`, to see their answers).
+    /// Runs `async` and `asyncRewake` hooks in the foreground too, and waits for a command hook
+    /// that prints `{"async": true}` (`spine hooks test`, to see their answers).
     pub force_blocking: bool,
     /// The models of prompt hooks; without it, a prompt hook fails at each firing (its
     /// `onFailure` decides).
@@ -144,8 +147,20 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         kind: h.handler.kind(),
         sink: shared.sink.clone(),
     });
+    let mut run = if shared.force_blocking { RunMode::Blocking } else { h.run };
     let hook: Arc<dyn Hook<E>> = match &h.handler {
-        Handler::Command { program, persistent: false } => Arc::new(CommandHook::new(program.clone(), h.timeout, meta)),
+        Handler::Command { program, persistent: false } => {
+            let command = CommandHook::new(program.clone(), h.timeout, meta);
+            match &h.rewake {
+                _ if shared.force_blocking => Arc::new(command.in_foreground()),
+                Some(rewake) => {
+                    run = RunMode::Blocking;
+                    let (message, summary) = (rewake.message.clone(), rewake.summary.clone());
+                    Arc::new(RewakeHook::new(command, program.display(), message, summary))
+                }
+                None => Arc::new(command),
+            }
+        }
         Handler::Command { program, persistent: true } => {
             let process = shared
                 .processes
@@ -176,7 +191,7 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         on_failure: h.on_failure,
         condition: h.condition.as_ref().map(|(_, rule)| rule.clone()),
         dedup_key: Some(key),
-        run: if shared.force_blocking { RunMode::Blocking } else { h.run },
+        run,
         status_message: h.status_message.clone(),
         hook,
     })

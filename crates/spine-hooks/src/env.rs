@@ -3,9 +3,11 @@
 //!
 //! - `command` runs under its resolved shell ([`crate::shell`]: `bash -c COMMAND` by default);
 //!   the exec form runs the program directly.
-//! - cwd = the run's working directory; environment = the parent's, plus `SPINE_PROJECT_DIR`
-//!   and `CLAUDE_PROJECT_DIR` (the project root), plus — for SessionStart, and for persistent
-//!   hooks, which may serve it — `CLAUDE_ENV_FILE` and `SPINE_ENV_FILE` (the run's env file).
+//! - cwd = the session's current working directory (where the shell tool is, as Claude Code's
+//!   hooks run in its current directory); environment = the parent's, plus `SPINE_PROJECT_DIR`
+//!   and `CLAUDE_PROJECT_DIR` (the project root), plus — for SessionStart, CwdChanged and
+//!   FileChanged, and for persistent hooks, which may serve them — `CLAUDE_ENV_FILE` and
+//!   `SPINE_ENV_FILE` (the run's env file).
 //! - Header values interpolate `$NAME` and `${NAME}` only for names listed in
 //!   `allowedEnvVars`; a reference to any other variable becomes the empty string (as in
 //!   Claude Code), so a secret is never sent by accident. An unset allowed variable is empty.
@@ -30,7 +32,7 @@ pub fn command(program: &Program, session: &SessionInfo, with_env_file: bool) ->
             cmd
         }
     };
-    cmd.current_dir(&session.cwd)
+    cmd.current_dir(&session.hook_dir)
         .env("SPINE_PROJECT_DIR", &session.project_dir)
         .env("CLAUDE_PROJECT_DIR", &session.project_dir);
     if with_env_file && let Some(file) = &session.env_file {

@@ -38,12 +38,12 @@ const SHELL_SYNTAX: &[char] = &[';', '|', '&', '<', '>', '(', ')', '`', '$', '*'
 /// The first path the hook needs that does not exist, as a message naming it.
 pub fn missing_script(program: &Program, session: &SessionInfo) -> Option<String> {
     let invocation = invocation(program, session)?;
-    if invocation.program.contains('/') && !exists(&invocation.program, &session.cwd) {
+    if invocation.program.contains('/') && !exists(&invocation.program, &session.hook_dir) {
         return Some(format!("program {} does not exist", invocation.program));
     }
     let script = invocation.script?;
     let base = file_name(&invocation.program);
-    (!exists(&script, &session.cwd)).then(|| format!("{base} cannot open its script {script}: no such file"))
+    (!exists(&script, &session.hook_dir)).then(|| format!("{base} cannot open its script {script}: no such file"))
 }
 
 /// What a simple command line starts: its program and, for an interpreter, the script file it
@@ -135,8 +135,10 @@ mod tests {
             session_id: "s".into(),
             transcript_path: dir.join("t.jsonl"),
             cwd: dir.to_path_buf(),
+            hook_dir: dir.to_path_buf(),
             project_dir: dir.to_path_buf(),
             permission_mode: PermissionMode::Default,
+            effort: None,
             env_file: None,
         }
     }

@@ -16,6 +16,9 @@
 //!   kinds of external hooks; [`env`](mod@env): what
 //!   their processes see.
 //! - [`once`]: `"once": true`, a hook that runs at its first firing only.
+//! - [`rewake`]: `"asyncRewake": true`, a command hook in the background whose exit 2 wakes the
+//!   model; [`running`]: a command hook's process that may go on in the background (the
+//!   `{"async": true}` first line).
 //! - [`launch`]: whether a hook's program or script exists, checked before spawning.
 //! - [`shell`]: the shell of `command` lines (bash by default); [`syntax`]: a line or shell
 //!   script that does not parse is a launch error, never the exit status 2 of a block.
@@ -46,6 +49,8 @@ pub mod persistent;
 pub mod policy;
 pub mod prompt;
 pub mod record;
+pub mod rewake;
+pub mod running;
 pub mod shell;
 pub mod syntax;
 pub mod wire;

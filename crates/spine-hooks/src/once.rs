@@ -4,13 +4,14 @@
 //! first call — a firing whose matcher and `if` rule selected the hook — runs the wrapped hook
 //! and returns its answer; every later call returns no opinion without running anything. The
 //! state lives in the hook, so "once" means once per registry: once per `spine run`, once per
-//! interactive session.
+//! interactive session. The first call may go to the background as the wrapped hook does
+//! ([`Hook::start`] is forwarded).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use spine_core::hooks::{Hook, HookContext, HookError};
+use spine_core::hooks::{Hook, HookContext, HookError, Started};
 use spine_protocol::hook::{HookEvent, HookOutput};
 
 /// A hook that runs once.
@@ -33,5 +34,12 @@ impl<E: HookEvent> Hook<E> for OnceHook<E> {
             return Ok(HookOutput::new(E::Action::default()));
         }
         self.inner.call(ctx, input).await
+    }
+
+    async fn start(&self, ctx: &HookContext, input: &E::Input) -> Started<E::Action> {
+        if self.ran.swap(true, Ordering::SeqCst) {
+            return Started::Answered(Ok(HookOutput::new(E::Action::default())));
+        }
+        self.inner.start(ctx, input).await
     }
 }

@@ -3,7 +3,12 @@
 //! Every external hook carries a [`HookMeta`]; when the registry is built with an
 //! [`AnswerSink`], each call reports an [`AnswerRecord`]: the raw answer (exit status, stdout,
 //! stderr; HTTP status and body; the answer line) and what it meant (the hook's output or its
-//! error). Runs without a sink pay nothing.
+//! error). Runs without a sink pay nothing. The same raw answer goes to the engine when it
+//! listens ([`spine_core::hooks::raw`]: stream-json's `hook_response` lines).
+//!
+//! A hook that answers `suppressOutput: true` has its raw output withheld from the record
+//! (stdout, the HTTP body, the answer line, the reply: empty, [`AnswerRecord::suppressed`]
+//! set); stderr, the exit status and what the answer meant are kept.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use spine_core::hooks::HookError;
+use spine_core::hooks::raw::HookRaw;
 use spine_protocol::hook::{HookEvent, HookEventName, HookKind, HookOutput};
 
 /// A hook's raw answer.
@@ -51,6 +57,37 @@ pub enum Raw {
     None,
 }
 
+impl Raw {
+    /// What the hook printed, as observers see it: a process's streams and status, an HTTP
+    /// body and status, a line or a reply as stdout; for no answer at all, the failure as
+    /// stderr.
+    fn printed(&self, error: Option<&HookError>) -> HookRaw {
+        match self {
+            Raw::Exit { exit_code, stdout, stderr, .. } => {
+                HookRaw { stdout: stdout.clone(), stderr: stderr.clone(), exit_code: *exit_code, http_status: None }
+            }
+            Raw::Http { status, body } => {
+                HookRaw { stdout: body.clone(), http_status: Some(*status), ..HookRaw::default() }
+            }
+            Raw::Line { line: text } | Raw::Reply { text } => HookRaw { stdout: text.clone(), ..HookRaw::default() },
+            Raw::None => HookRaw { stderr: error.map(|e| e.detail.clone()).unwrap_or_default(), ..HookRaw::default() },
+        }
+    }
+
+    /// The same answer without the hook's raw output (`suppressOutput`).
+    fn suppressed(self) -> Raw {
+        match self {
+            Raw::Exit { exit_code, stderr, stdout_overflow, stdin_read, .. } => {
+                Raw::Exit { exit_code, stdout: String::new(), stderr, stdout_overflow, stdin_read }
+            }
+            Raw::Http { status, .. } => Raw::Http { status, body: String::new() },
+            Raw::Line { .. } => Raw::Line { line: String::new() },
+            Raw::Reply { .. } => Raw::Reply { text: String::new() },
+            Raw::None => Raw::None,
+        }
+    }
+}
+
 /// One call of one external hook.
 #[derive(Debug, Clone)]
 pub struct AnswerRecord {
@@ -68,6 +105,8 @@ pub struct AnswerRecord {
     pub raw: Raw,
     /// What that meant: its output as JSON, or its error.
     pub outcome: Result<Value, HookError>,
+    /// The hook answered `suppressOutput: true`: its raw output is left out of [`Self::raw`].
+    pub suppressed: bool,
     /// How long it took.
     pub duration: Duration,
 }
@@ -101,6 +140,17 @@ impl HookMeta {
         result: &Result<HookOutput<E::Action>, HookError>,
         duration: Duration,
     ) {
+        // The engine keeps what the hook printed for its observers (stream-json's
+        // `hook_response`), when it listens.
+        let listening = spine_core::hooks::raw::listening();
+        if self.sink.is_none() && !listening {
+            return;
+        }
+        let suppressed = result.as_ref().is_ok_and(|output| output.suppress_output);
+        let raw = if suppressed { raw().suppressed() } else { raw() };
+        if listening {
+            spine_core::hooks::raw::report(raw.printed(result.as_ref().err()));
+        }
         let Some(sink) = &self.sink else { return };
         let outcome = match result {
             Ok(output) => Ok(serde_json::to_value(output).unwrap_or(Value::Null)),
@@ -112,8 +162,9 @@ impl HookMeta {
             path: self.path.clone(),
             source: self.source.clone(),
             kind: self.kind,
-            raw: raw(),
+            raw,
             outcome,
+            suppressed,
             duration,
         });
     }

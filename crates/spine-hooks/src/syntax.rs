@@ -103,12 +103,12 @@ fn shell_script(program: &Program, session: &SessionInfo) -> Option<(PathBuf, Os
     let base = invocation.base();
     if let Some(script) = &invocation.script {
         let shell = shell_of_name(&base)?;
-        return Some((launch::resolve(script, &session.cwd), shell_program(shell, &invocation.program)));
+        return Some((launch::resolve(script, &session.hook_dir), shell_program(shell, &invocation.program)));
     }
     if !invocation.program.contains('/') {
         return None;
     }
-    let path = launch::resolve(&invocation.program, &session.cwd);
+    let path = launch::resolve(&invocation.program, &session.hook_dir);
     let shell = shebang_shell(&path)?;
     Some((path, OsString::from(shell)))
 }
@@ -165,8 +165,10 @@ mod tests {
             session_id: "s".into(),
             transcript_path: dir.join("t.jsonl"),
             cwd: dir.to_path_buf(),
+            hook_dir: dir.to_path_buf(),
             project_dir: dir.to_path_buf(),
             permission_mode: PermissionMode::Default,
+            effort: None,
             env_file: None,
         }
     }

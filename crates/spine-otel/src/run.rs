@@ -185,6 +185,8 @@ impl RunObserver for RunSpans {
                 }
             }
             RunEvent::HookFired { .. }
+            | RunEvent::HookStarted { .. }
+            | RunEvent::HookEnded { .. }
             | RunEvent::HookAnswered { .. }
             | RunEvent::Permission { .. }
             | RunEvent::ModelReplied { .. }

@@ -9,6 +9,8 @@
 //!   next model request", checked before every model request.
 //! - [`hook`]: the hook events, their per-event inputs and outcomes (one module per event).
 //! - [`permission`]: permission modes, hook suggestions and policy decisions.
+//! - [`permission_update`]: permission updates in Claude Code's shape (PermissionRequest's
+//!   `permission_suggestions` and `updatedPermissions`).
 //! - [`trace`]: structured trace entries written by every stage and every hook.
 //! - [`run`]: the result of a run (`success`, `error_max_turns`, …) and token usage.
 
@@ -18,6 +20,7 @@ pub mod hook;
 pub mod message;
 pub mod pairing;
 pub mod permission;
+pub mod permission_update;
 pub mod run;
 pub mod tool;
 pub mod trace;

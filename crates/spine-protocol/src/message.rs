@@ -146,6 +146,20 @@ impl ReasoningEffort {
     }
 }
 
+/// The effort of a run as hooks read it: `"effort": {"level": "high"}` in every hook input
+/// (Claude Code's common field), from `model_options.reasoning_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Effort {
+    /// The level (`minimal`, `low`, `medium`, `high`).
+    pub level: String,
+}
+
+impl From<ReasoningEffort> for Effort {
+    fn from(effort: ReasoningEffort) -> Self {
+        Effort { level: effort.as_str().to_owned() }
+    }
+}
+
 /// The result of one tool call, paired to it by `tool_call_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResultMessage {

@@ -9,7 +9,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// The run's permission mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum PermissionMode {
     /// Read tools allowed; write, execute and network tools ask.
@@ -194,12 +194,16 @@ pub struct PermissionDecision {
     pub source: DecisionSource,
     /// Why (a deny's reason reaches the model as `Error [permission_denied]: <reason>`).
     pub reason: String,
+    /// What became of the `updatedPermissions` of the PermissionRequest hook that allowed the
+    /// call (absent when it had none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permission_updates: Vec<crate::permission_update::AppliedUpdate>,
 }
 
 impl PermissionDecision {
     /// A decision of `behavior` by `source`, with the reason a reader (or the model) sees.
     pub fn new(behavior: PermissionBehavior, source: DecisionSource, reason: impl Into<String>) -> Self {
-        PermissionDecision { behavior, source, reason: reason.into() }
+        PermissionDecision { behavior, source, reason: reason.into(), permission_updates: Vec::new() }
     }
 }
 

@@ -46,6 +46,8 @@
 //! - [`model_options`]: the `model_options` key (timeouts, tool choice, streaming, output
 //!   limit, temperature, prices, thinking
 //!   budget, reasoning effort).
+//! - [`persist`]: saving permission changes to settings files (the approver's "always for this
+//!   project", PermissionRequest hooks' `updatedPermissions`).
 
 #![warn(missing_docs)]
 
@@ -55,6 +57,7 @@ mod discover;
 pub mod managed;
 mod merge;
 pub mod model_options;
+pub mod persist;
 pub mod policy;
 pub mod project;
 mod settings;
@@ -66,6 +69,7 @@ pub use directories::{AddedDirectory, DirectorySource};
 pub use discover::{Discovery, FileStatus, SettingsFile};
 pub use managed::ManagedLocation;
 pub use model_options::{ModelOptionSettings, ModelPrice, ModelTimeoutSettings};
+pub use persist::SettingsStore;
 pub use policy::{AllowList, DroppedRules, ListEntry, ManagedPolicy};
 pub use project::{SettingSource, SettingSources, find_project_dir};
 pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting, TelemetryProtocol};

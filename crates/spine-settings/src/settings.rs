@@ -59,6 +59,8 @@ pub struct Settings {
     pub layers: Vec<SettingsLayer>,
     /// `model`, by precedence.
     pub model: Option<String>,
+    /// `tool_set`: `claude` offers only Claude Code's tools (`--tool-set` overrides it).
+    pub tool_set: Option<spine_core::tool_set::ToolSetName>,
     /// `permissions`.
     pub permissions: PermissionSettings,
     /// `stop.max_forced_continuations`, by precedence.
@@ -171,6 +173,7 @@ const KNOWN_KEYS: &[&str] = &[
     "hooks",
     "permissions",
     "model",
+    "tool_set",
     "stop",
     "maxTurns",
     "max_turns",
@@ -214,6 +217,10 @@ impl Settings {
             for (key, value) in &layer.value {
                 match key.as_str() {
                     "model" => s.model = Some(expect_str(origin, "model", value)?.to_owned()),
+                    "tool_set" => {
+                        let name = expect_str(origin, "tool_set", value)?;
+                        s.tool_set = Some(name.parse().map_err(|e: String| SettingsError::at(origin, "tool_set", e))?);
+                    }
                     "permissions" => merge_permissions(&mut s, origin, value)?,
                     "stop" => {
                         let obj = expect_object(origin, "stop", value)?;

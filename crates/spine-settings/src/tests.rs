@@ -31,6 +31,16 @@ fn scalar_keys_take_the_highest_precedence_and_rule_lists_append() {
 }
 
 #[test]
+fn tool_set_is_spine_or_claude_by_precedence_and_anything_else_is_an_error() {
+    let user = layer(Origin::User("/h/settings.json".into()), json!({"tool_set": "spine"}));
+    let cli = layer(Origin::Cli { index: 1, path: None }, json!({"tool_set": "claude"}));
+    let s = Settings::from_layers(vec![user, cli]).expect("valid");
+    assert_eq!(s.tool_set, Some(spine_core::tool_set::ToolSetName::Claude));
+    let bad = Settings::from_layers(vec![layer(Origin::User("/h/s.json".into()), json!({"tool_set": "all"}))]);
+    assert!(bad.is_err_and(|e| e.to_string().contains("tool_set") && e.to_string().contains("spine, claude")));
+}
+
+#[test]
 fn mcp_servers_merge_by_name_and_web_search_url_takes_precedence() {
     let s = Settings::from_layers(vec![
         layer(Origin::User("/h/settings.json".into()), json!({"mcpServers": {"fs": {"command": "a"}, "git": {"command": "g"}}, "web": {"search_url": "http://one"}})),

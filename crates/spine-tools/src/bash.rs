@@ -2,7 +2,10 @@
 //!
 //! Runs `bash -c COMMAND` (`sh -c` when `/bin/bash` is missing) in the call's working
 //! directory, in its own process group, with the run's environment file applied
-//! (`env_file`). Output is streamed to the progress sink and kept capped: at most
+//! (`env_file`). The working directory persists between calls, as in Claude Code: with the
+//! agent's shell directory in the context, the next command starts where this one left the
+//! shell, inside the workspace, else back in the project directory with `Shell cwd was reset
+//! to DIR` ending `stderr` (`shell_cwd`). Output is streamed to the progress sink and kept capped: at most
 //! [`OUTPUT_CAP`] characters of stdout and stderr together, each stream keeping its head and
 //! tail around a `[output truncated: N characters omitted]` marker (`output`).
 //!
@@ -38,6 +41,7 @@ use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use crate::args::{self, Count};
 use crate::env_file;
 use crate::output;
+use crate::shell_cwd::{self, CwdReport};
 
 /// Default time limit, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -71,7 +75,8 @@ impl Tool for BashTool {
             name: "Bash".to_owned(),
             description: format!(
                 "Runs a shell command with bash in the working directory and returns its \
-                 output. The command is killed (with everything it started) after `timeout` \
+                 output. The working directory persists between commands (a `cd` that leaves \
+                 the workspace is undone). The command is killed (with everything it started) after `timeout` \
                  milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}). Output \
                  beyond {OUTPUT_CAP} characters is cut in the middle."
             ),
@@ -101,8 +106,15 @@ impl Tool for BashTool {
         }
 
         let shell = if Path::new("/bin/bash").exists() { "/bin/bash" } else { "/bin/sh" };
+        // With a kept shell directory, the shell reports where the command left it.
+        let (start, mut note) = shell_cwd::start(ctx);
+        let report = ctx.shell_cwd.as_ref().and_then(|_| CwdReport::create());
+        let script = match &report {
+            Some(report) => report.wrap(&command),
+            None => command,
+        };
         let mut cmd = tokio::process::Command::new(shell);
-        cmd.arg("-c").arg(command).current_dir(&ctx.cwd);
+        cmd.arg("-c").arg(script).current_dir(&start);
         if let Some(path) = &ctx.env_file {
             cmd.envs(env_file::load(path));
         }
@@ -122,7 +134,10 @@ impl Tool for BashTool {
         let finished = spine_process::run(cmd, options)
             .await
             .map_err(|e| ToolError::new(ErrorCode::RuntimeError, e.to_string()))?;
-        outcome(&finished, timeout_ms)
+        if let Some(report) = &report {
+            note = shell_cwd::settle(ctx, &start, report.read().as_deref()).or(note);
+        }
+        outcome(&finished, timeout_ms, note.as_deref())
     }
 
     fn project(&self, response: &Value) -> Projection {
@@ -153,9 +168,14 @@ impl Tool for BashTool {
     }
 }
 
-/// Maps a finished run to the tool's result.
-fn outcome(finished: &Finished, timeout_ms: u64) -> Result<Value, ToolError> {
+/// Maps a finished run to the tool's result; `note` (the shell's directory was reset) ends
+/// `stderr`.
+fn outcome(finished: &Finished, timeout_ms: u64, note: Option<&str>) -> Result<Value, ToolError> {
     let (stdout, stderr, _) = output::render_pair(&finished.stdout, &finished.stderr, OUTPUT_CAP);
+    let stderr = match note {
+        Some(note) => shell_cwd::with_note(&stderr, note),
+        None => stderr,
+    };
     // Claude Code's `tool_response.stdout` has no trailing newline.
     let stdout = stdout.trim_end_matches(['\n', '\r']).to_owned();
     let exit_code = finished.status.and_then(|s| s.code());

@@ -16,8 +16,9 @@
 //! - Shared parts: `args` (typed arguments, and the model-facing schemas derived from them), `paths` (normalisation and the workspace
 //!   boundary), `walk` (the gitignore-aware walk and glob rules of Glob and Grep), `output`
 //!   (line cuts; capped head+tail text comes from `spine-process`, as do process groups, time
-//!   limits and cancellation), `env_file` (the run's `export NAME=value` file), `patch` (the
-//!   `structuredPatch` hunks of Edit and Write).
+//!   limits and cancellation), `env_file` (the run's `export NAME=value` file), `shell_cwd`
+//!   (where a Bash command left its shell, for the next one), `patch` (the `structuredPatch`
+//!   hunks of Edit and Write).
 //! - [`builtin_tools`] / [`register_builtins`]: the set, in a fixed order.
 //! - Tool families, each a module with its executors and projectors: [`command_runs`]
 //!   (`exec_command`, `write_stdin`, `command_run_*`), [`processes`] (`process_*`), [`memory`]
@@ -59,6 +60,7 @@ mod paths;
 pub mod processes;
 pub mod read;
 mod ring;
+mod shell_cwd;
 mod time_limit;
 mod walk;
 pub mod web;

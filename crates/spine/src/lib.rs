@@ -52,6 +52,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use spine_core::CancellationToken;
+/// MCP elicitation: what an [`Approver::elicit`] answers, and the rules of the run's answer.
+pub use spine_core::elicitation;
 pub use spine_core::hooks::{Hook, HookContext, HookError, HookRegistryBuilder, async_hook_fn, hook_fn};
 pub use spine_core::observer::{NullObserver, RunEvent, RunObserver};
 pub use spine_core::permission::{Approval, ApprovalRequest, Approver, DenyApprover};
@@ -66,7 +68,9 @@ pub use spine_settings::Settings;
 
 /// Hook events, their inputs and typed actions, and the hook traits.
 pub mod hooks {
-    pub use spine_core::hooks::{FailurePolicy, Hook, HookContext, HookError, HookSpec, async_hook_fn, hook_fn};
+    pub use spine_core::hooks::{
+        FailurePolicy, Hook, HookContext, HookError, HookSpec, Late, Started, Wake, async_hook_fn, hook_fn,
+    };
     pub use spine_protocol::hook::*;
     pub use spine_protocol::permission::PermissionSuggestion;
 }

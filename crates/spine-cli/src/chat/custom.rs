@@ -229,6 +229,28 @@ pub fn expand(
     Ok(prompt.trim_end().to_owned())
 }
 
+/// What UserPromptExpansion hooks receive for `command` typed with `arguments`: the command
+/// line as typed in `prompt` (as Claude Code sends it), and where the command comes from
+/// (`projectSettings` or `userSettings`, Claude Code's names).
+pub fn expansion(command: &CustomCommand, arguments: &str) -> spine_protocol::hook::UserPromptExpansionInput {
+    let arguments = arguments.trim();
+    let typed =
+        if arguments.is_empty() { format!("/{}", command.name) } else { format!("/{} {arguments}", command.name) };
+    spine_protocol::hook::UserPromptExpansionInput {
+        expansion_type: "slash_command".to_owned(),
+        command_name: command.name.clone(),
+        command_args: arguments.to_owned(),
+        command_source: Some(
+            match command.scope {
+                Scope::Project => "projectSettings",
+                Scope::User => "userSettings",
+            }
+            .to_owned(),
+        ),
+        prompt: typed,
+    }
+}
+
 /// `$ARGUMENTS` and `$1`…`$9` replaced; arguments appended when the body names none.
 pub fn substitute(body: &str, arguments: &str, words: &[String]) -> String {
     let mut out = String::with_capacity(body.len() + arguments.len());

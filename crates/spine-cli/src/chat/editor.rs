@@ -9,9 +9,15 @@
 //!
 //! The editor lives on its own thread (it blocks on the terminal; it reads nothing and uses no
 //! CPU while no line is asked for, and while asked it blocks on the terminal, never polls).
+//! Started to watch for wakes (a session whose hooks may wake the model, `asyncRewake`), it
+//! can be interrupted ([`Editor::interrupt`]: the read ends with [`Input::Woken`], the text
+//! typed so far stays for the next read); reedline then polls the terminal every 100 ms while
+//! a line is asked for.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use reedline::{
     EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, Prompt, PromptEditMode, PromptHistorySearch,
@@ -36,6 +42,8 @@ pub enum Input {
     Cleared,
     /// Ctrl-D on an empty line, or the terminal closed.
     Eof,
+    /// [`Editor::interrupt`] ended the read (the line typed so far is kept for the next one).
+    Woken,
 }
 
 /// What the prompt shows.
@@ -53,11 +61,15 @@ struct Request {
 /// The editor thread's handle.
 pub struct Editor {
     requests: std::sync::mpsc::Sender<Request>,
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl Editor {
-    /// Starts the editor thread; the history is read from and appended to `history`.
-    pub fn start(history: Option<PathBuf>) -> std::io::Result<Self> {
+    /// Starts the editor thread; the history is read from and appended to `history`. With
+    /// `interruptible`, a read can be ended by [`Editor::interrupt`].
+    pub fn start(history: Option<PathBuf>, interruptible: bool) -> std::io::Result<Self> {
+        let interrupt = interruptible.then(|| Arc::new(AtomicBool::new(false)));
+        let signal = interrupt.clone();
         let (requests, rx) = std::sync::mpsc::channel::<Request>();
         let history = match history {
             Some(path) => {
@@ -80,11 +92,22 @@ impl Editor {
             if let Some(history) = history {
                 editor = editor.with_history(Box::new(history));
             }
+            if let Some(signal) = signal {
+                editor = editor.with_break_signal(signal);
+            }
             while let Ok(Request { prompt, reply }) = rx.recv() {
                 let _ = reply.send(read(&mut editor, &ChatPrompt(prompt)));
             }
         })?;
-        Ok(Editor { requests })
+        Ok(Editor { requests, interrupt })
+    }
+
+    /// Ends the read in progress with [`Input::Woken`] (or the next one, when none is); nothing
+    /// when the editor was not started interruptible.
+    pub fn interrupt(&self) {
+        if let Some(flag) = &self.interrupt {
+            flag.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Reads one input.
@@ -101,6 +124,7 @@ fn read(editor: &mut Reedline, prompt: &ChatPrompt) -> std::io::Result<Input> {
             Signal::Success(text) => return Ok(Input::Line(unescape_continuations(&text))),
             Signal::CtrlD => return Ok(Input::Eof),
             Signal::CtrlC => return Ok(Input::Interrupt),
+            Signal::ExternalBreak(_) => return Ok(Input::Woken),
             Signal::HostCommand(command) if command == CTRL_C => {
                 if editor.current_buffer_contents().is_empty() {
                     return Ok(Input::Interrupt);

@@ -16,19 +16,30 @@
 //! - [`editor`]: the line editor (`reedline`);
 //! - [`view`]: what a running prompt shows;
 //! - [`slash`]: the built-in commands;
-//! - [`custom`]: the custom commands of `.claude/commands/` and `.spine/commands/`.
+//! - [`custom`]: the custom commands of `.claude/commands/` and `.spine/commands/`
+//!   (UserPromptExpansion fires for each);
+//! - [`model_switch`]: `/model` through the PreModelSwitch and PostModelSwitch hooks;
+//! - [`watch`]: the session's watch — the shell's directory carries over between prompts, and
+//!   FileChanged and ConfigChange also fire while the session waits at its prompt;
+//! - [`wake`]: an `asyncRewake` hook that exits 2 while the session waits at its prompt starts a
+//!   turn with its message (the prompts share their background hooks);
+//! - [`totals`]: usage and cost so far (`/cost`).
 
 mod custom;
 mod editor;
+mod model_switch;
 mod slash;
+mod totals;
 mod view;
+mod wake;
+mod watch;
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use spine_core::CancellationToken;
+use spine_core::hooks::BackgroundHooks;
 use spine_core::observer::RunObserver;
 use spine_core::permission::Approver;
 use spine_core::runner::{Agent, RunOutcome, RunRequest, SessionEnding, SessionTurn};
@@ -36,7 +47,7 @@ use spine_core::session::{Transcript, new_session_id};
 use spine_core::trace::{Trace, TraceSink};
 use spine_protocol::hook::{SessionEndReason, SessionSource};
 use spine_protocol::message::Message;
-use spine_protocol::run::{ModelUsage, RunSubtype, Usage};
+use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::ToolCall;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -49,6 +60,7 @@ use crate::render::trace_file::TraceFile;
 use custom::CustomCommand;
 use editor::{Editor, Input, PromptText};
 use slash::{Builtin, Line};
+use totals::Totals;
 use view::ChatView;
 
 /// Runs an interactive session; the exit status is 0, or 143/129 when a signal ended it.
@@ -82,12 +94,15 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     };
     // OpenTelemetry export, when on: one trace per prompt, flushed when the session ends.
     let telemetry = crate::telemetry::session(&settings, &mut trace_sink);
-    let editor = Editor::start(Some(home.join("chat_history"))).map_err(|e| config(format!("line editor: {e}")))?;
+    let watch_wakes = spine_hooks::HookConfig::from_settings(&settings).is_ok_and(|h| h.can_wake());
+    let editor = Editor::start(Some(home.join("chat_history")), watch_wakes || watch::watches_idle(&agent))
+        .map_err(|e| config(format!("line editor: {e}")))?;
     let (history, deferred, source) = match resumed {
         Some(loaded) => (loaded.messages, loaded.deferred, SessionSource::Resume),
         None => (Vec::new(), None, SessionSource::Startup),
     };
     let view = Arc::new(ChatView::new(Arc::clone(&status)));
+    let session_watch = watch::session_watch(&agent, &settings);
     let mut chat = Chat {
         agent,
         settings,
@@ -102,6 +117,13 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
         trace: Trace::new(trace_sink),
         telemetry,
         commands,
+        background: BackgroundHooks::new(),
+        watch_wakes,
+        watch: session_watch,
+        last_request_end: None,
+        setup: crate::commands::setup::trigger(&args),
+        expansion: None,
+        carried: Vec::new(),
     };
     chat.banner();
     let code = chat.run(&editor).await;
@@ -134,6 +156,20 @@ struct Chat {
     /// OpenTelemetry export, when on.
     telemetry: Option<crate::telemetry::SessionTelemetry>,
     commands: Vec<CustomCommand>,
+    /// The background hooks of the session's prompts (they outlive each prompt).
+    background: BackgroundHooks,
+    /// Whether a hook may wake the session while it waits at its prompt.
+    watch_wakes: bool,
+    /// What the session watches: its shell's directory, files, settings (`watch`).
+    watch: Arc<spine_core::watch::SessionWatch>,
+    /// When the last prompt's run ended (whether the model's prompt cache is likely warm).
+    last_request_end: Option<std::time::Instant>,
+    /// Setup's trigger (`--init`, `--maintenance`), fired with the first prompt.
+    setup: Option<String>,
+    /// The custom command the next prompt expands (UserPromptExpansion fires for it).
+    expansion: Option<spine_protocol::hook::UserPromptExpansionInput>,
+    /// Contexts for the next prompt's run (PostModelSwitch's).
+    carried: Vec<(spine_protocol::hook::HookEventName, String)>,
 }
 
 /// The session the prompts go to.
@@ -148,32 +184,6 @@ struct SessionState {
     source: SessionSource,
     /// Whether SessionStart fired (a prompt ran).
     started: bool,
-}
-
-/// Usage and cost of the session so far (`/cost`).
-#[derive(Default)]
-struct Totals {
-    prompts: u32,
-    requests: u32,
-    models: BTreeMap<String, ModelUsage>,
-    started: Option<std::time::Instant>,
-}
-
-impl Totals {
-    fn add(&mut self, models: &BTreeMap<String, ModelUsage>, requests: u32) {
-        self.requests += requests;
-        for (name, usage) in models {
-            let entry = self.models.entry(name.clone()).or_default();
-            entry.requests += usage.requests;
-            entry.requests_without_usage += usage.requests_without_usage;
-            if let Some(u) = usage.usage {
-                entry.usage.get_or_insert_with(Usage::default).add(u);
-            }
-            if let Some(c) = usage.cost_usd {
-                *entry.cost_usd.get_or_insert(0.0) += c;
-            }
-        }
-    }
 }
 
 /// What the loop does after a line.
@@ -208,9 +218,17 @@ impl Chat {
         };
         let mut armed = false;
         loop {
+            self.fire_watched().await;
+            if self.background.has_wake() {
+                self.woken(&mut interrupt).await;
+                if let Some(code) = self.pending_exit(&mut terminate, &mut hangup) {
+                    return code;
+                }
+                continue;
+            }
             let hint = armed.then(|| "Ctrl-C again to exit".to_owned());
             let input = tokio::select! {
-                input = editor.read(PromptText { hint }) => input,
+                input = self.read_input(editor, PromptText { hint }) => input,
                 _ = terminate.recv() => return 143,
                 _ = hangup.recv() => return 129,
             };
@@ -226,6 +244,11 @@ impl Chat {
                     continue;
                 }
                 Ok(Input::Eof) => return exit::OK,
+                Ok(Input::Woken) => {
+                    // The interrupted prompt line stays; the turn prints below it.
+                    println!();
+                    continue;
+                }
                 Err(e) => {
                     eprintln!("error: cannot read the terminal: {e}");
                     return exit::FAILED;
@@ -237,7 +260,7 @@ impl Chat {
             }
             let next = match slash::parse(&line) {
                 Line::Prompt(prompt) => {
-                    self.prompt(prompt, Vec::new(), &mut interrupt).await;
+                    self.prompt(Some(prompt), Vec::new(), &mut interrupt).await;
                     Next::Continue
                 }
                 Line::Builtin(command) => self.builtin(command, &mut interrupt).await,
@@ -271,11 +294,11 @@ impl Chat {
         None
     }
 
-    /// Runs one prompt (with `extra_allow` rules for it, a custom command's `allowed-tools`);
-    /// Ctrl-C (SIGINT) cancels it.
+    /// Runs one prompt (with `extra_allow` rules for it, a custom command's `allowed-tools`; none
+    /// for the turn a wake starts); Ctrl-C (SIGINT) cancels it.
     async fn prompt(
         &mut self,
-        prompt: String,
+        prompt: Option<String>,
         extra_allow: Vec<spine_core::permission::PermissionRule>,
         interrupt: &mut tokio::signal::unix::Signal,
     ) -> Option<RunOutcome> {
@@ -294,7 +317,10 @@ impl Chat {
         });
         let turn = if self.session.started { SessionTurn::Later } else { SessionTurn::First };
         let request = RunRequest::new(self.session.id.clone(), transcript)
-            .prompt(Some(prompt))
+            .prompt(prompt)
+            .setup(self.setup.take())
+            .expansion(self.expansion.take())
+            .contexts(std::mem::take(&mut self.carried))
             .history(self.session.history.clone())
             .deferred(self.session.deferred.take())
             .source(self.session.source)
@@ -308,6 +334,8 @@ impl Chat {
                 None => Arc::clone(&self.view) as Arc<dyn RunObserver>,
             })
             .trace(self.trace.clone())
+            .background(Some(self.background.clone()))
+            .watch(Some(Arc::clone(&self.watch)))
             .env_file(Some(self.session.transcript.with_extension("env")));
         self.status.reset();
         self.status.resume();
@@ -323,6 +351,7 @@ impl Chat {
             }
         };
         self.status.suspend();
+        self.last_request_end = Some(std::time::Instant::now());
         if let Some(telemetry) = &self.telemetry {
             telemetry.end();
         }
@@ -362,7 +391,8 @@ impl Chat {
         match custom::expand(&command, arguments, &config.workspace, &config.cwd, &self.agent.policy) {
             Ok(prompt) => {
                 let rules = custom::allow_rules(&command);
-                self.prompt(prompt, rules, interrupt).await;
+                self.expansion = Some(custom::expansion(&command, arguments));
+                self.prompt(Some(prompt), rules, interrupt).await;
             }
             Err(e) => println!("/{name}: {e}"),
         }
@@ -388,14 +418,8 @@ impl Chat {
             }
             Builtin::Compact(instructions) => self.compact(instructions, interrupt).await,
             Builtin::Model(None) => println!("model: {}", self.agent.model.model()),
-            Builtin::Model(Some(spec)) => match spine_agent::build_model(Some(&spec), &self.settings) {
-                Ok(model) => {
-                    self.agent.model = model;
-                    println!("model: {} (from the next prompt on)", self.agent.model.model());
-                }
-                Err(e) => println!("/model {spec}: {e}"),
-            },
-            Builtin::Cost => println!("{}", self.cost()),
+            Builtin::Model(Some(spec)) => self.switch_model(spec).await,
+            Builtin::Cost => println!("{}", self.totals.text()),
             Builtin::Permissions => println!("{}", self.permissions()),
             Builtin::Hooks => match crate::commands::hooks::hooks_text(&self.settings) {
                 Ok(text) => print!("{text}"),
@@ -444,6 +468,8 @@ impl Chat {
             .cancel(cancel.clone())
             .observer(Arc::clone(&self.view) as Arc<dyn RunObserver>)
             .trace(self.trace.clone())
+            .background(Some(self.background.clone()))
+            .watch(Some(Arc::clone(&self.watch)))
             .env_file(Some(self.session.transcript.with_extension("env")));
         println!("Compacting…");
         let outcome = {
@@ -511,8 +537,11 @@ impl Chat {
         self.totals = Totals::default();
     }
 
-    /// SessionEnd of the current session, if a prompt started it.
+    /// SessionEnd of the current session, if a prompt started it; its background hooks end.
     async fn end_session(&mut self, reason: SessionEndReason) {
+        self.background.shutdown();
+        self.background = BackgroundHooks::new();
+        self.watch = watch::session_watch(&self.agent, &self.settings);
         if !self.session.started {
             return;
         }
@@ -526,30 +555,6 @@ impl Chat {
                 observer: Arc::clone(&self.view) as Arc<dyn RunObserver>,
             })
             .await;
-    }
-
-    fn cost(&self) -> String {
-        let (usage, cost) = ModelUsage::totals(&self.totals.models);
-        let mut text = format!("{} prompt(s), {} model request(s)", self.totals.prompts, self.totals.requests);
-        if let Some(started) = self.totals.started {
-            text.push_str(&format!(", {:.0} s since the first", started.elapsed().as_secs_f64()));
-        }
-        match usage {
-            Some(u) => text.push_str(&format!(
-                "\ntokens: {} in ({} cache read, {} cache write), {} out",
-                u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens
-            )),
-            None => text.push_str("\ntokens: none reported"),
-        }
-        match cost {
-            Some(c) => text.push_str(&format!("\ncost: ${c:.4}")),
-            None => text.push_str("\ncost: unknown (no price for the model, or no usage reported)"),
-        }
-        for (model, m) in &self.totals.models {
-            let cost = m.cost_usd.map(|c| format!(" · ${c:.4}")).unwrap_or_default();
-            text.push_str(&format!("\n  {model}: {} request(s){cost}", m.requests));
-        }
-        text
     }
 
     fn permissions(&self) -> String {
@@ -585,5 +590,9 @@ fn conversation(messages: &[Message]) -> Vec<Message> {
 /// Whether a command line without a prompt opens an interactive session: stdin and stdout
 /// are terminals and `-p` was not given.
 pub fn wanted(args: &RunArgs) -> bool {
-    args.prompt.is_none() && !args.print && std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+    args.prompt.is_none()
+        && !args.print
+        && !args.init_only
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
 }

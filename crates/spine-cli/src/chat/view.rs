@@ -134,6 +134,8 @@ impl RunObserver for ChatView {
             },
             RunEvent::SessionStarted { .. }
             | RunEvent::HookFired { .. }
+            | RunEvent::HookStarted { .. }
+            | RunEvent::HookEnded { .. }
             | RunEvent::Permission { .. }
             | RunEvent::ModelRequest { .. }
             | RunEvent::ModelReplied { .. }

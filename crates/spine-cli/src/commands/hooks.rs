@@ -15,8 +15,7 @@ use spine_hooks::check::{Finding, Severity, check};
 use spine_hooks::config::{Handler, HookConfig, unsupported_event};
 use spine_hooks::fire::{FireReport, FireRequest, TranscriptFile, fire};
 use spine_hooks::record::{AnswerRecord, Raw};
-use spine_protocol::hook::HookEventName;
-use spine_protocol::permission::PermissionMode;
+use spine_protocol::{hook::HookEventName, permission::PermissionMode};
 
 use super::context;
 use crate::cli::{HooksArgs, HooksCommand, HooksTestArgs, OutputFormat};
@@ -128,6 +127,7 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
                 "timeout_s": h.timeout.as_secs_f64(),
                 "on_failure": if h.on_failure == FailurePolicy::Closed { "closed" } else { "open" },
                 "async": h.run == RunMode::Background,
+                "async_rewake": h.rewake.is_some(),
                 "sequential": g.sequential,
                 "if": h.condition.as_ref().map(|(text, _)| text.clone()),
                 "status_message": h.status_message,
@@ -179,7 +179,9 @@ fn table(rows: &[Value]) -> String {
             if s("on_failure") == "closed" {
                 options.push("onFailure=closed".to_owned());
             }
-            if r["async"] == json!(true) {
+            if r["async_rewake"] == json!(true) {
+                options.push("asyncRewake".to_owned());
+            } else if r["async"] == json!(true) {
                 options.push("async".to_owned());
             }
             if r["sequential"] == json!(true) {
@@ -354,8 +356,10 @@ async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
         transcript_path,
         session_id,
         cwd: loaded.project.clone(),
+        hook_dir: loaded.project.clone(),
         project_dir: loaded.project.clone(),
         permission_mode: loaded.settings.permissions.default_mode.unwrap_or(PermissionMode::Default),
+        effort: loaded.settings.model_options.reasoning_effort.map(spine_protocol::message::Effort::from),
         env_file: Some(env_file.clone()),
     };
     // Prompt hooks ask their own model, or the one `spine run` would use (none: they fail).
@@ -405,6 +409,9 @@ fn answer_json(a: &AnswerRecord) -> Value {
         "raw": a.raw,
     });
     if let Some(obj) = v.as_object_mut() {
+        if a.suppressed {
+            obj.insert("suppressed".into(), json!(true));
+        }
         match &a.outcome {
             Ok(output) => obj.insert("output".into(), output.clone()),
             Err(e) => obj.insert("error".into(), json!({"kind": e.kind.as_str(), "detail": e.detail})),
@@ -429,6 +436,11 @@ fn report_json(r: &FireReport, env_lines: &str) -> Value {
     v
 }
 
+/// A hook's raw output, or a note in its place when it answered `suppressOutput: true`.
+fn shown<'a>(a: &AnswerRecord, raw: &'a str) -> &'a str {
+    if a.suppressed { "(hidden: the hook answered suppressOutput)" } else { raw }
+}
+
 fn report_text(r: &FireReport, env_lines: &str) -> String {
     let mut out = format!("{}: {} hook(s) ran\n", r.event, r.answers.len());
     out.push_str(&format!("input: {}\n", r.input));
@@ -439,20 +451,21 @@ fn report_text(r: &FireReport, env_lines: &str) -> String {
             Raw::Exit { exit_code, stdout, stderr, stdout_overflow, .. } => {
                 let code = exit_code.map_or_else(|| "none (killed)".to_owned(), |c| c.to_string());
                 out.push_str(&format!("    exit {code} in {ms:.1} ms\n"));
-                out.push_str(&block("stdout", if *stdout_overflow { "(over the size limit)" } else { stdout }));
+                let stdout = if *stdout_overflow { "(over the size limit)" } else { stdout };
+                out.push_str(&block("stdout", shown(a, stdout)));
                 out.push_str(&block("stderr", stderr));
             }
             Raw::Http { status, body } => {
                 out.push_str(&format!("    HTTP {status} in {ms:.1} ms\n"));
-                out.push_str(&block("body", body));
+                out.push_str(&block("body", shown(a, body)));
             }
             Raw::Line { line } => {
                 out.push_str(&format!("    answered in {ms:.1} ms\n"));
-                out.push_str(&block("line", line));
+                out.push_str(&block("line", shown(a, line)));
             }
             Raw::Reply { text } => {
                 out.push_str(&format!("    model answered in {ms:.1} ms\n"));
-                out.push_str(&block("reply", text));
+                out.push_str(&block("reply", shown(a, text)));
             }
             Raw::None => out.push_str(&format!("    no answer after {ms:.1} ms\n")),
         }

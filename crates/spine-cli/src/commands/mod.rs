@@ -11,6 +11,7 @@ pub mod reports;
 pub mod run;
 pub mod sessions;
 mod settings_report;
+pub mod setup;
 #[cfg(feature = "sqlite")]
 pub mod submit;
 pub mod trace;

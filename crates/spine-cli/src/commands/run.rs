@@ -75,7 +75,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         }
         None => (Vec::new(), None, SessionSource::Startup),
     };
-    if prompt.is_none() && deferred.is_none() {
+    if prompt.is_none() && deferred.is_none() && !args.init_only {
         let list_flags = !(args.allowed_tools.is_empty()
             && args.disallowed_tools.is_empty()
             && args.tools.is_empty()
@@ -100,6 +100,14 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
     };
     let Built { agent, families, mcp } =
         build(&args, &settings, &project, &home, model, &session_id, approver, !interactive_prompt).await?;
+    if args.init_only {
+        let code =
+            super::setup::init_only(&agent, &session_id, &transcript_file, args.verbose, args.trace.as_deref()).await;
+        drop(agent);
+        families.shutdown().await;
+        mcp.shutdown().await;
+        return Ok(code);
+    }
     let model_id = agent.model.model().to_owned();
     let context_window = agent.model.context_window();
 
@@ -184,9 +192,13 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         Err(e) => eprintln!("warning: cannot watch signals: {e}"),
     }
 
+    // What the session watches (the shell's directory, files, settings) stops with the run.
+    let watch = spine_core::watch::SessionWatch::new(agent.config.cwd.clone())
+        .with_config(spine_agent::watch::config_files(&settings, &agent.config.skill_roots));
     let outcome = agent
         .run(
             RunRequest::new(session_id, transcript)
+                .watch(Some(Arc::new(watch)))
                 .prompt(prompt)
                 .images(images)
                 .history(history)
@@ -196,7 +208,8 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
                 .observer(Arc::new(Fanout(observers)))
                 .trace(Trace::new(trace_sink))
                 .env_file(Some(env_file))
-                .reports(reports),
+                .reports(reports)
+                .setup(crate::commands::setup::trigger(&args)),
         )
         .await;
     if let Some(telemetry) = &mut telemetry {
@@ -333,6 +346,7 @@ pub(crate) async fn build(
                 add_dirs: add_dirs(&args.add_dir, project),
                 agents: args.agents.clone(),
                 agent: args.agent.clone(),
+                tool_set: args.tool_set,
             },
             approver,
             allow_defer,

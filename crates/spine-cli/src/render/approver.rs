@@ -16,6 +16,9 @@
 //!   nothing is saved (the rule would not apply) and stderr says so: the rules hold for the
 //!   session only, as in Claude Code.
 //!
+//! It also answers MCP elicitations no hook answered: the server's message, then the form's
+//! fields one by one, or the page to open ([`super::elicit`]).
+//!
 //! The question names the tool, its arguments and who asked: the rule (`rule Bash(git push:*)`),
 //! the hook, the mode's default or the workspace boundary, with the reason.
 //!
@@ -30,8 +33,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use serde_json::{Value, json};
+use serde_json::Value;
 use spine_core::CancellationToken;
+use spine_core::elicitation::{ElicitationAnswer, ElicitationRequest};
 use spine_core::permission::{Approval, ApprovalRequest, Approver, covering_rules};
 use spine_protocol::permission::DecisionSource;
 
@@ -121,6 +125,23 @@ impl Approver for TerminalApprover {
         }
         approval
     }
+
+    /// An MCP server's question, asked field by field ([`super::elicit`]).
+    async fn elicit(&self, request: &ElicitationRequest) -> Option<ElicitationAnswer> {
+        if let Some(status) = &self.status {
+            status.suspend();
+        }
+        let cancel = self.cancel.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let request = request.clone();
+        let answer =
+            tokio::task::spawn_blocking(move || super::elicit::ask(&request, &mut super::elicit::Terminal { cancel }))
+                .await
+                .unwrap_or_else(|_| ElicitationAnswer::cancel());
+        if let Some(status) = &self.status {
+            status.resume();
+        }
+        Some(answer)
+    }
 }
 
 impl TerminalApprover {
@@ -179,7 +200,7 @@ fn asked_by(source: &DecisionSource) -> String {
 
 /// Writes `text` and reads one line from stdin, waiting in short polls so that a canceled
 /// turn stops the wait (nothing is read then).
-fn prompt(text: &str, cancel: &CancellationToken) -> Result<String, String> {
+pub(super) fn prompt(text: &str, cancel: &CancellationToken) -> Result<String, String> {
     use std::os::fd::AsFd;
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
@@ -204,6 +225,12 @@ fn prompt(text: &str, cancel: &CancellationToken) -> Result<String, String> {
     Ok(line)
 }
 
+/// Asks a yes/no `question` on the terminal; only `y` or `yes` is a yes (a canceled wait, an
+/// unreadable answer or anything else is a no).
+pub fn confirm(question: &str, cancel: &CancellationToken) -> bool {
+    prompt(question, cancel).is_ok_and(|line| matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
+}
+
 /// How long one wait for the answer lasts before the cancellation is looked at again.
 const POLL_MS: u16 = 100;
 
@@ -221,36 +248,10 @@ fn parse_answer(line: &str, always: bool) -> Answer {
 }
 
 /// Adds `rules` to `permissions.allow` of the settings file at `path` (created with its folder
-/// when missing), keeping everything else in it; written to a temporary file and renamed.
+/// when missing), keeping everything else in it ([`spine_settings::persist`], which also saves
+/// PermissionRequest hooks' `updatedPermissions`).
 fn add_allow_rules(path: &Path, rules: &[String]) -> Result<(), String> {
-    let mut settings = match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => json!({}),
-        Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let Some(root) = settings.as_object_mut() else {
-        return Err(format!("{} is not a JSON object", path.display()));
-    };
-    let permissions = root.entry("permissions").or_insert_with(|| json!({}));
-    let Some(permissions) = permissions.as_object_mut() else {
-        return Err(format!("{}: `permissions` is not an object", path.display()));
-    };
-    let allow = permissions.entry("allow").or_insert_with(|| json!([]));
-    let Some(allow) = allow.as_array_mut() else {
-        return Err(format!("{}: `permissions.allow` is not an array", path.display()));
-    };
-    for rule in rules {
-        if !allow.iter().any(|r| r.as_str() == Some(rule)) {
-            allow.push(Value::String(rule.clone()));
-        }
-    }
-    let dir = path.parent().ok_or_else(|| format!("{} has no folder", path.display()))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let text = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())? + "\n";
-    let tmp = dir.join(format!(".settings.local.json.{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    spine_settings::persist::add_rules(path, spine_protocol::permission_update::RuleBehavior::Allow, rules)
 }
 
 /// Saves "always for this project" rules to `file`, unless managed settings allow only their
@@ -271,6 +272,7 @@ fn save_project_rules(file: &Path, rules: &[String], managed_only: Option<&str>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn answers_are_yes_no_with_a_reason_session_or_project_and_anything_else_is_no() {

@@ -2,6 +2,7 @@
 //! stdout, the JSON result object, the `--trace` JSONL writer, and the terminal approver.
 
 pub mod approver;
+mod elicit;
 pub mod result;
 pub mod status;
 pub mod stderr;

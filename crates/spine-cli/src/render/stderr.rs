@@ -111,6 +111,8 @@ impl RunObserver for StderrObserver {
             RunEvent::TextDelta { .. }
             | RunEvent::ModelReplied { .. }
             | RunEvent::Message { .. }
+            | RunEvent::HookStarted { .. }
+            | RunEvent::HookEnded { .. }
             | RunEvent::SystemMessage { .. }
             | RunEvent::Warning { .. } => {}
         }

@@ -11,16 +11,24 @@
 //!   tool result (once: there is no second copy of a result);
 //! - the result object of `json`, always the last line.
 //!
-//! spine's own events come only when asked: with `--include-hook-events`, `hook`,
+//! With `--include-hook-events`, Claude Code's hook lines: `{"type":"system","subtype":
+//! "hook_started", hook_id, hook_name, hook_event, uuid, session_id}` when a hook starts and
+//! `{"type":"system","subtype":"hook_response", hook_id, hook_name, hook_event, output, stdout,
+//! stderr, exit_code?, outcome, uuid, session_id}` when it ends (`hook_id` is the firing's
+//! UUID; `hook_progress` with `backgrounded: true` for a hook that went on in the background;
+//! shapes recorded in `tests/fixtures/claude-code-2.1.328/stream-json-hook-events.jsonl`),
+//! each with spine's `spine_hook_id` (the hook's command, URL or name). Then spine's own:
 //! `hook_answer`, `permission`, `model_request`, `model_attempt`, `system_message`, `warning`
 //! and `context` (hook context for the model) lines; with `--include-reports`, the execution
 //! reports of docs/pipeline.md as `report` lines.
 
 use serde_json::{Value, json};
+use spine_core::hooks::raw::{HookRaw, HookRunOutcome};
 use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
 use spine_core::session::blocks::{Reasoning, assistant_content, tool_result_block};
 use spine_core::session::timestamp_now;
+use spine_protocol::hook::HookEventName;
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
 use spine_protocol::trace::AttemptResult;
 
@@ -122,8 +130,18 @@ impl StreamJsonObserver {
     /// spine's own lines (`--include-hook-events`).
     fn spine_event(&self, event: &RunEvent<'_>) -> Option<Value> {
         Some(match *event {
-            RunEvent::HookFired { event, tool_name, status } => {
-                json!({"type": "hook", "event": event, "tool_name": tool_name, "status": status})
+            RunEvent::HookStarted { event, hook_id, hook_name, execution } => json!({
+                "type": "system",
+                "subtype": "hook_started",
+                "hook_id": execution,
+                "hook_name": hook_name,
+                "hook_event": event,
+                "uuid": uuid::Uuid::new_v4().to_string(),
+                "session_id": self.session_id(),
+                "spine_hook_id": hook_id,
+            }),
+            RunEvent::HookEnded { event, hook_id, hook_name, execution, outcome, raw } => {
+                hook_ended(HookLine { event, hook_id, hook_name, execution }, outcome, raw, &self.session_id())
             }
             RunEvent::HookAnswered { event, hook_id, decision } => {
                 json!({"type": "hook_answer", "event": event, "hook_id": hook_id, "decision": decision})
@@ -159,12 +177,54 @@ impl StreamJsonObserver {
             }
             RunEvent::Warning { text } => json!({"type": "warning", "text": text}),
             RunEvent::Note { text } => json!({"type": "note", "text": text}),
-            RunEvent::SessionStarted { .. }
+            RunEvent::HookFired { .. }
+            | RunEvent::SessionStarted { .. }
             | RunEvent::TextDelta { .. }
             | RunEvent::Message { .. }
             | RunEvent::ToolResult { .. } => return None,
         })
     }
+}
+
+/// Who a `hook_response` line is about.
+struct HookLine<'a> {
+    event: HookEventName,
+    hook_id: &'a str,
+    hook_name: &'a str,
+    execution: &'a str,
+}
+
+/// Claude Code's `hook_response` line (`output` is stdout then stderr, `exit_code` absent when
+/// the hook has none; an HTTP hook's status stands in), or its `hook_progress` line with
+/// `backgrounded: true` for a hook that went on in the background.
+fn hook_ended(line: HookLine<'_>, outcome: HookRunOutcome, raw: Option<&HookRaw>, session_id: &str) -> Value {
+    let empty = HookRaw::default();
+    let raw = raw.unwrap_or(&empty);
+    let mut value = json!({
+        "type": "system",
+        "subtype": "hook_response",
+        "hook_id": line.execution,
+        "hook_name": line.hook_name,
+        "hook_event": line.event,
+        "output": format!("{}{}", raw.stdout, raw.stderr),
+        "stdout": raw.stdout,
+        "stderr": raw.stderr,
+    });
+    if let Some(map) = value.as_object_mut() {
+        if outcome == HookRunOutcome::Background {
+            map.insert("subtype".into(), json!("hook_progress"));
+            map.insert("backgrounded".into(), json!(true));
+        } else {
+            if let Some(code) = raw.exit_code.or(raw.http_status.map(i32::from)) {
+                map.insert("exit_code".into(), json!(code));
+            }
+            map.insert("outcome".into(), json!(outcome.as_str()));
+        }
+        map.insert("uuid".into(), json!(uuid::Uuid::new_v4().to_string()));
+        map.insert("session_id".into(), json!(session_id));
+        map.insert("spine_hook_id".into(), json!(line.hook_id));
+    }
+    value
 }
 
 /// Writes one JSON line to stdout.

@@ -40,15 +40,6 @@ fn logging_hooks(s: &Sandbox, events: &[&str], extra: Value) -> std::path::PathB
     log
 }
 
-fn logged(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a hook input"))
-        .collect()
-}
-
 fn of_event<'a>(inputs: &'a [Value], event: &str) -> Vec<&'a Value> {
     inputs.iter().filter(|v| v["hook_event_name"] == event).collect()
 }

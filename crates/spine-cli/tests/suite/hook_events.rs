@@ -6,21 +6,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// A hook that appends its stdin (one JSON line) to `log` and prints `answer`.
-fn logging(log: &std::path::Path, answer: &Value) -> Value {
-    let answer = answer.to_string().replace('\'', "'\\''");
-    json!({"type": "command", "command": format!("cat >> {}; echo >> {}; printf '%s' '{answer}'", log.display(), log.display())})
-}
-
-fn logged(log: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
-
 #[test]
 fn post_tool_batch_sees_every_call_of_a_reply_with_the_text_the_model_receives_and_adds_context() {
     let s = Sandbox::new();

@@ -238,7 +238,8 @@ fn stream_json_with_hook_events_and_reports_prints_them_then_the_result() {
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap_or("")).collect();
     assert_eq!(types.first(), Some(&"report"));
     assert_eq!(types.last(), Some(&"result"));
-    assert!(types.contains(&"hook") && types.contains(&"permission") && types.contains(&"assistant"));
+    assert!(types.contains(&"permission") && types.contains(&"assistant"));
+    assert!(!types.contains(&"hook"), "hooks print Claude Code's `system` hook lines, no `hook` line");
     let methods: Vec<&str> =
         lines.iter().filter(|l| l["type"] == "report").map(|l| l["method_id"].as_str().unwrap_or("")).collect();
     assert_eq!(methods, vec!["execution_started", "execution_progress", "execution_complete"]);

@@ -336,3 +336,19 @@ pub fn chat_session(s: &Sandbox, script: &Path, env: &[(&str, &str)], args: &str
     tmux.wait_for("/help lists the commands");
     tmux
 }
+
+/// A command hook that appends its stdin (one JSON line) to `log`, then prints `answer`.
+pub fn logging(log: &Path, answer: &Value) -> Value {
+    let answer = answer.to_string().replace('\'', "'\\''");
+    json!({"type": "command", "command": format!("cat >> {}; echo >> {}; printf '%s' '{answer}'", log.display(), log.display())})
+}
+
+/// The JSON lines of `log` (hook inputs a [`logging`] hook appended); none when it is missing.
+pub fn logged(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}

@@ -1,21 +1,26 @@
 //! Runs the hooks of one event: matcher and `if` filtering, de-duplication, chains and
 //! concurrent groups, background hooks, the failure policy, and one trace entry per hook.
 //!
+//! A hook answers through [`Hook::start`](super::Hook::start): an answer is settled now; a hook
+//! that goes to the background (and every [`RunMode::Background`] hook) is handed to the run's
+//! [`BackgroundHooks`] and counts as no opinion for this firing (a `-v` note says so).
+//!
 //! The engine knows nothing of any event's rules: it hands each answer, in configuration order,
 //! to the event's [`Fold`] (in [`super::events`]), which merges it and says whether to
 //! short-circuit. Answers after a short-circuit are recorded as not applied.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use serde_json::Value;
 use spine_protocol::hook::{Action, HookEvent, HookOutput};
-use spine_protocol::message::Message;
 use spine_protocol::trace::{HookTrace, TraceRecord};
-use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
+use super::background::{BackgroundHooks, Delivered, Late, Origin, Started};
+use super::raw::{self, Execution};
 use super::registry::{GroupMode, HookRegistry, HookSpec, RunMode};
 use super::{FailurePolicy, HookContext, HookError, HookErrorKind};
 use crate::observer::{RunEvent, RunObserver};
@@ -60,15 +65,16 @@ pub struct Dispatched {
     pub said: Vec<(String, &'static str)>,
 }
 
-/// The hooks of one run: the frozen registry plus per-run state (trace, observer, contexts
-/// delivered by background hooks, the background tasks themselves).
+/// The hooks of one run: the frozen registry plus per-run state (trace, observer, the
+/// background hooks and what they delivered).
 pub struct HookRuntime {
     registry: Arc<HookRegistry>,
     trace: Trace,
     observer: Arc<dyn RunObserver>,
     project_dir: PathBuf,
-    pending: Arc<Mutex<Vec<Message>>>,
-    background: Mutex<JoinSet<()>>,
+    background: BackgroundHooks,
+    /// Whether `background` is this run's own (ended with the run) or a session's.
+    owns_background: bool,
 }
 
 impl HookRuntime {
@@ -84,9 +90,17 @@ impl HookRuntime {
             trace,
             observer,
             project_dir,
-            pending: Arc::default(),
-            background: Mutex::new(JoinSet::new()),
+            background: BackgroundHooks::new(),
+            owns_background: true,
         }
+    }
+
+    /// Uses a session's background hooks: they outlive this run (the session delivers their
+    /// wakes and ends them), and the run does not wait for them at its end.
+    pub fn with_background(mut self, shared: BackgroundHooks) -> Self {
+        self.background = shared;
+        self.owns_background = false;
+        self
     }
 
     /// The frozen hooks this runtime fires.
@@ -104,18 +118,26 @@ impl HookRuntime {
         self.observer.as_ref()
     }
 
-    /// Takes the context messages background hooks delivered since the last call.
-    pub fn take_background_context(&self) -> Vec<Message> {
-        match self.pending.lock() {
-            Ok(mut g) => std::mem::take(&mut *g),
-            Err(p) => std::mem::take(&mut *p.into_inner()),
-        }
+    /// Takes what background hooks delivered since the last call (contexts and wakes).
+    pub fn take_background(&self) -> Vec<Delivered> {
+        self.background.take()
     }
 
-    /// Cancels background hooks still running (at the end of the run).
+    /// Before the run ends: waits for this run's hooks that may wake the model (not for a
+    /// session's: the session delivers their wakes), giving up when `cancel` fires; true when
+    /// a wake waits for the next model request.
+    pub async fn settle_wakes(&self, cancel: &CancellationToken) -> bool {
+        if self.owns_background {
+            self.background.settle_wakes(cancel).await;
+        }
+        self.background.has_wake()
+    }
+
+    /// Cancels this run's background hooks still running (at the end of the run; a session's
+    /// are left to the session).
     pub fn shutdown(&self) {
-        if let Ok(mut set) = self.background.lock() {
-            set.abort_all();
+        if self.owns_background {
+            self.background.shutdown();
         }
     }
 
@@ -160,7 +182,16 @@ impl HookRuntime {
                     let mut flow = Flow::Continue;
                     for hook in members {
                         let started = Instant::now();
-                        let result = hook.hook.call(ctx, input).await;
+                        let execution = Execution::start(self.observer(), hook, input);
+                        let (answer, raw) = raw::capture(hook.hook.start(ctx, input)).await;
+                        execution.end(self.observer(), hook, &answer, raw.as_ref());
+                        let result = match answer {
+                            Started::Answered(result) => result,
+                            Started::Background { answer, wakes } => {
+                                self.went_background(hook, answer, wakes, tool_use_id);
+                                continue;
+                            }
+                        };
                         flow = self.settle(hook, result, started.elapsed(), input, fold, &mut out, tool_use_id, true);
                         if flow == Flow::ShortCircuit {
                             break;
@@ -174,13 +205,22 @@ impl HookRuntime {
                         let snapshot = &snapshot;
                         async move {
                             let started = Instant::now();
-                            let result = hook.hook.call(ctx, snapshot).await;
+                            let execution = Execution::start(self.observer(), hook, snapshot);
+                            let (result, raw) = raw::capture(hook.hook.start(ctx, snapshot)).await;
+                            execution.end(self.observer(), hook, &result, raw.as_ref());
                             (result, started.elapsed())
                         }
                     }))
                     .await;
                     let mut flow = Flow::Continue;
                     for (hook, (result, elapsed)) in members.into_iter().zip(results) {
+                        let result = match result {
+                            Started::Answered(result) => result,
+                            Started::Background { answer, wakes } => {
+                                self.went_background(hook, answer, wakes, tool_use_id);
+                                continue;
+                            }
+                        };
                         let live = flow == Flow::Continue;
                         let next = self.settle(hook, result, elapsed, input, fold, &mut out, tool_use_id, live);
                         if live {
@@ -237,11 +277,16 @@ impl HookRuntime {
         match result {
             Ok(output) => {
                 let decision = output.action.decision();
-                let detail = if output.action == E::Action::default() && output.halt.is_none() {
-                    Value::Null
-                } else {
-                    serde_json::to_value(&output).unwrap_or(Value::Null)
-                };
+                let detail =
+                    if output.action == E::Action::default() && output.halt.is_none() && !output.suppress_output {
+                        Value::Null
+                    } else {
+                        let mut detail = serde_json::to_value(&output).unwrap_or(Value::Null);
+                        if let (Some(traced), Some(map)) = (output.action.traced(), detail.as_object_mut()) {
+                            map.insert("action".to_owned(), traced);
+                        }
+                        detail
+                    };
                 if !live {
                     self.record(hook, decision, false, elapsed, detail, tool_use_id);
                     return Flow::ShortCircuit;
@@ -326,8 +371,8 @@ impl HookRuntime {
         }));
     }
 
-    /// Starts a background hook; its additional context (and system message) reach the model
-    /// on the next turn, its decisions are ignored.
+    /// Starts a [`RunMode::Background`] hook: it answers in the background, even when it
+    /// would answer at once.
     fn spawn_background<E: HookEvent>(
         &self,
         hook: &HookSpec<E>,
@@ -335,42 +380,41 @@ impl HookRuntime {
         input: &E::Input,
         tool_use_id: Option<&str>,
     ) {
+        let who = self.origin(hook, tool_use_id);
+        let execution = Execution::start(self.observer(), hook, input);
+        execution.backgrounded(self.observer(), hook);
         let hook = hook.clone();
         let ctx = ctx.clone();
         let input = input.clone();
-        let pending = Arc::clone(&self.pending);
-        let trace = self.trace.clone();
-        let tool_use_id = tool_use_id.map(str::to_owned);
-        let task = async move {
-            let started = Instant::now();
-            let result = hook.hook.call(&ctx, &input).await;
-            let (decision, detail) = match &result {
-                Ok(out) => (out.action.decision(), serde_json::to_value(out).unwrap_or(Value::Null)),
-                Err(e) => (e.kind.as_str(), Value::String(e.to_string())),
-            };
-            trace.record(TraceRecord::Hook(HookTrace {
-                event: E::NAME,
-                hook_id: hook.id.clone(),
-                source: hook.source.clone(),
-                tool_use_id,
-                decision: decision.to_owned(),
-                applied: false,
-                duration_us: micros(started.elapsed()),
-                detail,
-            }));
-            if let Ok(out) = result {
-                let texts = [out.action.additional_context().map(str::to_owned), out.system_message];
-                let mut pending = match pending.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
-                for text in texts.into_iter().flatten() {
-                    pending.push(Message::context(E::NAME, text));
-                }
+        let answer = Box::pin(async move {
+            match hook.hook.start(&ctx, &input).await {
+                Started::Answered(result) => Late::answered(result),
+                Started::Background { answer, .. } => answer.await,
             }
-        };
-        if let Ok(mut set) = self.background.lock() {
-            set.spawn(task);
+        });
+        self.background.spawn::<E>(answer, false, who);
+    }
+
+    /// A hook that went to the background while the event fired: no opinion now, its late
+    /// answer later.
+    fn went_background<E: HookEvent>(
+        &self,
+        hook: &HookSpec<E>,
+        answer: futures_util::future::BoxFuture<'static, Late<E::Action>>,
+        wakes: bool,
+        tool_use_id: Option<&str>,
+    ) {
+        let text = format!("{} hook `{}` went to the background", E::NAME, hook.id);
+        self.observer.on_event(&RunEvent::Note { text: &text });
+        self.background.spawn::<E>(answer, wakes, self.origin(hook, tool_use_id));
+    }
+
+    fn origin<E: HookEvent>(&self, hook: &HookSpec<E>, tool_use_id: Option<&str>) -> Origin {
+        Origin {
+            hook_id: hook.id.clone(),
+            source: hook.source.clone(),
+            tool_use_id: tool_use_id.map(str::to_owned),
+            trace: self.trace.clone(),
         }
     }
 }

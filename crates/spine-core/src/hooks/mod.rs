@@ -8,12 +8,17 @@
 //! - [`engine`] runs the matching hooks of one event and applies the failure policy; each
 //!   module of [`events`] folds the answers of its event into that event's outcome. The merge
 //!   rules therefore live in one place, whatever source the hooks come from.
+//! - [`background`] holds hooks that answer after their firing (`async`, a run-time
+//!   `{"async": true}`, `asyncRewake`) and what they deliver to the next model request.
 //! - [`matcher`] implements the settings matcher syntax; [`tool_view`] is how a tool call
 //!   looks to hooks (every tool that runs a command line is `Bash`).
+//! - [`raw`] carries what a hook printed to the observers' per-hook events.
 
+pub mod background;
 pub mod engine;
 pub mod events;
 pub mod matcher;
+pub mod raw;
 pub mod registry;
 pub mod tool_view;
 
@@ -24,10 +29,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use spine_protocol::hook::{HookCommonInput, HookEvent, HookEventName, HookOutput};
+use spine_protocol::message::Effort;
 use spine_protocol::permission::PermissionMode;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
+pub use background::{BackgroundHooks, Delivered, Late, Started, Wake};
 pub use engine::HookRuntime;
 pub use matcher::{Matcher, MatcherError};
 pub use registry::{GroupMode, HookGroup, HookRegistry, HookRegistryBuilder, HookSpec, RunMode};
@@ -40,12 +47,21 @@ pub struct SessionInfo {
     pub session_id: String,
     /// The JSONL transcript of the run.
     pub transcript_path: PathBuf,
-    /// The run's working directory; command hooks run there.
+    /// The working directory hooks report (`cwd` of every input): the run's, then the shell
+    /// tool's after a `cd` (CwdChanged).
     pub cwd: PathBuf,
+    /// Where command hooks run and their relative program and script paths resolve: the
+    /// session's starting working directory. The model's `cd` never moves it, so a guard
+    /// written as `bash .claude/hooks/guard.sh` cannot be made to miss its script (Claude Code
+    /// runs hooks in the current directory).
+    pub hook_dir: PathBuf,
     /// The project root (`SPINE_PROJECT_DIR`, `CLAUDE_PROJECT_DIR`).
     pub project_dir: PathBuf,
     /// The run's permission mode, as hooks read it (`permission_mode`).
     pub permission_mode: PermissionMode,
+    /// The reasoning effort set for the run, as hooks read it (`effort`); `None` when none is
+    /// set.
+    pub effort: Option<Effort>,
     /// The file SessionStart hooks append `export` lines to (`CLAUDE_ENV_FILE`).
     pub env_file: Option<PathBuf>,
 }
@@ -73,6 +89,7 @@ impl HookContext {
             transcript_path: self.session.transcript_path.clone(),
             cwd: self.session.cwd.clone(),
             permission_mode: self.session.permission_mode,
+            effort: self.session.effort.clone(),
             hook_event_name: self.event,
             prompt_id: self.prompt_id.as_deref().map(str::to_owned),
             agent_id: self.agent.as_ref().map(|a| a.agent_id.clone()),
@@ -86,6 +103,13 @@ impl HookContext {
 pub trait Hook<E: HookEvent>: Send + Sync + 'static {
     /// Answers one firing of the event.
     async fn call(&self, ctx: &HookContext, input: &E::Input) -> Result<HookOutput<E::Action>, HookError>;
+
+    /// Begins one firing: by default [`Hook::call`]'s answer. A hook may instead go on in the
+    /// background ([`Started::Background`]); the firing then proceeds as if it had no opinion
+    /// and its late answer is handled as an `async` hook's ([`background`]).
+    async fn start(&self, ctx: &HookContext, input: &E::Input) -> Started<E::Action> {
+        Started::Answered(self.call(ctx, input).await)
+    }
 }
 
 /// A hook that could not decide.

@@ -120,6 +120,12 @@ pub struct HookGroup<E: HookEvent> {
     pub hooks: Vec<HookSpec<E>>,
 }
 
+impl<E: HookEvent> Clone for HookGroup<E> {
+    fn clone(&self) -> Self {
+        HookGroup { matcher: self.matcher.clone(), mode: self.mode, hooks: self.hooks.clone() }
+    }
+}
+
 type Slots = Vec<Option<Box<dyn Any + Send + Sync>>>;
 
 fn empty_slots() -> Slots {
@@ -191,7 +197,7 @@ impl HookRegistryBuilder {
             let parts = Concat { first: self.in_process[i].take(), second: self.external[i].take() };
             slots[i] = visit_event(*name, parts);
         }
-        HookRegistry { slots }
+        HookRegistry { slots, session: None }
     }
 }
 
@@ -215,9 +221,26 @@ impl EventVisitor for Concat {
     }
 }
 
+/// Per event, the groups of `first` then those of `second` (cloned: the hooks are shared).
+struct Layered<'a> {
+    first: &'a HookRegistry,
+    second: &'a HookRegistry,
+}
+
+impl EventVisitor for Layered<'_> {
+    type Output = Option<Box<dyn Any + Send + Sync>>;
+    fn visit<E: HookEvent>(self) -> Self::Output {
+        let groups: Vec<HookGroup<E>> =
+            self.first.groups::<E>().iter().chain(self.second.groups::<E>()).cloned().collect();
+        if groups.is_empty() { None } else { Some(Box::new(groups)) }
+    }
+}
+
 /// The frozen hooks of a run.
 pub struct HookRegistry {
     slots: Slots,
+    /// The session's registry this one extends ([`HookRegistry::scoped`]).
+    session: Option<Arc<HookRegistry>>,
 }
 
 impl Default for HookRegistry {
@@ -239,5 +262,62 @@ impl HookRegistry {
     /// Whether event `E` has any hook.
     pub fn has<E: HookEvent>(&self) -> bool {
         !self.groups::<E>().is_empty()
+    }
+
+    /// Whether no event has a hook.
+    pub fn is_empty(&self) -> bool {
+        self.slots.iter().all(Option::is_none)
+    }
+
+    /// The registry of a subagent whose definition brings hooks of its own: per event, the
+    /// groups of the session's registry (that of `parent`, see [`HookRegistry::session`]), then
+    /// those of `own`. The hooks themselves are shared, not rebuilt.
+    pub fn scoped(parent: &Arc<HookRegistry>, own: &HookRegistry) -> HookRegistry {
+        let session = HookRegistry::session(parent);
+        let mut slots = empty_slots();
+        for name in HookEventName::ALL {
+            slots[*name as usize] = visit_event(*name, Layered { first: &session, second: own });
+        }
+        HookRegistry { slots, session: Some(session) }
+    }
+
+    /// The session's registry: the one a scoped registry extends, else `this` itself.
+    pub fn session(this: &Arc<HookRegistry>) -> Arc<HookRegistry> {
+        this.session.clone().unwrap_or_else(|| Arc::clone(this))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hooks::hook_fn;
+    use spine_protocol::hook::{HookOutput, PreToolUse, PreToolUseAction, Stop, StopAction, SubagentStop};
+
+    fn allow() -> Result<HookOutput<StopAction>, crate::hooks::HookError> {
+        Ok(HookOutput::new(StopAction::Allow { additional_context: None }))
+    }
+
+    fn ids<E: HookEvent>(registry: &HookRegistry) -> Vec<String> {
+        registry.groups::<E>().iter().flat_map(|g| g.hooks.iter().map(|h| h.id.clone())).collect()
+    }
+
+    #[test]
+    fn a_scoped_registry_runs_the_session_hooks_then_the_definitions_and_remembers_the_session() {
+        let mut session = HookRegistryBuilder::new();
+        session.on::<PreToolUse>("session", hook_fn(|_, _| Ok(HookOutput::new(PreToolUseAction::default()))));
+        session.on::<Stop>("session-stop", hook_fn(|_, _| allow()));
+        let session = Arc::new(session.build());
+        let mut own = HookRegistryBuilder::new();
+        own.on::<PreToolUse>("own", hook_fn(|_, _| Ok(HookOutput::new(PreToolUseAction::default()))));
+        own.on::<SubagentStop>("own-stop", hook_fn(|_, _| allow()));
+        let own = own.build();
+        let scoped = Arc::new(HookRegistry::scoped(&session, &own));
+        assert_eq!(ids::<PreToolUse>(&scoped), ["session", "own"]);
+        assert_eq!(ids::<Stop>(&scoped), ["session-stop"]);
+        assert_eq!(ids::<SubagentStop>(&scoped), ["own-stop"]);
+        assert!(Arc::ptr_eq(&HookRegistry::session(&scoped), &session), "a grandchild starts from the session's");
+        let nested = HookRegistry::scoped(&scoped, &HookRegistry::default());
+        assert_eq!(ids::<PreToolUse>(&nested), ["session"], "never the parent definition's hooks");
+        assert!(HookRegistry::default().is_empty() && !own.is_empty());
     }
 }

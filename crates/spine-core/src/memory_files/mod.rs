@@ -9,8 +9,8 @@
 //!    else the working directory itself) down to the working directory, in each directory:
 //!    `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md`, `AGENTS.md`;
 //! 4. the project's rule files `.claude/rules/**/*.md` of the workspace root. A rule file whose
-//!    front matter sets `paths:` is not loaded (with a warning): Claude Code applies it only
-//!    while working on matching files, which spine does not do yet.
+//!    front matter sets `paths:` is conditional: it is kept aside ([`MemoryFiles::conditional`],
+//!    see [`conditional`]) and shown when a tool first touches a matching file ([`triggers`]).
 //!
 //! Each file is followed by its `@path` imports, depth first, as Claude Code resolves them: an
 //! `@` at the start of a line or after whitespace, the path up to the next whitespace (`\ `
@@ -37,6 +37,8 @@ use serde_json::{Map, Value, json};
 
 use crate::workspace::Workspace;
 use crate::workspace::open::OpenFor;
+
+pub use imports::imports;
 
 /// Bytes kept of each memory file (Claude Code warns about files over 40,000 characters).
 pub const FILE_CAP: usize = 40_000;
@@ -84,6 +86,15 @@ impl MemoryKind {
         }
     }
 
+    /// Claude Code's `memory_type` of InstructionsLoaded (`User`, `Project`, `Local`).
+    pub fn memory_type(self) -> &'static str {
+        match self {
+            MemoryKind::User => "User",
+            MemoryKind::Project => "Project",
+            MemoryKind::Local => "Local",
+        }
+    }
+
     /// The description shown to the model after the path (Claude Code's wording).
     fn description(self) -> &'static str {
         match self {
@@ -111,11 +122,13 @@ pub struct MemoryFile {
     pub imported_by: Option<PathBuf>,
 }
 
-/// The memory files of a run, in prompt order.
+/// The memory files of a run, in prompt order, and the conditional rules kept aside.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MemoryFiles {
     /// Each file, followed by its imports.
     pub files: Vec<MemoryFile>,
+    /// The rule files with `paths:` globs (the user's, then the project's, in path order).
+    pub conditional: Vec<conditional::ConditionalRule>,
 }
 
 /// The opening line of the layer.
@@ -180,10 +193,11 @@ pub fn load(sources: &MemorySources, workspace: &Workspace, cwd: &Path) -> (Memo
         MemorySources::Off => return (MemoryFiles::default(), Vec::new()),
         MemorySources::Load { home } => home.as_deref(),
     };
-    let mut loader = Loader { workspace, home, seen: HashSet::new(), total: 0, out: Vec::new(), warnings: Vec::new() };
+    let mut loader = Loader::new(workspace, home);
     if let Some(home) = home {
         loader.root(&home.join(USER_FILE), MemoryKind::User, Reach::Anywhere);
-        loader.rules(&home.join(rules::RULES_DIR), MemoryKind::User, Reach::Anywhere);
+        // Claude Code matches the user's rules against paths relative to the working directory.
+        loader.rules(&home.join(rules::RULES_DIR), MemoryKind::User, Reach::Anywhere, cwd);
     }
     for dir in project_dirs(cwd) {
         for name in PROJECT_FILE_NAMES {
@@ -191,8 +205,9 @@ pub fn load(sources: &MemorySources, workspace: &Workspace, cwd: &Path) -> (Memo
             loader.root(&dir.join(name), kind, Reach::Workspace);
         }
     }
-    loader.rules(&workspace.root().join(rules::RULES_DIR), MemoryKind::Project, Reach::Workspace);
-    (MemoryFiles { files: loader.out }, loader.warnings)
+    let root = workspace.root();
+    loader.rules(&root.join(rules::RULES_DIR), MemoryKind::Project, Reach::Workspace, root);
+    (MemoryFiles { files: loader.out, conditional: loader.conditional }, loader.warnings)
 }
 
 /// The directories searched for project files: from the repository root (nearest ancestor
@@ -212,6 +227,7 @@ struct Loader<'a> {
     seen: HashSet<PathBuf>,
     total: usize,
     out: Vec<MemoryFile>,
+    conditional: Vec<conditional::ConditionalRule>,
     warnings: Vec<String>,
 }
 
@@ -224,30 +240,18 @@ struct Wanted<'p> {
     imported_by: Option<&'p Path>,
 }
 
-impl Loader<'_> {
+impl<'a> Loader<'a> {
+    fn new(workspace: &'a Workspace, home: Option<&'a Path>) -> Self {
+        let (out, conditional, warnings) = (Vec::new(), Vec::new(), Vec::new());
+        Loader { workspace, home, seen: HashSet::new(), total: 0, out, conditional, warnings }
+    }
+
     /// A file looked for by name: silently absent, else loaded with its imports.
     fn root(&mut self, path: &Path, kind: MemoryKind, reach: Reach) {
         if std::fs::metadata(path).is_err() {
             return;
         }
         self.file(Wanted { path, kind, reach, hops: 0, imported_by: None });
-    }
-
-    /// The rule files of a rules folder, each as a root file; a conditional one is skipped with
-    /// a warning.
-    fn rules(&mut self, dir: &Path, kind: MemoryKind, reach: Reach) {
-        for path in rules::rule_files(dir) {
-            // Only read where loading may read it (`root` refuses the rest, with its warning).
-            let named = path.to_string_lossy();
-            let readable = reach == Reach::Anywhere || self.workspace.resolve(&named, self.workspace.root()).is_ok();
-            let text = if readable { std::fs::read_to_string(&path).unwrap_or_default() } else { String::new() };
-            if let Some(paths) = rules::conditional(&text) {
-                let why = format!("it applies only to `paths: {paths}`, which spine does not apply yet");
-                self.warnings.push(format!("rule file {} not loaded: {why}", path.display()));
-                continue;
-            }
-            self.root(&path, kind, reach);
-        }
     }
 
     /// Loads a file, then follows its imports.
@@ -377,122 +381,10 @@ fn cut(bytes: Vec<u8>) -> Option<(String, bool)> {
     Some((valid.to_owned(), true))
 }
 
-/// The `@path` imports of a memory file, in order: outside fenced code blocks and code spans,
-/// an `@` at the start of a line or after whitespace, up to the next unescaped whitespace;
-/// `\ ` is a space and a `#fragment` is dropped. Paths must start with `./`, `../`, `~/`, `/`
-/// or a letter, digit, `.`, `_` or `-` (so `@@x` and `@#x` are not imports).
-pub fn imports(text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        let indent = line.len() - trimmed.len();
-        if let Some((ch, n)) = fence_marker(trimmed).filter(|_| indent < 4) {
-            match fence {
-                None => fence = Some((ch, n)),
-                Some((open, len)) if open == ch && n >= len && trimmed.trim_start_matches(ch).trim().is_empty() => {
-                    fence = None;
-                }
-                Some(_) => {}
-            }
-            continue;
-        }
-        if fence.is_some() {
-            continue;
-        }
-        scan_line(&without_code_spans(line), &mut found);
-    }
-    found
-}
-
-/// A fence opener or closer: three or more backticks or tildes.
-fn fence_marker(trimmed: &str) -> Option<(char, usize)> {
-    let ch = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
-    let n = trimmed.chars().take_while(|c| *c == ch).count();
-    (n >= 3).then_some((ch, n))
-}
-
-/// The line with each code span (a run of N backticks up to the next run of exactly N)
-/// replaced by a space; an unmatched run stays as it is.
-fn without_code_spans(line: &str) -> String {
-    let chars: Vec<char> = line.chars().collect();
-    let mut out = String::with_capacity(line.len());
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] != '`' {
-            out.push(chars[i]);
-            i += 1;
-            continue;
-        }
-        let run = chars[i..].iter().take_while(|c| **c == '`').count();
-        let mut j = i + run;
-        let mut close = None;
-        while j < chars.len() {
-            if chars[j] == '`' {
-                let n = chars[j..].iter().take_while(|c| **c == '`').count();
-                if n == run {
-                    close = Some(j + n);
-                    break;
-                }
-                j += n;
-            } else {
-                j += 1;
-            }
-        }
-        match close {
-            Some(end) => {
-                out.push(' ');
-                i = end;
-            }
-            None => {
-                out.extend(&chars[i..i + run]);
-                i += run;
-            }
-        }
-    }
-    out
-}
-
-fn scan_line(line: &str, found: &mut Vec<String>) {
-    let chars: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let at_start = i == 0 || chars[i - 1].is_whitespace();
-        if chars[i] != '@' || !at_start {
-            i += 1;
-            continue;
-        }
-        let mut path = String::new();
-        let mut j = i + 1;
-        while j < chars.len() {
-            match chars[j] {
-                '\\' if chars.get(j + 1) == Some(&' ') => {
-                    path.push(' ');
-                    j += 2;
-                }
-                c if c.is_whitespace() => break,
-                c => {
-                    path.push(c);
-                    j += 1;
-                }
-            }
-        }
-        i = j;
-        if let Some(hash) = path.find('#') {
-            path.truncate(hash);
-        }
-        let plausible = path.starts_with("./")
-            || path.starts_with("../")
-            || path.starts_with("~/")
-            || (path.starts_with('/') && path.len() > 1)
-            || path.chars().next().is_some_and(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-'));
-        if plausible {
-            found.push(path);
-        }
-    }
-}
-
+pub mod conditional;
+mod imports;
 pub mod rules;
+pub mod triggers;
 
 #[cfg(test)]
 mod tests;

@@ -2,14 +2,17 @@
 //! subfolders included, in path order), which Claude Code loads as memory beside `CLAUDE.md`.
 //!
 //! Contract of [`rule_files`]: the Markdown files under `dir`, sorted by path, links not
-//! followed into directories; a missing directory has none. A rule whose front matter sets
-//! `paths:` applies only while the agent works on matching files in Claude Code; spine does not
-//! load those yet, and [`conditional`] says so, so the caller can warn instead of loading them
-//! for every file.
+//! followed into directories; a missing directory has none. Contract of the loader's `rules`:
+//! each rule file is read where the loader may read it (through the workspace boundary for the
+//! project's); one whose front matter sets `paths:` globs is conditional and kept aside
+//! ([`ConditionalRule`], matched against paths relative to the `base` the caller gives); every
+//! other one loads as a root memory file, with its imports.
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use super::conditional::ConditionalRule;
+use super::{FILE_CAP, Loader, MemoryKind, Reach};
+use crate::workspace::Workspace;
 
 /// The rules folder, relative to a project directory or to home.
 pub const RULES_DIR: &str = ".claude/rules";
@@ -38,19 +41,42 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct RuleMeta {
-    #[serde(default)]
-    paths: Option<serde_json::Value>,
-}
+impl Loader<'_> {
+    /// The rule files of a rules folder: a conditional one is kept aside with globs relative to
+    /// `base`, every other one loads as a root file.
+    pub(super) fn rules(&mut self, dir: &Path, kind: MemoryKind, reach: Reach, base: &Path) {
+        for path in rule_files(dir) {
+            match self.conditional_rule(&path, kind, reach, base) {
+                Some(rule) => self.conditional.push(rule),
+                // Not conditional, or not readable here: `root` loads it or says why not.
+                None => self.root(&path, kind, reach),
+            }
+        }
+    }
 
-/// The `paths:` of a rule file's front matter, when it sets them (the rule is conditional).
-pub fn conditional(text: &str) -> Option<String> {
-    let (meta, _) = crate::front_matter::parse::<RuleMeta>(text).ok()?;
-    match meta.paths? {
-        serde_json::Value::Null => None,
-        serde_json::Value::String(s) => Some(s),
-        other => Some(other.to_string()),
+    /// The rule at `path` when it is readable where loading may read it and its front matter
+    /// sets `paths:` globs.
+    fn conditional_rule(
+        &mut self,
+        path: &Path,
+        kind: MemoryKind,
+        reach: Reach,
+        base: &Path,
+    ) -> Option<ConditionalRule> {
+        let named = path.to_string_lossy();
+        let resolved = match reach {
+            Reach::Workspace => self.workspace.resolve(&named, self.workspace.root()),
+            Reach::Anywhere => Workspace::resolve_links(&named, Path::new("/")),
+        }
+        .ok()?;
+        let (text, truncated) = super::cut(self.read(&resolved, reach).ok()?)?;
+        let (mut rule, warnings) = ConditionalRule::read(&resolved, kind, base, &text)?;
+        self.warnings.extend(warnings);
+        if truncated {
+            self.warnings.push(format!("memory file {} cut at {FILE_CAP} bytes", resolved.display()));
+            rule.body.push_str(&format!("\n[memory file truncated at {FILE_CAP} bytes]"));
+        }
+        Some(rule)
     }
 }
 
@@ -70,13 +96,5 @@ mod tests {
             rule_files(&rules).into_iter().map(|p| p.strip_prefix(&rules).expect("under").to_path_buf()).collect();
         assert_eq!(found, [PathBuf::from("a.md"), PathBuf::from("b.md"), PathBuf::from("frontend/react.md")]);
         assert!(rule_files(&dir.path().join("absent")).is_empty());
-    }
-
-    #[test]
-    fn a_rule_with_paths_is_conditional() {
-        assert_eq!(conditional("---\npaths: src/**/*.ts\n---\nUse strict mode.\n"), Some("src/**/*.ts".to_owned()));
-        assert!(conditional("---\npaths:\n  - a/**\n  - b/**\n---\nx\n").is_some());
-        assert_eq!(conditional("Always answer briefly.\n"), None);
-        assert_eq!(conditional("---\ndescription: style\n---\nx\n"), None);
     }
 }

@@ -219,3 +219,30 @@ fn render_names_each_file_and_whose_it_is() {
         json!({"path": f.project.join("CLAUDE.local.md"), "kind": "local", "bytes": 23})
     );
 }
+
+#[test]
+fn rule_files_with_paths_are_kept_aside_with_their_base_and_the_others_load() {
+    let f = Fixture::new();
+    let sub = f.project.join("pkg");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    f.write(&f.project.join(".claude/rules/style.md"), "Always brief.\n");
+    f.write(&f.project.join(".claude/rules/ts.md"), "---\npaths: src/**/*.ts\n---\nStrict mode.\n");
+    f.write(&f.project.join(".claude/rules/star.md"), "---\npaths: \"**\"\n---\nEverywhere.\n");
+    f.write(&f.home.join(".claude/rules/txt.md"), "---\npaths: \"*.txt\"\n---\nPlain text.\n");
+    let (files, warnings) = f.load_in(&f.project, &sub);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let rules = f.project.join(".claude/rules");
+    assert_eq!(paths(&files), [rules.join("star.md"), rules.join("style.md")], "`**` is no condition");
+    let kept: Vec<(PathBuf, MemoryKind, PathBuf)> =
+        files.conditional.iter().map(|r| (r.path.clone(), r.kind, r.base.clone())).collect();
+    assert_eq!(
+        kept,
+        [
+            (f.home.join(".claude/rules/txt.md"), MemoryKind::User, sub.clone()),
+            (rules.join("ts.md"), MemoryKind::Project, f.project.clone()),
+        ],
+        "the user's rules match from the working directory, the project's from its root"
+    );
+    assert_eq!(files.conditional[1].body, "Strict mode.\n");
+    assert!(!files.render().contains("Strict mode."), "not part of the session's memory");
+}

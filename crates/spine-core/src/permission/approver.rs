@@ -1,8 +1,13 @@
 //! The approver answers `ask` decisions: a person at a terminal (the CLI provides one), or
 //! [`DenyApprover`] when nobody can answer — `ask` then fails closed.
+//!
+//! It also answers the MCP elicitations no Elicitation hook answered ([`Approver::elicit`]):
+//! by default it cannot (`None`), and the elicitation is declined ([`crate::elicitation`]).
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
+
+use crate::elicitation::{ElicitationAnswer, ElicitationRequest};
 
 /// A call waiting for approval.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +41,15 @@ pub enum Approval {
 pub trait Approver: Send + Sync {
     /// Decides one call.
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval;
+
+    /// Asks the person what an MCP server's elicitation requests: the fields of a form (the
+    /// answer's content should match its requested schema), or whether they opened a URL; or
+    /// their decline or cancel. `None` when nobody can be asked here (the default: a
+    /// non-interactive run, a worker), and the elicitation is declined.
+    async fn elicit(&self, request: &ElicitationRequest) -> Option<ElicitationAnswer> {
+        let _ = request;
+        None
+    }
 }
 
 /// The approver of non-interactive runs: every `ask` becomes a deny.

@@ -34,7 +34,9 @@
 //!   Write targets outside the workspace never get here: the caller reports them as a
 //!   boundary violation (row 1).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 use spine_protocol::permission::{
@@ -44,6 +46,7 @@ use spine_protocol::tool::Effect;
 
 use super::protected;
 use super::rule::{PermissionRule, RuleUse};
+use super::session::{SessionPermissions, UpdateLimits};
 use super::shell::{self, ShellAnalysis};
 use crate::workspace::{BoundaryError, Workspace};
 
@@ -133,33 +136,58 @@ struct ShellCall<'c> {
     analysis: &'c ShellAnalysis,
 }
 
-/// The permission policy of a run.
+/// The permission policy of a run. Copies share the session's permission updates
+/// ([`super::session`]) and, but for [`PermissionPolicy::with_mode`], the mode.
 #[derive(Debug, Clone)]
 pub struct PermissionPolicy {
-    rules: PermissionRules,
-    mode: PermissionMode,
+    pub(super) rules: PermissionRules,
+    pub(super) mode: Arc<Mutex<PermissionMode>>,
     project_dir: PathBuf,
+    pub(super) session: Arc<SessionPermissions>,
+    pub(super) limits: Arc<UpdateLimits>,
 }
 
 impl PermissionPolicy {
     /// A policy.
     pub fn new(rules: PermissionRules, mode: PermissionMode, project_dir: PathBuf) -> Self {
-        PermissionPolicy { rules, mode, project_dir }
+        PermissionPolicy {
+            rules,
+            mode: Arc::new(Mutex::new(mode)),
+            project_dir,
+            session: Arc::default(),
+            limits: Arc::default(),
+        }
     }
 
-    /// The same rules under another mode (a subagent's, see [`crate::subagents::narrower_mode`]).
+    /// The same policy with what session updates may not do (where the rules came from, the
+    /// managed limits).
+    pub fn with_limits(mut self, limits: UpdateLimits) -> Self {
+        self.limits = Arc::new(limits);
+        self
+    }
+
+    /// The same rules and session updates under another mode of its own (a subagent's, see
+    /// [`crate::subagents::narrower_mode`]).
     pub fn with_mode(&self, mode: PermissionMode) -> Self {
-        PermissionPolicy { mode, ..self.clone() }
+        PermissionPolicy { mode: Arc::new(Mutex::new(mode)), ..self.clone() }
     }
 
     /// The permission mode the policy decides under (hooks see it as `permission_mode`).
     pub fn mode(&self) -> PermissionMode {
-        self.mode
+        *self.mode.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The rules the policy decides with.
+    /// The configured rules (without the session's updates).
     pub fn rules(&self) -> &PermissionRules {
         &self.rules
+    }
+
+    /// The rules the policy decides with: the configured ones with the session's updates.
+    pub fn rules_in_force(&self) -> Cow<'_, PermissionRules> {
+        match self.session.effective(&self.rules) {
+            Some(rules) => Cow::Owned(rules),
+            None => Cow::Borrowed(&self.rules),
+        }
     }
 
     /// The same policy with `extra` allow rules after its own (a custom command's
@@ -172,14 +200,14 @@ impl PermissionPolicy {
 
     /// The deny rule that forbids reading `path`, if one does (`Read(./.env)`), for files the
     /// user's own input brings into the conversation (`@file` references).
-    pub fn read_denied_by(&self, path: &Path) -> Option<&str> {
+    pub fn read_denied_by(&self, path: &Path) -> Option<String> {
         let mut input = Map::new();
         input.insert("file_path".into(), Value::String(path.display().to_string()));
-        self.rules
+        self.rules_in_force()
             .deny
             .iter()
             .find(|r| r.matches("Read", &input, &self.project_dir, RuleUse::Restrict))
-            .map(PermissionRule::as_str)
+            .map(|r| r.as_str().to_owned())
     }
 
     /// Decides a call, given the hooks' merged suggestion and who made it. In `dontAsk` mode
@@ -190,8 +218,10 @@ impl PermissionPolicy {
         suggestion: &PermissionSuggestion,
         suggested_by: Option<&str>,
     ) -> PermissionDecision {
-        let decision = self.decide_asking(call, suggestion, suggested_by);
-        if self.mode == PermissionMode::DontAsk && decision.behavior == PermissionBehavior::Ask {
+        let rules = self.rules_in_force();
+        let mode = self.mode();
+        let decision = self.decide_asking(&rules, mode, call, suggestion, suggested_by);
+        if mode == PermissionMode::DontAsk && decision.behavior == PermissionBehavior::Ask {
             return PermissionDecision::new(
                 PermissionBehavior::Deny,
                 DecisionSource::Mode,
@@ -202,7 +232,9 @@ impl PermissionPolicy {
     }
 
     fn decide_asking<'p>(
-        &'p self,
+        &self,
+        rules: &'p PermissionRules,
+        mode: PermissionMode,
         call: CallFacts<'_>,
         suggestion: &PermissionSuggestion,
         suggested_by: Option<&str>,
@@ -234,14 +266,14 @@ impl PermissionPolicy {
         if let Some(violation) = call.boundary {
             return PermissionDecision::new(B::Deny, DecisionSource::Workspace, violation.to_string());
         }
-        if let Some(rule) = restricting(&self.rules.deny) {
+        if let Some(rule) = restricting(&rules.deny) {
             return PermissionDecision::new(B::Deny, by_rule(rule), format!("denied by rule {}", rule.as_str()));
         }
         if let PermissionSuggestion::Deny { reason } = suggestion {
             let reason = reason.clone().unwrap_or_else(|| "PreToolUse hook requested deny".to_owned());
             return PermissionDecision::new(B::Deny, hook(), reason);
         }
-        if self.mode == PermissionMode::Plan && call.effect != Effect::Read {
+        if mode == PermissionMode::Plan && call.effect != Effect::Read {
             return PermissionDecision::new(
                 B::Deny,
                 DecisionSource::Mode,
@@ -253,7 +285,7 @@ impl PermissionPolicy {
             call.effect,
             call.args,
             project_dir,
-            &self.rules.allow,
+            &rules.allow,
             call.write_paths,
         ) {
             return PermissionDecision::new(B::Ask, DecisionSource::Workspace, hit.reason());
@@ -261,7 +293,7 @@ impl PermissionPolicy {
         if matches!(suggestion, PermissionSuggestion::Defer) {
             return PermissionDecision::new(B::Defer, hook(), "PreToolUse hook requested defer");
         }
-        if let Some(rule) = restricting(&self.rules.ask) {
+        if let Some(rule) = restricting(&rules.ask) {
             return PermissionDecision::new(B::Ask, by_rule(rule), format!("rule {} asks", rule.as_str()));
         }
         if let Some(sc) = &shell_call
@@ -270,7 +302,7 @@ impl PermissionPolicy {
                 .rules
                 .deny
                 .iter()
-                .chain(&self.rules.ask)
+                .chain(&rules.ask)
                 .find(|r| r.has_command_pattern() && r.tool_matches(call.tool_name))
         {
             return PermissionDecision::new(
@@ -295,9 +327,8 @@ impl PermissionPolicy {
             PermissionSuggestion::Passthrough | PermissionSuggestion::Defer | PermissionSuggestion::Deny { .. } => {}
         }
         let allowed_by = match &shell_call {
-            Some(sc) => self.shell_allow(call.tool_name, sc.analysis, call.write_paths),
-            None => self
-                .rules
+            Some(sc) => self.shell_allow(rules, mode, call.tool_name, sc.analysis, call.write_paths),
+            None => rules
                 .allow
                 .iter()
                 .find(|r| r.matches(call.tool_name, call.args, project_dir, RuleUse::Allow))
@@ -309,7 +340,7 @@ impl PermissionPolicy {
                 if rules.len() > 1 { format!("allowed by rules {text}") } else { format!("allowed by rule {text}") };
             return PermissionDecision::new(B::Allow, DecisionSource::Rule { rule: text }, reason);
         }
-        match (self.mode, call.effect) {
+        match (mode, call.effect) {
             (PermissionMode::BypassPermissions, _) => {
                 PermissionDecision::new(B::Allow, DecisionSource::Mode, "bypassPermissions mode")
             }
@@ -325,14 +356,16 @@ impl PermissionPolicy {
 
     /// Row 9 for a shell call: the allow rules that together cover every simple command and
     /// every write target, or `None` when something is left uncovered.
-    fn shell_allow(
+    fn shell_allow<'p>(
         &self,
+        rules: &'p PermissionRules,
+        mode: PermissionMode,
         tool_name: &str,
         analysis: &ShellAnalysis,
         write_paths: &[PathBuf],
-    ) -> Option<Vec<&PermissionRule>> {
-        let mut used: Vec<&PermissionRule> = Vec::new();
-        let allow = &self.rules.allow;
+    ) -> Option<Vec<&'p PermissionRule>> {
+        let mut used: Vec<&'p PermissionRule> = Vec::new();
+        let allow = &rules.allow;
         if let Some(bare) = allow.iter().find(|r| r.is_bare() && r.tool_matches(tool_name)) {
             push_unique(&mut used, bare);
         } else {
@@ -343,8 +376,7 @@ impl PermissionPolicy {
                 push_unique(&mut used, allow.iter().find(|r| r.covers_shell_command(tool_name, command))?);
             }
         }
-        let writes_allowed_by_mode =
-            matches!(self.mode, PermissionMode::AcceptEdits | PermissionMode::BypassPermissions);
+        let writes_allowed_by_mode = matches!(mode, PermissionMode::AcceptEdits | PermissionMode::BypassPermissions);
         if !writes_allowed_by_mode {
             for path in write_paths {
                 push_unique(&mut used, allow.iter().find(|r| r.matches_write(path, self.project_dir.as_path()))?);
@@ -360,157 +392,5 @@ impl PermissionPolicy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::path::Path;
-
-    fn policy(allow: &[&str], ask: &[&str], deny: &[&str], mode: PermissionMode) -> PermissionPolicy {
-        let parse = |v: &[&str]| v.iter().map(|r| PermissionRule::parse(r).expect("rule")).collect();
-        PermissionPolicy::new(
-            PermissionRules { allow: parse(allow), ask: parse(ask), deny: parse(deny) },
-            mode,
-            Path::new("/proj").to_path_buf(),
-        )
-    }
-
-    fn decide(
-        p: &PermissionPolicy,
-        tool: &str,
-        effect: Effect,
-        args: Value,
-        s: PermissionSuggestion,
-    ) -> PermissionDecision {
-        let args = args.as_object().cloned().unwrap_or_default();
-        p.decide(CallFacts::new(tool, effect, &args), &s, Some("h1"))
-    }
-
-    const ALLOW: PermissionSuggestion = PermissionSuggestion::Allow { reason: None };
-
-    #[test]
-    fn defaults_allow_reads_and_ask_for_writes_and_commands() {
-        let p = policy(&[], &[], &[], PermissionMode::Default);
-        let pass = PermissionSuggestion::Passthrough;
-        assert_eq!(decide(&p, "Read", Effect::Read, json!({}), pass.clone()).behavior, PermissionBehavior::Allow);
-        assert_eq!(decide(&p, "Write", Effect::Write, json!({}), pass.clone()).behavior, PermissionBehavior::Ask);
-        assert_eq!(
-            decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), pass).behavior,
-            PermissionBehavior::Ask
-        );
-    }
-
-    #[test]
-    fn dont_ask_mode_refuses_what_would_ask_and_keeps_allows() {
-        let p = policy(&["Bash(ls)"], &["Read(./secret)"], &[], PermissionMode::DontAsk);
-        let pass = PermissionSuggestion::Passthrough;
-        let write = decide(&p, "Write", Effect::Write, json!({}), pass.clone());
-        assert_eq!((write.behavior, &write.source), (PermissionBehavior::Deny, &DecisionSource::Mode));
-        assert!(write.reason.contains("dontAsk"), "{}", write.reason);
-        let asked = decide(&p, "Read", Effect::Read, json!({"file_path": "/proj/secret"}), pass.clone());
-        assert_eq!(asked.behavior, PermissionBehavior::Deny, "an ask rule is refused too");
-        assert_eq!(
-            decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), pass.clone()).behavior,
-            PermissionBehavior::Allow
-        );
-        assert_eq!(decide(&p, "Read", Effect::Read, json!({}), pass).behavior, PermissionBehavior::Allow);
-    }
-
-    #[test]
-    fn policy_deny_beats_hook_allow() {
-        let p = policy(&[], &[], &["Bash(rm *)"], PermissionMode::Default);
-        let d = decide(&p, "Bash", Effect::Execute, json!({"command": "rm -rf x"}), ALLOW);
-        assert_eq!(d.behavior, PermissionBehavior::Deny);
-        assert_eq!(d.source, DecisionSource::Rule { rule: "Bash(rm *)".into() });
-    }
-
-    #[test]
-    fn ask_rule_still_asks_after_hook_allow_even_in_bypass() {
-        for mode in [PermissionMode::Default, PermissionMode::BypassPermissions] {
-            let p = policy(&[], &["Bash(git push *)"], &[], mode);
-            let d = decide(&p, "Bash", Effect::Execute, json!({"command": "git push origin"}), ALLOW);
-            assert_eq!(d.behavior, PermissionBehavior::Ask, "{mode}");
-        }
-    }
-
-    #[test]
-    fn hook_allow_skips_the_default_ask_and_hook_deny_beats_allow_rules() {
-        let p = policy(&["Bash"], &[], &[], PermissionMode::Default);
-        let d = decide(&p, "Write", Effect::Write, json!({}), ALLOW);
-        assert_eq!((d.behavior, d.source), (PermissionBehavior::Allow, DecisionSource::Hook { hook_id: "h1".into() }));
-        let d = decide(
-            &p,
-            "Bash",
-            Effect::Execute,
-            json!({"command": "ls"}),
-            PermissionSuggestion::Deny { reason: Some("no".into()) },
-        );
-        assert_eq!((d.behavior, d.reason.as_str()), (PermissionBehavior::Deny, "no"));
-    }
-
-    #[test]
-    fn plan_mode_denies_everything_but_reads_and_bypass_allows_the_rest() {
-        let plan = policy(&["Bash"], &[], &[], PermissionMode::Plan);
-        assert_eq!(
-            decide(&plan, "Bash", Effect::Execute, json!({"command": "ls"}), ALLOW).behavior,
-            PermissionBehavior::Deny
-        );
-        assert_eq!(
-            decide(&plan, "Read", Effect::Read, json!({}), PermissionSuggestion::Passthrough).behavior,
-            PermissionBehavior::Allow
-        );
-        let bypass = policy(&[], &[], &[], PermissionMode::BypassPermissions);
-        assert_eq!(
-            decide(&bypass, "Bash", Effect::Execute, json!({"command": "ls"}), PermissionSuggestion::Passthrough)
-                .behavior,
-            PermissionBehavior::Allow
-        );
-        let edits = policy(&[], &[], &[], PermissionMode::AcceptEdits);
-        assert_eq!(
-            decide(&edits, "Edit", Effect::Write, json!({}), PermissionSuggestion::Passthrough).behavior,
-            PermissionBehavior::Allow
-        );
-        assert_eq!(
-            decide(&edits, "Bash", Effect::Execute, json!({"command": "ls"}), PermissionSuggestion::Passthrough)
-                .behavior,
-            PermissionBehavior::Ask
-        );
-    }
-
-    #[test]
-    fn workspace_boundary_is_a_hard_deny_even_in_bypass_with_hook_allow() {
-        let p = policy(&["Read"], &[], &[], PermissionMode::BypassPermissions);
-        let violation = BoundaryError::Outside { path: "/etc/passwd".into(), roots: vec!["/proj".into()] };
-        let args = Map::new();
-        let d = p.decide(
-            CallFacts { boundary: Some(&violation), ..CallFacts::new("Read", Effect::Read, &args) },
-            &ALLOW,
-            Some("h"),
-        );
-        assert_eq!((d.behavior, d.source), (PermissionBehavior::Deny, DecisionSource::Workspace));
-    }
-
-    #[test]
-    fn protected_write_asks_in_every_mode_even_after_hook_allow_unless_an_allow_rule_names_it() {
-        let write = json!({"file_path": ".spine/settings.local.json", "content": "{}"});
-        for mode in [PermissionMode::Default, PermissionMode::AcceptEdits, PermissionMode::BypassPermissions] {
-            let p = policy(&["Edit", "Edit(**)"], &[], &[], mode);
-            let d = decide(&p, "Write", Effect::Write, write.clone(), ALLOW);
-            assert_eq!((d.behavior, d.source), (PermissionBehavior::Ask, DecisionSource::Workspace), "{mode}");
-            assert!(d.reason.contains(".spine/"), "{}", d.reason);
-        }
-        let p = policy(&["Edit(.spine/settings.local.json)"], &[], &[], PermissionMode::AcceptEdits);
-        let d = decide(&p, "Write", Effect::Write, write.clone(), PermissionSuggestion::Passthrough);
-        assert_eq!(d.behavior, PermissionBehavior::Allow);
-        let p = policy(&[], &[], &["Write"], PermissionMode::BypassPermissions);
-        assert_eq!(decide(&p, "Write", Effect::Write, write, ALLOW).behavior, PermissionBehavior::Deny);
-    }
-
-    #[test]
-    fn hook_defer_defers_unless_a_deny_applies() {
-        let p = policy(&[], &[], &[], PermissionMode::Default);
-        assert_eq!(
-            decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), PermissionSuggestion::Defer).behavior,
-            PermissionBehavior::Defer
-        );
-    }
-}
+#[path = "policy_tests.rs"]
+mod tests;

@@ -8,18 +8,17 @@ use std::sync::Arc;
 use spine_protocol::tool::ToolSpec;
 use spine_protocol::trace::{RunStartTrace, TraceRecord};
 
-use spine_protocol::hook::{HookEventName, SessionEnd, SessionEndInput, SessionEndReason, SessionSource};
-use spine_protocol::message::Message;
-use tokio_util::sync::CancellationToken;
+use spine_protocol::hook::{SessionEnd, SessionEndInput, SessionEndReason, SessionSource};
+use spine_protocol::message::{Effort, Message, ReasoningEffort};
 
 use super::request::{RunOutcome, RunRequest};
 use super::turn::CompactCause;
 use super::{Run, RunParts};
-use crate::hooks::{HookContext, HookRegistry, HookRuntime, SessionInfo};
+use crate::hooks::{HookRegistry, HookRuntime, SessionInfo};
 use crate::memory_files::{self, MemorySources};
 use crate::model::ModelClient;
 use crate::observer::RunObserver;
-use crate::permission::{Approver, PermissionPolicy};
+use crate::permission::{Approver, PermissionPolicy, PermissionStore};
 use crate::registry::ToolRegistry;
 use crate::skills::{SkillCatalog, SkillRoot};
 use crate::stages::compact_context::CompactStrategy;
@@ -81,6 +80,12 @@ pub struct AgentConfig {
     /// The agent types `Agent` may start and the limits of delegation (default: none, and the
     /// `Agent` tool is not shown).
     pub subagents: Option<Arc<Subagents>>,
+    /// The reasoning effort set for the run (`model_options.reasoning_effort`), which hooks
+    /// read as `effort` (default: none, and the field is absent).
+    pub effort: Option<ReasoningEffort>,
+    /// Where permission updates of PermissionRequest hooks whose destination is a settings
+    /// file are saved (default: none: they hold for the session only).
+    pub permission_store: Option<Arc<dyn PermissionStore>>,
 }
 
 impl AgentConfig {
@@ -104,6 +109,8 @@ impl AgentConfig {
             operator_state: None,
             memory_files: MemorySources::Off,
             subagents: None,
+            effort: None,
+            permission_store: None,
         }
     }
 }
@@ -158,31 +165,31 @@ impl Agent {
     /// [`SessionTurn::Later`](super::SessionTurn::Later):
     /// fires SessionEnd with `reason` (an interactive session's exit or `/clear`).
     pub async fn end_session(&self, ending: SessionEnding) {
-        let session = self.session_info(&ending.session_id, ending.transcript_path, ending.env_file);
-        let hooks = HookRuntime::new(
-            Arc::clone(&self.hooks),
-            ending.trace,
-            ending.observer,
-            self.config.workspace.root().to_path_buf(),
-        );
-        let ctx = HookContext {
-            session,
-            event: HookEventName::SessionEnd,
-            prompt_id: None,
-            cancel: CancellationToken::new(),
-            agent: None,
-        };
-        hooks.observe::<SessionEnd>(&ctx, SessionEndInput { reason: ending.reason }).await;
-        hooks.shutdown();
+        let hooks = self.session_hooks(super::SessionRef {
+            session_id: ending.session_id,
+            transcript_path: ending.transcript_path,
+            env_file: ending.env_file,
+            trace: ending.trace,
+            observer: ending.observer,
+        });
+        hooks.runtime.observe::<SessionEnd>(&hooks.ctx, SessionEndInput { reason: ending.reason }).await;
+        hooks.runtime.shutdown();
     }
 
-    fn session_info(&self, session_id: &str, transcript_path: PathBuf, env_file: Option<PathBuf>) -> Arc<SessionInfo> {
+    pub(super) fn session_info(
+        &self,
+        session_id: &str,
+        transcript_path: PathBuf,
+        env_file: Option<PathBuf>,
+    ) -> Arc<SessionInfo> {
         Arc::new(SessionInfo {
             session_id: session_id.to_owned(),
             transcript_path,
             cwd: self.config.cwd.clone(),
+            hook_dir: self.config.cwd.clone(),
             project_dir: self.config.workspace.root().to_path_buf(),
             permission_mode: self.policy.mode(),
+            effort: self.config.effort.map(Effort::from),
             env_file,
         })
     }
@@ -203,6 +210,10 @@ impl Agent {
             Arc::clone(&request.observer),
             self.config.workspace.root().to_path_buf(),
         );
+        let hooks = match request.background {
+            Some(shared) => hooks.with_background(shared),
+            None => hooks,
+        };
         let specs: Vec<ToolSpec> = self
             .tools
             .specs()
@@ -245,6 +256,12 @@ impl Agent {
         run.skills = skills;
         run.memory = memory;
         run.estimator = estimator;
+        run.setup = request.setup;
+        run.expansion = request.expansion;
+        run.carried = request.contexts;
+        if let Some(watch) = request.watch {
+            run.use_watch(watch);
+        }
         let pending = Pending {
             prompt: request.prompt,
             images: request.images,

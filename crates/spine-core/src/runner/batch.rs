@@ -1,5 +1,6 @@
 //! Events about what the session holds rather than one call: InstructionsLoaded, once per
-//! memory file when the session starts ([`Run::instructions_loaded`]); PostToolBatch, after
+//! memory file when the session starts ([`Run::instructions_loaded`]; a conditional rule's
+//! fires from `path_rules` when a tool touches a matching file); PostToolBatch, after
 //! every call of one model reply has its result, before the next model request. Hooks see
 //! each call as PreToolUse saw it (every shell tool is `Bash`) with the text the model receives; their contexts go after the batch's results, `continue: false`
 //! ends the run, and a hook that fails closed is a warning (the results stand).
@@ -13,21 +14,17 @@ use super::Run;
 use super::round::RoundEnd;
 use crate::hooks::events::ContextOutcome;
 use crate::hooks::tool_view;
-use crate::memory_files::MemoryKind;
 
 impl Run<'_> {
     /// Fires InstructionsLoaded for each memory file of the run, in prompt order.
     pub(super) async fn instructions_loaded(&self) {
         for file in &self.memory.files {
-            let memory_type = match file.kind {
-                MemoryKind::User => "User",
-                MemoryKind::Project => "Project",
-                MemoryKind::Local => "Local",
-            };
             let input = InstructionsLoadedInput {
                 file_path: file.path.clone(),
-                memory_type: memory_type.to_owned(),
+                memory_type: file.kind.memory_type().to_owned(),
                 load_reason: if file.imported_by.is_some() { "include" } else { "session_start" }.to_owned(),
+                globs: None,
+                trigger_file_path: None,
                 parent_file_path: file.imported_by.clone(),
             };
             self.hooks.observe::<InstructionsLoaded>(&self.hook_ctx, input).await;

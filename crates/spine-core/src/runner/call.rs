@@ -26,6 +26,7 @@ use spine_protocol::trace::{DecisionOutcome, HookSaid, ToolDecisionRecord, Trace
 
 use super::round::RoundEnd;
 use super::{Run, error_result};
+use crate::elicitation::RunElicitor;
 use crate::hooks::events::PreToolUseOutcome;
 use crate::registry::PreparedCall;
 use crate::stages::execute::{Executed, Execution, execute};
@@ -128,7 +129,7 @@ impl Run<'_> {
     fn admit(&self, call: &ToolCall, ledger: &mut Ledger) -> Result<PreparedCall, Settled> {
         let tools = &self.agent.tools;
         let prepared = tools
-            .prepare(call, &self.agent.config.cwd)
+            .prepare(call, &self.cwd())
             .map_err(|error| Settled::from(self.settle_with_error(ledger, call, error, DecisionOutcome::Invalid)))?;
         review_tool_call(tools, &self.visibility, &prepared.name, Some(&call.id), &self.trace).map_err(|e| {
             Settled::from(self.settle_with_error(ledger, call, e.to_tool_error(), DecisionOutcome::NotAllowed))
@@ -144,8 +145,7 @@ impl Run<'_> {
         prepared: &PreparedCall,
         ledger: &mut Ledger,
     ) -> Result<Proposal, Settled> {
-        let pre =
-            self.hooks.pre_tool_use(&self.hook_ctx, self.agent.tools.as_ref(), prepared, &self.agent.config.cwd).await;
+        let pre = self.hooks.pre_tool_use(&self.hook_ctx, self.agent.tools.as_ref(), prepared, &self.cwd()).await;
         ledger.record.pre = said(&pre.said);
         ledger.add_contexts(HookEventName::PreToolUse, pre.contexts);
         if let Some(halt) = pre.halt {
@@ -190,13 +190,21 @@ impl Run<'_> {
         let ctx = ToolContext {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            workspace: Arc::clone(&self.agent.config.workspace),
-            cwd: self.agent.config.cwd.clone(),
+            workspace: self.workspace(),
+            cwd: self.cwd(),
+            shell_cwd: self.keeps_shell.then(|| self.watch.shell_cwd()),
             // The call's own token: canceled with the run, or alone when the time limit passes.
             cancel: self.cancel.child_token(),
             env_file: self.hook_ctx.session.env_file.clone(),
             progress: self.progress.clone(),
             url_gate: super::permit::url_gate(&self.agent.policy, &call.name, tool.effect()),
+            elicitor: Some(Arc::new(RunElicitor::new(
+                Arc::clone(&self.hooks),
+                self.hook_ctx.clone(),
+                Arc::clone(&self.agent.approver),
+                self.trace.clone(),
+                call.id.clone(),
+            ))),
         };
         execute(tool, args, &ctx, &self.cancel, &self.trace).await
     }

@@ -3,11 +3,13 @@
 //!
 //! 1. the definition of `subagent_type` (absent: `general-purpose`; unknown →
 //!    `invalid_arguments`, listing the known types), and the depth limit;
-//! 2. the child agent: the parent's tools, hooks, rules and approver; the definition's prompt,
-//!    model, turn limit and (stricter) mode — a wider one is ignored with a warning; the
-//!    subagent profile (no operator layers); its visible tools within the parent's, narrowed by
-//!    the definition's `tools` and `disallowedTools`, `Agent` only when the definition lists it
-//!    and the depth allows;
+//! 2. the child agent: the parent's tools, rules and approver; the session's hooks, then the
+//!    definition's own (`HookRegistry::scoped`); the definition's prompt, model (with its
+//!    `effort` when the model takes one — else a warning), turn limit, preloaded `skills` and
+//!    (stricter) mode — a wider one is ignored with a warning; the subagent profile (no
+//!    operator layers); its visible tools within the parent's, narrowed by the definition's
+//!    `tools` (the tools of its `mcpServers` added) and `disallowedTools`, `Agent` only when
+//!    the definition lists it and the depth allows;
 //! 3. the child run: its own transcript (`<session>/subagents/agent-<id>.jsonl`, sidechain
 //!    lines), a cancel token that is a child of the parent's, a trace nested under this call;
 //! 4. its final answer is the call's response (Claude Code's `Agent` response shape); its usage
@@ -30,6 +32,7 @@ use spine_protocol::trace::{StageName, SubagentTag};
 use super::request::{RunOutcome, RunRequest, SubagentRun};
 use super::{Agent, Run};
 use crate::fields;
+use crate::hooks::HookRegistry;
 use crate::observer::{NullObserver, RunEvent};
 use crate::session::Transcript;
 use crate::stages::execute::{Executed, Execution};
@@ -152,6 +155,21 @@ impl Run<'_> {
     fn child_agent(&self, definition: &SubagentDefinition, subagents: &Subagents, depth: u32) -> Agent {
         let parent = self.agent;
         let model = definition.model.clone().unwrap_or_else(|| Arc::clone(&parent.model));
+        let (model, effort) = match definition.effort {
+            None => (model, parent.config.effort),
+            Some(effort) => match model.with_reasoning_effort(effort) {
+                Some(with_effort) => (with_effort, Some(effort)),
+                None => {
+                    self.warn_child(format!(
+                        "agent definition {}: `effort` not applied: the model {} takes no reasoning effort \
+                         (spine sends one to OpenAI chat completions and Responses models)",
+                        definition.source.display(),
+                        model.model()
+                    ));
+                    (model, parent.config.effort)
+                }
+            },
+        };
         let mut names: Vec<String> = parent
             .tools
             .names()
@@ -162,6 +180,8 @@ impl Run<'_> {
             names.retain(|n| !same_tool(n, AGENT_TOOL));
         }
         let mut config = parent.config.clone();
+        // The child's shell starts where the parent's is, and is its own from then on.
+        config.cwd = self.cwd();
         config.max_turns = definition.max_turns.unwrap_or(config.max_turns);
         config.visibility = Visibility::Only(names.clone());
         config.turn.allowed_tool_names = names;
@@ -172,29 +192,40 @@ impl Run<'_> {
             body => body.to_owned(),
         });
         config.turn.model_context.likely_model = Some(model.model().to_owned());
+        config.turn.preloaded_skills = definition.skills.clone();
+        config.effort = effort;
         config.operator_state = None;
         // A deferral would end the child alone; it asks instead.
         config.allow_defer = false;
         let parent_mode = parent.policy.mode();
         let mode = definition.permission_mode.map_or(parent_mode, |m| narrower_mode(parent_mode, m));
         if let Some(wider) = definition.permission_mode.filter(|m| *m != mode) {
-            let text = format!(
+            self.warn_child(format!(
                 "agent definition {}: `permissionMode` {} is wider than the parent's {}; the parent's applies",
                 definition.source.display(),
                 wider.as_str(),
                 parent_mode.as_str()
-            );
-            self.trace.warn(text.clone(), None);
-            self.observer.on_event(&RunEvent::Warning { text: &text });
+            ));
         }
+        // The session's hooks, then the definition's own; never the parent definition's.
+        let hooks = match &definition.hooks {
+            Some(own) => Arc::new(HookRegistry::scoped(&parent.hooks, own)),
+            None => HookRegistry::session(&parent.hooks),
+        };
         Agent {
             model,
             tools: Arc::clone(&parent.tools),
-            hooks: Arc::clone(&parent.hooks),
+            hooks,
             policy: parent.policy.with_mode(mode),
             approver: Arc::new(OneAtATime::new(Arc::clone(&parent.approver), Arc::clone(&self.approvals))),
             config,
         }
+    }
+
+    /// A warning about a subagent being started, in the trace and to the observer.
+    fn warn_child(&self, text: String) {
+        self.trace.warn(text.clone(), None);
+        self.observer.on_event(&RunEvent::Warning { text: &text });
     }
 
     /// The child's transcript at `path`: a sidechain file when this run records one (a failure

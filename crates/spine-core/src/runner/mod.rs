@@ -8,7 +8,11 @@
 //! - `turn`: one model request — `prepare_request` → `compact_context` (with the compaction
 //!   hooks) → pairing check → the model;
 //! - `call`, `permit`, `post`: the path of one tool call; `delegate`: an `Agent` call's child run;
+//!   `watch`: CwdChanged after a call, FileChanged and ConfigChange at the safe points;
+//!   `path_rules`: the conditional rule files a call brings in;
+//! - `prelude`: Setup and UserPromptExpansion, before the prompt;
 //! - `finish`: how a run ends — SessionEnd, reports, the outcome;
+//! - `session_hooks`: hooks fired in a session outside any run (`/model`, `--init-only`);
 //! - [`single`]: one tool call with no model (the worker's tool items).
 //!
 //! Every exit path leaves the conversation paired: every tool call the model made has exactly
@@ -19,15 +23,20 @@ mod batch;
 mod call;
 mod delegate;
 mod finish;
+mod path_rules;
 mod permit;
 mod post;
+mod prelude;
 pub mod request;
 mod round;
+mod session_hooks;
 pub mod single;
 mod turn;
+mod watch;
 
 pub use agent::{Agent, AgentConfig, CompactOutcome, SessionEnding};
 pub use request::{RunOutcome, RunRequest, SessionTurn, SubagentRun};
+pub use session_hooks::{SessionHooks, SessionRef};
 pub use single::{SingleCall, SingleCallOutcome};
 pub use turn::CompactCause;
 
@@ -55,7 +64,8 @@ use crate::trace::Trace;
 /// The state of one run.
 struct Run<'a> {
     agent: &'a Agent,
-    hooks: HookRuntime,
+    /// Shared with the elicitors of the run's tool calls ([`crate::elicitation::RunElicitor`]).
+    hooks: Arc<HookRuntime>,
     hook_ctx: HookContext,
     /// The conversation so far (no system message: that is prepared per request).
     conversation: Vec<Message>,
@@ -94,6 +104,18 @@ struct Run<'a> {
     delegated_usage: std::sync::Mutex<std::collections::BTreeMap<String, ModelUsage>>,
     /// Orders the approvals of this run's concurrent subagents.
     approvals: Arc<tokio::sync::Mutex<()>>,
+    /// The conditional rule files shown so far (`path_rules`).
+    rules_shown: path_rules::ShownRules,
+    /// Setup's trigger, when this run starts with it ([`RunRequest::setup`]).
+    setup: Option<String>,
+    /// The custom command the prompt expands ([`RunRequest::expansion`]).
+    expansion: Option<spine_protocol::hook::UserPromptExpansionInput>,
+    /// Contexts given between runs ([`RunRequest::contexts`]), pushed after the prompt.
+    carried: Vec<(HookEventName, String)>,
+    /// What the session watches: the shell's directory, files, settings (`watch`).
+    watch: Arc<crate::watch::SessionWatch>,
+    /// Whether the shell's directory is kept between calls (not for a single call).
+    keeps_shell: bool,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -128,7 +150,7 @@ impl<'a> Run<'a> {
             .collect();
         Run {
             agent,
-            hooks: parts.hooks,
+            hooks: Arc::new(parts.hooks),
             hook_ctx: HookContext {
                 session: parts.session,
                 event: HookEventName::SessionStart,
@@ -159,6 +181,12 @@ impl<'a> Run<'a> {
             subagent: parts.subagent,
             delegated_usage: std::sync::Mutex::new(std::collections::BTreeMap::new()),
             approvals: Arc::new(tokio::sync::Mutex::new(())),
+            rules_shown: Default::default(),
+            setup: None,
+            expansion: None,
+            carried: Vec::new(),
+            watch: Arc::new(crate::watch::SessionWatch::new(agent.config.cwd.clone())),
+            keeps_shell: true,
         }
     }
 

@@ -5,23 +5,34 @@
 //!
 //! Just before the approver is asked, a Notification fires with `notification_type:
 //! permission_prompt` and a message naming the tool (Claude Code's main use of Notification).
+//!
+//! PermissionRequest hooks are offered the call's `permission_suggestions`
+//! ([`permission_suggestions`]). When a hook's allow stands, its `updatedPermissions` are
+//! applied to the session ([`PermissionPolicy::apply_updates`]), those whose destination is a
+//! settings file are saved through the agent's [`crate::permission::PermissionStore`], and the
+//! decision records what became of each (`permission_updates`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use spine_protocol::hook::{HookEventName, Notification, NotificationInput, PermissionDeniedInput};
-use spine_protocol::permission::{DecisionSource, PermissionBehavior, PermissionDecision, PermissionSuggestion};
+use spine_protocol::permission::{
+    DecisionSource, PermissionBehavior, PermissionDecision, PermissionMode, PermissionSuggestion,
+};
+use spine_protocol::permission_update::{AppliedUpdate, PermissionUpdate};
 use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::DecisionOutcome;
 
 use super::Run;
 use super::call::{CallOutcome, Ledger, Proposal, RecordParts, Settled};
 use super::round::RoundEnd;
-use crate::hooks::events::PermissionRequestOutcome;
+use crate::hooks::events::{Asked, PermissionRequestOutcome};
 use crate::hooks::tool_view;
 use crate::observer::RunEvent;
 use crate::permission::policy::{resolve_write_paths, shell_analysis};
-use crate::permission::{Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate};
+use crate::permission::{
+    Approval, ApprovalRequest, CallFacts, PermissionPolicy, PolicyUrlGate, permission_suggestions,
+};
 use crate::registry::PreparedCall;
 use crate::tool::{Args, UrlGate};
 use crate::workspace::Workspace;
@@ -157,7 +168,10 @@ impl Run<'_> {
             PermissionRequestOutcome::NoDecision
         } else {
             let tools = Arc::clone(&self.agent.tools);
-            let answer = self.hooks.permission_request(&self.hook_ctx, tools.as_ref(), call, args, &asked.reason).await;
+            let paths = tools.tool(call.handle).workspace_paths(args);
+            let suggestions = permission_suggestions(&call.name, args, &self.workspace(), &self.cwd(), &paths);
+            let asked_for = Asked { reason: &asked.reason, suggestions };
+            let answer = self.hooks.permission_request(&self.hook_ctx, tools.as_ref(), call, args, asked_for).await;
             if let Some(halt) = answer.halt {
                 return Err(halt.stop_reason);
             }
@@ -165,11 +179,14 @@ impl Run<'_> {
         };
         let approved =
             |source| PermissionDecision::new(PermissionBehavior::Allow, source, "approved by PermissionRequest hook");
-        Ok(match verdict {
-            PermissionRequestOutcome::Allow { hook_id, args: None } => {
+        let mut updates = Vec::new();
+        let mut decision = match verdict {
+            PermissionRequestOutcome::Allow { hook_id, args: None, updates: asked_updates } => {
+                updates = asked_updates;
                 approved(DecisionSource::PermissionRequestHook { hook_id })
             }
-            PermissionRequestOutcome::Allow { hook_id, args: Some(new_args) } => {
+            PermissionRequestOutcome::Allow { hook_id, args: Some(new_args), updates: asked_updates } => {
+                updates = asked_updates;
                 // Replacement arguments are checked against the rules again.
                 let recheck =
                     self.policy_decision(call, &new_args, &PermissionSuggestion::Allow { reason: None }, None);
@@ -215,7 +232,59 @@ impl Run<'_> {
                     }
                 }
             }
-        })
+        };
+        if decision.behavior == PermissionBehavior::Allow && !updates.is_empty() {
+            decision.permission_updates = self.apply_permission_updates(&updates, call);
+        }
+        Ok(decision)
+    }
+
+    /// The workspace in force: the agent's, with the roots permission updates added or removed.
+    pub(super) fn workspace(&self) -> Arc<Workspace> {
+        self.agent.policy.workspace(&self.agent.config.workspace)
+    }
+
+    /// Applies an allowing hook's `updatedPermissions` to the session and saves those whose
+    /// destination is a settings file; what became of each, also said on the observer (a note,
+    /// or a warning for a refused update) and in the trace.
+    fn apply_permission_updates(&self, updates: &[PermissionUpdate], call: &PreparedCall) -> Vec<AppliedUpdate> {
+        let config = &self.agent.config;
+        let mut applied = self.agent.policy.apply_updates(updates, &config.workspace, &config.cwd);
+        for entry in &mut applied {
+            let bypass =
+                matches!(entry.update, PermissionUpdate::SetMode { mode: PermissionMode::BypassPermissions, .. });
+            if entry.applied && entry.update.destination().is_settings_file() {
+                let saved = match (&config.permission_store, bypass) {
+                    (_, true) => "bypassPermissions holds for the session only, never saved".to_owned(),
+                    (Some(store), false) => match store.save(&entry.update) {
+                        Ok(file) => {
+                            // Spine's own write: no ConfigChange for it.
+                            self.watch.written_by_spine(&file);
+                            format!("saved to {}", file.display())
+                        }
+                        Err(why) => format!("not saved ({why}); this session only"),
+                    },
+                    (None, false) => "this session only (no settings file to save to)".to_owned(),
+                };
+                entry.note = Some(match entry.note.take() {
+                    Some(note) => format!("{note}; {saved}"),
+                    None => saved,
+                });
+            }
+            let what = serde_json::to_string(&entry.update).unwrap_or_default();
+            let text = match (&entry.applied, &entry.note) {
+                (true, None) => format!("permission update applied: {what}"),
+                (true, Some(note)) => format!("permission update applied: {what} ({note})"),
+                (false, note) => format!("permission update refused: {what}: {}", note.as_deref().unwrap_or("")),
+            };
+            if entry.applied {
+                self.observer.on_event(&RunEvent::Note { text: &text });
+            } else {
+                self.trace.warn(text.clone(), Some(&call.id));
+                self.observer.on_event(&RunEvent::Warning { text: &text });
+            }
+        }
+        applied
     }
 
     /// The Notification of a permission prompt: the approver is about to be asked about `tool`.
@@ -236,7 +305,7 @@ impl Run<'_> {
         suggested_by: Option<&str>,
     ) -> PermissionDecision {
         let tools = &self.agent.tools;
-        let cwd = &self.agent.config.cwd;
+        let cwd = &self.cwd();
         let effect = tools.effect(call.handle);
         let workspace_paths = tools.tool(call.handle).workspace_paths(args);
         // The shell command is parsed once per decision; its redirection and `tee` targets are
@@ -246,8 +315,8 @@ impl Run<'_> {
         if effect == Effect::Write {
             targets.extend(workspace_paths.iter().map(|p| Workspace::normalize(p, cwd)));
         }
-        let workspace = &self.agent.config.workspace;
-        let (write_paths, write_violation) = resolve_write_paths(workspace, cwd, targets);
+        let workspace = self.workspace();
+        let (write_paths, write_violation) = resolve_write_paths(&workspace, cwd, targets);
         let boundary = workspace_paths.iter().find_map(|p| workspace.resolve(p, cwd).err()).or(write_violation);
         let facts = CallFacts {
             tool_name: &call.name,

@@ -1,7 +1,8 @@
 //! After the tool ran: a success is projected (`project_tool_result`) and shown to PostToolUse
 //! hooks, which may rewrite the result, add feedback or context, fail closed, or prevent
 //! continuation; a failure is shown to PostToolUseFailure hooks (context and stop only — the
-//! error stands). Either way the call's decision record is written here.
+//! error stands). Either way the conditional rule files the call brings in follow the hooks'
+//! contexts (`path_rules`), and the call's decision record is written here.
 
 use serde_json::Value;
 use spine_protocol::hook::{HookEventName, PostToolUseFailureInput, PostToolUseInput};
@@ -40,6 +41,9 @@ impl Run<'_> {
         };
         let failure = self.hooks.post_tool_use_failure(&self.hook_ctx, input).await;
         ledger.add_contexts(HookEventName::PostToolUseFailure, failure.contexts);
+        for rule in self.path_rules(&call.name, tool_input, false).await {
+            ledger.add_context(rule);
+        }
         if let ContextOutcome::Failed(f) = failure.outcome {
             self.trace.warn(format!("PostToolUseFailure {f}"), Some(&call.id));
         }
@@ -78,6 +82,9 @@ impl Run<'_> {
                 HookEventName::PostToolUse,
                 format!("PostToolUse hook feedback on {} call {}: {reason}", call.name, call.id),
             ));
+        }
+        for rule in self.path_rules(&call.name, tool_input, true).await {
+            ledger.add_context(rule);
         }
         // The images of the response (a Read of an image) go with the text the model reads;
         // a hook's rewrite of the response carries its own, a text rewrite none.

@@ -10,6 +10,7 @@ use spine_protocol::run::{RunSubtype, Usage};
 use spine_protocol::tool::ToolCall;
 use tokio_util::sync::CancellationToken;
 
+use crate::hooks::BackgroundHooks;
 use crate::model::FinishReason;
 use crate::observer::{NullObserver, RunObserver};
 use crate::reports::ReportCollector;
@@ -37,6 +38,11 @@ pub struct RunRequest {
     pub(super) reports: Option<Arc<ReportCollector>>,
     pub(super) session_turn: SessionTurn,
     pub(super) subagent: Option<SubagentRun>,
+    pub(super) setup: Option<String>,
+    pub(super) expansion: Option<spine_protocol::hook::UserPromptExpansionInput>,
+    pub(super) contexts: Vec<(spine_protocol::hook::HookEventName, String)>,
+    pub(super) background: Option<BackgroundHooks>,
+    pub(super) watch: Option<Arc<crate::watch::SessionWatch>>,
 }
 
 /// Which part of a session a run is. SessionStart and SessionEnd hooks fire once per session:
@@ -88,6 +94,11 @@ impl RunRequest {
             reports: None,
             session_turn: SessionTurn::Whole,
             subagent: None,
+            setup: None,
+            expansion: None,
+            contexts: Vec::new(),
+            background: None,
+            watch: None,
         }
     }
 
@@ -102,6 +113,27 @@ impl RunRequest {
     /// `agent_type`.
     pub fn subagent(mut self, subagent: Option<SubagentRun>) -> Self {
         self.subagent = subagent;
+        self
+    }
+
+    /// Fires Setup with `trigger` (`init` or `maintenance`) before SessionStart: `--init`,
+    /// `--maintenance` (default: no Setup).
+    pub fn setup(mut self, trigger: Option<String>) -> Self {
+        self.setup = trigger;
+        self
+    }
+
+    /// The prompt is the expansion of a custom command: UserPromptExpansion fires before
+    /// UserPromptSubmit, with `expansion.prompt` the command line as typed.
+    pub fn expansion(mut self, expansion: Option<spine_protocol::hook::UserPromptExpansionInput>) -> Self {
+        self.expansion = expansion;
+        self
+    }
+
+    /// Contexts hooks gave between runs of a session (PostModelSwitch's after `/model`), each
+    /// with its event: the model reads them after the prompt, and the transcript keeps them.
+    pub fn contexts(mut self, contexts: Vec<(spine_protocol::hook::HookEventName, String)>) -> Self {
+        self.contexts = contexts;
         self
     }
 
@@ -169,6 +201,23 @@ impl RunRequest {
     /// Receives the run's reports.
     pub fn reports(mut self, reports: Option<Arc<ReportCollector>>) -> Self {
         self.reports = reports;
+        self
+    }
+
+    /// Background hooks shared by the runs of an interactive session: they outlive this run,
+    /// which does not wait for them when it ends (default: the run's own, waited for when they
+    /// may wake the model, and ended with the run). A wake they deliver starts the session's
+    /// next run (whose prompt may be none).
+    pub fn background(mut self, background: Option<BackgroundHooks>) -> Self {
+        self.background = background;
+        self
+    }
+
+    /// What the session watches — its shell's directory, files, settings — shared by the runs
+    /// of an interactive session (default: the run's own, starting in the agent's directory
+    /// and stopped with the run; see [`crate::watch`]).
+    pub fn watch(mut self, watch: Option<Arc<crate::watch::SessionWatch>>) -> Self {
+        self.watch = watch;
         self
     }
 }

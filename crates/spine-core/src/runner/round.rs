@@ -3,6 +3,12 @@
 //! `max_forced_continuations` in a row). Cancellation is checked between steps and wins over
 //! whatever a hook interrupted by it answered.
 //!
+//! Before each model request, what background hooks delivered is appended (contexts; an
+//! `asyncRewake` hook's wake as a user message). When Stop allows the end, the run first waits
+//! for its `asyncRewake` hooks still running: a wake sends the loop on (`stop_hook_active` is
+//! then true, as after a forced continuation; a wake does not count toward
+//! `max_forced_continuations`, `max_turns` still bounds the run).
+//!
 //! A subagent's run fires SubagentStart in place of SessionStart and UserPromptSubmit, and
 //! SubagentStop in place of Stop (same answers, same bound). In a tool round, consecutive
 //! `Task` calls run concurrently (at most `subagents.max_concurrent` at a time); their results
@@ -22,6 +28,7 @@ use super::call::CallOutcome;
 use super::finish::End;
 use super::request::SessionTurn;
 use super::{Run, error_result};
+use crate::hooks::Delivered;
 use crate::hooks::events::{ContextOutcome, Merged, StopOutcome, UserPromptSubmitOutcome};
 use crate::observer::RunEvent;
 use crate::session::TranscriptRecord;
@@ -63,6 +70,11 @@ impl Run<'_> {
         if let Some(sub) = &self.subagent {
             return self.drive_subagent(prompt, Arc::clone(&sub.identity)).await;
         }
+        let trigger = self.setup.take();
+        let setup_contexts = match self.setup_hooks(trigger).await {
+            Ok(contexts) => contexts,
+            Err(end) => return end,
+        };
         let start = match self.session_turn {
             SessionTurn::Whole | SessionTurn::First => {
                 self.hooks
@@ -77,13 +89,20 @@ impl Run<'_> {
         if let Some(end) = self.ended_at_start(&start) {
             return end;
         }
+        self.arm_watch(start.watch_paths.clone());
         if self.session_turn != SessionTurn::Later {
             self.instructions_loaded().await;
         }
-        let mut pending_contexts = start.contexts;
+        let mut pending_contexts = setup_contexts;
+        pending_contexts.extend(start.contexts);
 
         if let Some(prompt) = prompt {
             self.hook_ctx.prompt_id = Some(Arc::from(uuid::Uuid::new_v4().to_string()));
+            let expansion = self.expansion.take();
+            match self.expansion_hooks(expansion).await {
+                Ok(contexts) => pending_contexts.extend(contexts),
+                Err(end) => return end,
+            }
             let submitted = self.hooks.user_prompt_submit(&self.hook_ctx, &prompt).await;
             // Cancellation wins over whatever a hook interrupted by it answered.
             if self.cancel.is_cancelled() {
@@ -104,6 +123,9 @@ impl Run<'_> {
                 }
             }
             self.push(Message::user_with_images(prompt, images));
+            for (event, text) in std::mem::take(&mut self.carried) {
+                self.push(Message::context(event, text));
+            }
             pending_contexts.extend(submitted.contexts);
             self.push_contexts(HookEventName::UserPromptSubmit, pending_contexts);
         } else if !pending_contexts.is_empty() {
@@ -121,7 +143,7 @@ impl Run<'_> {
 
     /// How a run ends before its prompt: canceled, a start hook that failed closed, or a
     /// start hook's `continue: false` (SessionStart's, or SubagentStart's in a subagent).
-    fn ended_at_start(&self, start: &Merged<ContextOutcome>) -> Option<End> {
+    pub(super) fn ended_at_start(&self, start: &Merged<ContextOutcome>) -> Option<End> {
         if self.cancel.is_cancelled() {
             return Some(End::canceled());
         }
@@ -174,10 +196,8 @@ impl Run<'_> {
                 let text = format!("reached max_turns ({}) before a final answer", self.agent.config.max_turns);
                 return End::new(RunSubtype::ErrorMaxTurns, text, SessionEndReason::MaxTurns);
             }
-            let background = self.hooks.take_background_context();
-            for message in background {
-                self.push(message);
-            }
+            self.watch_point().await;
+            self.push_background();
             let (reply, meta) = match self.model_turn().await {
                 Ok(turn) => turn,
                 Err(end) => return end,
@@ -205,7 +225,11 @@ impl Run<'_> {
             match stop.outcome {
                 StopOutcome::Allow => {
                     self.push_contexts(stop_event, stop.contexts);
-                    return End::success(text);
+                    match self.woken_at_end().await {
+                        Some(true) => stop_hook_active = true,
+                        Some(false) => return End::canceled(),
+                        None => return End::success(text),
+                    }
                 }
                 StopOutcome::ForceContinue { reason, hook_id } => {
                     if forced_in_a_row >= self.agent.config.max_forced_continuations {
@@ -216,7 +240,14 @@ impl Run<'_> {
                         self.trace.warn(note.clone(), None);
                         self.observer.on_event(&RunEvent::Warning { text: &note });
                         self.push_contexts(stop_event, stop.contexts);
-                        return End::success(text);
+                        match self.woken_at_end().await {
+                            Some(true) => {
+                                stop_hook_active = true;
+                                continue;
+                            }
+                            Some(false) => return End::canceled(),
+                            None => return End::success(text),
+                        }
                     }
                     forced_in_a_row += 1;
                     stop_hook_active = true;
@@ -226,6 +257,28 @@ impl Run<'_> {
                 StopOutcome::Failed(failure) => return End::failed(ExecutionError::Hook(failure)),
             }
         }
+    }
+
+    /// What background hooks delivered, appended before the next model request; a wake's
+    /// summary is shown to the user.
+    fn push_background(&mut self) {
+        for delivered in self.hooks.take_background() {
+            if let Delivered::Wake { hook_id, summary, .. } = &delivered {
+                self.observer.on_event(&RunEvent::SystemMessage { hook_id, text: summary });
+            }
+            self.push(delivered.into_message());
+        }
+    }
+
+    /// The run is about to end: its `asyncRewake` hooks still running are waited for (each
+    /// bounded by its time limit). `Some(true)`: a wake arrived, the loop goes on;
+    /// `Some(false)`: the run was canceled meanwhile; `None`: it ends.
+    async fn woken_at_end(&self) -> Option<bool> {
+        let woken = self.hooks.settle_wakes(&self.cancel).await;
+        if self.cancel.is_cancelled() {
+            return Some(false);
+        }
+        woken.then_some(true)
     }
 
     fn last_text(&self) -> String {
@@ -278,6 +331,8 @@ impl Run<'_> {
                 _ => self.concurrent_calls(&calls[next..next + group], batch).await,
             };
             next += group;
+            self.cwd_point().await;
+            self.follow_mode();
             for outcome in outcomes {
                 contexts.extend(outcome.contexts);
                 if let Some(result) = outcome.result {
@@ -303,6 +358,16 @@ impl Run<'_> {
             self.push(context);
         }
         end
+    }
+
+    /// After a PermissionRequest hook's `setMode`: later hook inputs carry the new mode.
+    fn follow_mode(&mut self) {
+        let mode = self.agent.policy.mode();
+        if mode != self.hook_ctx.session.permission_mode {
+            let mut session = (*self.hook_ctx.session).clone();
+            session.permission_mode = mode;
+            self.hook_ctx.session = Arc::new(session);
+        }
     }
 
     /// Several `Task` calls at once, at most `subagents.max_concurrent` running; the outcomes

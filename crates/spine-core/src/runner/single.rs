@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use spine_protocol::message::{Message, ToolResultMessage};
+use spine_protocol::message::{Effort, Message, ToolResultMessage};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
@@ -68,8 +68,10 @@ impl Agent {
             session_id: request.session_id,
             transcript_path: request.transcript_path.clone(),
             cwd: self.config.cwd.clone(),
+            hook_dir: self.config.cwd.clone(),
             project_dir: self.config.workspace.root().to_path_buf(),
             permission_mode: self.policy.mode(),
+            effort: self.config.effort.map(Effort::from),
             env_file: None,
         });
         let hooks = HookRuntime::new(
@@ -101,6 +103,8 @@ impl Agent {
         );
         // A single call may not defer: there is no run for a deferral to end.
         run.allow_defer = false;
+        // Nothing outlives one call: the shell's directory is not kept.
+        run.keeps_shell = false;
         let outcome = run.process_call(&request.call, 1).await;
         run.hooks.shutdown();
         let result = outcome.result.unwrap_or_else(|| {

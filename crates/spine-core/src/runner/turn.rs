@@ -132,9 +132,11 @@ impl Run<'_> {
     /// `prepare_request` over the conversation so far.
     pub(super) fn prepare_request(&mut self) -> PreparedRequest {
         let config = &self.agent.config;
+        // The roots permission updates added are named to the model too.
+        let workspace = self.workspace();
         let inputs = RequestInputs {
             settings: &config.turn,
-            workspace: &config.workspace,
+            workspace: &workspace,
             skills: &self.skills,
             estimator: self.estimator.as_ref(),
             operator_state: config.operator_state.as_deref(),
@@ -204,6 +206,9 @@ impl Run<'_> {
             .await;
         if let ContextOutcome::Failed(failure) = start.outcome {
             self.trace.warn(format!("SessionStart (compact) {failure}"), None);
+        }
+        if let Some(paths) = start.watch_paths {
+            self.replace_watched(paths);
         }
         self.push_contexts(HookEventName::SessionStart, start.contexts);
         true

@@ -12,7 +12,8 @@
 //!   (`USER.md`, else built in) · Operator Prompt (profile `main`, not a subagent) · Active
 //!   Skills (the catalog);
 //! - volatile: Memory (`.spine/memory/root.md`, which the model may write) · Conversation
-//!   Summary (`.spine/conversations/<id>/summary.md`) · Selected Skills (chosen per turn) ·
+//!   Summary (`.spine/conversations/<id>/summary.md`) · Selected Skills (a subagent's preloaded
+//!   skills, then those the messages reference, chosen per turn) ·
 //!   Context Imports · Operator State (the live workspace snapshot; profile `main`, last).
 //!
 //! [`PreparedTurn::stable_prefix`] is the stable part's length. Workspace files are read
@@ -29,7 +30,7 @@ use spine_protocol::trace::StageName;
 
 use crate::fields;
 use crate::memory_files::MemoryFiles;
-use crate::skills::{SkillCatalog, select};
+use crate::skills::{SkillCatalog, select_with};
 use crate::tokens::{RequestEstimate, TokenCache, TokenEstimator, estimate_request};
 use crate::trace::Trace;
 use crate::workspace::Workspace;
@@ -95,6 +96,10 @@ pub struct TurnSettings {
     pub conversation_id: Option<String>,
     /// Context imports from the payload.
     pub context_imports: Vec<Value>,
+    /// Skills in the Selected Skills layer of every turn, referenced or not (a subagent
+    /// definition's `skills`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preloaded_skills: Vec<String>,
 }
 
 impl Default for TurnSettings {
@@ -107,6 +112,7 @@ impl Default for TurnSettings {
             allowed_tool_names: Vec::new(),
             conversation_id: None,
             context_imports: Vec::new(),
+            preloaded_skills: Vec::new(),
         }
     }
 }
@@ -206,7 +212,7 @@ pub fn prepare_turn(
 ) -> PreparedTurn {
     let started = Instant::now();
     let s = inputs.settings;
-    let selection = select(inputs.skills, transcript);
+    let selection = select_with(inputs.skills, &s.preloaded_skills, transcript);
     let SystemPrompt { text: system, stable_len } = assemble_prompt(inputs, &selection);
     let system_tokens = inputs.estimator.count_text(&system) + 4;
     let RequestEstimate { transcript_tokens, tool_tokens, anchored } =

@@ -1,14 +1,19 @@
-//! The engine: concurrent groups merge in configuration order, background hooks, `if`, dedup.
+//! The engine: concurrent groups merge in configuration order, background hooks (and hooks that
+//! go to the background and wake the model), `if`, dedup.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use spine_core::hooks::{GroupMode, HookContext, HookGroup, HookSpec, Matcher, async_hook_fn, hook_fn};
+use spine_core::hooks::{
+    GroupMode, Hook, HookContext, HookError, HookGroup, HookSpec, Late, Matcher, Started, Wake, async_hook_fn, hook_fn,
+};
 use spine_core::permission::PermissionRule;
 use spine_protocol::hook::{
-    HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput, PromptAction, UserPromptSubmit, UserPromptSubmitInput,
+    HookOutput, PostToolUse, PostToolUseAction, PostToolUseInput, PreToolUse, PreToolUseAction, PreToolUseInput,
+    PromptAction, Stop, StopInput, UserPromptSubmit, UserPromptSubmitInput,
 };
+use spine_protocol::message::Message;
 use spine_protocol::trace::TraceRecord;
 
 use crate::support::*;
@@ -145,4 +150,59 @@ async fn background_hook_context_reaches_the_model_on_the_next_turn_and_its_deci
     assert_eq!(outcome.result, "ok", "the block was ignored");
     let second = &script.requests()[1];
     assert!(second.iter().any(|m| m.text() == Some("background note")), "{:?}", roles(second));
+}
+
+/// A PostToolUse hook that goes to the background at once, blocks (ignored), and wakes the
+/// model with `message` once `release` is notified.
+struct Waker {
+    release: Arc<tokio::sync::Notify>,
+    message: &'static str,
+}
+
+#[async_trait::async_trait]
+impl Hook<PostToolUse> for Waker {
+    async fn call(&self, _c: &HookContext, _i: &PostToolUseInput) -> Result<HookOutput<PostToolUseAction>, HookError> {
+        Ok(HookOutput::default())
+    }
+
+    async fn start(&self, _c: &HookContext, _i: &PostToolUseInput) -> Started<PostToolUseAction> {
+        let release = Arc::clone(&self.release);
+        let message = self.message;
+        let answer = Box::pin(async move {
+            release.notified().await;
+            let wake = Wake { message: message.to_owned(), summary: "woken".to_owned() };
+            let block = PostToolUseAction { block_reason: Some("ignored".into()), ..Default::default() };
+            Late { result: Ok(HookOutput::new(block)), wake: Some(wake) }
+        });
+        Started::Background { answer, wakes: true }
+    }
+}
+
+#[tokio::test]
+async fn a_hook_that_goes_to_the_background_is_no_opinion_and_a_run_about_to_end_waits_for_its_wake() {
+    let mut h = Harness::new();
+    let release = Arc::new(tokio::sync::Notify::new());
+    h.hooks.on::<PostToolUse>("waker", Waker { release: Arc::clone(&release), message: "fix the tests" });
+    // Stop releases the waker: it can only wake the model after the run decided to end.
+    let at_stop = Arc::clone(&release);
+    h.hooks.on::<Stop>(
+        "release",
+        hook_fn(move |_c: &HookContext, _i: &StopInput| {
+            at_stop.notify_one();
+            Ok(HookOutput::default())
+        }),
+    );
+    let (outcome, script, _log) =
+        h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("done"), text("fixed")]).await;
+    assert_eq!(results(&outcome.messages)[0].content, "value=1", "the background block is ignored");
+    assert_eq!(outcome.result, "fixed", "the wake sent the loop on");
+    let third = &script.requests()[2];
+    assert!(third.iter().any(|m| matches!(m, Message::User { content, .. } if content == "fix the tests")));
+    let wakes = outcome
+        .trace
+        .entries()
+        .into_iter()
+        .filter(|e| matches!(&e.record, TraceRecord::Hook(t) if t.hook_id == "waker" && t.decision == "wake"))
+        .count();
+    assert_eq!(wakes, 1);
 }

@@ -115,7 +115,7 @@ async fn permission_request_hook_answers_in_place_of_the_approver() {
         "gate",
         hook_fn(|_c: &HookContext, i: &PermissionRequestInput| {
             Ok(HookOutput::new(if i.tool_input["value"] == 1 {
-                PermissionRequestAction::Allow { updated_input: None }
+                PermissionRequestAction::Allow { updated_input: None, updated_permissions: Vec::new() }
             } else {
                 PermissionRequestAction::Deny { message: "only value 1".into() }
             }))
@@ -179,4 +179,40 @@ async fn defer_ends_the_run_with_the_call_pending_and_resume_fires_pre_tool_use_
     assert_eq!(resumed.subtype, RunSubtype::Success);
     assert_eq!(log.take(), vec!["pre:c1", "handler:value:1"]);
     assert_eq!(results(&resumed.messages)[0].content, "value=1");
+}
+
+#[tokio::test]
+async fn a_permission_request_allow_adds_its_rules_for_the_session_and_is_offered_the_covering_rule() {
+    use spine_protocol::permission_update::{PermissionUpdate, RuleBehavior, RuleValue, UpdateDestination};
+    let mut h = Harness::new();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let asked = Arc::clone(&seen);
+    h.hooks.on::<PermissionRequest>(
+        "remember",
+        hook_fn(move |_c: &HookContext, i: &PermissionRequestInput| {
+            asked.lock().expect("lock").push(i.permission_suggestions.clone());
+            let updates = vec![PermissionUpdate::AddRules {
+                rules: vec![RuleValue::from_rule("write_value")],
+                behavior: RuleBehavior::Allow,
+                destination: UpdateDestination::Session,
+            }];
+            Ok(HookOutput::new(PermissionRequestAction::Allow { updated_input: None, updated_permissions: updates }))
+        }),
+    );
+    let replies = vec![
+        calls(&[("c1", "write_value", json!({"value": 1}))]),
+        calls(&[("c2", "write_value", json!({"value": 2}))]),
+        text("ok"),
+    ];
+    let (outcome, _s, log) = h.run("go", replies).await;
+    assert_eq!(log.take(), vec!["handler:write_value:1", "handler:write_value:2"]);
+    let offered = seen.lock().expect("lock").clone();
+    assert_eq!(offered.len(), 1, "the second call is allowed by the rule the hook added");
+    let expected = PermissionUpdate::AddRules {
+        rules: vec![RuleValue::from_rule("write_value")],
+        behavior: RuleBehavior::Allow,
+        destination: UpdateDestination::LocalSettings,
+    };
+    assert_eq!(offered[0], vec![expected]);
+    assert!(outcome.subtype == RunSubtype::Success);
 }

@@ -11,7 +11,7 @@ use spine_core::stages::compact_context::CompactStrategy;
 use spine_core::stages::review_tool_call::{ReviewError, Visibility, review_tool_call};
 use spine_core::trace::Trace;
 use spine_protocol::hook::{
-    ContextAction, HookOutput, PreCompact, PreCompactAction, PreCompactInput, SessionStart, SessionStartInput,
+    HookOutput, PreCompact, PreCompactAction, PreCompactInput, SessionStart, SessionStartAction, SessionStartInput,
 };
 use spine_protocol::message::Message;
 use spine_protocol::report::{FailureKind, ReportBody};
@@ -55,7 +55,7 @@ async fn sandwich_compaction_keeps_pairs_whole_and_fires_pre_post_compact_and_se
         "ss",
         hook_fn(move |_c: &HookContext, i: &SessionStartInput| {
             seen.lock().expect("seen").push(i.source.as_str().to_owned());
-            Ok(HookOutput::new(ContextAction::default()))
+            Ok(HookOutput::new(SessionStartAction::default()))
         }),
     );
     let long = "word ".repeat(30);

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use spine_core::hooks::{HookContext, hook_fn};
 use spine_protocol::hook::{
-    ContextAction, HookOutput, Observe, PostToolUse, PostToolUseAction, PostToolUseInput, SessionEnd, SessionEndInput,
-    SessionStart, SessionStartInput,
+    HookOutput, Observe, PostToolUse, PostToolUseAction, PostToolUseInput, SessionEnd, SessionEndInput, SessionStart,
+    SessionStartAction, SessionStartInput,
 };
 use spine_protocol::run::RunSubtype;
 use spine_protocol::trace::TraceRecord;
@@ -34,7 +34,7 @@ async fn session_start_and_end_fire_once_with_their_source_and_reason() {
         "start",
         hook_fn(move |_c: &HookContext, i: &SessionStartInput| {
             s.lock().expect("seen").push(format!("start:{}", i.source.as_str()));
-            Ok(HookOutput::new(ContextAction::context("project uses tabs")))
+            Ok(HookOutput::new(SessionStartAction::context("project uses tabs")))
         }),
     );
     let s = Arc::clone(&seen);

@@ -1,16 +1,18 @@
 //! One handler of a matcher group: its type, what it runs, and its policy fields.
 //!
-//! Fields: `type` (`command` | `http`; Claude Code's `prompt`, `agent`, `mcp_tool` are skipped
-//! with a warning), `timeout` (seconds, default [`DEFAULT_TIMEOUT_SECS`]), `onFailure` (`open`
-//! or `continue`, the default for external hooks; `closed` or `block`), `statusMessage`,
-//! `async`, `if` (a permission rule; tool events only), `once` (the hook runs at its first
-//! firing only, [`crate::once`]), `cloud` (Claude Code's, no effect). Command handlers: `command`
-//! (run by the shell of [`crate::shell`], bash by default), `args` (exec form, no shell: with
-//! `command`, `command` is the program and `args` its arguments; alone, `args[0]` is the
-//! program), `shell` (`bash`, `sh`, `powershell`), `persistent` (spine's own), `asyncRewake`
-//! (treated as `async`, with a warning) with `rewakeMessage`/`rewakeSummary`. HTTP handlers:
-//! `url`, `headers`, `allowedEnvVars`. A field of another handler type is an error; an unknown
-//! field is a warning, or an error when it is a near miss of a known one (`timout`).
+//! Fields: `type` (`command`, `http`, `prompt`, `mcp_tool`, `agent`), `timeout` (seconds,
+//! default [`DEFAULT_TIMEOUT_SECS`]), `onFailure` (`open` or `continue`, the default for external
+//! hooks; `closed` or `block`), `statusMessage`, `async`, `if` (a permission rule; tool events
+//! only), `once` (the hook runs at its first firing only, [`crate::once`]), `cloud` (Claude
+//! Code's, no effect). Command handlers: `command` (run by the shell of [`crate::shell`], bash
+//! by default), `args` (exec form, no shell: with `command`, `command` is the program and `args`
+//! its arguments; alone, `args[0]` is the program), `shell` (`bash`, `sh`, `powershell`),
+//! `persistent` (spine's own), `asyncRewake` (in the background; its exit 2 wakes the model,
+//! [`crate::rewake`]; not with `persistent`) with `rewakeMessage` and `rewakeSummary` (no effect
+//! without `asyncRewake`, as in Claude Code). HTTP handlers: `url`, `headers`,
+//! `allowedEnvVars`. Prompt and agent handlers: `prompt`, `model` (and `continueOnBlock`);
+//! mcp_tool handlers: `server`, `tool`, `input`. A field of another handler type is an error; an
+//! unknown field is a warning, or an error when it is a near miss of a known one (`timout`).
 
 use std::time::Duration;
 
@@ -46,12 +48,23 @@ pub struct HandlerConfig {
     pub on_failure: FailurePolicy,
     /// `statusMessage`: shown (with `-v`) while it runs.
     pub status_message: Option<String>,
-    /// `async: true` runs it in the background.
+    /// `async: true` (or `asyncRewake: true`) runs it in the background.
     pub run: RunMode,
+    /// `asyncRewake: true`: its exit 2 wakes the model.
+    pub rewake: Option<RewakeConfig>,
     /// `once: true`: it runs at its first firing only.
     pub once: bool,
     /// The `if` rule, as written and parsed.
     pub condition: Option<(String, PermissionRule)>,
+}
+
+/// `asyncRewake: true` and how the wake reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RewakeConfig {
+    /// `rewakeMessage`: what the model reads before the hook's stderr.
+    pub message: Option<String>,
+    /// `rewakeSummary`: the line shown to the user.
+    pub summary: Option<String>,
 }
 
 /// What a handler runs.
@@ -273,6 +286,7 @@ pub(super) fn parse(
             }
         },
     };
+    let mut rewake = None;
     let handler = if kind == "http" {
         parse_http(diag, &f)
     } else if kind == "prompt" {
@@ -282,8 +296,10 @@ pub(super) fn parse(
     } else if kind == "agent" {
         super::prompt::parse(diag, &f).map(|p| Handler::Agent { prompt: p.prompt, model: p.model })
     } else {
+        let message = f.string(diag, "rewakeMessage");
+        let summary = f.string(diag, "rewakeSummary");
         if f.boolean(diag, "asyncRewake") == Some(true) {
-            diag.warn(f.at("asyncRewake"), "spine does not wake the model from async hooks; runs as `async`");
+            rewake = Some(RewakeConfig { message, summary });
             background = true;
         }
         let choice = match f.string(diag, "shell").as_deref() {
@@ -297,6 +313,9 @@ pub(super) fn parse(
             },
         };
         let persistent = f.boolean(diag, "persistent").unwrap_or(false);
+        if persistent && rewake.is_some() {
+            diag.error(f.at("asyncRewake"), "`asyncRewake` does not apply to `persistent` hooks");
+        }
         let (interpreter, warning) = diag.shells.resolve(choice);
         let program = parse_program(diag, &f, interpreter);
         if let (Some(Program::Shell { .. }), Some(warning)) = (&program, warning) {
@@ -315,6 +334,7 @@ pub(super) fn parse(
         status_message,
         once,
         run: if background { RunMode::Background } else { RunMode::Blocking },
+        rewake,
         condition,
     })
 }

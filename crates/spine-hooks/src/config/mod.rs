@@ -21,6 +21,7 @@
 //!   `httpHookAllowedEnvVars`) is applied by [`crate::policy`]; [`HookConfig::active_groups`]
 //!   are the groups that run.
 
+mod agent;
 mod events;
 mod handler;
 mod mcp_tool;
@@ -36,9 +37,10 @@ use spine_settings::{Origin, Settings, SettingsError, type_name};
 use crate::shell::Shells;
 use thiserror::Error;
 
+pub use agent::AgentRole;
 pub use events::unsupported_event;
 pub(crate) use handler::is_var_name;
-pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program};
+pub use handler::{DEFAULT_TIMEOUT_SECS, Handler, HandlerConfig, HttpConfig, Program, RewakeConfig};
 pub use mcp_tool::McpToolConfig;
 pub use prompt::PromptConfig;
 
@@ -190,6 +192,12 @@ impl HookConfig {
     /// The groups that run, in configuration order.
     pub fn active_groups(&self) -> Vec<&GroupConfig> {
         self.groups.iter().filter(|g| self.runs(g)).collect()
+    }
+
+    /// Whether a hook that runs may wake the model (`asyncRewake`): an interactive session then
+    /// watches for wakes while it waits at its prompt.
+    pub fn can_wake(&self) -> bool {
+        self.active_groups().iter().flat_map(|g| &g.handlers).any(|h| h.rewake.is_some())
     }
 
     /// How many handlers will run.

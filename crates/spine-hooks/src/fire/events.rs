@@ -5,14 +5,16 @@
 
 use serde_json::{Map, Value, json};
 use spine_core::hooks::events::{
-    ContextOutcome, Merged, PermissionRequestOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome,
+    Asked, ContextOutcome, Merged, PermissionRequestOutcome, PostToolUseOutcome, PreCompactOutcome, PreToolUseOutcome,
     StopOutcome,
 };
 use std::sync::Arc;
 
 use spine_core::hooks::{HookContext, HookRuntime, tool_view};
+use spine_core::permission::permission_suggestions;
 use spine_core::registry::PreparedCall;
 use spine_core::subagents::AgentIdentity;
+use spine_core::workspace::Workspace;
 use spine_protocol::hook::{
     HookEvent, InstructionsLoaded, Notification, Observe, PermissionDenied, PermissionDeniedInput, PermissionRequest,
     PermissionRequestInput, PostCompact, PostToolBatch, PostToolBatchInput, PostToolUse, PostToolUseFailure,
@@ -20,6 +22,7 @@ use spine_protocol::hook::{
     SessionStart, SessionStartInput, Stop, StopFailure, StopInput, SubagentStart, SubagentStartInput, SubagentStop,
     SubagentStopInput, UserPromptSubmit, UserPromptSubmitInput,
 };
+use spine_protocol::permission_update::PermissionUpdate;
 
 use super::{FireError, FireRequest, default_response, prepare, shown, typed, with};
 
@@ -110,23 +113,45 @@ impl Fire for PermissionRequest {
         request: &FireRequest,
         fields: Map<String, Value>,
     ) -> Result<(Value, Value), FireError> {
+        let mut fields = fields;
+        let given = fields.remove("permission_suggestions");
         let (call, view, reason) = call_with_reason(request, fields)?;
+        // The suggestions a run would offer, unless --input gives them.
+        let suggestions: Vec<PermissionUpdate> = match given {
+            Some(value) => serde_json::from_value(value)
+                .map_err(|e| FireError::Input(format!("--input: `permission_suggestions`: {e}")))?,
+            None => match Workspace::new(&request.session.project_dir) {
+                Ok(workspace) => {
+                    let paths = request.tools.tool(call.handle).workspace_paths(&call.args);
+                    permission_suggestions(&call.name, &call.args, &workspace, &request.session.cwd, &paths)
+                }
+                Err(_) => Vec::new(),
+            },
+        };
         let input = PermissionRequestInput {
             tool_name: view.tool_name,
             spine_tool_name: view.spine_tool_name,
             tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
             reason: reason.clone(),
+            permission_suggestions: suggestions.clone(),
         };
         let input_shown = shown(ctx, &input);
-        let merged = runtime.permission_request(ctx, request.tools.as_ref(), &call, &call.args, &reason).await;
+        let asked = Asked { reason: &reason, suggestions };
+        let merged = runtime.permission_request(ctx, request.tools.as_ref(), &call, &call.args, asked).await;
         let decision = match &merged.outcome {
             PermissionRequestOutcome::NoDecision => json!({"decision": "no_decision"}),
-            PermissionRequestOutcome::Allow { hook_id, args } => json!({
-                "decision": "allow",
-                "hook_id": hook_id,
-                "tool_input": args.as_ref().map(|a| Value::Object((**a).clone())),
-            }),
+            PermissionRequestOutcome::Allow { hook_id, args, updates } => {
+                let mut allow = json!({
+                    "decision": "allow",
+                    "hook_id": hook_id,
+                    "tool_input": args.as_ref().map(|a| Value::Object((**a).clone())),
+                });
+                if let (Some(map), false) = (allow.as_object_mut(), updates.is_empty()) {
+                    map.insert("updated_permissions".into(), json!(updates));
+                }
+                allow
+            }
             PermissionRequestOutcome::Deny { hook_id, message } => {
                 json!({"decision": "deny", "hook_id": hook_id, "message": message})
             }
@@ -408,9 +433,13 @@ impl Fire for PermissionDenied {
 
 /// The decision of a context-only event (SessionStart, PostToolUseFailure).
 pub(super) fn context_json(merged: &Merged<ContextOutcome>) -> Value {
-    let decision = match &merged.outcome {
+    let mut decision = match &merged.outcome {
         ContextOutcome::Proceed => json!({"decision": "proceed"}),
         ContextOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),
     };
+    // SessionStart's `watchPaths`, joined.
+    if let (Some(paths), Some(object)) = (&merged.watch_paths, decision.as_object_mut()) {
+        object.insert("watch_paths".to_owned(), json!(paths));
+    }
     with(decision, &merged.contexts, merged.halt.as_ref())
 }

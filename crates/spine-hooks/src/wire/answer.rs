@@ -1,14 +1,16 @@
 //! A hook's JSON answer: the universal fields, and the fields its event owns.
 //!
 //! [`parse`] reads the universal fields every event accepts — `continue` (false →
-//! [`HookOutput::halt`] with `stopReason`), `stopReason`, `systemMessage`, `suppressOutput` and
-//! `terminalSequence` (accepted, no effect) — checks `hookSpecificOutput.hookEventName`
+//! [`HookOutput::halt`] with `stopReason`), `stopReason`, `systemMessage`, `suppressOutput`
+//! (true → [`HookOutput::suppress_output`]: the hook's raw output is not shown, its answer
+//! applies) and `terminalSequence` (accepted, no effect) — checks `hookSpecificOutput.hookEventName`
 //! against the event, and hands an [`Answer`] to the event's [`WireEvent::read`], which takes
 //! the fields it owns. What is left and Claude Code defines for the event
 //! ([`super::claude_fields`]) is ignored and named in [`HookOutput::ignored`] (a `-v` note);
 //! anything else left is a contract error naming the offending fields (docs/hooks.md, "JSON
 //! answer"). A value of the wrong type is a contract error too; text that is not a JSON
-//! object is a plain failure (the hook could not answer).
+//! object is a plain failure (the hook could not answer). An answer in Claude Code's async form
+//! (`{"async": true}`, [`super::async_form`]) is no opinion: the hook goes on by itself.
 
 use serde_json::{Map, Value};
 use spine_core::hooks::HookError;
@@ -130,6 +132,23 @@ pub fn parse<E: WireEvent>(text: &str) -> Result<HookOutput<E::Action>, HookErro
 /// Interprets a JSON object as an answer of event `E`.
 pub fn parse_object<E: WireEvent>(mut top: Map<String, Value>) -> Result<HookOutput<E::Action>, HookError> {
     let event = E::NAME;
+    if super::async_form::of_object(&top).is_some() {
+        return Ok(HookOutput::default());
+    }
+    if top.get("async") == Some(&Value::Bool(false)) {
+        top.remove("async");
+        top.remove("asyncTimeout");
+    }
+    let suppress_output = match top.remove("suppressOutput").filter(|v| !v.is_null()) {
+        None => false,
+        Some(Value::Bool(b)) => b,
+        Some(other) => {
+            return Err(HookError::contract(format!(
+                "{event} answer: `suppressOutput` must be a boolean, found {}",
+                type_name(&other)
+            )));
+        }
+    };
     let proceed = match top.remove("continue").filter(|v| !v.is_null()) {
         None => true,
         Some(Value::Bool(b)) => b,
@@ -142,7 +161,6 @@ pub fn parse_object<E: WireEvent>(mut top: Map<String, Value>) -> Result<HookOut
     };
     let stop_reason = as_str(event, "stopReason", top.remove("stopReason").filter(|v| !v.is_null()))?;
     let system_message = as_str(event, "systemMessage", top.remove("systemMessage").filter(|v| !v.is_null()))?;
-    top.remove("suppressOutput");
     top.remove("terminalSequence");
     let specific = match top.remove("hookSpecificOutput").filter(|v| !v.is_null()) {
         None => Map::new(),
@@ -176,6 +194,7 @@ pub fn parse_object<E: WireEvent>(mut top: Map<String, Value>) -> Result<HookOut
     let mut output = HookOutput::new(action);
     output.ignored = ignored;
     output.system_message = system_message.filter(|m| !m.is_empty());
+    output.suppress_output = suppress_output;
     if !proceed {
         output = output.halt(stop_reason);
     } else if let Some(message) = interrupt {

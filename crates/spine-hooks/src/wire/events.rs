@@ -3,9 +3,10 @@
 //! | event | owns | exit 2 |
 //! |---|---|---|
 //! | PreToolUse | `permissionDecision` (`allow`/`ask`/`deny`/`defer` → a permission suggestion), `permissionDecisionReason`, `updatedInput`, `additionalContext`; legacy top-level `decision: approve/block` (other values ignored) | block, stderr is the reason (a JSON `deny` stays a deny) |
-//! | PermissionRequest | `decision: {behavior: allow/deny, message?, updatedInput?, interrupt?}` | cannot block |
+//! | PermissionRequest | `decision: {behavior: allow/deny, message?, updatedInput?, updatedPermissions?, interrupt?}` ([`super::permission_updates`]) | cannot block |
 //! | PostToolUse | `decision: "block"` + `reason` (a reason beside the result), `additionalContext`, `updatedToolOutput` (string: the text; other: the structured result) | block reason = stderr |
-//! | PostToolUseFailure, SessionStart, SubagentStart | `additionalContext` | cannot block |
+//! | SessionStart | `additionalContext`, `watchPaths` (absolute paths) | cannot block |
+//! | PostToolUseFailure, SubagentStart | `additionalContext` | cannot block |
 //! | UserPromptSubmit | `decision: "block"` + `reason`, `additionalContext` | block |
 //! | Stop, SubagentStop | `decision: "block"` + `reason` (force one more round), `additionalContext` | force continue, stderr is the reason |
 //! | PreCompact | `decision: "block"` + `reason` | block |
@@ -31,8 +32,8 @@ use spine_protocol::hook::{
     ContextAction, HookEvent, HookEventName, InstructionsLoaded, Notification, Observe, PermissionDenied,
     PermissionRequest, PermissionRequestAction, PostCompact, PostToolBatch, PostToolUse, PostToolUseAction,
     PostToolUseFailure, PreCompact, PreCompactAction, PreToolUse, PreToolUseAction, PromptAction, RetryAction,
-    SessionEnd, SessionStart, Stop, StopAction, StopFailure, SubagentStart, SubagentStop, UpdatedOutput,
-    UserPromptSubmit,
+    SessionEnd, SessionStart, SessionStartAction, Stop, StopAction, StopFailure, SubagentStart, SubagentStop,
+    UpdatedOutput, UserPromptSubmit,
 };
 use spine_protocol::permission::PermissionSuggestion;
 
@@ -179,7 +180,7 @@ impl WireEvent for PermissionRequest {
         let message = d.remove("message").filter(|v| !v.is_null());
         let updated = d.remove("updatedInput").filter(|v| !v.is_null());
         let interrupt = d.remove("interrupt").filter(|v| !v.is_null());
-        d.remove("updatedPermissions");
+        let updated_permissions = d.remove("updatedPermissions").filter(|v| !v.is_null());
         if !d.is_empty() {
             let left: Vec<String> = d.keys().map(|k| format!("`hookSpecificOutput.decision.{k}`")).collect();
             return Err(answer.violation(format!("fields the event does not own: {}", left.join(", "))));
@@ -205,7 +206,11 @@ impl WireEvent for PermissionRequest {
                         )));
                     }
                 };
-                Ok(PermissionRequestAction::Allow { updated_input })
+                let updated_permissions = match updated_permissions {
+                    None => Vec::new(),
+                    Some(value) => super::permission_updates::read(answer, value)?,
+                };
+                Ok(PermissionRequestAction::Allow { updated_input, updated_permissions })
             }
             Some("deny") => {
                 let message = or_default(message, || "denied by a PermissionRequest hook".to_owned());
@@ -261,17 +266,19 @@ pub(super) fn read_context(answer: &mut Answer, ignored: &[&str]) -> Result<Cont
 }
 
 impl WireEvent for SessionStart {
-    fn read(answer: &mut Answer) -> Result<ContextAction, HookError> {
-        read_context(answer, &["sessionTitle", "watchPaths", "reloadSkills"])
+    fn read(answer: &mut Answer) -> Result<SessionStartAction, HookError> {
+        let watch_paths = super::session_events::read_watch(answer)?.watch_paths;
+        let ContextAction { additional_context } = read_context(answer, &["sessionTitle", "reloadSkills"])?;
+        Ok(SessionStartAction { additional_context, watch_paths })
     }
 
-    fn exit_block(_action: ContextAction, _reason: String) -> Option<ContextAction> {
+    fn exit_block(_action: SessionStartAction, _reason: String) -> Option<SessionStartAction> {
         None
     }
 
-    fn plain_text(text: &str) -> Option<ContextAction> {
+    fn plain_text(text: &str) -> Option<SessionStartAction> {
         let text = text.trim();
-        (!text.is_empty()).then(|| ContextAction::context(text))
+        (!text.is_empty()).then(|| SessionStartAction::context(text))
     }
 }
 

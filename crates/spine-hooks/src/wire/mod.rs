@@ -8,14 +8,18 @@
 //!   the session rather than a tool call are in [`session_events`].
 //! - [`claude_fields`]: the answer fields Claude Code defines per event: one spine does not
 //!   take is ignored with a note, not a contract error.
+//! - [`async_form`]: `{"async": true}`, a hook that goes on in the background.
+//! - [`permission_updates`]: a PermissionRequest allow's `updatedPermissions`.
 //! - [`decide`]: from what a hook returned (exit status and output, an HTTP response, a line)
 //!   to its answer or a [`HookError`](spine_core::hooks::HookError).
 
 pub mod answer;
+pub mod async_form;
 pub mod claude_fields;
 pub mod decide;
 pub mod events;
 pub mod input;
+pub mod permission_updates;
 pub mod session_events;
 
 pub use answer::Answer;

@@ -111,7 +111,7 @@ impl WireEvent for ConfigChange {
 }
 
 /// Reads `hookSpecificOutput.watchPaths`: an array of absolute paths.
-fn read_watch(answer: &mut Answer) -> Result<WatchAction, HookError> {
+pub(super) fn read_watch(answer: &mut Answer) -> Result<WatchAction, HookError> {
     let Some(value) = answer.take_specific("watchPaths") else {
         return Ok(WatchAction::default());
     };
@@ -206,3 +206,27 @@ macro_rules! elicitation_event {
 }
 
 elicitation_event!(Elicitation, ElicitationResult);
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use spine_protocol::hook::SessionStart;
+
+    use super::super::answer::parse;
+    use super::*;
+
+    #[test]
+    fn session_start_keeps_its_watch_paths_and_a_relative_one_is_a_contract_error() {
+        let answer = r#"{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "c",
+            "watchPaths": ["/p/.envrc", "/p/package.json"]}}"#;
+        let out = parse::<SessionStart>(answer).expect("an answer");
+        assert_eq!(out.action.additional_context.as_deref(), Some("c"));
+        assert_eq!(out.action.watch_paths, Some(vec![PathBuf::from("/p/.envrc"), PathBuf::from("/p/package.json")]));
+        let relative = r#"{"hookSpecificOutput": {"hookEventName": "SessionStart", "watchPaths": [".envrc"]}}"#;
+        let error = parse::<SessionStart>(relative).expect_err("relative");
+        assert!(error.detail.contains("must be an absolute path"), "{}", error.detail);
+        let changed = r#"{"hookSpecificOutput": {"hookEventName": "FileChanged", "watchPaths": []}}"#;
+        assert_eq!(parse::<FileChanged>(changed).expect("an answer").action.watch_paths, Some(Vec::new()));
+    }
+}

@@ -167,8 +167,10 @@ async fn hooks_test_prints_the_same_merged_decision_for_every_event_and_outcome(
             session_id: "s1".into(),
             transcript_path: p.transcript(),
             cwd: p.root.clone(),
+            hook_dir: p.root.clone(),
             project_dir: p.root.clone(),
             permission_mode: PermissionMode::Default,
+            effort: None,
             env_file: None,
         };
         let request = FireRequest {

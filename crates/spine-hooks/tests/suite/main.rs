@@ -10,6 +10,7 @@
 mod support;
 
 mod answers;
+mod background;
 mod config;
 mod exit_codes;
 mod fire;

@@ -98,6 +98,11 @@ impl Project {
         self.home.join("session.jsonl")
     }
 
+    /// Where a run's trace entries are written, one JSON line each, as they are recorded.
+    pub fn trace_file(&self) -> PathBuf {
+        self.home.join("trace.jsonl")
+    }
+
     /// Settings from layers, each as if passed with `--settings FILE` (file `settings-N.json`).
     pub fn settings(&self, layers: &[Value]) -> Settings {
         let layers = layers
@@ -134,6 +139,8 @@ pub struct Setup {
     pub max_forced: u32,
     pub max_turns: u32,
     pub prompt: &'static str,
+    /// Cancels the run.
+    pub cancel: Option<tokio_util::sync::CancellationToken>,
 }
 
 impl Default for Setup {
@@ -145,6 +152,7 @@ impl Default for Setup {
             max_forced: 1,
             max_turns: 20,
             prompt: "go",
+            cancel: None,
         }
     }
 }
@@ -222,15 +230,31 @@ pub async fn run_config(project: &Project, config: &HookConfig, setup: Setup, re
         config: agent_config,
     };
     std::fs::write(project.env_file(), "").expect("env file");
-    let outcome = agent
-        .run(
-            RunRequest::new("s1", Transcript::open(project.transcript()).expect("transcript"))
-                .prompt(Some(setup.prompt.to_owned()))
-                .env_file(Some(project.env_file())),
-        )
-        .await;
+    let sink = TraceLines(std::sync::Mutex::new(std::fs::File::create(project.trace_file()).expect("trace file")));
+    let request = RunRequest::new("s1", Transcript::open(project.transcript()).expect("transcript"))
+        .prompt(Some(setup.prompt.to_owned()))
+        .trace(spine_core::trace::Trace::new(Some(Arc::new(sink))))
+        .env_file(Some(project.env_file()));
+    let request = match setup.cancel {
+        Some(cancel) => request.cancel(cancel),
+        None => request,
+    };
+    let outcome = agent.run(request).await;
     validate_pairing(&outcome.messages).expect("the final conversation is paired");
     Ran { outcome, script }
+}
+
+/// Writes each trace entry as one JSON line as soon as it is recorded (a hook or a tool may wait
+/// for an entry).
+struct TraceLines(std::sync::Mutex<std::fs::File>);
+
+impl spine_core::trace::TraceSink for TraceLines {
+    fn record(&self, entry: &Arc<spine_protocol::trace::TraceEntry>) {
+        use std::io::Write;
+        if let (Ok(mut file), Ok(line)) = (self.0.lock(), serde_json::to_string(entry.as_ref())) {
+            let _ = writeln!(file, "{line}");
+        }
+    }
 }
 
 /// The sorted keys of a JSON object.

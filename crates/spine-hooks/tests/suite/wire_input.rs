@@ -60,7 +60,9 @@ async fn stdin_json_has_exactly_the_common_and_event_fields_of_each_event() {
     assert_eq!(keys(by_event("UserPromptSubmit")[0]), expect(&["prompt"], true));
     assert_eq!(by_event("PreToolUse").len(), 3);
     assert_eq!(keys(by_event("PreToolUse")[0]), expect(&tool, true));
-    assert_eq!(keys(by_event("PermissionRequest")[0]), expect(&[&tool[..], &["reason"]].concat(), true));
+    let asked = by_event("PermissionRequest");
+    assert_eq!(keys(asked[0]), expect(&[&tool[..], &["permission_suggestions", "reason"]].concat(), true));
+    assert_eq!(asked[0]["permission_suggestions"][0]["rules"], json!([{"toolName": "Bash", "ruleContent": "echo:*"}]));
     let post = by_event("PostToolUse");
     assert_eq!(post.len(), 2, "Bash echo and Read succeeded");
     assert_eq!(keys(post[0]), expect(&[&tool[..], &["duration_ms", "tool_response"]].concat(), true));
@@ -100,8 +102,10 @@ async fn compaction_and_notification_inputs_have_their_own_fields() {
             session_id: "s1".into(),
             transcript_path: p.transcript(),
             cwd: p.root.clone(),
+            hook_dir: p.root.clone(),
             project_dir: p.root.clone(),
             permission_mode: PermissionMode::Default,
+            effort: None,
             env_file: None,
         };
         let request = FireRequest {

@@ -225,6 +225,11 @@ impl ModelClient for OpenAiClient {
         &self.config.model
     }
 
+    fn with_reasoning_effort(&self, effort: ReasoningEffort) -> Option<Arc<dyn ModelClient>> {
+        let config = OpenAiConfig { reasoning_effort: Some(effort), ..self.config.clone() };
+        OpenAiClient::shared(config).ok()
+    }
+
     fn context_window(&self) -> Option<u64> {
         self.config.context_window
     }

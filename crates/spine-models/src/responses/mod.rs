@@ -151,6 +151,11 @@ impl ModelClient for ResponsesClient {
         &self.config.model
     }
 
+    fn with_reasoning_effort(&self, effort: ReasoningEffort) -> Option<Arc<dyn ModelClient>> {
+        let config = ResponsesConfig { reasoning_effort: Some(effort), ..self.config.clone() };
+        ResponsesClient::shared(config).ok()
+    }
+
     fn context_window(&self) -> Option<u64> {
         self.config.context_window
     }

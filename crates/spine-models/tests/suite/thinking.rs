@@ -194,3 +194,40 @@ async fn reasoning_effort_is_sent_on_chat_completions_when_set() {
     assert!(requests[0].body.get("reasoning_effort").is_none(), "unset: not sent");
     assert_eq!(requests[1].body["reasoning_effort"], "minimal");
 }
+
+#[tokio::test]
+async fn a_subagents_effort_is_sent_by_a_copy_of_the_openai_clients_and_anthropic_takes_none() {
+    use spine_core::CancellationToken;
+    use spine_core::model::{ModelClient, ModelRequest, NoStream};
+    let chat = || {
+        let mut pieces = spine_testkit::http::data_events(&[
+            json!({"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}),
+        ]);
+        pieces.push(spine_testkit::http::done());
+        Reply::Sse(pieces, End::Close)
+    };
+    let server = TestServer::start(vec![chat(), chat()]).await;
+    let responses = TestServer::start(vec![crate::responses::text_reply("ok")]).await;
+    let base = spine_models::openai::OpenAiClient::new(crate::openai::config(&server)).expect("client");
+    let copy = base.with_reasoning_effort(ReasoningEffort::Low).expect("chat completions take an effort");
+    let responses_copy = spine_models::responses::ResponsesClient::new(crate::responses::config(&responses))
+        .expect("client")
+        .with_reasoning_effort(ReasoningEffort::High)
+        .expect("the Responses API takes an effort");
+    let messages = [Message::user("hi")];
+    for client in [&base as &dyn ModelClient, copy.as_ref(), responses_copy.as_ref()] {
+        let request = ModelRequest { messages: &messages, tools: &[], stable_prefix: None };
+        client.complete(request, &NoStream, &CancellationToken::new()).await.expect("reply");
+    }
+    let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    assert!(bodies[0].get("reasoning_effort").is_none(), "the session's client is unchanged");
+    assert_eq!(bodies[1]["reasoning_effort"], "low");
+    assert_eq!(copy.model(), "gpt-test");
+    assert_eq!(responses.only_request().body["reasoning"]["effort"], "high");
+    let anthropic = spine_models::anthropic::AnthropicClient::new(spine_models::anthropic::AnthropicConfig::new(
+        "claude-test",
+        "http://127.0.0.1:9",
+    ))
+    .expect("client");
+    assert!(anthropic.with_reasoning_effort(ReasoningEffort::Low).is_none(), "spine sends Anthropic no effort");
+}

@@ -87,6 +87,16 @@ impl Action for ElicitationAction {
     fn additional_context(&self) -> Option<&str> {
         None
     }
+    fn traced(&self) -> Option<Value> {
+        match self {
+            ElicitationAction::Proceed => None,
+            ElicitationAction::Respond { action, content } => {
+                let fields: Option<Vec<&String>> =
+                    content.as_ref().map(|c| c.as_object().map(|m| m.keys().collect()).unwrap_or_default());
+                Some(serde_json::json!({"decision": "respond", "action": action, "content_fields": fields}))
+            }
+        }
+    }
 }
 
 impl HookEvent for Elicitation {

@@ -58,7 +58,7 @@ pub use post_tool_use_failure::{PostToolUseFailure, PostToolUseFailureInput};
 pub use pre_compact::{CompactTrigger, PreCompact, PreCompactAction, PreCompactInput};
 pub use pre_tool_use::{PreToolUse, PreToolUseAction, PreToolUseInput};
 pub use session_end::{SessionEnd, SessionEndInput, SessionEndReason};
-pub use session_start::{SessionSource, SessionStart, SessionStartInput};
+pub use session_start::{SessionSource, SessionStart, SessionStartAction, SessionStartInput};
 pub use setup::{Setup, SetupInput};
 pub use stop::{Stop, StopAction, StopInput};
 pub use stop_failure::{StopFailure, StopFailureInput};
@@ -203,6 +203,12 @@ pub trait Action {
     fn decision(&self) -> &'static str;
     /// The additional context for the model, if the action carries some.
     fn additional_context(&self) -> Option<&str>;
+    /// The action as a trace entry records it, when that differs from its serialization: an
+    /// answer carrying what a user would type (an elicitation's `content`) names only the
+    /// fields, never their values.
+    fn traced(&self) -> Option<Value> {
+        None
+    }
 }
 
 impl Action for ContextAction {
@@ -313,12 +319,16 @@ pub struct HookOutput<A> {
     /// `-v` note, never an error).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignored: Vec<String>,
+    /// `suppressOutput: true`: the hook's raw output is not shown to the user (its answer still
+    /// applies).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suppress_output: bool,
 }
 
 impl<A> HookOutput<A> {
     /// An output carrying only an action.
     pub fn new(action: A) -> Self {
-        HookOutput { action, system_message: None, halt: None, ignored: Vec::new() }
+        HookOutput { action, system_message: None, halt: None, ignored: Vec::new(), suppress_output: false }
     }
 
     /// Adds `continue: false` with an optional reason for the user.
@@ -349,7 +359,7 @@ pub struct Halt {
     pub stop_reason: Option<String>,
 }
 
-/// The answer of events that only accept additional context (SessionStart, PostToolUseFailure).
+/// The answer of events that only accept additional context (SubagentStart, PostToolUseFailure).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ContextAction {
     /// Text for the model.
@@ -379,6 +389,9 @@ pub struct HookCommonInput {
     pub cwd: PathBuf,
     /// The permission mode of the run.
     pub permission_mode: PermissionMode,
+    /// The reasoning effort set for the run (`{"level": "high"}`); absent when none is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<crate::message::Effort>,
     /// The firing event.
     pub hook_event_name: HookEventName,
     /// The id of the prompt being processed (absent before the first prompt).
@@ -444,6 +457,7 @@ mod tests {
             tool_input: args.clone(),
             tool_use_id: "c".into(),
             reason: "r".into(),
+            permission_suggestions: Vec::new(),
         };
         assert_eq!(PermissionRequest::tool_call(&asked), Some(("Bash", &args)));
         let post = PostToolUseInput {

@@ -1,10 +1,15 @@
 //! PermissionRequest: the policy asks for approval. A hook may allow or deny in the approver's
 //! place; it never overrides a hard deny (the event only fires for `ask`).
+//!
+//! The input carries `permission_suggestions`, what an "always" answer would store (Claude
+//! Code's permission dialog offers the same); an allow may carry `updatedPermissions`, applied
+//! to the session by spine-core (`permission::session`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{HookEvent, HookEventName};
+use crate::permission_update::PermissionUpdate;
 
 /// Marker for the PermissionRequest event.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +30,10 @@ pub struct PermissionRequestInput {
     pub tool_use_id: String,
     /// Why approval is needed (the policy's reason).
     pub reason: String,
+    /// What an "always" answer would store, in Claude Code's shape (absent when nothing
+    /// narrower than the whole tool would do).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permission_suggestions: Vec<PermissionUpdate>,
 }
 
 /// A PermissionRequest answer.
@@ -39,6 +48,10 @@ pub enum PermissionRequestAction {
         /// Replacement arguments, re-validated like a PreToolUse rewrite.
         #[serde(skip_serializing_if = "Option::is_none")]
         updated_input: Option<Map<String, Value>>,
+        /// Permission updates for the session (`updatedPermissions`), applied when the call is
+        /// allowed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        updated_permissions: Vec<PermissionUpdate>,
     },
     /// Refuse the call; the message reaches the model.
     Deny {

@@ -20,10 +20,10 @@ pub struct UserPromptExpansionInput {
     pub command_name: String,
     /// What followed the name on the prompt line (`$ARGUMENTS`).
     pub command_args: String,
-    /// Where the command comes from: `project`, `user`, `plugin`, `skill`, `mcp`.
+    /// Where the command comes from (`projectSettings`, `userSettings`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_source: Option<String>,
-    /// The expanded prompt, as the model would receive it.
+    /// The command line as typed (`/deploy staging`), as Claude Code sends it.
     pub prompt: String,
 }
 

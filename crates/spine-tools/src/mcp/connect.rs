@@ -11,7 +11,6 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -21,6 +20,7 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use super::config::{ServerConfig, ServerTransport};
+use super::elicit::{Routes, SpineClient};
 use super::{McpIssue, McpIssueKind, McpOptions};
 use crate::ring::OutputRing;
 
@@ -38,7 +38,9 @@ pub(crate) struct McpServer {
     /// The configured name.
     pub name: String,
     /// The rmcp client.
-    pub service: RunningService<RoleClient, ClientConfig>,
+    pub service: RunningService<RoleClient, SpineClient>,
+    /// The elicitors of the tool calls running on it.
+    pub routes: Arc<Routes>,
     /// The stdio child (absent for HTTP).
     child: Option<GroupChild>,
 }
@@ -63,10 +65,6 @@ impl McpServer {
     }
 }
 
-fn client_info() -> ClientConfig {
-    ClientConfig::new(ClientCapabilities::default(), Implementation::new("spine", env!("CARGO_PKG_VERSION")))
-}
-
 /// Connects a server and lists its tools.
 pub(crate) async fn connect(
     config: ServerConfig,
@@ -76,6 +74,8 @@ pub(crate) async fn connect(
     let deadline = Instant::now() + startup_timeout;
     let name = config.name.clone();
     let fail = |kind: McpIssueKind, message: String| McpIssue { server: name.clone(), tool: None, kind, message };
+    let routes = Arc::new(Routes::default());
+    let spine_client = || SpineClient::new(&config.name, Arc::clone(&routes));
     let (service, child, stderr) = match &config.transport {
         ServerTransport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -102,7 +102,7 @@ pub(crate) async fn connect(
             let (Some(stdout), Some(stdin)) = (child.take_stdout(), child.take_stdin()) else {
                 return Err(fail(McpIssueKind::Start, "the server's pipes could not be opened".to_owned()));
             };
-            match tokio::time::timeout_at(deadline, client_info().serve((stdout, stdin))).await {
+            match tokio::time::timeout_at(deadline, spine_client().serve((stdout, stdin))).await {
                 Ok(Ok(service)) => (service, Some(child), Some(stderr)),
                 Ok(Err(e)) => {
                     let status = exit_note(&mut child);
@@ -136,7 +136,7 @@ pub(crate) async fn connect(
                 .map_err(|e| fail(McpIssueKind::Start, format!("cannot build the HTTP client: {e}")))?;
             let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
             let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-            match tokio::time::timeout_at(deadline, client_info().serve(transport)).await {
+            match tokio::time::timeout_at(deadline, spine_client().serve(transport)).await {
                 Ok(Ok(service)) => (service, None, None),
                 Ok(Err(e)) => return Err(fail(McpIssueKind::Start, format!("cannot connect to {url}: {e}"))),
                 Err(_) => {
@@ -146,7 +146,7 @@ pub(crate) async fn connect(
             }
         }
     };
-    let server = McpServer { name: config.name.clone(), service, child };
+    let server = McpServer { name: config.name.clone(), service, routes, child };
     match tokio::time::timeout_at(deadline, server.service.list_all_tools()).await {
         Ok(Ok(tools)) => Ok((server, tools)),
         Ok(Err(e)) => {

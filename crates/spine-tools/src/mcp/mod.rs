@@ -36,6 +36,9 @@
 //!   as `tool_response`) is the MCP result `{content, structuredContent?}`; `isError: true` is a
 //!   `runtime_error` carrying the server's text; protocol failures are `runtime_error`, a call
 //!   past [`McpOptions::call_timeout`] is `timeout`, a canceled run cancels the request.
+//! - Elicitation: the client advertises form and URL elicitation; what a server asks during a
+//!   call goes to that call's [`ToolContext::elicitor`](spine_core::tool::ToolContext::elicitor)
+//!   (the run's hooks and approver, [`spine_core::elicitation`]), else it is declined.
 //! - Lifetime: the returned [`McpTools`] owns the connections. The tools only hold peers, so
 //!   **keep the handle for the whole run**: dropping it closes every connection (stdio process
 //!   groups are SIGKILLed, HTTP sessions closed in the background); [`McpTools::shutdown`] does
@@ -45,6 +48,8 @@
 pub mod config;
 #[cfg(feature = "mcp")]
 mod connect;
+#[cfg(feature = "mcp")]
+mod elicit;
 #[cfg(not(feature = "mcp"))]
 mod off;
 #[cfg(feature = "mcp")]

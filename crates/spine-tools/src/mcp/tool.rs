@@ -4,7 +4,8 @@
 //!   (`"type": "object"` added when missing; a schema that does not compile is refused at
 //!   construction so the registry never sees it).
 //! - Execute: `tools/call` with the frozen arguments, under the call time limit and the run's
-//!   cancellation (dropping the request sends `notifications/cancelled`).
+//!   cancellation (dropping the request sends `notifications/cancelled`). While it runs, the
+//!   call's elicitor answers what the server asks (`mcp::elicit`).
 //! - Response: `{content: [...], structuredContent?: ...}` as the server sent them.
 //!   `isError: true` becomes a `runtime_error` whose message is the server's text and whose
 //!   response is that result.
@@ -23,6 +24,7 @@ use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 
 use super::connect::McpServer;
+use super::elicit::Routes;
 use super::{McpIssue, McpIssueKind, McpOptions, tool_name};
 use crate::web::cap_chars;
 
@@ -35,6 +37,7 @@ pub struct McpTool {
     schema: Value,
     effect: Effect,
     peer: Peer<RoleClient>,
+    routes: std::sync::Arc<Routes>,
     call_timeout: std::time::Duration,
     text_chars: usize,
 }
@@ -79,6 +82,7 @@ impl McpTool {
             schema,
             effect: if read_only { Effect::Read } else { Effect::Execute },
             peer: server.service.peer().clone(),
+            routes: std::sync::Arc::clone(&server.routes),
             call_timeout: options.call_timeout,
             text_chars: options.text_chars,
         })
@@ -133,6 +137,7 @@ impl Tool for McpTool {
     async fn execute(&self, args: &Map<String, Value>, ctx: &ToolContext) -> Result<Value, ToolError> {
         let mut params = CallToolRequestParams::new(self.remote.clone());
         params.arguments = Some(args.clone());
+        let _route = self.routes.enter(ctx.elicitor.clone());
         let call = tokio::time::timeout(self.call_timeout, self.peer.call_tool(params));
         let result = tokio::select! {
             r = call => match r {

@@ -12,6 +12,7 @@ mod agent;
 mod direct;
 
 mod bash;
+mod bash_cwd;
 mod boundary;
 mod calculator;
 mod command_runs;

@@ -1,9 +1,10 @@
-//! SessionStart, SubagentStart, PostToolUseFailure, PostToolBatch, PostModelSwitch and Setup:
-//! hooks may only add context (and, like every event, stop the run with `continue: false`).
+//! SubagentStart, PostToolUseFailure, PostToolBatch, PostModelSwitch and Setup: hooks may only
+//! add context (and, like every event, stop the run with `continue: false`). SessionStart
+//! shares the outcome ([`super::session_start`]).
 
 use spine_protocol::hook::{
     ContextAction, HookEvent, ModelSwitchInput, PostModelSwitch, PostToolBatch, PostToolBatchInput, PostToolUseFailure,
-    PostToolUseFailureInput, SessionStart, SessionStartInput, Setup, SetupInput, SubagentStart, SubagentStartInput,
+    PostToolUseFailureInput, Setup, SetupInput, SubagentStart, SubagentStartInput,
 };
 
 use super::{HookFailure, Merged};
@@ -45,15 +46,6 @@ impl<E: HookEvent<Action = ContextAction>> Fold<E> for ContextFold {
 }
 
 impl HookRuntime {
-    /// Fires SessionStart.
-    pub async fn session_start(&self, ctx: &HookContext, mut input: SessionStartInput) -> Merged<ContextOutcome> {
-        self.observer().on_event(&RunEvent::HookFired { event: SessionStart::NAME, tool_name: None, status: None });
-        let ctx = HookContext { event: SessionStart::NAME, ..ctx.clone() };
-        let mut fold = ContextFold::new();
-        let d = self.dispatch::<SessionStart, _>(&ctx, &mut input, &mut fold, None).await;
-        Merged::new(fold.outcome, fold.contexts, d)
-    }
-
     /// Fires SubagentStart in a subagent, before its first model request (its contexts are
     /// the subagent's).
     pub async fn subagent_start(&self, ctx: &HookContext, mut input: SubagentStartInput) -> Merged<ContextOutcome> {

@@ -17,8 +17,9 @@
 //! | ConfigChange | [`GateOutcome`] | block short-circuits |
 //! | PreModelSwitch | [`PreModelSwitchOutcome`] | strongest wins (deny > ask > allow); deny short-circuits |
 //! | Elicitation, ElicitationResult | [`ElicitationOutcome`] | the first answer decides and short-circuits |
-//! | CwdChanged, FileChanged | [`WatchOutcome`] | the last `watchPaths` replaces the list |
-//! | SessionStart, SubagentStart, PostToolUseFailure, PostToolBatch, PostModelSwitch, Setup | [`ContextOutcome`] | contexts only |
+//! | CwdChanged, FileChanged | [`WatchOutcome`] | the `watchPaths` answered join, in order |
+//! | SessionStart | [`ContextOutcome`] | contexts; the `watchPaths` answered join ([`Merged::watch_paths`]) |
+//! | SubagentStart, PostToolUseFailure, PostToolBatch, PostModelSwitch, Setup | [`ContextOutcome`] | contexts only |
 //! | all | | additional context concatenated in order; `continue: false` is an OR |
 //!
 //! Folds that re-validate a hook's replacement arguments see the tools only through
@@ -34,11 +35,12 @@ mod permission_request;
 mod post_tool_use;
 mod pre_compact;
 mod pre_tool_use;
+mod session_start;
 mod stop;
 mod user_prompt_submit;
 mod watch;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use spine_protocol::hook::HookEventName;
@@ -48,7 +50,7 @@ pub use context_only::ContextOutcome;
 pub use elicitation::ElicitationOutcome;
 pub use gate::GateOutcome;
 pub use model_switch::PreModelSwitchOutcome;
-pub use permission_request::PermissionRequestOutcome;
+pub use permission_request::{Asked, PermissionRequestOutcome};
 pub use post_tool_use::PostToolUseOutcome;
 pub use pre_compact::PreCompactOutcome;
 pub use pre_tool_use::PreToolUseOutcome;
@@ -78,17 +80,34 @@ pub struct Merged<O> {
     /// `(hook id, answer in one word)` of each applied answer or counted failure, in order (for
     /// the decision record of a tool call).
     pub said: Vec<(String, &'static str)>,
+    /// SessionStart only: the paths its hooks asked FileChanged hooks to watch (`watchPaths`,
+    /// joined in configuration order); `None` when no hook answered any.
+    pub watch_paths: Option<Vec<PathBuf>>,
 }
 
 impl<O> Merged<O> {
     /// An outcome no hook contributed to (the event has no hooks).
     pub(crate) fn alone(outcome: O) -> Self {
-        Merged { outcome, contexts: Vec::new(), block_reasons: Vec::new(), halt: None, said: Vec::new() }
+        Merged {
+            outcome,
+            contexts: Vec::new(),
+            block_reasons: Vec::new(),
+            halt: None,
+            said: Vec::new(),
+            watch_paths: None,
+        }
     }
 
     /// An outcome with the contexts its fold collected and what the engine saw.
     pub(crate) fn new(outcome: O, contexts: Vec<String>, dispatched: Dispatched) -> Self {
-        Merged { outcome, contexts, block_reasons: Vec::new(), halt: dispatched.halt, said: dispatched.said }
+        Merged {
+            outcome,
+            contexts,
+            block_reasons: Vec::new(),
+            halt: dispatched.halt,
+            said: dispatched.said,
+            watch_paths: None,
+        }
     }
 }
 

@@ -1,14 +1,24 @@
 //! PermissionRequest: hooks answer in the approver's place. A deny short-circuits and beats an
 //! earlier allow; an allow's replacement arguments are re-validated and frozen; a hook failing
 //! closed is a failure the caller treats as a denial ([`HookFailure::reason`]).
+//!
+//! The input carries the call's `permission_suggestions` (the caller's, see
+//! [`crate::permission::suggest`]). An allow's `updatedPermissions` are checked here
+//! ([`check_update`]: an invalid entry is a contract error naming
+//! `updatedPermissions[i]…`) and returned with the allow; the caller applies them when the call
+//! is allowed. With several allows, the last one's updates are the ones returned.
+
+use std::path::Path;
 
 use spine_protocol::hook::{HookEvent, PermissionRequest, PermissionRequestAction, PermissionRequestInput};
+use spine_protocol::permission_update::PermissionUpdate;
 
 use super::{ArgumentCheck, HookFailure, Merged};
 use crate::hooks::engine::{Flow, Fold, HookRuntime};
 use crate::hooks::registry::HookSpec;
 use crate::hooks::{HookContext, HookError, tool_view};
 use crate::observer::RunEvent;
+use crate::permission::check_update;
 use crate::registry::PreparedCall;
 use crate::tool::Args;
 
@@ -23,6 +33,8 @@ pub enum PermissionRequestOutcome {
         hook_id: String,
         /// Replacement arguments, validated and frozen.
         args: Option<Args>,
+        /// The permission updates of the allow (`updatedPermissions`), checked.
+        updates: Vec<PermissionUpdate>,
     },
     /// Refused.
     Deny {
@@ -40,6 +52,7 @@ struct RequestFold<'a> {
     tools: &'a dyn ArgumentCheck,
     call: &'a PreparedCall,
     args: &'a Args,
+    cwd: &'a Path,
     outcome: PermissionRequestOutcome,
 }
 impl Fold<PermissionRequest> for RequestFold<'_> {
@@ -51,7 +64,12 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
     ) -> Result<Flow, HookError> {
         match action {
             PermissionRequestAction::NoDecision => Ok(Flow::Continue),
-            PermissionRequestAction::Allow { updated_input } => {
+            PermissionRequestAction::Allow { updated_input, updated_permissions } => {
+                for (i, update) in updated_permissions.iter().enumerate() {
+                    check_update(update, self.cwd).map_err(|e| {
+                        HookError::contract(format!("invalid `updatedPermissions[{i}]` ({}): {e}", update.kind()))
+                    })?;
+                }
                 let args = match updated_input {
                     Some(mut update) => {
                         let command_argument = self.tools.command_argument(self.call);
@@ -65,7 +83,8 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
                     }
                     None => None,
                 };
-                self.outcome = PermissionRequestOutcome::Allow { hook_id: hook.id.clone(), args };
+                self.outcome =
+                    PermissionRequestOutcome::Allow { hook_id: hook.id.clone(), args, updates: updated_permissions };
                 Ok(Flow::Continue)
             }
             PermissionRequestAction::Deny { message } => {
@@ -84,16 +103,25 @@ impl Fold<PermissionRequest> for RequestFold<'_> {
     }
 }
 
+/// Why a call is asked about, and what an "always" answer would store.
+#[derive(Debug, Clone)]
+pub struct Asked<'a> {
+    /// The policy's reason.
+    pub reason: &'a str,
+    /// The `permission_suggestions` of the input.
+    pub suggestions: Vec<PermissionUpdate>,
+}
+
 impl HookRuntime {
-    /// Fires PermissionRequest for a call the policy wants approved; `tools` re-validates
-    /// replacement arguments.
+    /// Fires PermissionRequest for a call the policy wants approved, offering `suggestions`;
+    /// `tools` re-validates replacement arguments.
     pub async fn permission_request(
         &self,
         ctx: &HookContext,
         tools: &dyn ArgumentCheck,
         call: &PreparedCall,
         args: &Args,
-        reason: &str,
+        asked: Asked<'_>,
     ) -> Merged<PermissionRequestOutcome> {
         self.observer().on_event(&RunEvent::HookFired {
             event: PermissionRequest::NAME,
@@ -101,14 +129,16 @@ impl HookRuntime {
             status: None,
         });
         let ctx = HookContext { event: PermissionRequest::NAME, ..ctx.clone() };
-        let mut fold = RequestFold { tools, call, args, outcome: PermissionRequestOutcome::NoDecision };
+        let cwd = ctx.session.cwd.as_path();
+        let mut fold = RequestFold { tools, call, args, cwd, outcome: PermissionRequestOutcome::NoDecision };
         let view = tool_view::view(&call.name, tools.command_argument(call), args);
         let mut input = PermissionRequestInput {
             tool_name: view.tool_name,
             spine_tool_name: view.spine_tool_name,
             tool_input: view.tool_input,
             tool_use_id: call.id.clone(),
-            reason: reason.to_owned(),
+            reason: asked.reason.to_owned(),
+            permission_suggestions: asked.suggestions,
         };
         let d = self.dispatch::<PermissionRequest, _>(&ctx, &mut input, &mut fold, Some(&call.id)).await;
         Merged::new(fold.outcome, Vec::new(), d)

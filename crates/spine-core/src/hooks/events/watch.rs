@@ -1,6 +1,7 @@
-//! CwdChanged and FileChanged: observe; the last `watchPaths` answered replaces the list (hooks
-//! later in configuration order win). Failures are recorded and never stop anything: the change
-//! already happened.
+//! CwdChanged and FileChanged: observe; the `watchPaths` the hooks of one firing answer are
+//! joined in configuration order (duplicates left out), as Claude Code joins them, and that
+//! list replaces the one FileChanged watched (the runner decides when: `crate::watch`).
+//! Failures are recorded and never stop anything: the change already happened.
 
 use std::path::PathBuf;
 
@@ -12,7 +13,8 @@ use crate::hooks::registry::HookSpec;
 use crate::hooks::{HookContext, HookError};
 use crate::observer::RunEvent;
 
-/// The paths the hooks asked FileChanged to watch, if any answered `watchPaths`.
+/// The paths the hooks asked FileChanged to watch, joined; `None` when no hook answered
+/// `watchPaths`.
 pub type WatchOutcome = Option<Vec<PathBuf>>;
 
 struct WatchFold(WatchOutcome);
@@ -20,7 +22,7 @@ struct WatchFold(WatchOutcome);
 impl<E: HookEvent<Action = WatchAction>> Fold<E> for WatchFold {
     fn answer(&mut self, _hook: &HookSpec<E>, action: WatchAction, _input: &mut E::Input) -> Result<Flow, HookError> {
         if let Some(paths) = action.watch_paths {
-            self.0 = Some(paths);
+            super::session_start::join_paths(&mut self.0, paths);
         }
         Ok(Flow::Continue)
     }

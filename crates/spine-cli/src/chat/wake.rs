@@ -1,0 +1,46 @@
+//! Wakes in an interactive session.
+//!
+//! The prompts of a session share their background hooks, so an `asyncRewake` hook started by
+//! one prompt may end after it, while the session waits at its prompt. Contract:
+//! - A wake that arrives while the user is at the prompt interrupts the line editor (the text
+//!   typed so far stays in it) and starts a turn without a prompt: the model reads the hook's
+//!   message as a user message, the user sees `a hook woke the session` on stderr and the
+//!   hook's summary; then the prompt comes back.
+//! - A wake that arrives during a prompt's run reaches the model at that run's next request;
+//!   one that arrives after the run's last request starts a turn as soon as the run ends.
+//! - Only a session whose hooks may wake watches for wakes (the editor then polls).
+
+use spine_core::hooks::Delivered;
+
+use super::Chat;
+use super::editor::{Editor, Input, PromptText};
+
+impl Chat {
+    /// Reads one input; a wake arriving meanwhile ends the read with [`Input::Woken`].
+    pub(super) async fn read_or_wake(&self, editor: &Editor, prompt: PromptText) -> std::io::Result<Input> {
+        let read = editor.read(prompt);
+        tokio::pin!(read);
+        loop {
+            tokio::select! {
+                input = &mut read => return input,
+                () = self.background.woken(), if self.watch_wakes => {
+                    if self.background.has_wake() {
+                        editor.interrupt();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The turn a wake starts: no prompt, the model reads the hook's message.
+    pub(super) async fn woken(&mut self, interrupt: &mut tokio::signal::unix::Signal) {
+        eprintln!("a hook woke the session");
+        let outcome = self.prompt(None, Vec::new(), interrupt).await;
+        if outcome.is_none_or(|o| o.num_turns == 0) {
+            // The run ended before its first request (it could not start): the wakes it did not
+            // deliver are dropped, not retried forever.
+            let dropped = self.background.take().into_iter().filter(|d| matches!(d, Delivered::Wake { .. })).count();
+            eprintln!("warning: {dropped} hook wake(s) not delivered: the turn ended before asking the model");
+        }
+    }
+}
