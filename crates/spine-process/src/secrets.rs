@@ -1,11 +1,15 @@
-//! Provider keys kept out of child processes.
+//! Provider keys and telemetry credentials kept out of child processes.
 //!
 //! Contract:
 //! - [`PROVIDER_KEYS`] lists the environment variables that hold model-provider credentials
 //!   (spine's own `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, `ANTHROPIC_CUSTOM_HEADERS` — whose
 //!   header lines may carry credentials —, `OPENAI_API_KEY`, and the `*_API_KEY` of other
 //!   well-known providers).
-//! - [`scrub`] removes each of them from a command's environment **when it would be
+//! - [`TELEMETRY_SECRETS`] lists the OpenTelemetry exporter's header variables, which carry a
+//!   collector's token (`OTEL_EXPORTER_OTLP_HEADERS` and its per-signal forms): from a child they
+//!   would reach the tool result, the next model request, the exported spans, the trace and the
+//!   transcript. They are never passed through.
+//! - [`scrub`] removes each of both lists from a command's environment **when it would be
 //!   inherited** from spine's own: every child spine starts (Bash, `exec_command`,
 //!   `process_exec`, command and persistent hooks, MCP servers) goes through
 //!   [`GroupChild::spawn`](crate::GroupChild::spawn), which calls it. A value set on the
@@ -41,6 +45,15 @@ pub const PROVIDER_KEYS: &[&str] = &[
     "FIREWORKS_API_KEY",
     "COHERE_API_KEY",
     "PERPLEXITY_API_KEY",
+];
+
+/// The OpenTelemetry exporter's header variables (a collector's credentials), removed from
+/// children.
+pub const TELEMETRY_SECRETS: &[&str] = &[
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
 ];
 
 static PASSTHROUGH: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
@@ -89,8 +102,8 @@ pub fn passthrough() -> BTreeSet<String> {
     PASSTHROUGH.read().unwrap_or_else(PoisonError::into_inner).clone()
 }
 
-/// Removes the inherited provider keys (not passed through, not set explicitly) from
-/// `command`'s environment.
+/// Removes the inherited provider keys (not passed through, not set explicitly) and telemetry
+/// credentials (not set explicitly) from `command`'s environment.
 pub fn scrub(command: &mut Command) {
     let explicit: BTreeSet<String> = command
         .as_std()
@@ -101,6 +114,11 @@ pub fn scrub(command: &mut Command) {
     let passthrough = PASSTHROUGH.read().unwrap_or_else(PoisonError::into_inner);
     for key in PROVIDER_KEYS {
         if !passthrough.contains(*key) && !explicit.contains(*key) {
+            command.env_remove(OsStr::new(key));
+        }
+    }
+    for key in TELEMETRY_SECRETS {
+        if !explicit.contains(*key) {
             command.env_remove(OsStr::new(key));
         }
     }
@@ -143,6 +161,8 @@ mod tests {
         assert_eq!(env_of(&command, "GROQ_API_KEY"), Some(None));
         assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(Some("explicit-for-this-child".into())));
         assert_eq!(env_of(&command, "PATH"), None);
+        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_HEADERS"), Some(None));
+        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_TRACES_HEADERS"), Some(None));
 
         set_passthrough(["ANTHROPIC_API_KEY"]);
         let mut command = Command::new("true");

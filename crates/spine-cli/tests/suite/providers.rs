@@ -272,6 +272,30 @@ fn provider_keys_reach_neither_bash_nor_hooks_nor_the_transcript() {
 }
 
 #[test]
+fn telemetry_credentials_reach_neither_bash_nor_hooks() {
+    let s = Sandbox::new();
+    let server = SseServer::start(env_then_done());
+    let hook_env = s.dir.path().join("hook-env.txt");
+    let token = "authorization=Bearer collector-token-0123456789";
+    let out = s
+        .spine()
+        .env("OPENAI_BASE_URL", format!("http://{}/v1", server.addr))
+        .env("OPENAI_API_KEY", KEY)
+        .env("OTEL_EXPORTER_OTLP_HEADERS", token)
+        .env("OTEL_EXPORTER_OTLP_TRACES_HEADERS", token)
+        .args(["run", "-p", "show the environment", "--model", "openai:gpt-4.1-mini", "--output-format", "json"])
+        .args(["--settings", &env_dump_settings(&hook_env, json!({"env_passthrough": ["OPENAI_API_KEY"]}))])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let next = server.bodies()[1].to_string();
+    assert!(next.contains("OPENAI_BASE_URL="), "Bash ran `env`: {next}");
+    assert!(!next.contains("collector-token"), "the collector's token reached the model through Bash: {next}");
+    let hook = std::fs::read_to_string(&hook_env).expect("the hook dumped its environment");
+    assert!(hook.contains("SPINE_PROJECT_DIR=") && !hook.contains("collector-token"), "{hook}");
+}
+
+#[test]
 fn env_passthrough_hands_the_named_key_to_bash() {
     let s = Sandbox::new();
     let server = SseServer::start(env_then_done());
