@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use spine_protocol::report::ReportBody;
 use spine_worker::mailbox::Mailbox;
 use spine_worker::shutdown::{self, ShutdownTrigger};
-use spine_worker::{Environment, MailboxUrl, ReportQuery, ReportStream, Worker, WorkerConfig, WorkerSummary};
+use spine_worker::{Environment, MailboxUrl, ReportQuery, Worker, WorkerConfig, WorkerSummary};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -98,7 +98,7 @@ impl Workers {
 
 /// Follows every report and sends `(item_id, when)` for each `execution_complete`.
 async fn follow_completions(mailbox: Arc<dyn Mailbox>) -> Result<mpsc::UnboundedReceiver<(String, Instant)>, Error> {
-    let mut stream = ReportStream::open(mailbox.as_ref(), &ReportQuery { item_id: None, follow: true }).await?;
+    let mut stream = mailbox.reports(&ReportQuery { item_id: None, follow: true }).await?;
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Some(Ok(report)) = stream.next().await {
@@ -286,7 +286,7 @@ async fn memory(inflight: usize) -> Result<(), Error> {
     let env = Arc::new(Environment::new(dir.path(), None, Default::default(), Vec::new())?);
     let url: MailboxUrl = format!("sqlite:{}", dir.path().join("mem.db").display()).parse()?;
     let submitter = url.open().await?;
-    let mut reports = ReportStream::open(submitter.as_ref(), &ReportQuery { item_id: None, follow: true }).await?;
+    let mut reports = submitter.reports(&ReportQuery { item_id: None, follow: true }).await?;
     let workers = start_workers(&url, &env, 1, inflight + 1).await?;
     let item = |id: &str, model: &std::path::Path| {
         let mut v = example(id);

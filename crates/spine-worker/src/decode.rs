@@ -9,6 +9,8 @@
 //! 3. Anything else wrong — not JSON, missing or mistyped fields, another `protocol_version`,
 //!    a transcript role that is not `system`/`user`/`assistant` — is a [`Rejection::Invalid`]
 //!    (`validation_error`) whose message names the JSON path.
+//!
+//! Dependencies: none within the crate.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;

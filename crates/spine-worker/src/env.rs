@@ -1,5 +1,7 @@
 //! What every item of a worker shares: the workspace, the frozen tool registry, skill roots,
 //! compaction settings, and the agent factory of `agent_run`.
+//!
+//! Dependencies: [`crate::agents`] (the agent factory it builds and holds).
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -16,7 +18,7 @@ use spine_settings::Settings;
 use spine_tools::FamilyHandles;
 use thiserror::Error;
 
-use crate::agent_run::{AgentBuildError, AgentFactory, SettingsAgents};
+use crate::agents::{AgentBuildError, AgentFactory, SettingsAgents};
 
 /// The environment could not be built.
 #[derive(Debug, Error)]

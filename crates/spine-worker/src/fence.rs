@@ -5,16 +5,18 @@
 //! When an extension comes too late anyway (a loaded machine), the message is redelivered and
 //! its next delivery claims the execution with the next attempt (see
 //! [`crate::mailbox`], "Fencing"). The claim watch notices: every
-//! [`WorkerConfig::fence_check`](crate::WorkerConfig) it asks [`Mailbox::claim_status`], and
+//! [`WorkerConfig::fence_check`](crate::WorkerConfig) it asks [`Executions::claim_status`], and
 //! once the claim is [`ClaimStatus::Superseded`] it logs it and cancels this copy with
 //! [`CancelReason::Superseded`] — the tools stop, the sink drops every further report, and the
 //! worker leaves the delivery to the new claim. The watch never cancels for any other status:
 //! a stored terminal report or a mailbox failure does not stop a running item.
+//!
+//! Dependencies: [`crate::mailbox`] and [`crate::running`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::mailbox::{Claim, ClaimStatus, Lease, LeaseStatus, Mailbox};
+use crate::mailbox::{Claim, ClaimStatus, Executions, Lease, LeaseStatus};
 use crate::running::{CancelReason, Cancellation};
 
 /// Extends a lease periodically until dropped.
@@ -51,7 +53,7 @@ pub(crate) struct ClaimWatch(tokio::task::JoinHandle<()>);
 impl ClaimWatch {
     /// Checks `claim` every `every` until it is superseded (then cancels `cancellation`).
     pub(crate) fn start(
-        mailbox: Arc<dyn Mailbox>,
+        executions: Arc<dyn Executions>,
         claim: Claim,
         every: Duration,
         cancellation: Cancellation,
@@ -59,7 +61,7 @@ impl ClaimWatch {
         ClaimWatch(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
-                match mailbox.claim_status(&claim).await {
+                match executions.claim_status(&claim).await {
                     Ok(ClaimStatus::Held | ClaimStatus::Released) => {}
                     Ok(ClaimStatus::Superseded { attempt_no }) => {
                         tracing::warn!(

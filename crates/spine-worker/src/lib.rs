@@ -8,26 +8,35 @@
 //!
 //! # Layout
 //!
-//! - [`mailbox`]: the [`Mailbox`] contract (queue, leases, reports,
-//!   idempotency store, cancellation) and its backends: [`mailbox::sqlite`] and, with the
-//!   `nats` feature (on by default), `mailbox::nats` (JetStream).
-//! - [`url`]: `sqlite:PATH` / `nats://HOST:PORT` URLs with their options.
-//! - [`decode`]: raw bytes → a typed item, or why not (`validation_error`,
-//!   `unsupported_request_kind`), always with an identity to report under.
-//! - [`flows`]: one module per item kind; [`agent_run`]: the `agent_run` mode and the
-//!   [`AgentFactory`](agent_run::AgentFactory) seam.
-//! - [`env`](mod@env): what every item shares (workspace, tools, skills, settings).
-//! - [`sink`]: reports on their way to the mailbox (terminal ones stored first).
-//! - [`running`]: items in flight and what cancels them; [`shutdown`]: the stop signal.
-//! - [`worker`]: the loop (semaphore, lease, keep-alive, settle, graceful shutdown); `fence`:
-//!   the keep-alive and claim-watch tasks of one delivery.
+//! Modules, each using only those listed before it (never a later one):
+//!
+//! - [`shutdown`]: the stop signal; [`running`]: items in flight and what cancels them;
+//!   [`decode`]: raw bytes → a typed item, or why not (`validation_error`,
+//!   `unsupported_request_kind`), always with an identity to report under. None uses another
+//!   module of the crate.
+//! - [`mailbox`]: the contract in three traits — [`Queue`], [`Executions`] (the idempotency
+//!   store, fencing, cancellation) and [`ReportLog`]; a [`Mailbox`] is all three — and its
+//!   backends: [`mailbox::sqlite`] and, with the `nats` feature (on by default), `mailbox::nats`
+//!   (JetStream). Uses nothing else of the crate.
+//! - [`url`]: `sqlite:PATH` / `nats://HOST:PORT` URLs with their options (→ `mailbox`).
+//! - [`sink`]: reports on their way to the mailbox, terminal ones stored first (→ `mailbox`,
+//!   `running`); `fence`: the keep-alive and claim-watch tasks of one delivery (→ `mailbox`,
+//!   `running`).
+//! - [`agents`]: the [`AgentFactory`](agents::AgentFactory) seam that builds `agent_run`
+//!   agents, and the agent of single tool calls. Uses nothing else of the crate.
+//! - [`env`](mod@env): what every item shares (workspace, tools, skills, settings, the agents)
+//!   (→ `agents`).
+//! - [`flows`]: one module per item kind, `agent_run` among them (→ `env`, `agents`, `decode`,
+//!   `mailbox`, `running`, `sink`).
+//! - [`worker`]: the loop (semaphore, lease, keep-alive, graceful shutdown) and one delivery's
+//!   claim → plan → work → settle (→ everything above).
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 #![warn(missing_docs)]
 
-pub mod agent_run;
+pub mod agents;
 pub mod decode;
 pub mod env;
 mod fence;
@@ -40,6 +49,6 @@ pub mod url;
 pub mod worker;
 
 pub use env::Environment;
-pub use mailbox::{Mailbox, MailboxError, ReportQuery, ReportStream};
+pub use mailbox::{Executions, Mailbox, MailboxError, Queue, ReportLog, ReportQuery, ReportStream};
 pub use url::MailboxUrl;
 pub use worker::{Worker, WorkerConfig, WorkerSummary};

@@ -11,6 +11,8 @@
 //! same delivery id (the message came back because its lease expired under this worker)
 //! answers with that [`RunningCopy`] instead, so that the worker waits for it rather than
 //! running the item twice. After a shutdown began, new registrations are canceled at once.
+//!
+//! Dependencies: none within the crate.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

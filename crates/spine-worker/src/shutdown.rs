@@ -1,6 +1,8 @@
 //! The shutdown signal (mini-redis style): one [`ShutdownTrigger`] fires it, any number of
 //! [`Shutdown`] listeners observe it. The CLI fires it on SIGTERM or Ctrl-C; tests fire it by
 //! hand.
+//!
+//! Dependencies: none within the crate.
 
 use tokio::sync::watch;
 

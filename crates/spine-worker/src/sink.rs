@@ -3,12 +3,13 @@
 //! [`MailboxSink`] is the [`ReportSink`] the pipeline writes to (synchronously, from any
 //! task); a [`Publisher`] task sends the reports to the mailbox in order, in batches: a
 //! non-terminal report waits up to [`REPORT_LINGER`] for the ones after it, and the waiting
-//! reports go out in one write ([`Mailbox::publish_all`]). The first terminal report takes the
-//! waiting ones with it through [`Mailbox::finish_with`], which stores it in the idempotency
-//! store and publishes it only while the claim holds — so a worker that lost its claim cannot
-//! add a second terminal report — and, given the delivery's [`SettleTicket`] (SQLite),
-//! acknowledges the delivery in the same transaction. A quick item thus costs one write for all
-//! its reports and its settlement. Later terminal reports are dropped.
+//! reports go out in one write ([`ReportLog::publish`]). The first terminal report takes the
+//! waiting ones with it through [`Executions::finish`](crate::mailbox::Executions::finish),
+//! which stores it in the idempotency store and publishes it only while the claim holds — so a
+//! worker that lost its claim cannot add a second terminal report — and, given the delivery's
+//! [`SettleTicket`] (SQLite), acknowledges the delivery in the same transaction. A quick item
+//! thus costs one write for all its reports and its settlement. Later terminal reports are
+//! dropped.
 //!
 //! A duplicate delivery of a finished item sends the stored terminal report again: always for
 //! a new message of the item (it was submitted again), only when the reports lack it for a
@@ -24,6 +25,9 @@
 //! progress must not follow the item's terminal report. Reports still queued here are dropped
 //! too; ones already handed to the mailbox when the supersession was noticed go out, with the
 //! old `attempt_no`.
+//!
+//! Dependencies: [`crate::mailbox`] (where reports go) and [`crate::running`] (why an item was
+//! canceled).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,7 +39,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::mailbox::{Claim, Mailbox, MailboxError, PendingPublish, SettleTicket};
+use crate::mailbox::{Claim, Mailbox, MailboxError, PendingPublish, ReportLog, SettleTicket};
 use crate::running::{CancelReason, Cancellation};
 
 enum Msg {
@@ -77,7 +81,7 @@ pub struct Published {
     /// Failures (the delivery is redelivered so that the stored terminal is re-published).
     pub errors: Vec<MailboxError>,
     /// The delivery was acknowledged in the write that stored the terminal report (see
-    /// [`Mailbox::finish_with`]): there is nothing left to settle.
+    /// [`Executions::finish`](crate::mailbox::Executions::finish)): there is nothing left to settle.
     pub settled: bool,
 }
 
@@ -169,9 +173,9 @@ impl ReportSink for MailboxSink {
 pub const REPORT_LINGER: Duration = Duration::from_millis(2);
 
 /// The publishing task: reports are sent in order, in batches. Non-terminal reports wait up to
-/// [`REPORT_LINGER`] for the next ones (one [`Mailbox::publish_all`]); the first terminal report
-/// takes the waiting ones with it ([`Mailbox::finish_with`]) and, with a `settle` ticket and no
-/// failure so far, the delivery's acknowledgement too.
+/// [`REPORT_LINGER`] for the next ones (one [`ReportLog::publish`]); the first terminal report
+/// takes the waiting ones with it ([`Executions::finish`](crate::mailbox::Executions::finish))
+/// and, with a `settle` ticket and no failure so far, the delivery's acknowledgement too.
 async fn publish_loop(
     mailbox: Arc<dyn Mailbox>,
     claim: Claim,
@@ -209,7 +213,7 @@ async fn publish_loop(
                 flush_at = None;
                 let before = std::mem::take(&mut waiting);
                 let ticket = if out.errors.is_empty() { settle.take() } else { None };
-                match mailbox.finish_with(&claim, &before, &report, ticket.as_ref()).await {
+                match mailbox.finish(&claim, &before, &report, ticket.as_ref()).await {
                     Ok(Some(finished)) => {
                         out.terminal = Some(report);
                         out.count += before.len() + 1;
@@ -231,7 +235,7 @@ async fn publish_loop(
                 flush(&*mailbox, &mut waiting, &cancellation, &mut out, &mut pending).await;
                 terminal_seen = true;
                 let sent = match when {
-                    Republish::Always => mailbox.publish(&report).await.map(Some),
+                    Republish::Always => mailbox.publish(std::slice::from_ref(&report)).await.map(Some),
                     Republish::IfMissing => mailbox.republish_terminal(&report).await,
                 };
                 match sent {
@@ -258,7 +262,7 @@ async fn publish_loop(
 /// Publishes the waiting non-terminal reports in one write — none once the claim was
 /// superseded.
 async fn flush(
-    mailbox: &dyn Mailbox,
+    mailbox: &dyn ReportLog,
     waiting: &mut Vec<Report>,
     cancellation: &Cancellation,
     out: &mut Published,
@@ -268,7 +272,7 @@ async fn flush(
     if batch.is_empty() || matches!(cancellation.reason(), Some(CancelReason::Superseded { .. })) {
         return;
     }
-    match mailbox.publish_all(&batch).await {
+    match mailbox.publish(&batch).await {
         Ok(p) => {
             out.count += batch.len();
             pending.push(p);

@@ -8,6 +8,8 @@
 //! | `connect_wait_ms` | nats | how long the first connection is retried, with backoff, while the server is unreachable | 0 (one attempt); `spine worker`: 30000 |
 //!
 //! Example: `sqlite:./spine.db?lease_ms=2000`, `nats://127.0.0.1:4222?prefix=ci&max_deliver=3`.
+//!
+//! Dependencies: [`crate::mailbox`] (the backends it opens).
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -16,23 +18,9 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+pub use crate::mailbox::ConnectRetry;
 use crate::mailbox::sqlite::{SqliteMailbox, SqliteOptions};
 use crate::mailbox::{Mailbox, MailboxError};
-
-/// A failed first connection attempt that will be retried (see `connect_wait_ms`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectRetry {
-    /// The server URL.
-    pub url: String,
-    /// The attempt that failed, from 1.
-    pub attempt: u32,
-    /// Why it failed.
-    pub error: String,
-    /// The pause before the next attempt.
-    pub retry_in: Duration,
-    /// What is left of the connect wait.
-    pub remaining: Duration,
-}
 
 /// A mailbox URL that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use spine_protocol::report::Report;
 use spine_testkit::http::free_port;
-use spine_worker::{MailboxUrl, ReportQuery, ReportStream};
+use spine_worker::{MailboxUrl, ReportQuery};
 
 use super::worker::{Backend, example, mailbox_url, spawn_worker};
 use crate::support::*;
@@ -34,7 +34,7 @@ fn runtime() -> tokio::runtime::Runtime {
 async fn all_reports(url: &MailboxUrl) -> Vec<Report> {
     let mailbox = url.open().await.expect("open the mailbox");
     let query = ReportQuery { item_id: None, follow: false };
-    let mut stream = ReportStream::open(mailbox.as_ref(), &query).await.expect("reports");
+    let mut stream = mailbox.reports(&query).await.expect("reports");
     let mut out = Vec::new();
     while let Some(r) = stream.next().await {
         out.push(r.expect("a report"));

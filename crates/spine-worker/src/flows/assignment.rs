@@ -12,11 +12,14 @@
 //! - `skills_catalog_list`, `skills_load`, `skills_read_file`: a `skills` trace entry and
 //!   `execution_complete {output}` (the catalog and the loaded skill as JSON text, the file's
 //!   text). Trace: `prepare_turn, compact_context, skills`.
-//! - `agent_run`: a whole agent loop ([`crate::agent_run`]), which reports on its own.
+//! - `agent_run`: a whole agent loop ([`super::agent_run`]), which reports on its own.
 //!
 //! Failures go through `handle_error` into `execution_fail`; a canceled item ends with
 //! `execution_canceled`. Cancellation is checked between stages; a running tool gets the token
 //! (and the runner's grace period to stop before it is abandoned).
+//!
+//! Dependencies: [`super`] and its [`agent_run`](super::agent_run), [`crate::env`] (through
+//! the item context).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,7 +41,7 @@ use super::{ItemContext, prepare_round, visibility_of};
 /// Runs an assignment to its terminal report.
 pub async fn run(ctx: &ItemContext, payload: &RequestPayload, task: TaskPayload) {
     if let TaskPayload::AgentRun { prompt, model, max_turns } = &task {
-        crate::agent_run::run(ctx, payload, prompt, model.as_deref(), *max_turns).await;
+        super::agent_run::run(ctx, payload, prompt, model.as_deref(), *max_turns).await;
         return;
     }
     let collector = ctx.collector();

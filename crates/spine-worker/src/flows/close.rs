@@ -1,7 +1,7 @@
 //! `resource_close_request`: cancel the execution of another item.
 //!
 //! 1. `resource_close_acknowledged`.
-//! 2. [`Mailbox::request_cancel`](crate::mailbox::Mailbox::request_cancel) marks the target
+//! 2. [`Executions::request_cancel`](crate::mailbox::Executions::request_cancel) marks the target
 //!    canceled in the idempotency store; when it runs (on any worker) every worker is
 //!    signalled and the one running it fires its cancellation token (here, directly). A target
 //!    not started yet ends with `execution_canceled` as soon as it is delivered.
@@ -11,6 +11,9 @@
 //!    `not_found` (it had already finished),
 //!    `timeout` (it was signalled but did not end within the close wait; it will still end
 //!    canceled when its worker notices, or on its next delivery).
+//!
+//! Dependencies: [`super`], [`crate::mailbox`] (the target's execution record) and
+//! [`crate::running`] (canceling a target that runs here).
 
 use std::time::Duration;
 
@@ -31,7 +34,7 @@ pub async fn run(ctx: &ItemContext, close_request_id: &str, close: &ClosePayload
         close_request_id: close_request_id.to_owned(),
         resource_id: target.clone(),
     });
-    let outcome = match ctx.mailbox.request_cancel(&target, close_request_id).await {
+    let outcome = match ctx.executions.request_cancel(&target, close_request_id).await {
         Ok(CancelState::NotStarted) => "canceled_before_start",
         Ok(CancelState::Finished(report)) => match report.body {
             ReportBody::ExecutionCanceled { .. } => "graceful",
@@ -56,7 +59,7 @@ pub async fn run(ctx: &ItemContext, close_request_id: &str, close: &ClosePayload
 async fn wait_for_end(ctx: &ItemContext, target: &str) -> &'static str {
     let deadline = tokio::time::Instant::now() + ctx.close_wait;
     loop {
-        match ctx.mailbox.terminal(target).await {
+        match ctx.executions.terminal(target).await {
             Ok(Some(_)) => return "graceful",
             Ok(None) => {}
             Err(e) => tracing::warn!("close of {target}: {e}"),

@@ -3,7 +3,7 @@
 //!
 //! | item | flow |
 //! | --- | --- |
-//! | `execution_assignment` | [`assignment`]: `prepare_request` → `compact_context` → the mode's flow; `agent_run` in [`crate::agent_run`] |
+//! | `execution_assignment` | [`assignment`]: `prepare_request` → `compact_context` → the mode's flow; `agent_run` in [`agent_run`] |
 //! | `agent_program_request` | [`program`]: `prepare_round` or `execute_program_tool` |
 //! | `resource_close_request` | [`close`] |
 //! | undecodable | [`reject`]: `validation_error` or `unsupported_request_kind` |
@@ -11,7 +11,13 @@
 //!
 //! The stages are spine-core's; this module only feeds them payload data and turns their
 //! results into reports.
+//!
+//! Dependencies: [`crate::env`] and [`crate::agents`] (what items share), [`crate::decode`]
+//! (the item and its identity), [`crate::mailbox`] (the execution records, for close
+//! requests), [`crate::running`] (cancellation) and [`crate::sink`] (where reports go). Never
+//! the worker loop: [`crate::worker`] calls the flows, not the other way round.
 
+pub mod agent_run;
 pub mod assignment;
 pub mod close;
 pub mod program;
@@ -36,7 +42,7 @@ use spine_protocol::trace::StageName;
 
 use crate::decode::{Identity, Rejection};
 use crate::env::Environment;
-use crate::mailbox::Mailbox;
+use crate::mailbox::Executions;
 use crate::running::{Cancellation, RunningItems};
 use crate::sink::MailboxSink;
 
@@ -44,8 +50,8 @@ use crate::sink::MailboxSink;
 pub struct ItemContext {
     /// Shared by every item.
     pub env: Arc<Environment>,
-    /// The mailbox (close requests use it).
-    pub mailbox: Arc<dyn Mailbox>,
+    /// The mailbox's execution records (close requests mark and watch their target there).
+    pub executions: Arc<dyn Executions>,
     /// The items running here (close requests cancel them directly when they can).
     pub running: Arc<RunningItems>,
     /// Where reports go.
@@ -236,8 +242,8 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
 mod tests {
     use super::*;
     use crate::decode::decode;
-    use crate::mailbox::Claim;
     use crate::mailbox::sqlite::SqliteMailbox;
+    use crate::mailbox::{Claim, Mailbox};
     use crate::sink::Publisher;
 
     async fn trace_of(item: Value) -> (Trace, Vec<&'static str>) {
@@ -264,7 +270,7 @@ mod tests {
         let publisher = Publisher::start(Arc::clone(&mailbox), claim, identity.clone(), cancellation.clone(), None);
         let ctx = ItemContext {
             env,
-            mailbox,
+            executions: mailbox,
             running: Arc::new(RunningItems::default()),
             sink: Arc::clone(publisher.sink()),
             identity,

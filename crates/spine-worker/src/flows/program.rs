@@ -9,6 +9,8 @@
 //!   [`ExecuteProgramToolResponse`] `{status: ok, program_tool_call, result, output_chunks}`,
 //!   or `agent_program_failed` whose `error_payload` is the tool error payload
 //!   `{classification, code, message, retryable}`.
+//!
+//! Dependencies: [`super`] and its [`assignment`](super::assignment) (the single tool call).
 
 use std::sync::{Arc, Mutex};
 

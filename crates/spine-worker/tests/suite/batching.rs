@@ -1,5 +1,5 @@
 //! One write per quick item: the reports before the terminal one travel with it
-//! (`Mailbox::finish_with`), the delivery is settled with it where the backend can (SQLite),
+//! (`Executions::finish`), the delivery is settled with it where the backend can (SQLite),
 //! and a claim that no longer holds still stores no terminal report and settles nothing.
 
 use std::time::Duration;
@@ -53,7 +53,7 @@ async fn a_terminal_report_finished_with_its_earlier_reports_keeps_their_order_a
     let ticket = delivery.lease.settle_ticket();
     let finished = h
         .mailbox
-        .finish_with(&claim, &reports[..2], &reports[2], ticket.as_ref())
+        .finish(&claim, &reports[..2], &reports[2], ticket.as_ref())
         .await
         .expect("finish")
         .expect("the claim holds");
@@ -91,7 +91,7 @@ async fn finishing_with_a_claim_that_no_longer_holds_stores_no_terminal_and_sett
     assert!(second.attempt_no > first.attempt_no);
 
     let ticket = delivery.lease.settle_ticket();
-    let refused = h.mailbox.finish_with(&first, &reports[..2], &reports[2], ticket.as_ref()).await.expect("finish");
+    let refused = h.mailbox.finish(&first, &reports[..2], &reports[2], ticket.as_ref()).await.expect("finish");
     assert!(refused.is_none(), "a superseded claim cannot finish");
     assert_eq!(h.mailbox.terminal("taken-over").await.expect("terminal"), None);
     let reports_now = h.reports(Some("taken-over")).await;

@@ -54,8 +54,8 @@ async fn a_redelivery_after_the_terminal_report_was_stored_and_published_adds_no
     };
     assert_eq!(other.begin(&mut claim).await.expect("begin"), spine_worker::mailbox::Begin::Run);
     let report = spine_protocol::report::Report { mailbox_item_id: "again".into(), ..template };
-    let pending = other.finish(&claim, &report).await.expect("finish").expect("the claim holds");
-    pending.await.expect("published");
+    let finished = other.finish(&claim, &[], &report, None).await.expect("finish").expect("the claim holds");
+    finished.pending.await.expect("published");
     drop(delivery);
     drop(other);
 

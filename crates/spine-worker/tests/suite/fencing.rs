@@ -136,7 +136,7 @@ async fn a_superseded_claim_cannot_finish_and_a_redelivery_of_the_finished_item_
 
     // The superseded claim stores and publishes nothing.
     let first_terminal = as_fenced(&terminal, first.claim.attempt_no);
-    assert!(first.mailbox.finish(&first.claim, &first_terminal).await.expect("finish").is_none());
+    assert!(first.mailbox.finish(&first.claim, &[], &first_terminal, None).await.expect("finish").is_none());
     // A delivery older than the one holding the claim does not take it over.
     let mut stale = Claim { version: 0, ..first.claim.clone() };
     let begin = first.mailbox.begin(&mut stale).await.expect("begin");
@@ -144,11 +144,11 @@ async fn a_superseded_claim_cannot_finish_and_a_redelivery_of_the_finished_item_
     assert_eq!(second.mailbox.claim_status(&second.claim).await.expect("status"), ClaimStatus::Held);
 
     let second_terminal = as_fenced(&terminal, second.claim.attempt_no);
-    let pending = second.mailbox.finish(&second.claim, &second_terminal).await.expect("finish");
-    pending.expect("the claim holds").await.expect("published");
+    let stored = second.mailbox.finish(&second.claim, &[], &second_terminal, None).await.expect("finish");
+    stored.expect("the claim holds").pending.await.expect("published");
     // A progress report of the superseded copy, on its way when it was stopped, lands after
     // the terminal report.
-    let late = first.mailbox.publish(&as_fenced(&progress, first.claim.attempt_no)).await.expect("publish");
+    let late = first.mailbox.publish(&[as_fenced(&progress, first.claim.attempt_no)]).await.expect("publish");
     late.await.expect("published");
 
     // The first delivery, still waiting in a prefetch buffer (its counter says 1), finds the
@@ -200,8 +200,8 @@ async fn a_worker_whose_claim_was_superseded_stops_the_item_and_publishes_nothin
     std::fs::write(&go, "").expect("go");
 
     let other_terminal = as_fenced(&terminal, other.claim.attempt_no);
-    let pending = other.mailbox.finish(&other.claim, &other_terminal).await.expect("finish");
-    pending.expect("the claim holds").await.expect("published");
+    let stored = other.mailbox.finish(&other.claim, &[], &other_terminal, None).await.expect("finish");
+    stored.expect("the claim holds").pending.await.expect("published");
     other.delivery.lease.ack().await.expect("ack");
     eventually("the mailbox drains", async || h.mailbox.drained().await.expect("drained")).await;
     worker.stop().await;

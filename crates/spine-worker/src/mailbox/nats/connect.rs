@@ -11,8 +11,7 @@ use async_nats::jetstream::stream::{self, RetentionPolicy, StorageType};
 use tokio::sync::Mutex;
 
 use super::{Inner, Names, NatsMailbox, NatsOptions};
-use crate::mailbox::MailboxError;
-use crate::url::ConnectRetry;
+use crate::mailbox::{ConnectRetry, MailboxError};
 
 /// The first pause between connection attempts; it doubles up to [`MAX_CONNECT_BACKOFF`].
 const FIRST_CONNECT_BACKOFF: Duration = Duration::from_millis(100);

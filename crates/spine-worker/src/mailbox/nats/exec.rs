@@ -1,17 +1,21 @@
-//! The idempotency store: one record per item on `p.exec.<item>` (claim, cancel flag, terminal
-//! report), each write a compare-and-set on the subject's last sequence; and the cancellation
-//! signals on `p.cancel`.
+//! The [`Executions`]: the idempotency store, one record per item on `p.exec.<item>` (claim,
+//! cancel flag, terminal report), each write a compare-and-set on the subject's last sequence;
+//! and the cancellation signals on `p.cancel`.
 
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::stream;
+use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 use spine_protocol::report::Report;
 
 use super::{NatsMailbox, subject_token};
-use crate::mailbox::{Begin, CancelSignal, CancelState, Claim, ClaimStatus, MailboxError, PendingPublish};
+use crate::mailbox::{
+    Begin, CancelSignal, CancelState, Claim, ClaimStatus, Executions, Finished, MailboxError, ReportLog, SettleTicket,
+    join_pending,
+};
 
 /// Compare-and-set retries before giving up on a contended record.
 const CAS_TRIES: usize = 16;
@@ -85,8 +89,11 @@ impl NatsMailbox {
     fn contended(&self, item_id: &str) -> MailboxError {
         self.error(format!("execution record of {item_id} kept changing ({CAS_TRIES} tries)"))
     }
+}
 
-    pub(super) async fn begin_execution(&self, claim: &mut Claim) -> Result<Begin, MailboxError> {
+#[async_trait]
+impl Executions for NatsMailbox {
+    async fn begin(&self, claim: &mut Claim) -> Result<Begin, MailboxError> {
         let mine = |claim: &Claim, cancel_requested: bool| ExecRecord::Claimed {
             delivery_id: claim.delivery_id.clone(),
             attempt_no: claim.attempt_no,
@@ -138,11 +145,16 @@ impl NatsMailbox {
         Err(self.contended(&claim.item_id))
     }
 
-    pub(super) async fn finish_execution(
+    /// `before` is published first, without waiting for its acks; the delivery is never settled
+    /// here (JetStream acknowledges it apart from the reports' stream).
+    async fn finish(
         &self,
         claim: &Claim,
+        before: &[Report],
         report: &Report,
-    ) -> Result<Option<PendingPublish>, MailboxError> {
+        _settle: Option<&SettleTicket>,
+    ) -> Result<Option<Finished>, MailboxError> {
+        let earlier = self.publish(before).await?;
         let record = ExecRecord::Terminal {
             attempt_no: claim.attempt_no,
             delivery_id: Some(claim.delivery_id.clone()),
@@ -151,7 +163,8 @@ impl NatsMailbox {
         let mut expected = claim.version;
         for _ in 0..CAS_TRIES {
             if self.put_exec(&claim.item_id, &record, expected).await?.is_some() {
-                return self.publish_terminal_report(report).await.map(Some);
+                let terminal = self.publish_terminal_report(report).await?;
+                return Ok(Some(Finished { pending: join_pending(vec![earlier, terminal]), settled: false }));
             }
             // A close request may have flagged our claim meanwhile: still ours, try again.
             match self.last_exec(&claim.item_id).await? {
@@ -167,7 +180,7 @@ impl NatsMailbox {
         Err(self.contended(&claim.item_id))
     }
 
-    pub(super) async fn fence_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
+    async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
         Ok(match self.last_exec(&claim.item_id).await? {
             Some((_, ExecRecord::Claimed { delivery_id, attempt_no, .. }))
             | Some((_, ExecRecord::Terminal { delivery_id: Some(delivery_id), attempt_no, .. }))
@@ -181,14 +194,14 @@ impl NatsMailbox {
         })
     }
 
-    pub(super) async fn stored_terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
+    async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
         Ok(match self.last_exec(item_id).await? {
             Some((_, ExecRecord::Terminal { report, .. })) => Some(*report),
             Some((_, ExecRecord::Claimed { .. } | ExecRecord::CancelRequested)) | None => None,
         })
     }
 
-    pub(super) async fn flag_cancel(&self, item_id: &str, requested_by: &str) -> Result<CancelState, MailboxError> {
+    async fn request_cancel(&self, item_id: &str, requested_by: &str) -> Result<CancelState, MailboxError> {
         for _ in 0..CAS_TRIES {
             match self.last_exec(item_id).await? {
                 None => {
@@ -219,7 +232,7 @@ impl NatsMailbox {
         Err(self.contended(item_id))
     }
 
-    pub(super) async fn subscribe_cancels(&self) -> Result<BoxStream<'static, CancelSignal>, MailboxError> {
+    async fn cancel_signals(&self) -> Result<BoxStream<'static, CancelSignal>, MailboxError> {
         let sub = self
             .inner
             .client

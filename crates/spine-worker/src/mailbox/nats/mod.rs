@@ -23,7 +23,7 @@
 //! loaded machine) lets it happen under a live worker, and so does a message that waited in a
 //! client's prefetch buffer past the ack wait. Both are fenced (see the mailbox's "Fencing"):
 //! the later delivery's claim supersedes the earlier one, an earlier delivery never takes over
-//! from a later one ([`Begin::Stale`]), the terminal record names the
+//! from a later one ([`Begin::Stale`](super::Begin::Stale)), the terminal record names the
 //! delivery that stored it (so that any later copy of the same message only re-publishes what
 //! is missing), and terminal reports carry a per-item `Nats-Msg-Id`, so that the server drops a
 //! re-published copy that races the first publication (within its duplicate window, 2 minutes
@@ -35,9 +35,10 @@
 //! JetStream's max-deliveries advisories.
 //!
 //! The backend's parts, one module each: `connect` (the first connection and the streams),
-//! `names` (subjects and stream names), `queue` (submitting, leasing and settling items,
-//! dead-lettering one), `exec` (the idempotency store and cancellation) and `reports` (reports,
-//! and reading the dead letters back).
+//! `names` (subjects and stream names), `queue` (the [`Queue`](super::Queue): submitting,
+//! leasing and settling items, the dead letters), `exec` (the
+//! [`Executions`](super::Executions): the idempotency store and cancellation) and `reports`
+//! (the [`ReportLog`](super::ReportLog)).
 
 mod connect;
 mod exec;
@@ -51,18 +52,12 @@ use std::time::Duration;
 use async_nats::jetstream::consumer::PullConsumer;
 use async_nats::jetstream::consumer::pull;
 use async_nats::jetstream::{self, stream};
-use async_trait::async_trait;
-use futures_util::stream::BoxStream;
-use spine_protocol::report::Report;
 use tokio::sync::Mutex;
 
 use names::Names;
 pub use names::subject_token;
 
-use super::{
-    Begin, CancelSignal, CancelState, Claim, ClaimStatus, DeadLetter, Delivery, Mailbox, MailboxError, PendingPublish,
-    ReportQuery,
-};
+use super::MailboxError;
 
 /// Options of the NATS mailbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,71 +116,5 @@ impl NatsMailbox {
 
     fn error(&self, message: impl std::fmt::Display) -> MailboxError {
         MailboxError::Nats { url: self.inner.url.clone(), message: message.to_string() }
-    }
-}
-
-#[async_trait]
-impl Mailbox for NatsMailbox {
-    fn describe(&self) -> String {
-        format!("{} (prefix {})", self.inner.url, self.inner.options.prefix)
-    }
-
-    async fn submit(&self, body: &[u8]) -> Result<String, MailboxError> {
-        self.submit_item(body).await
-    }
-
-    async fn lease(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, MailboxError> {
-        self.lease_batch(max, wait).await
-    }
-
-    async fn release(&self) {
-        self.release_prefetched().await;
-    }
-
-    async fn drained(&self) -> Result<bool, MailboxError> {
-        self.queue_drained().await
-    }
-
-    async fn begin(&self, claim: &mut Claim) -> Result<Begin, MailboxError> {
-        self.begin_execution(claim).await
-    }
-
-    async fn finish(&self, claim: &Claim, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
-        self.finish_execution(claim, report).await
-    }
-
-    async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
-        self.fence_status(claim).await
-    }
-
-    async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
-        self.stored_terminal(item_id).await
-    }
-
-    async fn request_cancel(&self, item_id: &str, requested_by: &str) -> Result<CancelState, MailboxError> {
-        self.flag_cancel(item_id, requested_by).await
-    }
-
-    async fn cancel_signals(&self) -> Result<BoxStream<'static, CancelSignal>, MailboxError> {
-        self.subscribe_cancels().await
-    }
-
-    async fn publish(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
-        self.publish_report(report).await
-    }
-
-    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
-        self.republish_unless_present(report).await
-    }
-
-    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
-        self.read_dead_letters().await
-    }
-
-    async fn reports(
-        &self,
-        query: &ReportQuery,
-    ) -> Result<BoxStream<'static, Result<Report, MailboxError>>, MailboxError> {
-        self.read_reports(query).await
     }
 }

@@ -1,8 +1,11 @@
-//! The queue: submitting items to `p.items`, leasing them from the shared pull consumer, and
-//! settling each delivery (ack, nak, in-progress ack, dead letter to `p.dead.<item>`).
+//! The [`Queue`]: submitting items to `p.items`, leasing them from the shared pull consumer,
+//! settling each delivery (ack, nak, in-progress ack, dead letter to `p.dead.<item>`), and
+//! reading the dead letters of `P_DEAD` back.
 
 use std::time::Duration;
 
+use async_nats::jetstream::consumer::DeliverPolicy;
+use async_nats::jetstream::consumer::pull::OrderedConfig;
 use async_nats::jetstream::{self, AckKind};
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -10,10 +13,15 @@ use futures_util::FutureExt;
 use futures_util::stream::StreamExt;
 
 use super::NatsMailbox;
-use crate::mailbox::{Delivery, Lease, LeaseStatus, MailboxError};
+use crate::mailbox::{DeadLetter, Delivery, Lease, LeaseStatus, MailboxError, Queue};
 
-impl NatsMailbox {
-    pub(super) async fn submit_item(&self, body: &[u8]) -> Result<String, MailboxError> {
+#[async_trait]
+impl Queue for NatsMailbox {
+    fn describe(&self) -> String {
+        format!("{} (prefix {})", self.inner.url, self.inner.options.prefix)
+    }
+
+    async fn submit(&self, body: &[u8]) -> Result<String, MailboxError> {
         let ack = self
             .inner
             .js
@@ -25,7 +33,7 @@ impl NatsMailbox {
         Ok(format!("nats-{}", ack.sequence))
     }
 
-    pub(super) async fn lease_batch(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, MailboxError> {
+    async fn lease(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, MailboxError> {
         let mut guard = self.inner.pull.lock().await;
         if guard.is_none() {
             // The pull stream asks the server for about as many messages as one lease may take
@@ -80,7 +88,7 @@ impl NatsMailbox {
         Ok(out)
     }
 
-    pub(super) async fn release_prefetched(&self) {
+    async fn release(&self) {
         let Some(mut messages) = self.inner.pull.lock().await.take() else { return };
         while let Some(Some(Ok(message))) = messages.next().now_or_never() {
             if let Err(e) = message.ack_with(AckKind::Nak(None)).await {
@@ -89,11 +97,43 @@ impl NatsMailbox {
         }
     }
 
-    pub(super) async fn queue_drained(&self) -> Result<bool, MailboxError> {
+    async fn drained(&self) -> Result<bool, MailboxError> {
         let info = self.inner.consumer.get_info().await.map_err(|e| self.error(format!("consumer info: {e}")))?;
         Ok(info.num_pending == 0 && info.num_ack_pending == 0)
     }
 
+    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
+        let consumer = self
+            .inner
+            .dead
+            .create_consumer(OrderedConfig { deliver_policy: DeliverPolicy::All, ..Default::default() })
+            .await
+            .map_err(|e| self.error(format!("dead letters: {e}")))?;
+        let mut out = Vec::new();
+        if consumer.cached_info().num_pending == 0 {
+            return Ok(out);
+        }
+        let mut messages = consumer.messages().await.map_err(|e| self.error(format!("dead letters: {e}")))?;
+        while let Some(next) = messages.next().await {
+            let message = next.map_err(|e| self.error(format!("dead letters: {e}")))?;
+            let header = |name: &str| {
+                message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned()).unwrap_or_default()
+            };
+            let last = message.info().map(|i| i.pending == 0).unwrap_or(true);
+            out.push(DeadLetter {
+                delivery_id: header("Spine-Delivery-Id"),
+                reason: header("Spine-Dead-Reason"),
+                body: message.payload.to_vec(),
+            });
+            if last {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl NatsMailbox {
     fn delivery(&self, message: jetstream::Message) -> Result<Delivery, MailboxError> {
         let info = message.info().map_err(|e| self.error(format!("message info: {e}")))?;
         let delivery_id = format!("nats-{}", info.stream_sequence);

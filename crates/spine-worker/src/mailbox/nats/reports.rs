@@ -1,22 +1,19 @@
-//! Reports on `p.reports.<item>` (published, read back in order, optionally followed) and
-//! the dead letters of `P_DEAD`.
+//! The [`ReportLog`]: reports on `p.reports.<item>`, published, read back in order, optionally
+//! followed.
 
 use async_nats::jetstream::consumer::DeliverPolicy;
 use async_nats::jetstream::consumer::pull::OrderedConfig;
 use async_nats::jetstream::message::PublishMessage;
+use async_trait::async_trait;
 use bytes::Bytes;
-use futures_util::stream::{BoxStream, StreamExt};
+use futures_util::stream::StreamExt;
 use futures_util::{FutureExt, TryFutureExt};
 use spine_protocol::report::Report;
 
 use super::{NatsMailbox, subject_token};
-use crate::mailbox::{DeadLetter, MailboxError, PendingPublish, ReportQuery};
+use crate::mailbox::{MailboxError, PendingPublish, ReportLog, ReportQuery, ReportStream, join_pending};
 
 impl NatsMailbox {
-    pub(super) async fn publish_report(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
-        self.publish_with(report, None).await
-    }
-
     /// Publishes an item's terminal report with a message id derived from the item
     /// (`Nats-Msg-Id`), so that the server drops a second copy within its duplicate window —
     /// the copy a redelivery re-publishes while the first one is still on its way.
@@ -41,15 +38,24 @@ impl NatsMailbox {
             .map_err(move |e| MailboxError::Nats { url, message: format!("report: {e}") })
             .boxed())
     }
+}
 
-    pub(super) async fn republish_unless_present(
-        &self,
-        report: &Report,
-    ) -> Result<Option<PendingPublish>, MailboxError> {
+#[async_trait]
+impl ReportLog for NatsMailbox {
+    /// The publishes go out back to back; the returned future awaits their acks together.
+    async fn publish(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
+        let mut pending = Vec::with_capacity(reports.len());
+        for report in reports {
+            pending.push(self.publish_with(report, None).await?);
+        }
+        Ok(join_pending(pending))
+    }
+
+    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
         // Any terminal report among the item's counts, not only the last one: reports of a
         // superseded claim may follow it.
         let query = ReportQuery { item_id: Some(report.mailbox_item_id.clone()), follow: false };
-        let mut existing = self.read_reports(&query).await?;
+        let mut existing = self.reports(&query).await?;
         while let Some(next) = existing.next().await {
             if next?.body.is_terminal() {
                 return Ok(None);
@@ -58,40 +64,7 @@ impl NatsMailbox {
         self.publish_terminal_report(report).await.map(Some)
     }
 
-    pub(super) async fn read_dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
-        let consumer = self
-            .inner
-            .dead
-            .create_consumer(OrderedConfig { deliver_policy: DeliverPolicy::All, ..Default::default() })
-            .await
-            .map_err(|e| self.error(format!("dead letters: {e}")))?;
-        let mut out = Vec::new();
-        if consumer.cached_info().num_pending == 0 {
-            return Ok(out);
-        }
-        let mut messages = consumer.messages().await.map_err(|e| self.error(format!("dead letters: {e}")))?;
-        while let Some(next) = messages.next().await {
-            let message = next.map_err(|e| self.error(format!("dead letters: {e}")))?;
-            let header = |name: &str| {
-                message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned()).unwrap_or_default()
-            };
-            let last = message.info().map(|i| i.pending == 0).unwrap_or(true);
-            out.push(DeadLetter {
-                delivery_id: header("Spine-Delivery-Id"),
-                reason: header("Spine-Dead-Reason"),
-                body: message.payload.to_vec(),
-            });
-            if last {
-                break;
-            }
-        }
-        Ok(out)
-    }
-
-    pub(super) async fn read_reports(
-        &self,
-        query: &ReportQuery,
-    ) -> Result<BoxStream<'static, Result<Report, MailboxError>>, MailboxError> {
+    async fn reports(&self, query: &ReportQuery) -> Result<ReportStream, MailboxError> {
         let filter = match &query.item_id {
             Some(id) => format!("{}.{}", self.inner.names.reports_prefix, subject_token(id)),
             None => format!("{}.>", self.inner.names.reports_prefix),
@@ -107,7 +80,7 @@ impl NatsMailbox {
             .await
             .map_err(|e| self.error(format!("reports: {e}")))?;
         if !query.follow && consumer.cached_info().num_pending == 0 {
-            return Ok(futures_util::stream::empty().boxed());
+            return Ok(ReportStream::new(futures_util::stream::empty().boxed()));
         }
         let messages = consumer.messages().await.map_err(|e| self.error(format!("reports: {e}")))?;
         let follow = query.follow;
@@ -127,6 +100,6 @@ impl NatsMailbox {
                 Some((report, if last { None } else { Some(messages) }))
             }
         });
-        Ok(out.boxed())
+        Ok(ReportStream::new(out.boxed()))
     }
 }

@@ -1,8 +1,10 @@
-//! The idempotency store (`executions`, `terminals`): claims and terminal reports decided in
-//! `BEGIN IMMEDIATE` transactions; and the cancellation signals of `cancels`, polled.
+//! The [`Executions`]: the idempotency store (`executions`, `terminals`), claims and terminal
+//! reports decided in `BEGIN IMMEDIATE` transactions; and the cancellation signals of
+//! `cancels`, polled.
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -10,15 +12,15 @@ use spine_protocol::report::Report;
 
 use super::{SqliteMailbox, latest_terminal, parse_report, sql_error, to_json};
 use crate::mailbox::{
-    Begin, CancelSignal, CancelState, Claim, ClaimStatus, Finished, MailboxError, PendingPublish, SettleTicket,
-    TicketKind,
+    Begin, CancelSignal, CancelState, Claim, ClaimStatus, Executions, Finished, MailboxError, SettleTicket, TicketKind,
 };
 
 /// How often workers poll for cancellation signals.
 const POLL: Duration = Duration::from_millis(25);
 
-impl SqliteMailbox {
-    pub(super) async fn begin_execution(&self, claim: &mut Claim) -> Result<Begin, MailboxError> {
+#[async_trait]
+impl Executions for SqliteMailbox {
+    async fn begin(&self, claim: &mut Claim) -> Result<Begin, MailboxError> {
         let mut c2 = claim.clone();
         let path = self.inner.path.clone();
         self.try_call(move |c| {
@@ -80,19 +82,11 @@ impl SqliteMailbox {
         })
     }
 
-    pub(super) async fn finish_execution(
-        &self,
-        claim: &Claim,
-        report: &Report,
-    ) -> Result<Option<PendingPublish>, MailboxError> {
-        Ok(self.finish_execution_with(claim, &[], report, None).await?.map(|f| f.pending))
-    }
-
     /// One transaction: the claim check, the reports before the terminal one, the terminal
     /// report (stored and published), and — with a ticket — the deletion of the delivery's row
     /// while it still carries the ticket's lease token. Nothing is written when the claim no
     /// longer holds.
-    pub(super) async fn finish_execution_with(
+    async fn finish(
         &self,
         claim: &Claim,
         before: &[Report],
@@ -148,7 +142,7 @@ impl SqliteMailbox {
         Ok(stored.map(|settled| Finished { pending: Box::pin(async { Ok(()) }), settled }))
     }
 
-    pub(super) async fn fence_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
+    async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
         let c2 = claim.clone();
         self.call(move |c| {
             let holder: Option<(Option<String>, Option<u32>)> = c
@@ -168,13 +162,13 @@ impl SqliteMailbox {
         .await
     }
 
-    pub(super) async fn stored_terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
+    async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
         let id = item_id.to_owned();
         let text = self.call(move |c| latest_terminal(c, &id)).await?;
         text.as_deref().map(parse_report).transpose()
     }
 
-    pub(super) async fn flag_cancel(&self, item_id: &str, requested_by: &str) -> Result<CancelState, MailboxError> {
+    async fn request_cancel(&self, item_id: &str, requested_by: &str) -> Result<CancelState, MailboxError> {
         let id = item_id.to_owned();
         let by = requested_by.to_owned();
         let path = self.inner.path.clone();
@@ -209,7 +203,7 @@ impl SqliteMailbox {
         .await
     }
 
-    pub(super) async fn poll_cancels(&self) -> Result<BoxStream<'static, CancelSignal>, MailboxError> {
+    async fn cancel_signals(&self) -> Result<BoxStream<'static, CancelSignal>, MailboxError> {
         let start: i64 =
             self.call(|c| c.query_row("SELECT COALESCE(MAX(seq), 0) FROM cancels", [], |r| r.get(0))).await?;
         let mailbox = self.clone();
@@ -250,7 +244,7 @@ mod tests {
     use spine_protocol::report::{Report, ReportBody};
 
     use crate::mailbox::sqlite::SqliteMailbox;
-    use crate::mailbox::{Begin, Claim, Mailbox, ReportQuery};
+    use crate::mailbox::{Begin, Claim, Executions, Queue, ReportLog, ReportQuery};
 
     fn report(body: ReportBody) -> Report {
         Report {
@@ -290,7 +284,7 @@ mod tests {
         });
         let ticket = delivery.lease.settle_ticket();
         assert!(ticket.is_some(), "SQLite settles with the terminal report");
-        let refused = mailbox.finish_with(&first, &before, &terminal, ticket.as_ref()).await.expect("finish");
+        let refused = mailbox.finish(&first, &before, &terminal, ticket.as_ref()).await.expect("finish");
         assert!(refused.is_none());
         let query = ReportQuery { item_id: Some("i".into()), follow: false };
         let reports: Vec<_> = mailbox.reports(&query).await.expect("reports").collect().await;
@@ -298,7 +292,7 @@ mod tests {
         assert!(!mailbox.drained().await.expect("drained"), "the delivery is still leased");
 
         // The claim that holds stores everything and settles the delivery in one transaction.
-        let held = mailbox.finish_with(&second, &before, &terminal, ticket.as_ref()).await.expect("finish");
+        let held = mailbox.finish(&second, &before, &terminal, ticket.as_ref()).await.expect("finish");
         let finished = held.expect("the claim holds");
         assert!(finished.settled);
         finished.pending.await.expect("durable");

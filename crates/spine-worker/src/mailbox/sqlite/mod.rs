@@ -20,9 +20,9 @@
 //! [`CHECKPOINT_EVERY`], so that no commit pays for an fsync.
 //!
 //! The backend's parts, one module each: `store` (opening the file, the schema, checkpoints),
-//! `queue` (submitting, leasing and settling items, dead-lettering one), `exec` (the
-//! idempotency store and cancellation) and `reports` (reports, and reading the dead letters
-//! back).
+//! `queue` (the [`Queue`](super::Queue): submitting, leasing and settling items, the dead
+//! letters), `exec` (the [`Executions`](super::Executions): the idempotency store and
+//! cancellation) and `reports` (the [`ReportLog`](super::ReportLog)).
 
 mod exec;
 mod queue;
@@ -34,17 +34,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use futures_util::stream::BoxStream;
 use rusqlite::{Connection, OptionalExtension};
 use spine_protocol::report::Report;
 
 pub use store::CHECKPOINT_EVERY;
 
-use super::{
-    Begin, CancelSignal, CancelState, Claim, ClaimStatus, DeadLetter, Delivery, Finished, Mailbox, MailboxError,
-    PendingPublish, ReportQuery, SettleTicket,
-};
+use super::MailboxError;
 
 /// Options of the SQLite mailbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,80 +135,4 @@ fn latest_terminal(c: &Connection, item_id: &str) -> rusqlite::Result<Option<Str
     c.prepare_cached("SELECT report FROM terminals WHERE item_id = ?1 ORDER BY attempt_no DESC LIMIT 1")?
         .query_row([item_id], |r| r.get(0))
         .optional()
-}
-
-#[async_trait]
-impl Mailbox for SqliteMailbox {
-    fn describe(&self) -> String {
-        format!("sqlite:{}", self.inner.path.display())
-    }
-
-    async fn submit(&self, body: &[u8]) -> Result<String, MailboxError> {
-        self.submit_item(body).await
-    }
-
-    async fn lease(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, MailboxError> {
-        self.lease_batch(max, wait).await
-    }
-
-    async fn drained(&self) -> Result<bool, MailboxError> {
-        self.queue_drained().await
-    }
-
-    async fn begin(&self, claim: &mut Claim) -> Result<Begin, MailboxError> {
-        self.begin_execution(claim).await
-    }
-
-    async fn finish(&self, claim: &Claim, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
-        self.finish_execution(claim, report).await
-    }
-
-    async fn finish_with(
-        &self,
-        claim: &Claim,
-        before: &[Report],
-        report: &Report,
-        settle: Option<&SettleTicket>,
-    ) -> Result<Option<Finished>, MailboxError> {
-        self.finish_execution_with(claim, before, report, settle).await
-    }
-
-    async fn claim_status(&self, claim: &Claim) -> Result<ClaimStatus, MailboxError> {
-        self.fence_status(claim).await
-    }
-
-    async fn terminal(&self, item_id: &str) -> Result<Option<Report>, MailboxError> {
-        self.stored_terminal(item_id).await
-    }
-
-    async fn request_cancel(&self, item_id: &str, requested_by: &str) -> Result<CancelState, MailboxError> {
-        self.flag_cancel(item_id, requested_by).await
-    }
-
-    async fn cancel_signals(&self) -> Result<BoxStream<'static, CancelSignal>, MailboxError> {
-        self.poll_cancels().await
-    }
-
-    async fn publish(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
-        self.publish_report(report).await
-    }
-
-    async fn publish_all(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
-        self.publish_reports(reports).await
-    }
-
-    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
-        self.republish_unless_present(report).await
-    }
-
-    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
-        self.read_dead_letters().await
-    }
-
-    async fn reports(
-        &self,
-        query: &ReportQuery,
-    ) -> Result<BoxStream<'static, Result<Report, MailboxError>>, MailboxError> {
-        self.read_reports(query).await
-    }
 }

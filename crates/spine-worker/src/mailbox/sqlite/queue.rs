@@ -1,5 +1,6 @@
-//! The queue: the `items` table. One `UPDATE … RETURNING` claims ready rows (queued, or
-//! leased with an expired lease); every settlement checks the lease token.
+//! The [`Queue`]: the `items` table. One `UPDATE … RETURNING` claims ready rows (queued, or
+//! leased with an expired lease); every settlement checks the lease token; a dead letter is a
+//! row in state `dead`.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -8,7 +9,9 @@ use async_trait::async_trait;
 use rusqlite::params;
 
 use super::{SqliteMailbox, delivery_id};
-use crate::mailbox::{Delivery, Lease, LeaseStatus, MailboxError, SettleTicket, TicketKind, millis, now_ms};
+use crate::mailbox::{
+    DeadLetter, Delivery, Lease, LeaseStatus, MailboxError, Queue, SettleTicket, TicketKind, millis, now_ms,
+};
 
 /// The longest pause between two claims while the queue is empty…
 const MAX_IDLE_PAUSE: Duration = Duration::from_millis(2);
@@ -62,8 +65,15 @@ impl SqliteMailbox {
             .collect();
         Ok(deliveries)
     }
+}
 
-    pub(super) async fn submit_item(&self, body: &[u8]) -> Result<String, MailboxError> {
+#[async_trait]
+impl Queue for SqliteMailbox {
+    fn describe(&self) -> String {
+        format!("sqlite:{}", self.inner.path.display())
+    }
+
+    async fn submit(&self, body: &[u8]) -> Result<String, MailboxError> {
         let body = body.to_vec();
         let seq = self
             .call(move |c| {
@@ -76,7 +86,7 @@ impl SqliteMailbox {
         Ok(delivery_id(seq))
     }
 
-    pub(super) async fn lease_batch(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, MailboxError> {
+    async fn lease(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>, MailboxError> {
         let deadline = tokio::time::Instant::now() + wait;
         let mut pause = Duration::from_millis(1);
         loop {
@@ -96,12 +106,24 @@ impl SqliteMailbox {
         }
     }
 
-    pub(super) async fn queue_drained(&self) -> Result<bool, MailboxError> {
+    async fn drained(&self) -> Result<bool, MailboxError> {
         self.call(|c| {
             c.query_row("SELECT COUNT(*) FROM items WHERE state IN ('queued', 'leased')", [], |r| r.get::<_, i64>(0))
         })
         .await
         .map(|n| n == 0)
+    }
+
+    async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
+        self.call(|c| {
+            let mut st =
+                c.prepare("SELECT seq, COALESCE(dead_reason, ''), body FROM items WHERE state = 'dead' ORDER BY seq")?;
+            let rows = st.query_map([], |r| {
+                Ok(DeadLetter { delivery_id: delivery_id(r.get(0)?), reason: r.get(1)?, body: r.get(2)? })
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .await
     }
 }
 

@@ -1,32 +1,23 @@
-//! Reports (the `reports` table, read in insertion order and optionally followed) and the
-//! dead letters (`items` rows in state `dead`).
+//! The [`ReportLog`]: the `reports` table, read in insertion order and optionally followed.
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use futures_util::StreamExt;
-use futures_util::stream::{self, BoxStream};
+use futures_util::stream;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use spine_protocol::report::Report;
 
-use super::{SqliteMailbox, delivery_id, parse_report, to_json};
-use crate::mailbox::{DeadLetter, MailboxError, PendingPublish, ReportQuery};
+use super::{SqliteMailbox, parse_report, to_json};
+use crate::mailbox::{MailboxError, PendingPublish, ReportLog, ReportQuery, ReportStream};
 
 /// The longest pause of a report follower between two polls (it polls again at once while
 /// reports keep coming, and backs off from 1 ms when they do not).
 const MAX_FOLLOW_PAUSE: Duration = Duration::from_millis(2);
 
-impl SqliteMailbox {
-    pub(super) async fn publish_report(&self, report: &Report) -> Result<PendingPublish, MailboxError> {
-        let text = to_json(report)?;
-        let item = report.mailbox_item_id.clone();
-        self.call(move |c| {
-            c.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?.execute(params![item, text])
-        })
-        .await?;
-        Ok(Box::pin(async { Ok(()) }))
-    }
-
-    pub(super) async fn publish_reports(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
+#[async_trait]
+impl ReportLog for SqliteMailbox {
+    async fn publish(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
         let rows = reports
             .iter()
             .map(|r| Ok((r.mailbox_item_id.clone(), to_json(r)?)))
@@ -47,10 +38,7 @@ impl SqliteMailbox {
         Ok(Box::pin(async { Ok(()) }))
     }
 
-    pub(super) async fn republish_unless_present(
-        &self,
-        report: &Report,
-    ) -> Result<Option<PendingPublish>, MailboxError> {
+    async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
         let text = to_json(report)?;
         let item = report.mailbox_item_id.clone();
         let inserted = self
@@ -72,22 +60,7 @@ impl SqliteMailbox {
         Ok(inserted.then(|| Box::pin(async { Ok(()) }) as PendingPublish))
     }
 
-    pub(super) async fn read_dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
-        self.call(|c| {
-            let mut st =
-                c.prepare("SELECT seq, COALESCE(dead_reason, ''), body FROM items WHERE state = 'dead' ORDER BY seq")?;
-            let rows = st.query_map([], |r| {
-                Ok(DeadLetter { delivery_id: delivery_id(r.get(0)?), reason: r.get(1)?, body: r.get(2)? })
-            })?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
-        })
-        .await
-    }
-
-    pub(super) async fn read_reports(
-        &self,
-        query: &ReportQuery,
-    ) -> Result<BoxStream<'static, Result<Report, MailboxError>>, MailboxError> {
+    async fn reports(&self, query: &ReportQuery) -> Result<ReportStream, MailboxError> {
         let mailbox = self.clone();
         let query = query.clone();
         let batches = stream::unfold(Some((mailbox, 0_i64)), move |state| {
@@ -125,6 +98,6 @@ impl SqliteMailbox {
                 }
             }
         });
-        Ok(batches.flat_map(stream::iter).boxed())
+        Ok(ReportStream::new(batches.flat_map(stream::iter).boxed()))
     }
 }

@@ -1,8 +1,7 @@
-//! The `agent_run` flow: a whole [`Agent::run`] for one assignment, reporting through the
-//! delivery's collector (`execution_started` … `execution_complete|fail|canceled`, tool
-//! progress included), canceled through the delivery's token.
+//! The agents of a worker: the [`AgentFactory`] seam that builds the agent of each `agent_run`
+//! assignment (the flow is [`crate::flows::agent_run`]), and the agent of the single tool calls.
 //!
-//! Agents come from an [`AgentFactory`]. [`SettingsAgents`] assembles them with
+//! [`SettingsAgents`] assembles `agent_run` agents with
 //! [`spine_agent::assemble`] — the same assembly as `spine run`: the model (the task's
 //! `model`, else the settings' `model`, else the provider whose API key is set), the worker's
 //! shared tool set (built-ins, families and MCP tools, built once: command runs and processes
@@ -11,6 +10,8 @@
 //! answers `ask` on a worker), then applies the payload: visible tools, `prepare_turn` inputs
 //! (profile, subagent, model hints, context imports), budget hints and the worker's skill
 //! roots.
+//!
+//! Dependencies: none within the crate ([`crate::env`] holds the factory; the flows use it).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,18 +19,13 @@ use std::sync::Arc;
 use serde_json::Value;
 use spine_agent::{AgentOptions, ToolSet, Tools, assemble};
 use spine_core::permission::DenyApprover;
-use spine_core::runner::{Agent, RunRequest};
-use spine_core::session::Transcript;
+use spine_core::runner::Agent;
 use spine_core::skills::SkillRoot;
-use spine_core::stages::handle_error::{ExecutionError, handle_error};
-use spine_core::stages::prepare_turn::{TurnSettings, normalize_transcript};
+use spine_core::stages::prepare_turn::TurnSettings;
 use spine_core::stages::review_tool_call::Visibility;
 use spine_core::workspace::Workspace;
-use spine_protocol::assignment::RequestPayload;
 use spine_settings::Settings;
 use thiserror::Error;
-
-use crate::flows::{ItemContext, turn_settings, visibility_of};
 
 /// An agent could not be built for an assignment (a configuration problem: the report is a
 /// `validation_error`).
@@ -146,57 +142,4 @@ impl AgentFactory for SettingsAgents {
         config.skill_roots = self.skill_roots.clone();
         Ok(agent)
     }
-}
-
-/// Runs an `agent_run` assignment to its terminal report.
-pub async fn run(
-    ctx: &ItemContext,
-    payload: &RequestPayload,
-    prompt: &str,
-    model: Option<&str>,
-    max_turns: Option<u32>,
-) {
-    let collector = ctx.collector();
-    let spec = AgentSpec {
-        model: model.map(str::to_owned),
-        max_turns,
-        turn: turn_settings(payload),
-        visibility: visibility_of(payload),
-        budget_hints: payload.budget_hints.as_ref().and_then(|h| serde_json::to_value(h).ok()),
-    };
-    let values: Vec<Value> =
-        payload.context_messages.iter().map(|m| serde_json::json!({"role": m.role, "content": m.content})).collect();
-    let history = normalize_transcript(&values).map_err(ExecutionError::Validation);
-    let built = ctx.env.agents.build(spec).map_err(|e| ExecutionError::Validation(e.to_string()));
-    let (agent, history) = match built.and_then(|agent| history.map(|h| (agent, h))) {
-        Ok(ready) => ready,
-        Err(error) => {
-            collector.started();
-            let id = &ctx.identity;
-            collector.fail(handle_error(&error, &id.logical_work_id, id.attempt_no, &ctx.trace));
-            return;
-        }
-    };
-    let session_id = session_id(&ctx.identity.mailbox_item_id, ctx.identity.attempt_no);
-    let transcript = Transcript::discard(transcript_path(ctx.env.workspace.root(), &session_id));
-    agent
-        .run(
-            RunRequest::new(session_id, transcript)
-                .prompt(Some(prompt.to_owned()))
-                .history(history)
-                .cancel(ctx.cancellation.token.clone())
-                .trace(ctx.trace.clone())
-                .reports(Some(collector)),
-        )
-        .await;
-}
-
-fn session_id(item_id: &str, attempt: u32) -> String {
-    let safe: String =
-        item_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    format!("{safe}-a{attempt}")
-}
-
-fn transcript_path(root: &Path, session_id: &str) -> PathBuf {
-    root.join(".spine").join("sessions").join(format!("{session_id}.jsonl"))
 }
