@@ -14,17 +14,24 @@
 //! `cat -n` does (`{n:>6}\t{line}`), cutting lines longer than [`MAX_LINE_CHARS`] characters.
 //!
 //! Bounds: the file is read block by block, never whole. Lines before the window are only
-//! counted; the window ends at `limit` lines or [`MAX_READ_BYTES`] of text (then the response
-//! carries `"byteCap"` and the projection says how to read on); lines after it are counted for
-//! at most [`MAX_SCAN_BYTES`] (beyond, `totalLines` is a lower bound and the response carries
-//! `"totalLinesExact": false`). Memory stays within the window plus one block whatever the
-//! file's size. A call runs under [`FILE_TOOL_TIME_LIMIT`], as every file tool.
+//! counted; the window ends at `limit` lines or when the text returned would pass
+//! [`MAX_READ_BYTES`] (then the response carries `"byteCap"` and the projection says how to read
+//! on). The cap bounds what the model receives, not the file's bytes: the numbered lines of the
+//! projection (`{n:>6}\t` and the line, as cut) and, just as much, the response's `content`
+//! fit in it (the note that follows the lines is not counted); `read/window.rs` has the exact
+//! rule.
+//! Lines after the window are counted for at most [`MAX_SCAN_BYTES`] (beyond, `totalLines` is a
+//! lower bound and the response carries `"totalLinesExact": false`). Memory stays within the
+//! window plus one block whatever the file's size. A call runs under [`FILE_TOOL_TIME_LIMIT`],
+//! as every file tool.
 //!
 //! A missing file is `not_found`; a directory or a binary file (a NUL byte in what was read:
 //! the first block decides for most, sparse files included) is a `validation_error`, as is a
 //! FIFO, socket or device; a path outside the workspace (also one a symlink swapped in after
 //! the check leads out of) is `permission_denied`. The file is opened race-free beneath the
 //! workspace root (`spine_core::workspace::open`).
+
+mod window;
 
 use std::io::{Cursor, Read};
 use std::time::Duration;
@@ -36,25 +43,23 @@ use serde_json::{Map, Value, json};
 use spine_core::tool::{Projection, Tool, ToolContext};
 use spine_core::workspace::open::{OpenError, OpenFor};
 use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
-use tokio_util::sync::CancellationToken;
 
 use crate::image::{self as images, ImageError, PreparedImage, SNIFF_BYTES};
-use crate::output::truncate_line;
 use crate::paths::FILE_TOOL_TIME_LIMIT;
 use crate::{args, paths};
+use window::{Count, Stop, Window, WindowError, numbered, read_window};
 
 /// Lines returned when `limit` is absent.
 pub const DEFAULT_LIMIT: u64 = 2000;
 /// Longest line shown whole in the projection.
 pub const MAX_LINE_CHARS: usize = 2000;
-/// Most bytes of text one Read returns (256 KiB): the window ends before the line that would
-/// pass it (a first line longer than that is cut).
+/// Most bytes of text one Read returns (256 KiB), counted as the model receives them: the
+/// numbered lines of the projection, and the response's `content` alike. The window ends before
+/// the line that would pass it (a first line longer than that is cut).
 pub const MAX_READ_BYTES: usize = 256 * 1024;
 /// Most bytes read past the window to count the file's lines (64 MiB); beyond that the total
 /// is a lower bound (`totalLinesExact: false`).
 pub const MAX_SCAN_BYTES: u64 = 64 * 1024 * 1024;
-/// The size of one read.
-const BLOCK: usize = 64 * 1024;
 
 /// The `Read` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -138,32 +143,10 @@ impl Tool for ReadTool {
             })
         })
         .await?;
-        let window = match read {
-            Loaded::Image(image) => return Ok(image.read_response(file_path)),
-            Loaded::Text(window) => window,
-        };
-        let mut file = json!({
-            "filePath": file_path,
-            "content": window.lines.join("\n"),
-            "numLines": window.lines.len(),
-            "startLine": start,
-            "totalLines": window.total,
-        });
-        if let Some(obj) = file.as_object_mut() {
-            match window.count {
-                Count::Exact => {}
-                Count::AtLeast => {
-                    obj.insert("totalLinesExact".to_owned(), json!(false));
-                }
-            }
-            match window.stop {
-                Stop::Limit => {}
-                Stop::ByteCap => {
-                    obj.insert("byteCap".to_owned(), json!(MAX_READ_BYTES));
-                }
-            }
+        match read {
+            Loaded::Image(image) => Ok(image.read_response(file_path)),
+            Loaded::Text(window) => Ok(text_response(file_path, start, &window)),
         }
-        Ok(json!({"type": "text", "file": file}))
     }
 
     fn project(&self, response: &Value) -> Projection {
@@ -178,16 +161,16 @@ impl Tool for ReadTool {
         let total = file.get("totalLines").and_then(Value::as_u64).unwrap_or(0);
 
         let mut cut_lines = false;
-        let numbered: Vec<String> = if num == 0 {
+        let lines: Vec<String> = if num == 0 {
             Vec::new()
         } else {
             content
                 .split('\n')
                 .zip(start..)
                 .map(|(line, n)| {
-                    let (line, cut) = truncate_line(line, MAX_LINE_CHARS);
+                    let (line, cut) = numbered(n, line);
                     cut_lines |= cut;
-                    format!("{n:>6}\t{line}")
+                    line
                 })
                 .collect()
         };
@@ -207,11 +190,11 @@ impl Tool for ReadTool {
             format!(
                 "{}\n[Lines {start}-{} of {of_total} in {path};{cap_note} use offset and limit to \
                  read more.]",
-                numbered.join("\n"),
+                lines.join("\n"),
                 start + num - 1
             )
         } else {
-            numbered.join("\n")
+            lines.join("\n")
         };
         Projection::plain(text)
             .with("file_path", path)
@@ -220,6 +203,32 @@ impl Tool for ReadTool {
             .with("total_lines", total)
             .with("truncated", partial || cut_lines)
     }
+}
+
+/// The response of a text Read of the lines of `window` from `start`, in Claude Code's shape.
+fn text_response(file_path: &str, start: u64, window: &Window) -> Value {
+    let mut file = json!({
+        "filePath": file_path,
+        "content": window.lines.join("\n"),
+        "numLines": window.lines.len(),
+        "startLine": start,
+        "totalLines": window.total,
+    });
+    if let Some(obj) = file.as_object_mut() {
+        match window.count {
+            Count::Exact => {}
+            Count::AtLeast => {
+                obj.insert("totalLinesExact".to_owned(), json!(false));
+            }
+        }
+        match window.stop {
+            Stop::Limit => {}
+            Stop::ByteCap => {
+                obj.insert("byteCap".to_owned(), json!(MAX_READ_BYTES));
+            }
+        }
+    }
+    json!({"type": "text", "file": file})
 }
 
 /// What a Read found: lines of text, or an image.
@@ -253,144 +262,11 @@ fn project_image(response: &Value) -> Projection {
         .with("original_size", size)
 }
 
-/// Why a window could not be read.
-#[derive(Debug)]
-enum WindowError {
-    /// A NUL byte was seen.
-    Binary,
-    /// The call's token fired (the run was canceled or the time limit passed).
-    Canceled,
-    /// Reading failed.
-    Io(std::io::Error),
-}
-
-/// Whether `total` counts every line of the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Count {
-    /// The whole file was scanned.
-    Exact,
-    /// Counting stopped after [`MAX_SCAN_BYTES`] past the window: the file has more lines.
-    AtLeast,
-}
-
-/// What ended the window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    /// `limit` lines, or the end of the file.
-    Limit,
-    /// [`MAX_READ_BYTES`] of text.
-    ByteCap,
-}
-
-/// The lines of one Read.
-#[derive(Debug)]
-struct Window {
-    lines: Vec<String>,
-    total: u64,
-    count: Count,
-    stop: Stop,
-}
-
-/// Reads lines `start..start + limit` (1-based) of `file` block by block, in memory bounded by
-/// [`MAX_READ_BYTES`] plus one block: lines before the window are only counted, the window
-/// stops at `limit` lines or [`MAX_READ_BYTES`] of text (a first line longer than that is cut
-/// at a character boundary), and the lines after it are counted for at most
-/// [`MAX_SCAN_BYTES`]. A NUL byte in anything read makes the file binary; the first block
-/// decides for most binary files, sparse ones included. Lines split at `\n`, a `\r` before it
-/// dropped, as `str::lines` does.
-fn read_window(mut file: impl Read, start: u64, limit: u64, cancel: &CancellationToken) -> Result<Window, WindowError> {
-    let end = start.saturating_add(limit);
-    let mut block = vec![0u8; BLOCK];
-    // The number of the line being read, and whether any byte of it has been seen.
-    let mut line: u64 = 1;
-    let mut in_line = false;
-    let mut current: Vec<u8> = Vec::new();
-    let mut lines: Vec<String> = Vec::new();
-    let mut kept: usize = 0;
-    let mut stop = Stop::Limit;
-    let mut collecting = true;
-    let mut scanned_after: u64 = 0;
-    let mut count = Count::Exact;
-    loop {
-        if cancel.is_cancelled() {
-            return Err(WindowError::Canceled);
-        }
-        let n = match file.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(WindowError::Io(e)),
-        };
-        let bytes = &block[..n];
-        if bytes.contains(&0) {
-            return Err(WindowError::Binary);
-        }
-        if !collecting {
-            scanned_after = scanned_after.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
-        }
-        let mut rest = bytes;
-        while !rest.is_empty() {
-            in_line = true;
-            let (segment, ended) = match rest.iter().position(|&b| b == b'\n') {
-                Some(i) => (&rest[..i], true),
-                None => (rest, false),
-            };
-            rest = if ended { &rest[segment.len() + 1..] } else { &[] };
-            if collecting && line >= start {
-                // Room left for this line: the cap less what is kept and the separators.
-                let room = MAX_READ_BYTES.saturating_sub(kept + lines.len() + current.len());
-                if segment.len() <= room {
-                    current.extend_from_slice(segment);
-                } else {
-                    stop = Stop::ByteCap;
-                    collecting = false;
-                    if lines.is_empty() {
-                        current.extend_from_slice(&segment[..char_boundary(segment, room)]);
-                        lines.push(String::from_utf8_lossy(&current).into_owned());
-                    }
-                    current = Vec::new();
-                }
-            }
-            if ended {
-                if collecting && line >= start {
-                    if current.last() == Some(&b'\r') {
-                        current.pop();
-                    }
-                    kept += current.len();
-                    lines.push(String::from_utf8_lossy(&current).into_owned());
-                    current.clear();
-                }
-                line += 1;
-                in_line = false;
-                if line >= end {
-                    collecting = false;
-                }
-            }
-        }
-        if !collecting && scanned_after > MAX_SCAN_BYTES {
-            count = Count::AtLeast;
-            break;
-        }
-    }
-    if collecting && in_line && line >= start {
-        lines.push(String::from_utf8_lossy(&current).into_owned());
-    }
-    let total = if in_line { line } else { line - 1 };
-    Ok(Window { lines, total, count, stop })
-}
-
-/// The longest prefix of `bytes` no longer than `max` that does not split a UTF-8 character.
-fn char_boundary(bytes: &[u8], max: usize) -> usize {
-    let mut cut = max.min(bytes.len());
-    while cut > 0 && cut < bytes.len() && (bytes[cut] & 0xC0) == 0x80 {
-        cut -= 1;
-    }
-    cut
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Cursor;
+
+    use tokio_util::sync::CancellationToken;
 
     use super::*;
 
@@ -423,16 +299,57 @@ mod tests {
         let w = window(format!("{line}\nnext\n").as_bytes(), 1, 10);
         assert_eq!(w.stop, Stop::ByteCap);
         assert_eq!(w.lines.len(), 1);
-        assert_eq!(w.lines[0].len(), MAX_READ_BYTES);
+        // `     1\t` and the line fit the cap; one more `é` would not.
+        let numbered = "     1\t".len() + w.lines[0].len();
+        assert!(numbered <= MAX_READ_BYTES && numbered + 'é'.len_utf8() > MAX_READ_BYTES, "{numbered}");
         assert!(w.lines[0].chars().all(|c| c == 'é'));
         assert_eq!(w.total, 2);
 
+        // 99 bytes a line: `{n:>6}\t`, the line and the `\n` after it.
         let text: String = (0..10_000).map(|_| format!("{}\n", "y".repeat(99))).collect();
         let w = window(text.as_bytes(), 1, 10_000);
         assert_eq!(w.stop, Stop::ByteCap);
         assert!(w.lines.iter().all(|l| l.len() == 99));
-        assert!(w.lines.len() * 100 <= MAX_READ_BYTES, "{}", w.lines.len());
+        assert_eq!(w.lines.len(), (MAX_READ_BYTES + 1) / (7 + 99 + 1));
         assert_eq!(w.total, 10_000);
+    }
+
+    #[test]
+    fn the_numbered_text_returned_stays_within_the_byte_cap() {
+        let lines = |line: &[u8], count: usize| line.repeat(count);
+        let cases: [(&str, Vec<u8>, u64); 5] = [
+            ("one-character lines", lines(b"a\n", 300_000), 1),
+            ("empty lines numbered past 999999", lines(b"\n", 1_100_000), 1_000_000),
+            (
+                "lines cut with a marker longer than the cut",
+                lines(format!("{}\n", "x".repeat(2001)).as_bytes(), 200),
+                1,
+            ),
+            ("invalid UTF-8 shown as U+FFFD", lines(b"\xff\xff\n", 200_000), 1),
+            ("lines longer in `content` than numbered", lines(format!("{}\n", "z".repeat(9000)).as_bytes(), 40), 1),
+        ];
+        for (case, text, start) in cases {
+            let w = window(&text, start, u64::MAX);
+            assert_eq!(w.stop, Stop::ByteCap, "{case}");
+            let response = text_response("f.txt", start, &w);
+            let projected = ReadTool.project(&response).content;
+            let (numbered, note) = projected.rsplit_once("\n[Lines ").expect("a note");
+            assert!(numbered.len() <= MAX_READ_BYTES, "{case}: {} bytes of numbered lines", numbered.len());
+            let content = response["file"]["content"].as_str().expect("content");
+            assert!(content.len() <= MAX_READ_BYTES, "{case}: {} bytes of content", content.len());
+            assert!(note.contains("at most 256 KiB of text per call"), "{case}: {note}");
+            // The window is as long as the cap allows: one more line would pass it.
+            let line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().expect("a line")).into_owned();
+            let used: usize = w.lines.iter().zip(start..).map(|(l, n)| cost(n, l) + 1).sum::<usize>() - 1;
+            let next = start + w.lines.len() as u64;
+            assert!(used + 1 + cost(next, &line) > MAX_READ_BYTES, "{case}: {} lines stop short", w.lines.len());
+        }
+    }
+
+    /// What a line costs against the cap: the longer of its numbered form and its text.
+    fn cost(n: u64, line: &str) -> usize {
+        let numbered = |line: &str| window::numbered(n, line).0.len();
+        numbered(line).max(numbered("") + line.len())
     }
 
     #[test]

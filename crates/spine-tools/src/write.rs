@@ -12,6 +12,14 @@
 //! inside: parents are made with `mkdirat` and the file opened with `openat2(RESOLVE_BENEATH)`
 //! from the workspace root, so a symlink swapped in after the check cannot lead out); a
 //! directory, FIFO, socket or device at the path is a `validation_error`.
+//!
+//! A call that fails leaves no directory it made: before writing, the call notes which of the
+//! file's parent directories are missing (`write/new_dirs.rs`); when the write fails (a final
+//! name over `NAME_MAX`, a path past `PATH_MAX` after many new directories, a final component
+//! that cannot be created) it removes those it made, deepest first, each only while it is
+//! empty and still the directory the walk passed, reached by descriptor from the root without
+//! following a symlink. A file the call created stays when writing its content fails after the
+//! open (a full disk); its directories then stay with it.
 
 use std::io::Read;
 use std::path::Path;
@@ -26,6 +34,10 @@ use spine_core::workspace::open::{OpenFor, Presence};
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 
 use crate::{args, patch, paths};
+
+mod new_dirs;
+
+use new_dirs::NewDirs;
 
 /// The `Write` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -74,7 +86,13 @@ impl Tool for WriteTool {
         let text = content.clone();
         let (presence, original, hunks) = paths::blocking(move || {
             let original = read_original(&workspace, &path);
-            let presence = workspace.write_file(&path, text.as_bytes()).map_err(|e| paths::open_error(&shown, e))?;
+            let new_dirs = NewDirs::find(&workspace, &path);
+            let presence = workspace.write_file(&path, text.as_bytes()).map_err(|e| {
+                if let Some(new_dirs) = new_dirs {
+                    new_dirs.undo();
+                }
+                paths::open_error(&shown, e)
+            })?;
             let original = original.filter(|_| presence == Presence::Existed);
             let hunks = original.as_deref().map(|old| patch::structured_patch(old, &text)).unwrap_or_default();
             Ok((presence, original, hunks))

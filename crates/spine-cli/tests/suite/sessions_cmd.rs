@@ -311,3 +311,89 @@ fn a_transcript_of_another_directory_sharing_the_folder_is_neither_listed_nor_pr
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!path.exists(), "{}", stdout(&out));
 }
+
+/// An old transcript of the project at `path` (outside `SPINE_HOME` in the tests below).
+fn write_old_transcript(path: &Path, cwd: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("folder");
+    let line = json!({"type": "user", "timestamp": "2020-01-01T00:00:00.000Z", "cwd": cwd, "message": {"role": "user", "content": "old"}});
+    std::fs::write(path, format!("{line}\n")).expect("write transcript");
+}
+
+#[test]
+fn nothing_prune_removes_is_reached_through_a_symbolic_link() {
+    let s = Sandbox::new();
+    let project = canonical_project(&s);
+    let cwd = project.to_str().expect("utf-8");
+    let projects = s.home().join("projects");
+    let outside = s.dir.path().join("outside");
+    // The project's own folder is a link to a folder outside SPINE_HOME holding old sessions.
+    let behind_folder = outside.join("folder").join(format!("{UNKNOWN_ID}.jsonl"));
+    write_old_transcript(&behind_folder, cwd);
+    std::fs::write(behind_folder.with_extension("env"), "").expect("env file");
+    let real = write_transcript(&s, &project, "123e4567-e89b-42d3-a456-426614174010", &[json!({"cwd": cwd})]);
+    std::fs::remove_file(&real).expect("only the folder's name was wanted");
+    let folder = real.parent().expect("folder").to_path_buf();
+    std::fs::remove_dir(&folder).expect("empty folder");
+    std::os::unix::fs::symlink(outside.join("folder"), &folder).expect("symlink the folder");
+    // Another project's real folder: an old session file that is a link to a file outside,
+    // and an old real session whose subagents folder is a link to a folder outside.
+    let other = projects.join("-elsewhere");
+    std::fs::create_dir_all(&other).expect("other folder");
+    let behind_file = outside.join("file.jsonl");
+    write_old_transcript(&behind_file, "/elsewhere");
+    set_age(&behind_file, Duration::from_secs(40 * 86_400));
+    let linked_file = other.join("123e4567-e89b-42d3-a456-426614174011.jsonl");
+    std::os::unix::fs::symlink(&behind_file, &linked_file).expect("symlink the file");
+    let with_subagents = other.join("123e4567-e89b-42d3-a456-426614174012.jsonl");
+    write_old_transcript(&with_subagents, "/elsewhere");
+    let behind_subagents = outside.join("subagents").join("agent-a.jsonl");
+    write_old_transcript(&behind_subagents, "/elsewhere");
+    std::fs::create_dir_all(with_subagents.with_extension("")).expect("session folder");
+    let linked_subagents = with_subagents.with_extension("").join("subagents");
+    std::os::unix::fs::symlink(outside.join("subagents"), &linked_subagents).expect("symlink subagents");
+
+    for args in [&["prune", "--older-than", "1d"][..], &["prune", "--older-than", "1d", "--all"][..]] {
+        let out = sessions(&s, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        for kept in [&behind_folder, &behind_folder.with_extension("env"), &behind_file, &behind_subagents] {
+            assert!(kept.exists(), "{args:?}: {} was removed through a link: {}", kept.display(), stdout(&out));
+        }
+        for link in [&folder, &linked_file, &linked_subagents] {
+            let meta = std::fs::symlink_metadata(link).expect("the link itself stays");
+            assert!(meta.file_type().is_symlink(), "{}", link.display());
+        }
+        assert!(
+            stderr(&out).contains(&format!("{} is a symbolic link", folder.display())),
+            "{args:?}: the skipped folder is named: {}",
+            stderr(&out)
+        );
+        if args.contains(&"--all") {
+            for link in [&linked_file, &linked_subagents] {
+                let warned = stderr(&out);
+                assert!(warned.contains(&format!("{} is a symbolic link", link.display())), "{warned}");
+            }
+        }
+    }
+    assert!(!with_subagents.exists(), "the real session was pruned; only its linked folder stayed");
+}
+
+#[test]
+fn list_never_reads_through_a_symbolic_link_and_names_what_it_skipped() {
+    let s = Sandbox::new();
+    let project = canonical_project(&s);
+    let cwd = project.to_str().expect("utf-8");
+    let outside = s.dir.path().join("outside");
+    write_old_transcript(&outside.join(format!("{UNKNOWN_ID}.jsonl")), cwd);
+    let real = write_transcript(&s, &project, "123e4567-e89b-42d3-a456-426614174013", &[json!({"cwd": cwd})]);
+    let folder = real.parent().expect("folder").to_path_buf();
+    std::fs::remove_file(&real).expect("only the folder's name was wanted");
+    std::fs::remove_dir(&folder).expect("empty folder");
+    std::os::unix::fs::symlink(&outside, &folder).expect("symlink the folder");
+
+    for args in [&["list", "--output-format", "json"][..], &["list", "--all", "--output-format", "json"][..]] {
+        let out = sessions(&s, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(json(&out), json!([]), "{args:?}: nothing behind the link is listed");
+        assert!(stderr(&out).contains(&format!("{} is a symbolic link", folder.display())), "{}", stderr(&out));
+    }
+}

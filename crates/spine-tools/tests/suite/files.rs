@@ -259,7 +259,8 @@ async fn read_returns_at_most_256_kib_of_text_and_says_how_to_read_on() {
     let content = r["file"]["content"].as_str().expect("content");
     assert!(content.len() <= spine_tools::read::MAX_READ_BYTES, "{}", content.len());
     let num = r["file"]["numLines"].as_u64().expect("numLines");
-    assert_eq!(num, (spine_tools::read::MAX_READ_BYTES / 200) as u64);
+    // Each line as the model receives it: `{n:>6}\t`, 199 characters and a `\n`.
+    assert_eq!(num, ((spine_tools::read::MAX_READ_BYTES + 1) / (7 + 199 + 1)) as u64);
     assert_eq!(content.lines().last(), Some(format!("{num:0>199}").as_str()));
     assert_eq!(r["file"]["totalLines"], json!(3000));
     assert_eq!(r["file"]["byteCap"], json!(spine_tools::read::MAX_READ_BYTES));
@@ -267,4 +268,68 @@ async fn read_returns_at_most_256_kib_of_text_and_says_how_to_read_on() {
     let tail = p.content.lines().last().expect("tail");
     assert!(tail.contains(&format!("[Lines 1-{num} of 3000")) && tail.contains("at most 256 KiB"), "{tail}");
     assert_eq!(p.metadata["truncated"], json!(true));
+}
+
+#[tokio::test]
+async fn read_bounds_the_numbered_text_the_model_receives_not_the_files_bytes() {
+    let f = Fixture::new();
+    // 256 KiB of the file are 131,072 one-character lines: numbered, over a megabyte.
+    f.write("short.txt", &"a\n".repeat(300_000));
+    let r = f.call("Read", json!({"file_path": "short.txt", "limit": 300_000})).await.expect("read");
+    let p = f.project("Read", &r);
+    let (numbered, note) = p.content.rsplit_once('\n').expect("lines and a note");
+    let cap = spine_tools::read::MAX_READ_BYTES;
+    assert!(numbered.len() <= cap, "{} bytes of numbered lines", numbered.len());
+    assert!(numbered.len() + "\n999999\ta".len() > cap, "the window fills the cap: {}", numbered.len());
+    let num = r["file"]["numLines"].as_u64().expect("numLines");
+    assert_eq!(numbered.lines().last(), Some(format!("{num:>6}\ta").as_str()), "whole lines only");
+    assert_eq!(r["file"]["byteCap"], json!(cap));
+    assert!(note.contains(&format!("[Lines 1-{num} of 300000")) && note.contains("at most 256 KiB"), "{note}");
+    assert_eq!(p.metadata["truncated"], json!(true));
+}
+
+/// Every path under `root`, its kind, links not followed (an iterative walk: trees may be deep).
+fn tree(root: &std::path::Path) -> Vec<(std::path::PathBuf, &'static str)> {
+    let mut found = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            let kind = std::fs::symlink_metadata(&path).expect("metadata").file_type();
+            if kind.is_dir() {
+                pending.push(path.clone());
+            }
+            let kind = if kind.is_dir() {
+                "dir"
+            } else if kind.is_symlink() {
+                "link"
+            } else {
+                "file"
+            };
+            found.push((path.strip_prefix(root).expect("under the root").to_path_buf(), kind));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn a_failed_write_leaves_no_directory_it_created() {
+    let f = Fixture::new();
+    f.write("kept/old.txt", "here before\n");
+    std::fs::create_dir(f.root().join("kept/empty")).expect("an empty directory that was there");
+    let before = tree(&f.root());
+    // A last component of NAME_MAX + 1 bytes cannot be created.
+    let name_max = rustix::fs::statvfs(f.root()).expect("statvfs").f_namemax;
+    let too_long = "n".repeat(usize::try_from(name_max).expect("a size") + 1);
+    for path in [
+        format!("new/a/b/c/{too_long}"),
+        format!("kept/new/d/{too_long}"),
+        format!("kept/empty/e/{too_long}"),
+        format!("{}{too_long}", "x/".repeat(2013)),
+    ] {
+        let e = f.call("Write", json!({"file_path": path, "content": "lost"})).await.expect_err("cannot be created");
+        assert_ne!(e.code, ErrorCode::PermissionDenied, "{}", e.message);
+        assert_eq!(tree(&f.root()), before, "{}…: the tree is as it was", &path[..12]);
+    }
 }
