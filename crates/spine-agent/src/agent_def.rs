@@ -8,15 +8,18 @@
 //!   `model` (`inherit` or a model spec), `maxTurns` (or `max_turns`), `permissionMode` (applied
 //!   only when at least as strict as the parent's mode; an unknown mode is ignored with a
 //!   warning, which keeps the parent's);
+//! - applied: `background` (a boolean: `true` runs every subagent of the type in the
+//!   background — the `Agent` call answers at once, the answer comes as a notification);
 //! - applied, resolved when the session is assembled ([`crate::agent_scope`]): `hooks` (an
 //!   object of the settings' `hooks` shape, kept as written and validated there), `skills` (a
-//!   list or a comma-separated string of skill names, preloaded), `mcpServers` (a list: a name
-//!   is a server configured for the session, whose tools the subagent gets besides `tools`; an
-//!   inline `{name: config}` object is not started — a warning naming it), `effort` (`low`,
-//!   `medium`, `high`; `xhigh` and `max` are sent as `high`, with a warning; an integer or an
-//!   unknown level is ignored with a warning);
-//! - accepted, not applied: [`NOT_APPLIED`] — one warning each naming the field and why
-//!   (`background: false` is what spine does: no warning);
+//!   list or a comma-separated string of skill names, preloaded), `mcpServers` (a list whose
+//!   items are a name — a server configured for the session, whose tools the subagent gets
+//!   besides `tools` — or an inline `{name: config}` object, a server of the subagent's own in
+//!   the `mcpServers` shape of settings; or a `{name: config}` map of inline servers; an inline
+//!   config must be an object, checked further when it starts), `effort` (`low`, `medium`,
+//!   `high`; `xhigh` and `max` are sent as `high`, with a warning; an integer or an unknown level
+//!   is ignored with a warning);
+//! - accepted, not applied: [`NOT_APPLIED`] — one warning each naming the field and why;
 //! - accepted silently: `color` (display only: spine draws no agent colors);
 //! - any other key: a warning naming it, never an error (forward compatible);
 //! - a missing required field or an applied field of the wrong type is a [`DefinitionError`]
@@ -33,7 +36,6 @@ use thiserror::Error;
 
 /// Claude Code 2.1 fields spine accepts and does not apply, each with why.
 pub const NOT_APPLIED: &[(&str, &str)] = &[
-    ("background", "spine runs every subagent in the foreground: the `Agent` call waits for its answer"),
     (
         "memory",
         "spine keeps no agent memory directories (`~/.claude/agent-memory/<name>/`, `.claude/agent-memory/<name>/`)",
@@ -54,6 +56,7 @@ const APPLIED: &[&str] = &[
     "skills",
     "mcpServers",
     "effort",
+    "background",
 ];
 
 /// A definition as its file (or `--agents` entry) gives it, before its model is built.
@@ -77,8 +80,12 @@ pub struct AgentFile {
     pub hooks: Option<Value>,
     /// `skills`: the skills preloaded into the subagent's prompt.
     pub skills: Vec<String>,
-    /// `mcpServers`: the names of configured servers (inline configs are warned about).
+    /// `mcpServers`: the names of configured servers.
     pub mcp_servers: Vec<String>,
+    /// `mcpServers`: the inline servers, by name, each config as written (an object).
+    pub inline_mcp_servers: Vec<(String, Value)>,
+    /// `background`.
+    pub background: bool,
     /// `effort`, as spine sends it.
     pub effort: Option<ReasoningEffort>,
     /// The body (a file's) or `prompt` (an entry's).
@@ -145,11 +152,9 @@ pub fn read_fields(
         Origin::File { .. } => &["name"],
         Origin::Flag { .. } => &["prompt"],
     };
-    for (key, value) in fields {
+    for key in fields.keys() {
         if let Some((_, why)) = NOT_APPLIED.iter().find(|(field, _)| field == key) {
-            if !(key == "background" && matches!(value, Value::Bool(false) | Value::Null)) {
-                warnings.push(format!("`{key}` is not applied: {why}"));
-            }
+            warnings.push(format!("`{key}` is not applied: {why}"));
         } else if !(known.contains(&key.as_str()) || APPLIED.contains(&key.as_str()) || key == "color") {
             warnings.push(format!("unknown field `{key}` ignored"));
         }
@@ -201,8 +206,15 @@ pub fn read_fields(
         }
     };
     let skills = name_list(fields, "skills", "a skill name")?.unwrap_or_default();
-    let mcp_servers = mcp_servers(fields, &mut warnings)?;
+    let (mcp_servers, inline_mcp_servers) = mcp_servers(fields)?;
     let effort = effort(fields, &mut warnings)?;
+    let background = match fields.get("background") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(DefinitionError::field("background", format!("expected true or false, got {}", kind(other))));
+        }
+    };
     let file = AgentFile {
         name,
         description,
@@ -214,6 +226,8 @@ pub fn read_fields(
         hooks,
         skills,
         mcp_servers,
+        inline_mcp_servers,
+        background,
         effort,
         prompt,
         source,
@@ -221,12 +235,21 @@ pub fn read_fields(
     Ok((file, warnings))
 }
 
-/// `mcpServers`: a list of server names and inline `{name: config}` objects; the names are
-/// kept, each inline server is a warning (spine starts only the session's servers).
-fn mcp_servers(fields: &Map<String, Value>, warnings: &mut Vec<String>) -> Result<Vec<String>, DefinitionError> {
+/// Inline MCP servers: each name with its config as written.
+type InlineServers = Vec<(String, Value)>;
+
+/// `mcpServers`: a list of server names and inline `{name: config}` objects, or a
+/// `{name: config}` map of inline servers; the names, and the inline servers in order.
+fn mcp_servers(fields: &Map<String, Value>) -> Result<(Vec<String>, InlineServers), DefinitionError> {
+    let mut names = Vec::new();
+    let mut inline = Vec::new();
     let items = match fields.get("mcpServers") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
+        None | Some(Value::Null) => return Ok((names, inline)),
         Some(Value::Array(items)) => items,
+        Some(Value::Object(map)) => {
+            inline_servers(map, "mcpServers", &mut inline)?;
+            return Ok((names, inline));
+        }
         Some(other) => {
             return Err(DefinitionError::field(
                 "mcpServers",
@@ -234,18 +257,10 @@ fn mcp_servers(fields: &Map<String, Value>, warnings: &mut Vec<String>) -> Resul
             ));
         }
     };
-    let mut names = Vec::new();
     for (i, item) in items.iter().enumerate() {
         match item {
             Value::String(name) if !name.trim().is_empty() => names.push(name.trim().to_owned()),
-            Value::Object(inline) => {
-                let servers: Vec<&str> = inline.keys().map(String::as_str).collect();
-                warnings.push(format!(
-                    "`mcpServers[{i}]`: inline server `{}` not started: spine starts only the servers configured \
-                     for the session (.mcp.json, settings `mcpServers`); name one of them instead",
-                    servers.join("`, `")
-                ));
-            }
+            Value::Object(map) => inline_servers(map, &format!("mcpServers[{i}]"), &mut inline)?,
             other => {
                 return Err(DefinitionError::field(
                     format!("mcpServers[{i}]"),
@@ -254,7 +269,21 @@ fn mcp_servers(fields: &Map<String, Value>, warnings: &mut Vec<String>) -> Resul
             }
         }
     }
-    Ok(names)
+    Ok((names, inline))
+}
+
+/// The inline servers of `map` (`{name: config}`) at `path`: each config must be an object.
+fn inline_servers(map: &Map<String, Value>, path: &str, out: &mut InlineServers) -> Result<(), DefinitionError> {
+    for (name, config) in map {
+        if !config.is_object() {
+            return Err(DefinitionError::field(
+                format!("{path}.{name}"),
+                format!("expected a server config (an object with `command` or `url`), got {}", kind(config)),
+            ));
+        }
+        out.push((name.clone(), config.clone()));
+    }
+    Ok(())
 }
 
 /// `effort`: Claude Code's levels `low`, `medium`, `high` as they are; `xhigh` and `max` as
@@ -354,111 +383,5 @@ pub fn kind(value: &Value) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn file(fields: Value) -> Result<(AgentFile, Vec<String>), DefinitionError> {
-        let map = fields.as_object().cloned().unwrap_or_default();
-        read_fields(&map, Origin::File { body: "Body.\n", path: Path::new("/p/a.md") })
-    }
-
-    #[test]
-    fn disallowed_tools_read_as_a_list_or_a_comma_string() {
-        let (a, _) = file(json!({"name": "a", "description": "d", "disallowedTools": "Bash, Write"})).expect("ok");
-        assert_eq!(a.disallowed_tools, ["Bash", "Write"]);
-        let (b, _) = file(json!({"name": "a", "description": "d", "disallowedTools": ["Bash"]})).expect("ok");
-        assert_eq!(b.disallowed_tools, ["Bash"]);
-        let err = file(json!({"name": "a", "description": "d", "disallowedTools": ["Bash", 3]})).expect_err("bad");
-        assert_eq!(err.path(), "disallowedTools[1]");
-        let rule = file(json!({"name": "a", "description": "d", "disallowedTools": "Bash(rm *)"})).expect_err("rule");
-        assert!(rule.to_string().contains("`disallowedTools`"), "{rule}");
-    }
-
-    #[test]
-    fn fields_spine_does_not_apply_are_one_warning_each_naming_the_field_and_why() {
-        let fields = json!({"name": "a", "description": "d", "background": true, "memory": "project",
-            "isolation": "worktree", "color": "blue"});
-        let (_, warnings) = file(fields).expect("never an error");
-        assert_eq!(warnings.len(), NOT_APPLIED.len(), "{warnings:?}");
-        assert!(
-            warnings
-                .iter()
-                .any(|w| w.starts_with("`background` is not applied: spine runs every subagent in the foreground")),
-            "{warnings:?}"
-        );
-        assert!(!warnings.iter().any(|w| w.contains("color")), "color is display only");
-        let (_, quiet) = file(json!({"name": "a", "description": "d", "background": false})).expect("ok");
-        assert!(quiet.is_empty(), "background: false is what spine does: {quiet:?}");
-    }
-
-    #[test]
-    fn hooks_skills_mcp_servers_and_effort_are_read_as_claude_code_writes_them() {
-        let fields = json!({"name": "a", "description": "d", "hooks": {"Stop": []}, "skills": "notes, deploy",
-            "mcpServers": ["peer", {"inline": {"command": "x"}}], "effort": "medium"});
-        let (a, warnings) = file(fields).expect("ok");
-        assert_eq!(a.hooks, Some(json!({"Stop": []})));
-        assert_eq!(a.skills, ["notes", "deploy"]);
-        assert_eq!(a.mcp_servers, ["peer"]);
-        assert_eq!(a.effort, Some(ReasoningEffort::Medium));
-        assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].starts_with("`mcpServers[1]`: inline server `inline` not started"), "{warnings:?}");
-        let (listed, _) = file(json!({"name": "a", "description": "d", "skills": ["x"]})).expect("ok");
-        assert_eq!(listed.skills, ["x"]);
-    }
-
-    #[test]
-    fn a_malformed_hooks_skills_mcp_servers_or_effort_names_its_field() {
-        let err = |extra: Value| {
-            let mut fields = json!({"name": "a", "description": "d"});
-            if let (Some(f), Some(e)) = (fields.as_object_mut(), extra.as_object()) {
-                f.extend(e.clone());
-            }
-            file(fields).expect_err("malformed").path().to_owned()
-        };
-        assert_eq!(err(json!({"hooks": ["PreToolUse"]})), "hooks");
-        assert_eq!(err(json!({"skills": ["a", 1]})), "skills[1]");
-        assert_eq!(err(json!({"mcpServers": "peer"})), "mcpServers");
-        assert_eq!(err(json!({"mcpServers": ["peer", 2]})), "mcpServers[1]");
-        assert_eq!(err(json!({"effort": true})), "effort");
-    }
-
-    #[test]
-    fn effort_above_high_is_sent_as_high_and_a_number_or_unknown_level_is_ignored_with_a_warning() {
-        let effort = |value: Value| {
-            let (a, warnings) = file(json!({"name": "a", "description": "d", "effort": value})).expect("ok");
-            (a.effort, warnings.len())
-        };
-        assert_eq!(effort(json!("low")), (Some(ReasoningEffort::Low), 0));
-        assert_eq!(effort(json!("high")), (Some(ReasoningEffort::High), 0));
-        assert_eq!(effort(json!("max")), (Some(ReasoningEffort::High), 1));
-        assert_eq!(effort(json!("xhigh")), (Some(ReasoningEffort::High), 1));
-        assert_eq!(effort(json!(3)), (None, 1));
-        assert_eq!(effort(json!("ultra")), (None, 1));
-    }
-
-    #[test]
-    fn an_unknown_key_is_a_warning_naming_it() {
-        let (_, warnings) = file(json!({"name": "a", "description": "d", "futureField": 1})).expect("ok");
-        assert_eq!(warnings, ["unknown field `futureField` ignored"]);
-    }
-
-    #[test]
-    fn an_unknown_permission_mode_is_ignored_with_a_warning() {
-        let (a, warnings) = file(json!({"name": "a", "description": "d", "permissionMode": "auto"})).expect("ok");
-        assert_eq!(a.permission_mode, None, "the parent's mode applies");
-        assert!(warnings[0].contains("`permissionMode`"), "{warnings:?}");
-    }
-
-    #[test]
-    fn an_agents_entry_takes_its_name_from_the_key_and_needs_a_prompt() {
-        let map = json!({"description": "d", "prompt": "Review.", "tools": ["Read"], "maxTurns": 2});
-        let map = map.as_object().cloned().unwrap_or_default();
-        let (a, warnings) = read_fields(&map, Origin::Flag { name: "reviewer" }).expect("ok");
-        assert_eq!((a.name.as_str(), a.prompt.as_str(), a.max_turns), ("reviewer", "Review.", Some(2)));
-        assert_eq!(a.source, PathBuf::from("--agents"));
-        assert!(warnings.is_empty(), "{warnings:?}");
-        let map = json!({"description": "d"}).as_object().cloned().unwrap_or_default();
-        assert_eq!(read_fields(&map, Origin::Flag { name: "x" }).expect_err("no prompt").path(), "prompt");
-    }
-}
+#[path = "agent_def_tests.rs"]
+mod tests;

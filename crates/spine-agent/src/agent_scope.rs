@@ -16,7 +16,10 @@
 //! - `skills`: each name must be an active skill of the skill roots; an unknown one is a
 //!   warning and is not preloaded.
 //! - `mcpServers`: each name must be a server connected for the session (one of its tools is
-//!   registered); an unknown one is a warning and adds nothing.
+//!   registered); an unknown one is a warning and adds nothing. The inline servers become the
+//!   definition's own ([`crate::agent_mcp`]: started with each of its subagents, their tools its
+//!   only); like `hooks`, they run code, so a definition of an untrusted project does not start
+//!   them (a warning naming them).
 //!
 //! Warnings are returned without their source; the caller prefixes the file or the flag.
 
@@ -26,7 +29,7 @@ use std::sync::Arc;
 use spine_core::hooks::{HookRegistry, HookRegistryBuilder};
 use spine_core::registry::ToolRegistry;
 use spine_core::skills::SkillCatalog;
-use spine_core::subagents::is_mcp_tool_of;
+use spine_core::subagents::{SubagentServers, is_mcp_tool_of};
 use spine_hooks::config::AgentRole;
 use spine_hooks::{BuildOptions, HookConfig};
 use spine_settings::{Origin, Settings};
@@ -60,6 +63,8 @@ pub struct Resolved {
     pub skills: Vec<String>,
     /// The MCP servers whose tools it gets (the connected ones).
     pub mcp_servers: Vec<String>,
+    /// Its inline MCP servers, when it has any it may start.
+    pub servers: Option<Arc<dyn SubagentServers>>,
     /// Its hooks for the main session, when it is [`Scope::main_agent`] and has any that run.
     pub main_hooks: Option<Arc<HookRegistry>>,
 }
@@ -118,7 +123,25 @@ pub fn resolve(
             ));
         }
     }
-    Ok(Resolved { hooks, skills, mcp_servers, main_hooks })
+    let servers = inline_servers(file, scope, warnings);
+    Ok(Resolved { hooks, skills, mcp_servers, servers, main_hooks })
+}
+
+/// The definition's inline MCP servers, unless it has none or is an untrusted project's.
+fn inline_servers(file: &AgentFile, scope: &Scope<'_>, warnings: &mut Vec<String>) -> Option<Arc<dyn SubagentServers>> {
+    if file.inline_mcp_servers.is_empty() {
+        return None;
+    }
+    if is_project_definition(&file.source, scope) && !scope.settings.trust.is_trusted() {
+        let names: Vec<&str> = file.inline_mcp_servers.iter().map(|(name, _)| name.as_str()).collect();
+        warnings.push(format!(
+            "`mcpServers`: inline server `{}` not started: the project is not trusted (`spine trust` trusts it)",
+            names.join("`, `")
+        ));
+        return None;
+    }
+    let options = crate::mcp::mcp_options(scope.settings, scope.project);
+    Some(Arc::new(crate::agent_mcp::InlineServers::new(&file.inline_mcp_servers, options)))
 }
 
 /// The definition's own hooks for `role`, built; `None` when none of them runs.
@@ -231,6 +254,24 @@ mod tests {
         let user = agent("/home/u/.claude/agents/r.md", json!({"hooks": hooks}));
         let (result, warnings) = resolved(&user, &Fixture::new(ProjectTrust::Untrusted));
         assert!(result.expect("usable").hooks.is_some() && warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn an_untrusted_projects_inline_mcp_servers_are_not_started_and_a_users_are() {
+        let inline = json!({"mcpServers": [{"own": {"command": "python3"}}]});
+        let project = agent("/p/.claude/agents/r.md", inline.clone());
+        let (result, warnings) = resolved(&project, &Fixture::new(ProjectTrust::Untrusted));
+        assert!(result.expect("usable").servers.is_none());
+        assert_eq!(
+            warnings,
+            ["`mcpServers`: inline server `own` not started: the project is not trusted (`spine trust` trusts it)"]
+        );
+        let (trusted, warnings) = resolved(&project, &Fixture::new(ProjectTrust::Flag));
+        let servers = trusted.expect("usable").servers.expect("a trusted project's start");
+        assert_eq!((servers.names(), warnings.len()), (vec!["own".to_owned()], 0));
+        let user = agent("/home/u/.claude/agents/r.md", inline);
+        let (result, _) = resolved(&user, &Fixture::new(ProjectTrust::Untrusted));
+        assert!(result.expect("usable").servers.is_some(), "a user's definition is trusted");
     }
 
     #[test]

@@ -11,8 +11,10 @@
 //! maxTurns: 8                    # absent: the parent's limit (max_turns too)
 //! permissionMode: plan           # applied only when stricter than the parent's
 //! skills: [notes]                # preloaded into its prompt
-//! mcpServers: [github]           # configured servers whose tools it gets besides `tools`
+//! mcpServers: [github]           # configured servers whose tools it gets besides `tools`,
+//!                                # or inline ones of its own: [{own: {command: ./srv}}]
 //! effort: high                   # the reasoning effort of its model requests
+//! background: true               # the `Agent` call answers at once; a notification follows
 //! hooks:                         # run after the session's, while it runs (Stop = SubagentStop)
 //!   PreToolUse: [{matcher: Bash, hooks: [{type: command, command: ./check.sh}]}]
 //! ---
@@ -30,8 +32,9 @@
 //! Trust: a definition only narrows what the agent may do — its tools are a subset of the
 //! parent's, its mode applies only when stricter, and the parent's hooks and permission rules
 //! (from the trusted sources only) govern every call it makes — so the project's own agent
-//! directories are read in an untrusted project too. The one field that runs code, `hooks`, is
-//! not applied for a definition of an untrusted project ([`crate::agent_scope`]).
+//! directories are read in an untrusted project too. The fields that run code, `hooks` and
+//! inline `mcpServers`, are not applied for a definition of an untrusted project
+//! ([`crate::agent_scope`]).
 //! `subagents.directories` from an untrusted project's settings is withheld by spine-settings
 //! (it could point anywhere on disk).
 
@@ -213,6 +216,8 @@ pub fn subagents(
             mcp_servers: resolved.mcp_servers,
             effort: file.effort,
             hooks: resolved.hooks,
+            background: file.background,
+            servers: resolved.servers,
             source: file.source,
         });
     }

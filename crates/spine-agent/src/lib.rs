@@ -6,7 +6,7 @@
 //! [`AssemblyError`] that names the file and field when there is one.
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
-//! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`agent_scope`] (a definition's hooks, skills and MCP servers), [`policy`] (permission rules, hooks, skill roots),
+//! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`agent_scope`] (a definition's hooks, skills and MCP servers), [`agent_mcp`] (a definition's inline MCP servers, started per subagent), [`policy`] (permission rules, hooks, skill roots),
 //! [`roots`] (the workspace roots: the project and the added directories), [`verifier`] (the
 //! read-only agents of `agent` hooks), [`mcp`] (the configured MCP servers and their
 //! connection) and [`watch`] (the settings files and skills directories ConfigChange watches). Their functions are
@@ -19,6 +19,7 @@
 
 pub mod agent_def;
 pub mod agent_flags;
+pub mod agent_mcp;
 pub mod agent_scope;
 pub mod agents;
 pub mod mcp;

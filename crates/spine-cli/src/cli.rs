@@ -254,6 +254,10 @@ pub struct HooksTestArgs {
     /// The event input: JSON, or a file holding it.
     #[arg(long)]
     pub input: Option<String>,
+    /// The session's model, for prompt and agent hooks without a `model` of their own (as
+    /// `spine run --model`; default: the model `spine run` would use).
+    #[arg(long, value_name = "SPEC")]
+    pub model: Option<String>,
     /// A session transcript the hooks read at `transcript_path` (e.g. a real session's, from
     /// `$SPINE_HOME/projects/`). Without it they read one written for the test: a prompt and the
     /// model turn the event follows.

@@ -65,20 +65,28 @@ impl ToolRegistryBuilder {
             if by_name.contains_key(&spec.name) {
                 return Err(RegistryError::Duplicate(spec.name));
             }
-            let validator = jsonschema::validator_for(&spec.input_schema)
-                .map_err(|e| RegistryError::InvalidSchema { name: spec.name.clone(), reason: e.to_string() })?;
             by_name.insert(spec.name.clone(), entries.len());
-            entries.push(Entry { effect: tool.effect(), spec, validator, tool });
+            entries.push(Entry::new(tool, spec)?);
         }
         Ok(ToolRegistry { entries, by_name })
     }
 }
 
+#[derive(Clone)]
 struct Entry {
     spec: ToolSpec,
     effect: Effect,
-    validator: jsonschema::Validator,
+    validator: Arc<jsonschema::Validator>,
     tool: Arc<dyn Tool>,
+}
+
+impl Entry {
+    /// `tool` with its schema compiled.
+    fn new(tool: Arc<dyn Tool>, spec: ToolSpec) -> Result<Self, RegistryError> {
+        let validator = jsonschema::validator_for(&spec.input_schema)
+            .map_err(|e| RegistryError::InvalidSchema { name: spec.name.clone(), reason: e.to_string() })?;
+        Ok(Entry { effect: tool.effect(), spec, validator: Arc::new(validator), tool })
+    }
 }
 
 /// The frozen set of tools of a run.
@@ -114,6 +122,22 @@ impl ToolRegistry {
     /// An empty registry.
     pub fn empty() -> Self {
         ToolRegistry { entries: Vec::new(), by_name: HashMap::new() }
+    }
+
+    /// A new frozen registry: this one's tools, then `extra` (a subagent's own tools, see
+    /// [`crate::subagents::servers`]). This registry's entries are shared, only `extra`'s
+    /// schemas are compiled; a name already taken is [`RegistryError::Duplicate`].
+    pub fn extended(&self, extra: Vec<Arc<dyn Tool>>) -> Result<ToolRegistry, RegistryError> {
+        let mut registry = ToolRegistry { entries: self.entries.clone(), by_name: self.by_name.clone() };
+        for tool in extra {
+            let spec = tool.spec();
+            if registry.by_name.contains_key(&spec.name) {
+                return Err(RegistryError::Duplicate(spec.name));
+            }
+            registry.by_name.insert(spec.name.clone(), registry.entries.len());
+            registry.entries.push(Entry::new(tool, spec)?);
+        }
+        Ok(registry)
     }
 
     /// The tool names, in registration order.
@@ -205,5 +229,52 @@ impl ToolRegistry {
             })
             .collect();
         Err(ToolError::new(ErrorCode::InvalidArguments, messages.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subagents::AgentTool;
+    use crate::tool::ToolContext;
+    use serde_json::json;
+
+    struct Named(&'static str);
+
+    #[async_trait::async_trait]
+    impl Tool for Named {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: self.0.to_owned(),
+                description: String::new(),
+                input_schema: json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            }
+        }
+        fn effect(&self) -> Effect {
+            Effect::Read
+        }
+        async fn execute(&self, _args: &Map<String, Value>, _ctx: &ToolContext) -> Result<Value, ToolError> {
+            Ok(Value::Null)
+        }
+    }
+
+    #[test]
+    fn an_extended_registry_adds_tools_after_the_frozen_ones_which_keep_theirs() {
+        let mut builder = ToolRegistryBuilder::new();
+        builder.register(AgentTool);
+        let base = builder.build().expect("base");
+        let wider = base.extended(vec![Arc::new(Named("mcp__own__ping"))]).expect("extended");
+        assert_eq!(wider.names().collect::<Vec<_>>(), ["Agent", "mcp__own__ping"]);
+        assert_eq!(base.names().count(), 1, "the frozen registry is unchanged");
+        let call = |args: Value| ToolCall {
+            id: "c".into(),
+            name: "mcp__own__ping".into(),
+            arguments: ToolArguments::Json(args),
+        };
+        assert!(wider.prepare(&call(json!({"n": 1})), Path::new("/")).is_ok());
+        assert!(wider.prepare(&call(json!({"n": "x"})), Path::new("/")).is_err(), "its schema is compiled");
+        assert!(wider.lookup("Task").is_some(), "former names still find the shared tools");
+        let clash = base.extended(vec![Arc::new(Named("Agent"))]);
+        assert!(matches!(clash, Err(RegistryError::Duplicate(name)) if name == "Agent"));
     }
 }

@@ -21,8 +21,8 @@
 //! - [`model_switch`]: `/model` through the PreModelSwitch and PostModelSwitch hooks;
 //! - [`watch`]: the session's watch — the shell's directory carries over between prompts, and
 //!   FileChanged and ConfigChange also fire while the session waits at its prompt;
-//! - [`wake`]: an `asyncRewake` hook that exits 2 while the session waits at its prompt starts a
-//!   turn with its message (the prompts share their background hooks);
+//! - [`wake`]: an `asyncRewake` hook that exits 2 (or a background subagent that ends) while the
+//!   session waits at its prompt starts a turn with its message (prompts share background work);
 //! - [`totals`]: usage and cost so far (`/cost`).
 
 mod custom;
@@ -94,7 +94,7 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     };
     // OpenTelemetry export, when on: one trace per prompt, flushed when the session ends.
     let telemetry = crate::telemetry::session(&settings, &mut trace_sink);
-    let watch_wakes = spine_hooks::HookConfig::from_settings(&settings).is_ok_and(|h| h.can_wake());
+    let watch_wakes = wake::may_wake(&settings, &agent);
     let editor = Editor::start(Some(home.join("chat_history")), watch_wakes || watch::watches_idle(&agent))
         .map_err(|e| config(format!("line editor: {e}")))?;
     let (history, deferred, source) = match resumed {
@@ -421,7 +421,7 @@ impl Chat {
             Builtin::Model(Some(spec)) => self.switch_model(spec).await,
             Builtin::Cost => println!("{}", self.totals.text()),
             Builtin::Permissions => println!("{}", self.permissions()),
-            Builtin::Hooks => match crate::commands::hooks::hooks_text(&self.settings) {
+            Builtin::Hooks => match crate::commands::hooks::hooks_text(&self.settings, &self.agent, &self.home) {
                 Ok(text) => print!("{text}"),
                 Err(e) => println!("/hooks: {e}"),
             },

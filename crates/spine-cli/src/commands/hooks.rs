@@ -3,22 +3,21 @@
 //!
 //! Exit status: 0, or 2 for bad configuration (`check` with an error, an unknown event, bad
 //! `--input`). The logic lives in spine-hooks (`config`, `check`, `fire`); this module renders.
+//! `list` and `check` cover the settings' hooks and agent definitions' own hooks
+//! ([`super::hooks_agents`]); `test` is [`super::hooks_test`].
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
 use super::settings_report::{file_rows, root_rows, rule_rows, settings_report};
+use super::{hooks_agents, hooks_test};
 use serde_json::{Value, json};
-use spine_core::hooks::{FailurePolicy, RunMode, SessionInfo};
-use spine_core::registry::ToolRegistryBuilder;
+use spine_core::hooks::{FailurePolicy, RunMode};
 use spine_hooks::check::{Finding, Severity, check};
-use spine_hooks::config::{Handler, HookConfig, unsupported_event};
-use spine_hooks::fire::{FireReport, FireRequest, TranscriptFile, fire};
-use spine_hooks::record::{AnswerRecord, Raw};
-use spine_protocol::{hook::HookEventName, permission::PermissionMode};
+use spine_hooks::config::{Handler, HookConfig};
+use spine_protocol::hook::HookEventName;
 
 use super::context;
-use crate::cli::{HooksArgs, HooksCommand, HooksTestArgs, OutputFormat};
+use crate::cli::{HooksArgs, HooksCommand, OutputFormat};
 use crate::error::{config, exit};
 use crate::out;
 
@@ -27,24 +26,30 @@ pub async fn hooks(cmd: HooksCommand) -> anyhow::Result<u8> {
     match cmd {
         HooksCommand::List(args) => list(&args),
         HooksCommand::Check(args) => check_cmd(&args),
-        HooksCommand::Test(args) => test(&args).await,
+        HooksCommand::Test(args) => hooks_test::test(&args).await,
     }
 }
 
-struct Loaded {
-    project: PathBuf,
-    home: PathBuf,
-    settings: spine_settings::Settings,
+/// The settings of one `spine hooks` command.
+pub(super) struct Loaded {
+    /// The project directory.
+    pub project: PathBuf,
+    /// `SPINE_HOME`.
+    pub home: PathBuf,
+    /// The settings that apply.
+    pub settings: spine_settings::Settings,
 }
 
-fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
+/// Resolves the project, `SPINE_HOME` and the settings of `args`.
+pub(super) fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
     let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
     Ok(Loaded { project, home, settings })
 }
 
-fn hook_config(loaded: &Loaded) -> anyhow::Result<HookConfig> {
+/// The hooks of the settings that apply; a configuration error is exit 2.
+pub(super) fn hook_config(loaded: &Loaded) -> anyhow::Result<HookConfig> {
     HookConfig::from_settings(&loaded.settings).map_err(|e| config(e.to_string()))
 }
 
@@ -55,6 +60,8 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
     // Hooks of an untrusted project's files: shown, marked, never run.
     let withheld = withheld_hooks(&loaded);
     let untrusted_rows = withheld.as_ref().map(hook_rows).unwrap_or_default();
+    let agents = hooks_agents::read(&loaded.settings, &loaded.settings, &loaded.project, &loaded.home);
+    let (agent_rows, agent_warnings) = hooks_agents::rows(&agents, &loaded.settings);
     if args.output_format != OutputFormat::Text {
         let skipped_rows: Vec<Value> = untrusted_rows
             .into_iter()
@@ -71,20 +78,25 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
             "managed_only_by": hooks.managed_only_by,
             "skipped": warnings(&hooks),
             "untrusted": skipped_rows,
+            "agent_hooks": agent_rows,
+            "agent_warnings": agent_warnings,
         });
         let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(exit::OK);
     }
-    for w in &hooks.warnings {
+    for w in hooks.warnings.iter().map(ToString::to_string).chain(agent_warnings) {
         eprintln!("warning: {w}");
     }
     if let Some(message) = hooks.disabled_message() {
         eprintln!("note: {message}");
     }
-    if rows.is_empty() {
-        let _ = out::line("no hooks configured");
-    } else {
-        print_table(&rows);
+    match (rows.is_empty(), agent_rows.is_empty()) {
+        (true, true) => drop(out::line("no hooks configured")),
+        (true, false) => drop(out::line("no hooks configured in the settings")),
+        (false, _) => print_table(&rows),
+    }
+    if !agent_rows.is_empty() {
+        let _ = out::text(hooks_agents::text(&agent_rows));
     }
     if !untrusted_rows.is_empty() {
         let _ = out::line(format!(
@@ -106,7 +118,8 @@ fn withheld_hooks(loaded: &Loaded) -> Option<HookConfig> {
     HookConfig::from_settings(&settings).ok()
 }
 
-fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
+/// One JSON row per handler of `hooks`, in configuration order.
+pub(super) fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
     hooks
         .groups
         .iter()
@@ -153,14 +166,27 @@ fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
         .collect()
 }
 
-/// The `spine hooks list` table of `settings` (or `no hooks configured`), for `/hooks`.
-pub(crate) fn hooks_text(settings: &spine_settings::Settings) -> anyhow::Result<String> {
+/// The `spine hooks list` tables of `settings` and of the agent definitions of `agent`'s
+/// project and `spine_home` (or `no hooks configured`), for `/hooks`.
+pub(crate) fn hooks_text(
+    settings: &spine_settings::Settings,
+    agent: &spine_core::runner::Agent,
+    spine_home: &std::path::Path,
+) -> anyhow::Result<String> {
+    let project = agent.config.workspace.root();
     let hooks = HookConfig::from_settings(settings).map_err(|e| config(e.to_string()))?;
     let rows = hook_rows(&hooks);
-    let mut text = if rows.is_empty() { "no hooks configured\n".to_owned() } else { table(&rows) };
+    let agents = hooks_agents::read(settings, settings, project, spine_home);
+    let (agent_rows, _) = hooks_agents::rows(&agents, settings);
+    let mut text = match (rows.is_empty(), agent_rows.is_empty()) {
+        (true, true) => "no hooks configured\n".to_owned(),
+        (true, false) => "no hooks configured in the settings\n".to_owned(),
+        (false, _) => table(&rows),
+    };
     if let Some(message) = hooks.disabled_message() {
         text.push_str(&format!("{message}\n"));
     }
+    text.push_str(&hooks_agents::text(&agent_rows));
     Ok(text)
 }
 
@@ -168,7 +194,8 @@ fn print_table(rows: &[Value]) {
     let _ = out::text(table(rows));
 }
 
-fn table(rows: &[Value]) -> String {
+/// The text table of `rows` ([`hook_rows`]).
+pub(super) fn table(rows: &[Value]) -> String {
     let table: Vec<[String; 6]> = rows
         .iter()
         .map(|r| {
@@ -276,6 +303,11 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
             ),
         });
     }
+    // Agent definitions' own hooks, checked as a subagent reads them.
+    let agents = hooks_agents::read(&loaded.settings, &all, &loaded.project, &loaded.home);
+    let (agent_findings, agent_hooks, agent_definitions) =
+        hooks_agents::findings(&agents, &loaded.settings, &loaded.project);
+    findings.extend(agent_findings);
     let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
     let warnings = findings.len() - errors;
     let handlers = hooks.as_ref().map_or(0, |h| h.groups.iter().map(|g| g.handlers.len()).sum::<usize>());
@@ -296,6 +328,8 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
             "hooks": handlers,
             "events": events,
             "sources": sources,
+            "agent_hooks": agent_hooks,
+            "agent_definitions": agent_definitions,
             "errors": errors,
             "warnings": warnings,
             "findings": list,
@@ -311,190 +345,15 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
         let mut text = settings_report(&loaded.settings, &all, &loaded.project);
         text.extend(findings.iter().map(|f| format!("{f}\n")));
         let verdict = if errors == 0 { "ok" } else { "FAILED" };
+        let of_agents = match agent_definitions {
+            0 => String::new(),
+            n => format!(", {agent_hooks} hook(s) of {n} agent definition(s)"),
+        };
         text.push_str(&format!(
-            "{verdict}: {handlers} hook(s) on {events} event(s) from {sources} settings source(s); \
+            "{verdict}: {handlers} hook(s) on {events} event(s) from {sources} settings source(s){of_agents}; \
              {errors} error(s), {warnings} warning(s)"
         ));
         let _ = out::line(text);
     }
     Ok(if errors == 0 { exit::OK } else { exit::CONFIG })
-}
-
-async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
-    let event = match args.event.parse::<HookEventName>() {
-        Ok(event) => event,
-        Err(e) => {
-            let why = unsupported_event(&args.event).unwrap_or_else(|| e.to_string());
-            return Err(config(format!("spine hooks test: {why}")));
-        }
-    };
-    let loaded = load(&args.common)?;
-    let hooks = hook_config(&loaded)?;
-    // The hooks see the settings' `env` (and provider keys) exactly as in a run.
-    spine_agent::apply_env_passthrough(&loaded.settings);
-    let input = match &args.input {
-        None => None,
-        Some(text) => Some(read_input(text, &loaded.project)?),
-    };
-    let mut tools = ToolRegistryBuilder::new();
-    spine_tools::register_builtins(&mut tools);
-    let tools = Arc::new(tools.build().map_err(|e| anyhow::anyhow!("tool registry: {e}"))?);
-    let session_id = format!("hooks-test-{}", uuid::Uuid::new_v4());
-    let env_dir = tempfile_dir()?;
-    let env_file = env_dir.join("session.env");
-    std::fs::write(&env_file, "").map_err(|e| anyhow::anyhow!("cannot create {}: {e}", env_file.display()))?;
-    let (transcript_path, transcript) = match &args.transcript {
-        Some(path) => {
-            if !path.is_file() {
-                return Err(config(format!("spine hooks test: --transcript {}: no such file", path.display())));
-            }
-            (std::path::absolute(path)?, TranscriptFile::Existing)
-        }
-        None => (env_dir.join(format!("{session_id}.jsonl")), TranscriptFile::Write),
-    };
-    let session = SessionInfo {
-        transcript_path,
-        session_id,
-        cwd: loaded.project.clone(),
-        hook_dir: loaded.project.clone(),
-        project_dir: loaded.project.clone(),
-        permission_mode: loaded.settings.permissions.default_mode.unwrap_or(PermissionMode::Default),
-        effort: loaded.settings.model_options.reasoning_effort.map(spine_protocol::message::Effort::from),
-        env_file: Some(env_file.clone()),
-    };
-    // Prompt hooks ask their own model, or the one `spine run` would use (none: they fail).
-    let session_model = spine_agent::build_model(None, &loaded.settings)
-        .unwrap_or_else(|_| Arc::new(spine_core::model::NoModel) as Arc<dyn spine_core::model::ModelClient>);
-    let models: Arc<dyn spine_hooks::prompt::HookModels> =
-        Arc::new(spine_agent::PromptModels::new(&loaded.settings, session_model));
-    let request =
-        FireRequest { event, tool: args.tool.clone(), input, session, tools, transcript, models: Some(models) };
-    let report = fire(&hooks, request).await.map_err(|e| config(format!("spine hooks test: {e}")));
-    let env_lines = std::fs::read_to_string(&env_file).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&env_dir);
-    let report = report?;
-    if args.common.output_format != OutputFormat::Text {
-        let _ = out::line(serde_json::to_string_pretty(&report_json(&report, &env_lines)).unwrap_or_default());
-    } else {
-        let _ = out::text(report_text(&report, &env_lines));
-    }
-    Ok(exit::OK)
-}
-
-fn tempfile_dir() -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("spine-hooks-test-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    Ok(dir)
-}
-
-/// `--input`: inline JSON, or a file holding it (relative to the project directory).
-fn read_input(text: &str, project: &Path) -> anyhow::Result<Value> {
-    let (source, body) = if text.trim_start().starts_with('{') {
-        ("--input".to_owned(), text.to_owned())
-    } else {
-        let path = project.join(text);
-        let body = std::fs::read_to_string(&path).map_err(|e| config(format!("--input {}: {e}", path.display())))?;
-        (format!("--input {}", path.display()), body)
-    };
-    serde_json::from_str(&body).map_err(|e| config(format!("{source}: invalid JSON: {e}")))
-}
-
-fn answer_json(a: &AnswerRecord) -> Value {
-    let mut v = json!({
-        "hook_id": a.hook_id,
-        "type": a.kind,
-        "source": a.source,
-        "path": a.path,
-        "duration_ms": (a.duration.as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
-        "raw": a.raw,
-    });
-    if let Some(obj) = v.as_object_mut() {
-        if a.suppressed {
-            obj.insert("suppressed".into(), json!(true));
-        }
-        match &a.outcome {
-            Ok(output) => obj.insert("output".into(), output.clone()),
-            Err(e) => obj.insert("error".into(), json!({"kind": e.kind.as_str(), "detail": e.detail})),
-        };
-    }
-    v
-}
-
-fn report_json(r: &FireReport, env_lines: &str) -> Value {
-    let mut v = json!({
-        "event": r.event,
-        "input": r.input,
-        "hooks": r.answers.iter().map(answer_json).collect::<Vec<_>>(),
-        "merged": r.merged,
-        "warnings": r.warnings,
-    });
-    if r.event == HookEventName::SessionStart
-        && let Some(obj) = v.as_object_mut()
-    {
-        obj.insert("env_file".into(), json!(env_lines));
-    }
-    v
-}
-
-/// A hook's raw output, or a note in its place when it answered `suppressOutput: true`.
-fn shown<'a>(a: &AnswerRecord, raw: &'a str) -> &'a str {
-    if a.suppressed { "(hidden: the hook answered suppressOutput)" } else { raw }
-}
-
-fn report_text(r: &FireReport, env_lines: &str) -> String {
-    let mut out = format!("{}: {} hook(s) ran\n", r.event, r.answers.len());
-    out.push_str(&format!("input: {}\n", r.input));
-    for (i, a) in r.answers.iter().enumerate() {
-        out.push_str(&format!("[{}] {} `{}` ({} {})\n", i + 1, a.kind, a.hook_id, a.source, a.path));
-        let ms = a.duration.as_secs_f64() * 1000.0;
-        match &a.raw {
-            Raw::Exit { exit_code, stdout, stderr, stdout_overflow, .. } => {
-                let code = exit_code.map_or_else(|| "none (killed)".to_owned(), |c| c.to_string());
-                out.push_str(&format!("    exit {code} in {ms:.1} ms\n"));
-                let stdout = if *stdout_overflow { "(over the size limit)" } else { stdout };
-                out.push_str(&block("stdout", shown(a, stdout)));
-                out.push_str(&block("stderr", stderr));
-            }
-            Raw::Http { status, body } => {
-                out.push_str(&format!("    HTTP {status} in {ms:.1} ms\n"));
-                out.push_str(&block("body", shown(a, body)));
-            }
-            Raw::Line { line } => {
-                out.push_str(&format!("    answered in {ms:.1} ms\n"));
-                out.push_str(&block("line", shown(a, line)));
-            }
-            Raw::Reply { text } => {
-                out.push_str(&format!("    model answered in {ms:.1} ms\n"));
-                out.push_str(&block("reply", shown(a, text)));
-            }
-            Raw::None => out.push_str(&format!("    no answer after {ms:.1} ms\n")),
-        }
-        match &a.outcome {
-            Ok(output) => out.push_str(&format!("    => {output}\n")),
-            Err(e) => out.push_str(&format!("    => {} ({}): {}\n", "error", e.kind, e.detail)),
-        }
-    }
-    for w in &r.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    if r.event == HookEventName::SessionStart && !env_lines.trim().is_empty() {
-        out.push_str(&block("env file", env_lines));
-    }
-    out.push_str(&format!("merged: {}\n", serde_json::to_string_pretty(&r.merged).unwrap_or_default()));
-    out
-}
-
-fn block(label: &str, text: &str) -> String {
-    let text = text.trim_end();
-    if text.is_empty() {
-        return format!("    {label}: (empty)\n");
-    }
-    if !text.contains('\n') {
-        return format!("    {label}: {text}\n");
-    }
-    let mut out = format!("    {label}:\n");
-    for line in text.lines() {
-        out.push_str(&format!("      | {line}\n"));
-    }
-    out
 }

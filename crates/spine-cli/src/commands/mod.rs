@@ -5,6 +5,8 @@ pub mod completions;
 pub mod context;
 pub mod doctor;
 pub mod hooks;
+mod hooks_agents;
+mod hooks_test;
 pub mod mcp;
 #[cfg(feature = "sqlite")]
 pub mod reports;

@@ -142,6 +142,11 @@ impl Approver for TerminalApprover {
         }
         Some(answer)
     }
+
+    /// The person at the terminal answers.
+    fn asks_elicitations(&self) -> bool {
+        true
+    }
 }
 
 impl TerminalApprover {

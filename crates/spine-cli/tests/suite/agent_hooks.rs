@@ -1,6 +1,7 @@
 //! `"type": "agent"` hooks through the `spine` binary: a read-only verifier agent investigates
 //! with Read, Glob and Grep, then its verdict decides like a prompt hook's; it cannot change
-//! anything, and a verifier that does not finish is a failure decided by `onFailure`.
+//! anything, and a verifier that does not finish is a failure decided by `onFailure`;
+//! `spine hooks test` runs the verifier as a run does.
 
 use serde_json::{Value, json};
 
@@ -75,4 +76,38 @@ fn an_agent_hook_whose_verifier_does_not_finish_fails_by_its_on_failure() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert_eq!(s.project().join("made").exists(), runs, "onFailure {on_failure}");
     }
+}
+
+#[test]
+fn hooks_test_runs_an_agent_hooks_verifier_as_a_run_does_and_shows_its_verdict() {
+    let s = Sandbox::new();
+    s.write("status.txt", "tests: not run\n");
+    let model = verifier(
+        &s,
+        json!([
+            {"tool_calls": [{"id": "v1", "name": "Read", "arguments": {"file_path": "status.txt"}}]},
+            {"text": "{\"ok\": false, \"reason\": \"status.txt says tests: not run\"}"}
+        ]),
+    );
+    // No `model` of its own: the hook asks the session's, `--model`.
+    let hook = json!({"type": "agent", "prompt": "Has the test report been written? $ARGUMENTS"});
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}).to_string();
+    let args =
+        ["hooks", "test", "PreToolUse", "--tool", "Bash", "--input", r#"{"tool_input": {"command": "git push"}}"#];
+    let out = s.spine().args(args).args(["--settings", &settings, "--model", &model]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("the verifier answered"), "{text}");
+    assert!(text.contains("\"decision\": \"block\"") && text.contains("status.txt says tests: not run"), "{text}");
+
+    let out = s
+        .spine()
+        .args(args)
+        .args(["--settings", &settings, "--model", &model, "--output-format", "json"])
+        .output()
+        .expect("runs");
+    let report = json(&out);
+    assert_eq!(report["merged"]["decision"], "block", "{report}");
+    assert_eq!(report["merged"]["model_sees"], "Error [hook_blocked]: status.txt says tests: not run");
+    assert_eq!(report["hooks"][0]["type"], "agent");
 }

@@ -123,14 +123,14 @@ fn disallowed_tools_remove_a_tool_from_the_subagent() {
 #[test]
 fn definition_fields_not_applied_unknown_keys_and_a_wider_mode_are_warnings_naming_the_file() {
     let s = Sandbox::new();
-    let front = "background: true\nisolation: worktree\nfutureKey: 1\npermissionMode: bypassPermissions\n";
+    let front = "memory: project\nisolation: worktree\nfutureKey: 1\npermissionMode: bypassPermissions\n";
     agent(&s, "helper", front, json!([{"text": "helper answer"}]));
     let script = s.script(json!([{"tool_calls": [delegate("Agent", "t1", "helper")]}, {"text": "done"}]));
     let out = s.run(&script, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     for expected in [
-        "helper.md: `background` is not applied: spine runs every subagent in the foreground",
+        "helper.md: `memory` is not applied: spine keeps no agent memory directories",
         "helper.md: `isolation` is not applied: spine runs every subagent in the parent's workspace",
         "helper.md: unknown field `futureKey` ignored",
         "helper.md: `permissionMode` bypassPermissions is wider than the parent's default; the parent's applies",

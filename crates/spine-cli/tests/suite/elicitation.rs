@@ -278,3 +278,91 @@ fn at_a_terminal_the_user_fills_the_form_field_by_field_in_a_session() {
     assert!(transcript.contains("- Name: Ada Lovelace"), "the server got the typed name");
     assert!(transcript.contains("- Favorite Integer: 42"), "Enter took the default");
 }
+
+#[test]
+fn an_elicitation_hook_answering_continue_false_declines_and_ends_the_run_after_the_tool_call() {
+    for event in ["Elicitation", "ElicitationResult"] {
+        let s = Sandbox::new();
+        with_everything_server(&s);
+        let result_log = s.dir.path().join("result.jsonl");
+        // Even with an accept beside it: `continue: false` declines.
+        let mut stop = answer(event, json!({"action": "accept", "content": {"name": "Ada Lovelace"}}));
+        if let Some(map) = stop.as_object_mut() {
+            map.extend([("continue".to_owned(), json!(false)), ("stopReason".to_owned(), json!("no forms today"))]);
+        }
+        let stopping = json!([{"hooks": [hook(&s, "stop", &s.dir.path().join("stop.jsonl"), &stop)]}]);
+        let mut hooks = json!({event: stopping});
+        if event == "Elicitation"
+            && let Some(map) = hooks.as_object_mut()
+        {
+            let logging = hook(&s, "result", &result_log, &Value::Null);
+            map.insert("ElicitationResult".to_owned(), json!([{"hooks": [logging]}]));
+        }
+        let settings = json!({"permissions": {"allow": ["Bash"]}, "hooks": hooks});
+        let script = s.script(json!([
+            {"tool_calls": [
+                {"id": "c1", "name": TOOL, "arguments": {}},
+                {"id": "c2", "name": "Bash", "arguments": {"command": "touch after-the-stop"}}
+            ]},
+            {"text": "never asked"}
+        ]));
+        let trace = s.dir.path().join("trace.jsonl");
+        let out = s.run(
+            &script,
+            &[
+                "--settings",
+                &settings.to_string(),
+                "--output-format",
+                "json",
+                "--include-messages",
+                "--trace",
+                &trace.display().to_string(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "a stopped run is blocked ({event}): {}", stderr(&out));
+        let result = json(&out);
+        assert_eq!((&result["subtype"], &result["hook_stop_reason"]), (&json!("blocked"), &json!("no forms today")));
+        assert_eq!(result["num_turns"], 1, "no model request after the call ({event}): {result}");
+        let results = tool_results(&result);
+        assert!(results[0].contains("User declined to provide the requested information"), "{event}: {results:?}");
+        assert!(results[1].starts_with("Error [hook_stopped_continuation]"), "{event}: {results:?}");
+        assert!(!s.project().join("after-the-stop").exists(), "the rest of the batch does not run");
+        assert!(lines_of(&result_log).is_empty(), "no hook runs after the stop ({event})");
+        let lines: Vec<Value> = std::fs::read_to_string(&trace)
+            .expect("trace")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("trace line"))
+            .collect();
+        let entry = elicitation_entry(&lines);
+        assert_eq!(entry["action"], "decline", "{event}: {entry}");
+        assert!(entry["stopped_by"].as_str().is_some_and(|id| id.contains("stop.sh")), "{event}: {entry}");
+    }
+}
+
+#[test]
+fn a_notification_fires_with_elicitation_dialog_before_the_user_is_asked_at_a_terminal() {
+    let s = Sandbox::new();
+    with_everything_server(&s);
+    let log = s.dir.path().join("notification.jsonl");
+    let settings = json!({"hooks": {"Notification": [{"hooks": [hook(&s, "notify", &log, &Value::Null)]}]}});
+    // Nobody can answer `-p` without a terminal: no dialog, no notification.
+    let (result, _, _) = run(&s, &settings);
+    assert!(first_tool_result(&result).contains("User declined"), "{result}");
+    assert!(lines_of(&log).iter().all(|n| n["notification_type"] != "elicitation_dialog"), "{:?}", lines_of(&log));
+
+    s.write(".spine/settings.local.json", &settings.to_string());
+    let tmux = chat_session(&s, &eliciting_script(&s), &[], "");
+    tmux.send_line("ask me");
+    tmux.wait_for("[a]nswer / [d]ecline / [c]ancel");
+    let notes = lines_of(&log);
+    let dialog: Vec<&Value> = notes.iter().filter(|n| n["notification_type"] == "elicitation_dialog").collect();
+    assert_eq!(dialog.len(), 1, "fired before the question: {notes:?}");
+    assert_eq!(
+        (&dialog[0]["hook_event_name"], &dialog[0]["message"]),
+        (&json!("Notification"), &json!("spine needs your input"))
+    );
+    tmux.send_line("d");
+    tmux.wait_for("done");
+    tmux.send_line("/exit");
+    tmux.wait_for("EXIT=0");
+}

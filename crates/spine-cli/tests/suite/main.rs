@@ -7,10 +7,12 @@
 mod support;
 
 mod add_dir;
+mod agent_definition_hooks;
 mod agent_hooks;
 mod agent_tool;
 mod approvals;
 mod async_hooks;
+mod background_agents;
 mod bash_guards;
 mod cancel;
 mod chat;

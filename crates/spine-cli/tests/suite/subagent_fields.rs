@@ -2,7 +2,8 @@
 //! (scoped to the subagent; `Stop` fires as `SubagentStop`; an untrusted project's do not run),
 //! `skills` (preloaded into the subagent's first request), `effort` (the reasoning effort of its
 //! model requests, seen by a local OpenAI-style server) and `mcpServers` (the named server's
-//! tools join its `tools`, no other server's).
+//! tools join its `tools`, no other server's; an inline server starts with the subagent, is
+//! its alone, stops when it ends, and is not started for an untrusted project).
 
 use std::path::{Path, PathBuf};
 
@@ -192,6 +193,75 @@ fn front_matter_mcp_servers_add_the_named_servers_tools_and_no_others() {
     assert_eq!(outcome("n3"), "executed");
     let text = std::fs::read_to_string(trace).expect("trace");
     assert!(text.contains("pong from alpha"), "the named server answered");
+}
+
+/// A Bash command saying whether the inline server `inlinepeer` is running.
+const PEER_RUNNING: &str =
+    "if pgrep -f 'mcp_server.py [i]nlinepeer' > /dev/null; then echo peer-running; else echo peer-stopped; fi";
+
+/// A parent starting `owner` (whose inline server is `inlinepeer`), then calling the server's
+/// tool and checking the server itself; returns the run's output and trace.
+fn inline_server_run(s: &Sandbox) -> (std::process::Output, PathBuf) {
+    let marker = s.dir.path().join("inline-marker");
+    let peer = spine_testkit::write_mcp_server(s.dir.path(), "inlinepeer", &marker, 0).expect("server");
+    let child = json!([{"tool_calls": [
+        {"id": "m1", "name": "mcp__inlinepeer__ping", "arguments": {}},
+        bash_call("c1", PEER_RUNNING)
+    ]}, {"text": "pinged"}]);
+    scripted_agent(
+        s,
+        "owner",
+        &format!(
+            "tools: Bash
+mcpServers:
+  - inlinepeer: {peer}
+"
+        ),
+        child,
+    );
+    let script = s.script(json!([
+        {"tool_calls": [agent_call("t1", "owner")]},
+        {"tool_calls": [{"id": "p1", "name": "mcp__inlinepeer__ping", "arguments": {}}, bash_call("p2", PEER_RUNNING)]},
+        {"text": "done"}
+    ]));
+    let trace = s.dir.path().join("trace.jsonl");
+    let args = ["--permission-mode", "bypassPermissions", "--output-format", "json", "--trace"];
+    let out = s.run(&script, &[&args[..], &[trace.to_str().expect("utf8")]].concat());
+    (out, trace)
+}
+
+#[test]
+fn an_inline_mcp_server_starts_with_its_subagent_only_it_sees_its_tools_and_it_stops_when_the_subagent_ends() {
+    let s = Sandbox::new();
+    s.trust();
+    let (out, trace) = inline_server_run(&s);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let outcome = |id: &str| decision(&trace, id)["outcome"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(outcome("m1"), "executed", "its own server's tool joins `tools: Bash`");
+    assert_ne!(outcome("p1"), "executed", "the parent does not see it");
+    let text = std::fs::read_to_string(&trace).expect("trace");
+    assert!(text.contains("pong from inlinepeer"), "the inline server answered the subagent");
+    let session = s.session_files().into_iter().find(|p| p.extension().is_some_and(|e| e == "jsonl")).expect("s");
+    let parent = std::fs::read_to_string(&session).expect("parent transcript");
+    assert!(parent.contains("peer-stopped"), "stopped when the subagent ended: {parent}");
+    let child = std::fs::read_dir(session.with_extension("").join("subagents")).expect("subagents");
+    let child =
+        child.filter_map(Result::ok).map(|e| std::fs::read_to_string(e.path()).unwrap_or_default()).collect::<String>();
+    assert!(child.contains("peer-running"), "running while the subagent ran: {child}");
+}
+
+#[test]
+fn an_untrusted_projects_inline_mcp_server_is_not_started_with_a_warning() {
+    let s = Sandbox::new();
+    let (out, trace) = inline_server_run(&s);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("owner.md: `mcpServers`: inline server `inlinepeer` not started: the project is not trusted"),
+        "{err}"
+    );
+    assert!(!s.dir.path().join("inline-marker").exists(), "the server never started");
+    assert_ne!(decision(&trace, "m1")["outcome"], "executed");
 }
 
 #[test]

@@ -3,9 +3,7 @@
 //! call, the tool's former name, is in `agent_tool.rs`).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -210,36 +208,7 @@ fn ctrl_c_kills_a_childs_running_sleep() {
         json!([{"tool_calls": [{"id": "b1", "name": "Bash", "arguments": {"command": format!("sleep 30 & echo $! > {}; wait", pidfile.display())}}]}, {"text": "never"}]),
     );
     let script = s.script(json!([{"tool_calls": [agent_call("t1", "sleeper", "sleep")]}, {"text": "never"}]));
-    let mut child = s
-        .spine_process()
-        .args(["run", "-p", "go", "--model", &format!("scripted:{}", script.display())])
-        .args(["--permission-mode", "bypassPermissions"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn spine");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let sleep_pid: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pidfile).ok().and_then(|t| t.trim().parse().ok()) {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "the child's Bash never started");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let spine = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
-    nix::sys::signal::kill(spine, Signal::SIGINT).expect("signal");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "spine did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(130));
-    let proc = format!("/proc/{sleep_pid}");
-    let zombie = std::fs::read_to_string(format!("{proc}/stat")).is_ok_and(|s| s.contains(") Z "));
-    assert!(!Path::new(&proc).exists() || zombie, "the child's sleep was killed");
+    sigint_kills_the_recorded_process(&s, &script, &pidfile, "the child");
 }
 
 #[test]

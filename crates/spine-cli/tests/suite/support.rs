@@ -352,3 +352,40 @@ pub fn logged(log: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect()
 }
+
+/// Runs `spine -p go` on `script` in bypass mode, waits until a command writes its pid to
+/// `pidfile`, sends SIGINT, and checks that spine exits 130 and that the process is gone (or a
+/// zombie awaiting its reaper): Ctrl-C reaches what `what` started.
+pub fn sigint_kills_the_recorded_process(s: &Sandbox, script: &Path, pidfile: &Path, what: &str) {
+    use std::time::{Duration, Instant};
+    let mut child = s
+        .spine_process()
+        .args(["run", "-p", "go", "--model", &format!("scripted:{}", script.display())])
+        .args(["--permission-mode", "bypassPermissions"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn spine");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(pidfile).ok().and_then(|t| t.trim().parse().ok()) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "{what}'s Bash never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let spine = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(spine, nix::sys::signal::Signal::SIGINT).expect("signal");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "spine did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let proc = format!("/proc/{pid}");
+    let zombie = std::fs::read_to_string(format!("{proc}/stat")).is_ok_and(|s| s.contains(") Z "));
+    assert!(!Path::new(&proc).exists() || zombie, "{what}'s process was killed");
+}

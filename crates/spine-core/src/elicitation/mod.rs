@@ -15,19 +15,26 @@
 //!      error) declines, with a warning; that decline is final (step 3 does not run).
 //!   2. If no hook answered, the run's [`Approver`](crate::permission::Approver)
 //!      ([`Approver::elicit`](crate::permission::Approver::elicit)): the person fills the form
-//!      or declines or cancels. An approver that cannot ask (a non-interactive run, a worker)
-//!      leaves it unanswered: declined, with a warning naming the server.
+//!      or declines or cancels; a Notification hook fires first (`elicitation_dialog`, or
+//!      `elicitation_url_dialog` for a URL) when the approver asks someone
+//!      ([`Approver::asks_elicitations`](crate::permission::Approver::asks_elicitations)). An
+//!      approver that cannot ask (a non-interactive run, a worker) leaves it unanswered:
+//!      declined, with a warning naming the server.
 //!   3. **ElicitationResult** hooks see the answer (`action`, `content`) and may replace it; a
 //!      failing hook, or replaced content that does not match the schema, declines.
 //!   4. Accepted content of a form always matches the requested schema when it is sent
 //!      (checked with [`check_content`]); anything else is declined. A URL elicitation's
 //!      `accept` carries no content.
+//! - A hook of either event answering `continue: false` declines (nobody is asked, no later
+//!   hook runs, later elicitations of the call decline too) and the run ends after the tool
+//!   call ([`RunElicitor::halt`]; the runner reads it when the tool returns).
 //! - Trace: one stage entry `elicitation` per elicitation, on the tool call's id: `server`,
 //!   `mode`, `action`, `answered_by` (`hook`, `user`, `nobody`), `hook_id` (the answering
-//!   hook), `replaced_by` (an ElicitationResult hook that replaced the answer) and `fields`
-//!   (the names of the fields sent). MCP has no flag for sensitive fields, so every value is
-//!   treated as one: values are never written to the trace, and the hook entries of both events
-//!   name only the fields of a hook's `content` (`content_fields`).
+//!   hook), `replaced_by` (an ElicitationResult hook that replaced the answer), `stopped_by`
+//!   (the hook that answered `continue: false`) and `fields` (the names of the fields sent).
+//!   MCP has no flag for sensitive fields, so every value is treated as one: values are never
+//!   written to the trace, and the hook entries of both events name only the fields of a
+//!   hook's `content` (`content_fields`).
 
 mod run;
 

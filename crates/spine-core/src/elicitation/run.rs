@@ -2,16 +2,26 @@
 //! module contract ([`super`]): Elicitation hooks, else the approver; then ElicitationResult
 //! hooks; accepted form content checked against the requested schema; one trace entry.
 //! Every problem declines, with a warning on the trace and to the run's observer.
+//!
+//! Just before the approver is asked, when it asks someone ([`Approver::asks_elicitations`]),
+//! a Notification fires: `notification_type` `elicitation_dialog` (a form) or
+//! `elicitation_url_dialog` (a URL), as Claude Code fires it when it shows the dialog.
+//!
+//! A hook of either event that answers `continue: false` declines the elicitation (whatever
+//! it or another hook answered; nobody is asked, no later hook runs) and stops the run: the
+//! first such hook is kept ([`RunElicitor::halt`]) and the runner ends the run after the tool
+//! call, as for a PostToolBatch hook's `continue: false`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
-use spine_protocol::hook::{ElicitationInput, ElicitationResultInput, HookEventName};
+use spine_protocol::hook::{ElicitationInput, ElicitationResultInput, HookEventName, Notification, NotificationInput};
 use spine_protocol::trace::StageName;
 
 use super::{ElicitAction, ElicitationAnswer, ElicitationMode, ElicitationRequest, Elicitor, check_content};
+use crate::hooks::engine::HaltBy;
 use crate::hooks::events::ElicitationOutcome;
 use crate::hooks::{HookContext, HookRuntime};
 use crate::observer::RunEvent;
@@ -25,7 +35,12 @@ pub struct RunElicitor {
     approver: Arc<dyn Approver>,
     trace: Trace,
     tool_use_id: String,
+    /// The first hook that answered `continue: false`.
+    halt: Mutex<Option<HaltBy>>,
 }
+
+/// The Notification message before the approver asks, with Claude Code's wording.
+const INPUT_NEEDED: &str = "spine needs your input";
 
 /// Who gave the answer.
 enum AnsweredBy {
@@ -52,7 +67,35 @@ impl RunElicitor {
         trace: Trace,
         tool_use_id: impl Into<String>,
     ) -> Self {
-        RunElicitor { hooks, ctx, approver, trace, tool_use_id: tool_use_id.into() }
+        RunElicitor { hooks, ctx, approver, trace, tool_use_id: tool_use_id.into(), halt: Mutex::new(None) }
+    }
+
+    /// The first hook of this call's elicitations that answered `continue: false`: the run
+    /// ends after the call.
+    pub fn halt(&self) -> Option<HaltBy> {
+        self.halt.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Keeps `halt` unless an earlier hook stopped the run.
+    fn stop(&self, halt: HaltBy) {
+        let mut kept = self.halt.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.is_none() {
+            *kept = Some(halt);
+        }
+    }
+
+    /// The Notification of the dialog the approver is about to show.
+    async fn notify_dialog(&self, request: &ElicitationRequest) {
+        let notification_type = match request.mode {
+            ElicitationMode::Form { .. } => "elicitation_dialog",
+            ElicitationMode::Url { .. } => "elicitation_url_dialog",
+        };
+        let input = NotificationInput {
+            message: INPUT_NEEDED.to_owned(),
+            title: None,
+            notification_type: notification_type.to_owned(),
+        };
+        self.hooks.observe::<Notification>(&self.ctx, input).await;
     }
 
     fn warn(&self, text: String) {
@@ -60,8 +103,11 @@ impl RunElicitor {
         self.hooks.observer().on_event(&RunEvent::Warning { text: &text });
     }
 
-    /// Elicitation hooks, else the approver.
+    /// Elicitation hooks, else the approver; after a hook stopped the run, a decline.
     async fn first_answer(&self, request: &ElicitationRequest) -> First {
+        if let Some(halt) = self.halt() {
+            return First { answer: ElicitationAnswer::decline(), by: AnsweredBy::Hook(halt.hook_id), open: false };
+        }
         let (url, elicitation_id) = match &request.mode {
             ElicitationMode::Url { url, elicitation_id } => (Some(url.clone()), non_empty(elicitation_id)),
             ElicitationMode::Form { .. } => (None, None),
@@ -74,7 +120,13 @@ impl RunElicitor {
             elicitation_id,
             requested_schema: request.mode.schema().cloned(),
         };
-        match self.hooks.elicitation(&self.ctx, input).await.outcome {
+        let merged = self.hooks.elicitation(&self.ctx, input).await;
+        if let Some(halt) = merged.halt {
+            let by = AnsweredBy::Hook(halt.hook_id.clone());
+            self.stop(halt);
+            return First { answer: ElicitationAnswer::decline(), by, open: false };
+        }
+        match merged.outcome {
             ElicitationOutcome::Respond { action, content, hook_id } => {
                 match self.hook_answer(request, HookEventName::Elicitation, &hook_id, &action, content) {
                     Some(answer) => First { answer, by: AnsweredBy::Hook(hook_id), open: true },
@@ -85,7 +137,7 @@ impl RunElicitor {
                 self.warn(format!("{failure}; the elicitation of MCP server `{}` is declined", request.server));
                 First { answer: ElicitationAnswer::decline(), by: AnsweredBy::Hook(failure.hook_id), open: false }
             }
-            ElicitationOutcome::Proceed => match self.approver.elicit(request).await {
+            ElicitationOutcome::Proceed => match self.ask_user(request).await {
                 Some(answer) => {
                     let answer = self.user_answer(request, answer);
                     First { answer, by: AnsweredBy::User, open: true }
@@ -99,6 +151,14 @@ impl RunElicitor {
                 }
             },
         }
+    }
+
+    /// The approver, after the dialog's Notification when it asks someone.
+    async fn ask_user(&self, request: &ElicitationRequest) -> Option<ElicitationAnswer> {
+        if self.approver.asks_elicitations() {
+            self.notify_dialog(request).await;
+        }
+        self.approver.elicit(request).await
     }
 
     /// ElicitationResult hooks: the answer that stands, and the hook that replaced it.
@@ -118,7 +178,13 @@ impl RunElicitor {
             action: answer.action.as_str().to_owned(),
             content: answer.content.clone().map(Value::Object),
         };
-        match self.hooks.elicitation_result(&self.ctx, input).await.outcome {
+        let merged = self.hooks.elicitation_result(&self.ctx, input).await;
+        if let Some(halt) = merged.halt {
+            let hook_id = halt.hook_id.clone();
+            self.stop(halt);
+            return (ElicitationAnswer::decline(), Some(hook_id));
+        }
+        match merged.outcome {
             ElicitationOutcome::Proceed => (answer, None),
             ElicitationOutcome::Respond { action, content, hook_id } => {
                 let replaced = self.hook_answer(request, HookEventName::ElicitationResult, &hook_id, &action, content);
@@ -215,6 +281,9 @@ impl RunElicitor {
         }
         if let Some(id) = replaced_by {
             fields.insert("replaced_by".into(), Value::from(id));
+        }
+        if let Some(halt) = self.halt() {
+            fields.insert("stopped_by".into(), Value::from(halt.hook_id));
         }
         fields.insert("fields".into(), Value::from(sent.field_names()));
         self.trace.stage(StageName::Elicitation, Some(&self.tool_use_id), started, fields);

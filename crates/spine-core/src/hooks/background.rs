@@ -19,14 +19,22 @@
 //! - A [`BackgroundHooks`] belongs to one run (aborted when the run ends) or is shared by the
 //!   runs of an interactive session (it then outlives each run, and the session ends it with
 //!   [`BackgroundHooks::shutdown`]; [`BackgroundHooks::woken`] tells it that a wake arrived).
+//! - Background subagents (the runner's background `Agent` calls) go through the same queue
+//!   as wakers ([`BackgroundHooks::spawn_wake`]): a run about to end waits for them, what they
+//!   deliver ([`Delivered::Agent`]: a `<task-notification>` user message, with the subagent's
+//!   usage) reaches the next model request and wakes an idle interactive session, and
+//!   cancellation and [`BackgroundHooks::shutdown`] end them as they end hooks.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
+
+use std::collections::BTreeMap;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use spine_protocol::hook::{Action, HookEvent, HookOutput};
 use spine_protocol::message::Message;
+use spine_protocol::run::ModelUsage;
 use spine_protocol::trace::{HookTrace, TraceRecord};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
@@ -89,6 +97,21 @@ pub enum Delivered {
         /// [`Wake::message`].
         text: String,
     },
+    /// A background subagent ended: its notification for the model, a line for the user, and
+    /// its usage (added to the run that delivers it).
+    Agent {
+        /// Who it was: `<agent_type> <agent_id>`.
+        agent: String,
+        /// One line for the user (`Agent "<description>" finished`).
+        summary: String,
+        /// The `<task-notification>` the model reads as a user message.
+        text: String,
+        /// Its usage and cost, per model id.
+        usage: BTreeMap<String, ModelUsage>,
+        /// Whether it wakes the model: not when it was stopped (its run was canceled — the
+        /// notification then waits for the next request without starting one).
+        wakes: bool,
+    },
 }
 
 impl Delivered {
@@ -96,8 +119,14 @@ impl Delivered {
     pub fn into_message(self) -> Message {
         match self {
             Delivered::Context(message) => message,
-            Delivered::Wake { text, .. } => Message::user(text),
+            Delivered::Wake { text, .. } | Delivered::Agent { text, .. } => Message::user(text),
         }
+    }
+
+    /// Whether it wakes the model (a user message the model must answer): a hook's wake or a
+    /// background subagent's notification.
+    pub fn wakes(&self) -> bool {
+        matches!(self, Delivered::Wake { .. } | Delivered::Agent { wakes: true, .. })
     }
 }
 
@@ -139,9 +168,16 @@ impl BackgroundHooks {
         std::mem::take(&mut *lock(&self.inner.pending))
     }
 
-    /// Whether a wake waits for the next model request.
+    /// Whether a wake (a hook's, or a background subagent's notification) waits for the next
+    /// model request.
     pub fn has_wake(&self) -> bool {
-        lock(&self.inner.pending).iter().any(|d| matches!(d, Delivered::Wake { .. }))
+        lock(&self.inner.pending).iter().any(Delivered::wakes)
+    }
+
+    /// Whether a background subagent's notification that wakes the model waits for the next
+    /// model request.
+    pub fn has_agent_notice(&self) -> bool {
+        lock(&self.inner.pending).iter().any(|d| matches!(d, Delivered::Agent { wakes: true, .. }))
     }
 
     /// Resolves when a wake arrives (at once if one arrived since the last call returned).
@@ -178,6 +214,24 @@ impl BackgroundHooks {
     pub fn shutdown(&self) {
         lock(&self.inner.tasks).abort_all();
         lock(&self.inner.wakers).abort_all();
+    }
+
+    /// Runs `work` in the background as a waker (a background subagent): a run about to end
+    /// waits for it, and what it delivers is queued for the next model request and wakes an
+    /// idle session ([`BackgroundHooks::woken`]).
+    pub fn spawn_wake(&self, work: BoxFuture<'static, Delivered>) {
+        let inner = Arc::clone(&self.inner);
+        let task = async move {
+            let delivered = work.await;
+            let wakes = delivered.wakes();
+            lock(&inner.pending).push(delivered);
+            if wakes {
+                inner.woke.notify_one();
+            }
+        };
+        let mut set = lock(&self.inner.wakers);
+        while set.try_join_next().is_some() {}
+        set.spawn(task);
     }
 
     /// Runs `answer` in the background and delivers it when it ends (see the module contract).
@@ -257,6 +311,28 @@ mod tests {
         let entries = trace.entries();
         assert!(matches!(&entries[0].record, TraceRecord::Hook(h) if h.decision == "wake" && h.applied));
         assert!(!bg.has_wake(), "taken once");
+    }
+
+    #[tokio::test]
+    async fn a_background_agents_notice_is_waited_for_and_delivered_as_a_wake() {
+        let bg = BackgroundHooks::new();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        bg.spawn_wake(Box::pin(async move {
+            let _ = released.await;
+            Delivered::Agent {
+                agent: "worker a1".into(),
+                summary: "Agent \"x\" finished".into(),
+                text: "<task-notification>…</task-notification>".into(),
+                usage: BTreeMap::new(),
+                wakes: true,
+            }
+        }));
+        assert!(bg.wakers_running() && !bg.has_wake(), "running, nothing delivered yet");
+        let _ = release.send(());
+        bg.settle_wakes(&CancellationToken::new()).await;
+        assert!(bg.has_wake() && bg.has_agent_notice());
+        let delivered = bg.take();
+        assert_eq!(delivered[0].clone().into_message(), Message::user("<task-notification>…</task-notification>"));
     }
 
     #[tokio::test]

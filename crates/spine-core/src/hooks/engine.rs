@@ -118,6 +118,12 @@ impl HookRuntime {
         self.observer.as_ref()
     }
 
+    /// The background work of this run (or of its session): where background subagents go
+    /// too ([`BackgroundHooks::spawn_wake`]).
+    pub fn background(&self) -> &BackgroundHooks {
+        &self.background
+    }
+
     /// Takes what background hooks delivered since the last call (contexts and wakes).
     pub fn take_background(&self) -> Vec<Delivered> {
         self.background.take()

@@ -50,6 +50,13 @@ pub trait Approver: Send + Sync {
         let _ = request;
         None
     }
+
+    /// Whether [`Approver::elicit`] asks a person (a terminal can answer): the run then fires
+    /// a Notification (`elicitation_dialog`) just before it. `false` by default, as `elicit`
+    /// answers `None`.
+    fn asks_elicitations(&self) -> bool {
+        false
+    }
 }
 
 /// The approver of non-interactive runs: every `ask` becomes a deny.

@@ -86,6 +86,9 @@ pub struct AgentConfig {
     /// Where permission updates of PermissionRequest hooks whose destination is a settings
     /// file are saved (default: none: they hold for the session only).
     pub permission_store: Option<Arc<dyn PermissionStore>>,
+    /// The tools of this agent's own servers (a subagent's inline `mcpServers`): visible to
+    /// it, never to the subagents it starts (default: none).
+    pub own_tools: Vec<String>,
 }
 
 impl AgentConfig {
@@ -111,6 +114,7 @@ impl AgentConfig {
             subagents: None,
             effort: None,
             permission_store: None,
+            own_tools: Vec::new(),
         }
     }
 }

@@ -8,7 +8,9 @@
 //!    that takes its place ([`super::delegate`]);
 //! 5. `project_tool_result` → PostToolUse, or PostToolUseFailure, in [`super::post`];
 //!
-//! and one combined decision record. A call of a tool's former name (`Task`) goes down this path
+//! and one combined decision record. An Elicitation or ElicitationResult hook that answered
+//! `continue: false` while the tool ran ([`RunElicitor::halt`]) ends the run after the call,
+//! unless its PostToolUse hooks already ended it. A call of a tool's former name (`Task`) goes down this path
 //! as a call of its current name (`Agent`, [`crate::tool_names`]): hooks, rules, the trace and
 //! the result name the tool as it is offered. Each step either hands the call on or settles it: every
 //! branch returns exactly one result for the call (or, for a deferral, leaves the call pending
@@ -27,6 +29,7 @@ use spine_protocol::trace::{DecisionOutcome, HookSaid, ToolDecisionRecord, Trace
 use super::round::RoundEnd;
 use super::{Run, error_result};
 use crate::elicitation::RunElicitor;
+use crate::hooks::engine::HaltBy;
 use crate::hooks::events::PreToolUseOutcome;
 use crate::registry::PreparedCall;
 use crate::stages::execute::{Executed, Execution, execute};
@@ -93,17 +96,17 @@ impl Run<'_> {
         let args = self.permit(call, &prepared, proposal, batch, ledger).await?;
         self.not_canceled(call, ledger)?;
         let tool = Arc::clone(self.agent.tools.tool(prepared.handle));
-        let execution = match self.is_delegation(call) {
+        let (execution, halt) = match self.is_delegation(call) {
             true => {
                 if let Some(reports) = &self.reports {
                     reports.tool_reviewed(&call.id, &call.name, &Value::Object((*args).clone()));
                 }
-                self.delegate(call, &args).await
+                (self.delegate(call, &args).await, None)
             }
             false => self.execute_call(&tool, call, &args).await,
         };
         let duration_ms = execution.duration_ms();
-        Ok(match execution.executed {
+        let mut outcome = match execution.executed {
             Executed::Completed(response) => {
                 self.tool_succeeded(tool.as_ref(), call, &args, response, duration_ms, ledger).await
             }
@@ -112,7 +115,11 @@ impl Run<'_> {
                 let error = ToolError::new(ErrorCode::Canceled, "the run was canceled while the tool ran");
                 self.settle_with_error(ledger, call, error, DecisionOutcome::Canceled).ending(RoundEnd::Canceled)
             }
-        })
+        };
+        if let (Some(halt), None) = (halt, &outcome.end) {
+            outcome.end = Some(RoundEnd::Halted { stop_reason: halt.stop_reason });
+        }
+        Ok(outcome)
     }
 
     /// `call` under the name its tool is registered with, when the model used a former one.
@@ -182,11 +189,19 @@ impl Run<'_> {
         Err(self.settle_with_error(ledger, call, error, DecisionOutcome::Canceled).ending(RoundEnd::Canceled).into())
     }
 
-    /// The `execute` stage with this run's tool context; `tool_reviewed` goes out first.
-    async fn execute_call(&self, tool: &Arc<dyn Tool>, call: &ToolCall, args: &Args) -> Execution {
+    /// The `execute` stage with this run's tool context; `tool_reviewed` goes out first. With
+    /// the execution, the elicitation hook that stopped the run while the tool ran, if any.
+    async fn execute_call(&self, tool: &Arc<dyn Tool>, call: &ToolCall, args: &Args) -> (Execution, Option<HaltBy>) {
         if let Some(reports) = &self.reports {
             reports.tool_reviewed(&call.id, &call.name, &Value::Object((**args).clone()));
         }
+        let elicitor = Arc::new(RunElicitor::new(
+            Arc::clone(&self.hooks),
+            self.hook_ctx.clone(),
+            Arc::clone(&self.agent.approver),
+            self.trace.clone(),
+            call.id.clone(),
+        ));
         let ctx = ToolContext {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -198,15 +213,10 @@ impl Run<'_> {
             env_file: self.hook_ctx.session.env_file.clone(),
             progress: self.progress.clone(),
             url_gate: super::permit::url_gate(&self.agent.policy, &call.name, tool.effect()),
-            elicitor: Some(Arc::new(RunElicitor::new(
-                Arc::clone(&self.hooks),
-                self.hook_ctx.clone(),
-                Arc::clone(&self.agent.approver),
-                self.trace.clone(),
-                call.id.clone(),
-            ))),
+            elicitor: Some(Arc::clone(&elicitor) as Arc<dyn crate::elicitation::Elicitor>),
         };
-        execute(tool, args, &ctx, &self.cancel, &self.trace).await
+        let execution = execute(tool, args, &ctx, &self.cancel, &self.trace).await;
+        (execution, elicitor.halt())
     }
 
     /// Answers a call with an error: records the decision as `outcome`, reports the failed

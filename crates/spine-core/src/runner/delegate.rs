@@ -8,20 +8,24 @@
 //!    `effort` when the model takes one — else a warning), turn limit, preloaded `skills` and
 //!    (stricter) mode — a wider one is ignored with a warning; the subagent profile (no
 //!    operator layers); its visible tools within the parent's, narrowed by the definition's
-//!    `tools` (the tools of its `mcpServers` added) and `disallowedTools`, `Agent` only when
-//!    the definition lists it and the depth allows;
+//!    `tools` (the tools of its `mcpServers` added) and `disallowedTools`, never the parent's
+//!    own servers' tools, `Agent` only when the definition lists it and the depth allows;
 //! 3. the child run: its own transcript (`<session>/subagents/agent-<id>.jsonl`, sidechain
 //!    lines), a cancel token that is a child of the parent's, a trace nested under this call;
-//! 4. its final answer is the call's response (Claude Code's `Agent` response shape); its usage
+//! 4. when it starts, the definition's own servers (inline `mcpServers`) start and their tools
+//!    join its registry only (a server that fails is a warning); they stop when it ends;
+//! 5. its final answer is the call's response (Claude Code's `Agent` response shape); its usage
 //!    is added to the parent's; a parent with a report collector (a worker assignment) reports
 //!    the child's start and end as `subagent` progress.
+//!
+//! A background call (`run_in_background: true`, or a definition's `background: true`) prepares
+//! the same child and hands it to `runner/background.rs`, which answers at once.
 
-use std::future::Future;
-use std::path::PathBuf;
-use std::pin::Pin;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use spine_protocol::message::Message;
 use spine_protocol::report::SubagentProgress;
@@ -33,17 +37,19 @@ use super::request::{RunOutcome, RunRequest, SubagentRun};
 use super::{Agent, Run};
 use crate::fields;
 use crate::hooks::HookRegistry;
-use crate::observer::{NullObserver, RunEvent};
+use crate::observer::{NullObserver, RunEvent, RunObserver};
+use crate::reports::ReportCollector;
 use crate::session::Transcript;
 use crate::stages::execute::{Executed, Execution};
 use crate::stages::prepare_turn::AgentProfile;
 use crate::stages::review_tool_call::Visibility;
 use crate::subagents::{
-    AGENT_TOOL, AgentIdentity, GENERAL_PURPOSE, GENERAL_PURPOSE_PROMPT, OneAtATime, SubagentDefinition, Subagents,
-    narrower_mode,
+    AGENT_TOOL, AgentIdentity, GENERAL_PURPOSE, GENERAL_PURPOSE_PROMPT, OneAtATime, SubagentDefinition,
+    SubagentServers, Subagents, narrower_mode,
 };
 use crate::tool::Args;
 use crate::tool_names::same_tool;
+use crate::trace::Trace;
 
 impl Run<'_> {
     /// Whether `call` is a delegation this run performs itself: a call of the `Agent` tool,
@@ -60,37 +66,43 @@ impl Run<'_> {
     }
 
     /// Runs a permitted `Agent` call as a child run (see the module documentation), recorded as
-    /// its `execute` stage.
+    /// its `execute` stage; a background call answers as soon as the child is launched.
     pub(super) async fn delegate(&self, call: &ToolCall, args: &Args) -> Execution {
         let started = Instant::now();
-        let executed = self.child_run(call, args).await;
+        let executed = match self.prepare_child(call, args) {
+            Err(error) => Executed::Failed(error),
+            Ok(child) if child.background => self.launch(child),
+            Ok(child) => self.run_child(child).await,
+        };
         let ok = matches!(executed, Executed::Completed(_));
         self.trace.stage(StageName::Execute, Some(&call.id), started, fields! { "tool_name" => call.name, "ok" => ok });
         Execution { executed, duration: started.elapsed() }
     }
 
-    async fn child_run(&self, call: &ToolCall, args: &Args) -> Executed {
+    /// The child of `call`: its definition, agent and run request (see the module
+    /// documentation); an unknown type or a depth over the limit is the call's error.
+    fn prepare_child(&self, call: &ToolCall, args: &Args) -> Result<Child, ToolError> {
         let Some(subagents) = self.agent.config.subagents.as_deref() else {
-            return Executed::Failed(ToolError::new(ErrorCode::ToolNotAllowed, "this agent has no subagents"));
+            return Err(ToolError::new(ErrorCode::ToolNotAllowed, "this agent has no subagents"));
         };
         let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
         // Filled in by `AgentTool::normalize`; a call prepared elsewhere may lack it.
         let agent_type = args.get("subagent_type").and_then(Value::as_str).unwrap_or(GENERAL_PURPOSE).to_owned();
         let Some(definition) = subagents.find(&agent_type) else {
-            return Executed::Failed(ToolError::new(
+            return Err(ToolError::new(
                 ErrorCode::InvalidArguments,
                 format!("unknown subagent_type `{agent_type}`; the known agent types are: {}", subagents.known()),
             ));
         };
         let depth = self.depth() + 1;
         if depth > subagents.max_depth {
-            return Executed::Failed(ToolError::new(
+            return Err(ToolError::new(
                 ErrorCode::ToolNotAllowed,
                 format!("subagents may nest {} deep at most (subagents.max_depth)", subagents.max_depth),
             ));
         }
         let identity = Arc::new(AgentIdentity::new(&definition.name));
-        let child = self.child_agent(definition, subagents, depth);
+        let agent = self.child_agent(definition, subagents, depth);
         let session_transcript = match &self.subagent {
             Some(parent) => parent.session_transcript.clone(),
             None => self.transcript.path().to_path_buf(),
@@ -118,36 +130,45 @@ impl Run<'_> {
                 parent_tool_use_id: call.id.clone(),
                 session_transcript,
             }));
-        self.report_child(call, &identity, "started", Some(text("description")), None);
+        let asked = args.get("run_in_background").and_then(Value::as_bool) == Some(true);
+        Ok(Child {
+            start: ChildStart {
+                agent,
+                request,
+                servers: definition.servers.clone(),
+                disallowed: definition.disallowed_tools.clone(),
+                source: definition.source.clone(),
+                warn: Warn { trace: self.trace.clone(), observer: Arc::clone(&self.observer) },
+            },
+            about: ChildAbout {
+                identity,
+                call_id: call.id.clone(),
+                description: text("description"),
+                prompt: text("prompt"),
+                path,
+                reports: self.reports.clone(),
+            },
+            background: (asked || definition.background) && self.may_background,
+        })
+    }
+
+    /// A foreground child: runs it and answers the call with its answer.
+    async fn run_child(&self, child: Child) -> Executed {
+        let Child { start, about, .. } = child;
+        about.report("started", Some(about.description.clone()), None);
         let started = Instant::now();
-        let outcome = run_boxed(&child, request).await;
+        let outcome = start.run().await;
         self.add_delegated_usage(&outcome.model_usage);
-        let event = match outcome.subtype {
-            RunSubtype::Success => "completed",
-            RunSubtype::Canceled => "canceled",
-            RunSubtype::ErrorMaxTurns
-            | RunSubtype::ErrorDuringExecution
-            | RunSubtype::Blocked
-            | RunSubtype::Deferred => "failed",
-        };
-        self.report_child(call, &identity, event, None, Some(outcome.result.clone()));
+        about.report(progress_event(outcome.subtype), None, Some(outcome.result.clone()));
         match outcome.subtype {
-            RunSubtype::Success => {
-                Executed::Completed(agent_response(&identity, &outcome, started, &path, &text("prompt")))
-            }
+            RunSubtype::Success => Executed::Completed(agent_response(&about, &outcome, started)),
             RunSubtype::Canceled => Executed::Canceled,
             RunSubtype::ErrorMaxTurns
             | RunSubtype::ErrorDuringExecution
             | RunSubtype::Blocked
-            | RunSubtype::Deferred => Executed::Failed(ToolError::new(
-                ErrorCode::RuntimeError,
-                format!(
-                    "the {} subagent ended without an answer ({}): {}",
-                    identity.agent_type,
-                    json!(outcome.subtype).as_str().unwrap_or_default(),
-                    outcome.result
-                ),
-            )),
+            | RunSubtype::Deferred => {
+                Executed::Failed(ToolError::new(ErrorCode::RuntimeError, without_answer(&about.identity, &outcome)))
+            }
         }
     }
 
@@ -174,6 +195,7 @@ impl Run<'_> {
             .tools
             .names()
             .filter(|n| self.visibility.allows(n) && definition.allows_tool(n))
+            .filter(|n| !parent.config.own_tools.iter().any(|own| own == n))
             .map(str::to_owned)
             .collect();
         if !(definition.may_delegate() && depth < subagents.max_depth) {
@@ -195,6 +217,7 @@ impl Run<'_> {
         config.turn.preloaded_skills = definition.skills.clone();
         config.effort = effort;
         config.operator_state = None;
+        config.own_tools = Vec::new();
         // A deferral would end the child alone; it asks instead.
         config.allow_defer = false;
         let parent_mode = parent.policy.mode();
@@ -224,13 +247,12 @@ impl Run<'_> {
 
     /// A warning about a subagent being started, in the trace and to the observer.
     fn warn_child(&self, text: String) {
-        self.trace.warn(text.clone(), None);
-        self.observer.on_event(&RunEvent::Warning { text: &text });
+        Warn { trace: self.trace.clone(), observer: Arc::clone(&self.observer) }.say(text);
     }
 
     /// The child's transcript at `path`: a sidechain file when this run records one (a failure
     /// to open it is a warning, the child runs without), else none.
-    fn child_transcript(&self, path: &std::path::Path, agent_id: &str) -> Transcript {
+    fn child_transcript(&self, path: &Path, agent_id: &str) -> Transcript {
         if !self.transcript.is_recording() {
             return Transcript::discard(path);
         }
@@ -240,29 +262,8 @@ impl Run<'_> {
         })
     }
 
-    /// A `subagent` progress report, when this run reports (a worker assignment).
-    fn report_child(
-        &self,
-        call: &ToolCall,
-        identity: &AgentIdentity,
-        event: &str,
-        description: Option<String>,
-        result: Option<String>,
-    ) {
-        if let Some(reports) = &self.reports {
-            reports.subagent(SubagentProgress {
-                event: event.to_owned(),
-                call_id: call.id.clone(),
-                agent_id: identity.agent_id.clone(),
-                agent_type: identity.agent_type.clone(),
-                description,
-                result,
-            });
-        }
-    }
-
     /// Adds a child's usage to what this run reports.
-    fn add_delegated_usage(&self, usage: &std::collections::BTreeMap<String, ModelUsage>) {
+    pub(super) fn add_delegated_usage(&self, usage: &std::collections::BTreeMap<String, ModelUsage>) {
         let mut delegated = match self.delegated_usage.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
@@ -273,10 +274,132 @@ impl Run<'_> {
     }
 }
 
-/// A run behind a box: a child run is a run inside a run, so its future cannot be part of the
-/// parent's by value.
-fn run_boxed<'a>(agent: &'a Agent, request: RunRequest) -> Pin<Box<dyn Future<Output = RunOutcome> + Send + 'a>> {
-    Box::pin(agent.run(request))
+/// A prepared child: what runs, what is known of it, and whether it runs in the background.
+pub(super) struct Child {
+    pub(super) start: ChildStart,
+    pub(super) about: ChildAbout,
+    pub(super) background: bool,
+}
+
+/// What runs: the child's agent (the parent's tools) and request, and its definition's own
+/// servers, started when it runs. Owns everything, so a background child outlives the call.
+pub(super) struct ChildStart {
+    agent: Agent,
+    request: RunRequest,
+    servers: Option<Arc<dyn SubagentServers>>,
+    disallowed: Vec<String>,
+    source: PathBuf,
+    warn: Warn,
+}
+
+/// What is known of a child: who it is, the call that started it, where its transcript is.
+pub(super) struct ChildAbout {
+    pub(super) identity: Arc<AgentIdentity>,
+    pub(super) call_id: String,
+    pub(super) description: String,
+    pub(super) prompt: String,
+    pub(super) path: PathBuf,
+    reports: Option<Arc<ReportCollector>>,
+}
+
+/// Where warnings about a child go: the parent's trace and observer.
+#[derive(Clone)]
+struct Warn {
+    trace: Trace,
+    observer: Arc<dyn RunObserver>,
+}
+
+impl Warn {
+    fn say(&self, text: String) {
+        self.trace.warn(text.clone(), None);
+        self.observer.on_event(&RunEvent::Warning { text: &text });
+    }
+}
+
+impl ChildStart {
+    /// Starts the definition's own servers (their tools join the child's registry only), runs
+    /// the child, stops them (also when it failed or was canceled). Boxed: a child run is a run inside a run, so its future cannot be
+    /// part of the parent's by value.
+    pub(super) fn run(self) -> BoxFuture<'static, RunOutcome> {
+        Box::pin(async move {
+            let ChildStart { mut agent, request, servers, disallowed, source, warn } = self;
+            let Some(servers) = servers else { return agent.run(request).await };
+            // Canceled while its servers start: it ends at once, without them.
+            let cancel = request.cancel.clone();
+            let started = tokio::select! {
+                started = servers.start() => started,
+                () = cancel.cancelled() => return agent.run(request).await,
+            };
+            for warning in started.warnings {
+                warn.say(format!("agent definition {}: {warning}", source.display()));
+            }
+            let mut own = Vec::new();
+            for tool in started.tools {
+                let name = tool.spec().name;
+                if agent.tools.lookup(&name).is_some() {
+                    warn.say(format!(
+                        "agent definition {}: `mcpServers`: tool {name} skipped: the session has a tool of that name",
+                        source.display()
+                    ));
+                } else if !disallowed.iter().any(|d| same_tool(d, &name)) {
+                    own.push(tool);
+                }
+            }
+            let names: Vec<String> = own.iter().map(|t| t.spec().name).collect();
+            match agent.tools.extended(own) {
+                Ok(registry) => {
+                    agent.tools = Arc::new(registry);
+                    // A child's visibility is always a list (`child_agent`): its own tools join it.
+                    if let Visibility::Only(visible) = &mut agent.config.visibility {
+                        visible.extend(names.iter().cloned());
+                    }
+                    agent.config.turn.allowed_tool_names.extend(names.iter().cloned());
+                    agent.config.own_tools = names;
+                }
+                Err(e) => warn.say(format!("agent definition {}: `mcpServers` tools not added: {e}", source.display())),
+            }
+            let outcome = agent.run(request).await;
+            started.running.stop().await;
+            outcome
+        })
+    }
+}
+
+impl ChildAbout {
+    /// A `subagent` progress report, when the parent reports (a worker assignment).
+    pub(super) fn report(&self, event: &str, description: Option<String>, result: Option<String>) {
+        if let Some(reports) = &self.reports {
+            reports.subagent(SubagentProgress {
+                event: event.to_owned(),
+                call_id: self.call_id.clone(),
+                agent_id: self.identity.agent_id.clone(),
+                agent_type: self.identity.agent_type.clone(),
+                description,
+                result,
+            });
+        }
+    }
+}
+
+/// The progress event of a child's end.
+pub(super) fn progress_event(subtype: RunSubtype) -> &'static str {
+    match subtype {
+        RunSubtype::Success => "completed",
+        RunSubtype::Canceled => "canceled",
+        RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked | RunSubtype::Deferred => {
+            "failed"
+        }
+    }
+}
+
+/// Why a child that did not answer failed.
+pub(super) fn without_answer(identity: &AgentIdentity, outcome: &RunOutcome) -> String {
+    format!(
+        "the {} subagent ended without an answer ({}): {}",
+        identity.agent_type,
+        json!(outcome.subtype).as_str().unwrap_or_default(),
+        outcome.result
+    )
 }
 
 /// `<session>/subagents/agent-<id>.jsonl` beside the session's transcript `<session>.jsonl`.
@@ -284,27 +407,34 @@ pub fn subagent_transcript_path(session_transcript: &std::path::Path, agent_id: 
     session_transcript.with_extension("").join("subagents").join(format!("agent-{agent_id}.jsonl"))
 }
 
+/// The tool calls a child made.
+pub(super) fn tool_uses(outcome: &RunOutcome) -> usize {
+    outcome.messages.iter().filter(|m| matches!(m, Message::Tool(_))).count()
+}
+
+/// A child's input plus output tokens, when usage was reported.
+pub(super) fn tokens(outcome: &RunOutcome) -> Option<u64> {
+    outcome.usage.map(|u| u.input_tokens + u.output_tokens)
+}
+
+/// Milliseconds since `started`.
+pub(super) fn millis_since(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// The call's response, in Claude Code's `Agent` shape.
-fn agent_response(
-    identity: &AgentIdentity,
-    outcome: &RunOutcome,
-    started: Instant,
-    path: &std::path::Path,
-    prompt: &str,
-) -> Value {
-    let tool_uses = outcome.messages.iter().filter(|m| matches!(m, Message::Tool(_))).count();
-    let tokens = outcome.usage.map(|u| u.input_tokens + u.output_tokens);
+fn agent_response(about: &ChildAbout, outcome: &RunOutcome, started: Instant) -> Value {
     json!({
         "status": "completed",
-        "agentId": identity.agent_id,
-        "agentType": identity.agent_type,
+        "agentId": about.identity.agent_id,
+        "agentType": about.identity.agent_type,
         "content": [{"type": "text", "text": outcome.result}],
-        "totalDurationMs": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        "totalTokens": tokens,
-        "totalToolUseCount": tool_uses,
+        "totalDurationMs": millis_since(started),
+        "totalTokens": tokens(outcome),
+        "totalToolUseCount": tool_uses(outcome),
         "usage": outcome.usage,
         "totalCostUsd": outcome.total_cost_usd,
-        "agentTranscriptPath": path,
-        "prompt": prompt,
+        "agentTranscriptPath": about.path,
+        "prompt": about.prompt,
     })
 }

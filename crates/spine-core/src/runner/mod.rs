@@ -8,6 +8,7 @@
 //! - `turn`: one model request — `prepare_request` → `compact_context` (with the compaction
 //!   hooks) → pairing check → the model;
 //! - `call`, `permit`, `post`: the path of one tool call; `delegate`: an `Agent` call's child run;
+//!   `background`: a background `Agent` call (the child runs on, its notification comes later);
 //!   `watch`: CwdChanged after a call, FileChanged and ConfigChange at the safe points;
 //!   `path_rules`: the conditional rule files a call brings in;
 //! - `prelude`: Setup and UserPromptExpansion, before the prompt;
@@ -19,6 +20,7 @@
 //! one result, checked before every model request.
 
 pub mod agent;
+mod background;
 mod batch;
 mod call;
 mod delegate;
@@ -116,6 +118,9 @@ struct Run<'a> {
     watch: Arc<crate::watch::SessionWatch>,
     /// Whether the shell's directory is kept between calls (not for a single call).
     keeps_shell: bool,
+    /// Whether an `Agent` call may run in the background (not for a single call: no later
+    /// request would read its notification).
+    may_background: bool,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -187,6 +192,7 @@ impl<'a> Run<'a> {
             carried: Vec::new(),
             watch: Arc::new(crate::watch::SessionWatch::new(agent.config.cwd.clone())),
             keeps_shell: true,
+            may_background: true,
         }
     }
 

@@ -3,11 +3,12 @@
 //! `max_forced_continuations` in a row). Cancellation is checked between steps and wins over
 //! whatever a hook interrupted by it answered.
 //!
-//! Before each model request, what background hooks delivered is appended (contexts; an
-//! `asyncRewake` hook's wake as a user message). When Stop allows the end, the run first waits
-//! for its `asyncRewake` hooks still running: a wake sends the loop on (`stop_hook_active` is
-//! then true, as after a forced continuation; a wake does not count toward
-//! `max_forced_continuations`, `max_turns` still bounds the run).
+//! Before each model request, what background work delivered is appended (contexts; an
+//! `asyncRewake` hook's wake and a background subagent's `<task-notification>` as user
+//! messages, the subagent's usage added to the run's). When Stop allows the end, the run first
+//! waits for its `asyncRewake` hooks and background subagents still running: a wake sends the
+//! loop on (`stop_hook_active` is then true, as after a forced continuation; a wake does not
+//! count toward `max_forced_continuations`, `max_turns` still bounds the run).
 //!
 //! A subagent's run fires SubagentStart in place of SessionStart and UserPromptSubmit, and
 //! SubagentStop in place of Stop (same answers, same bound). In a tool round, consecutive
@@ -259,19 +260,27 @@ impl Run<'_> {
         }
     }
 
-    /// What background hooks delivered, appended before the next model request; a wake's
-    /// summary is shown to the user.
+    /// What background work delivered, appended before the next model request; a wake's and
+    /// a background subagent's summary is shown to the user, the subagent's usage is the run's.
     fn push_background(&mut self) {
         for delivered in self.hooks.take_background() {
-            if let Delivered::Wake { hook_id, summary, .. } = &delivered {
-                self.observer.on_event(&RunEvent::SystemMessage { hook_id, text: summary });
+            match &delivered {
+                Delivered::Wake { hook_id, summary, .. } => {
+                    self.observer.on_event(&RunEvent::SystemMessage { hook_id, text: summary });
+                }
+                Delivered::Agent { agent, summary, usage, .. } => {
+                    self.observer.on_event(&RunEvent::SystemMessage { hook_id: agent, text: summary });
+                    self.add_delegated_usage(usage);
+                }
+                Delivered::Context(_) => {}
             }
             self.push(delivered.into_message());
         }
     }
 
-    /// The run is about to end: its `asyncRewake` hooks still running are waited for (each
-    /// bounded by its time limit). `Some(true)`: a wake arrived, the loop goes on;
+    /// The run is about to end: its `asyncRewake` hooks and background subagents still running
+    /// are waited for (each bounded by its time limit, or by cancellation). `Some(true)`: a wake
+    /// arrived, the loop goes on;
     /// `Some(false)`: the run was canceled meanwhile; `None`: it ends.
     async fn woken_at_end(&self) -> Option<bool> {
         let woken = self.hooks.settle_wakes(&self.cancel).await;

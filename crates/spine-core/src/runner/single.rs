@@ -103,8 +103,10 @@ impl Agent {
         );
         // A single call may not defer: there is no run for a deferral to end.
         run.allow_defer = false;
-        // Nothing outlives one call: the shell's directory is not kept.
+        // Nothing outlives one call: the shell's directory is not kept, and an `Agent` call
+        // runs in the foreground.
         run.keeps_shell = false;
+        run.may_background = false;
         let outcome = run.process_call(&request.call, 1).await;
         run.hooks.shutdown();
         let result = outcome.result.unwrap_or_else(|| {

@@ -127,7 +127,7 @@ async fn a_call_without_subagent_type_runs_general_purpose() {
     let mut general = SubagentDefinition::general_purpose();
     general.model = Some(child);
     let h = harness(vec![general]);
-    let args = json!({"description": "d", "prompt": "p", "run_in_background": true, "isolation": "worktree"});
+    let args = json!({"description": "d", "prompt": "p", "model": "haiku", "isolation": "worktree"});
     let (outcome, _parent, _log) = h.run("go", vec![calls(&[("t1", AGENT_TOOL, args)]), text("done")]).await;
     let r = results(&outcome.messages);
     assert_eq!((r[0].content.as_str(), r[0].error_code), ("general answer", None), "ignored fields are no error");

@@ -8,6 +8,7 @@
 mod support;
 
 mod agent_tool;
+mod background_agents;
 mod cancellation;
 mod engine;
 mod memory;

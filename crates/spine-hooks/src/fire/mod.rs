@@ -1,8 +1,10 @@
-//! `spine hooks test`: fire one event against the configured hooks, without a model.
+//! `spine hooks test`: fire one event against the configured hooks, without a session.
 //!
 //! Contract of [`fire`]:
 //! - The hooks are built as for a run, except that `async` hooks run in the foreground (so
 //!   their answers can be shown), and each call's raw answer is recorded ([`crate::record`]).
+//!   Prompt hooks ask [`FireRequest::models`] and agent hooks run the verifiers of
+//!   [`FireRequest::agents`], as in a run; without them such a hook fails when it fires.
 //! - The event's input is built from defaults overlaid with the caller's fields (`--input`,
 //!   e.g. `{"tool_input": {...}}`); a field the event does not have is an error.
 //! - Tool events go through the real tool registry: the call is prepared (tool known, schema
@@ -40,6 +42,7 @@ use spine_protocol::with_hook_event;
 use thiserror::Error;
 
 use self::events::Fire;
+use crate::agent_hook::HookAgents;
 use crate::build::{BuildError, BuildOptions, register};
 use crate::config::HookConfig;
 use crate::mcp_tool::HookTools;
@@ -61,6 +64,9 @@ pub struct FireRequest {
     pub transcript: TranscriptFile,
     /// The models of prompt hooks (without them, a prompt hook fails when it fires).
     pub models: Option<Arc<dyn crate::prompt::HookModels>>,
+    /// The verifiers of agent hooks, as a run builds them (without them, an agent hook fails
+    /// when it fires).
+    pub agents: Option<Arc<dyn HookAgents>>,
 }
 
 /// The transcript the hooks read at `transcript_path`.
@@ -118,8 +124,7 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
         tools: Workspace::new(&request.session.project_dir)
             .ok()
             .map(|ws| HookTools { registry: Arc::clone(&request.tools), workspace: Arc::new(ws) }),
-        // A verifier runs a whole agent; `spine hooks test` fires one event without one.
-        agents: None,
+        agents: request.agents.clone(),
     };
     register(config, &mut builder, &options)?;
     let trace = Trace::default();

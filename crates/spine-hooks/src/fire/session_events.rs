@@ -105,13 +105,17 @@ fn watch_json(merged: &Merged<WatchOutcome>) -> Value {
     with(decision, &[], merged.halt.as_ref())
 }
 
+/// A hook's `continue: false` declines, whatever was answered (as in a run).
 fn elicitation_json(merged: &Merged<ElicitationOutcome>) -> Value {
-    let decision = match &merged.outcome {
-        ElicitationOutcome::Proceed => json!({"decision": "proceed"}),
-        ElicitationOutcome::Respond { action, content, hook_id } => {
+    let decision = match (&merged.halt, &merged.outcome) {
+        (Some(halt), _) => json!({"decision": "decline", "hook_id": halt.hook_id}),
+        (None, ElicitationOutcome::Proceed) => json!({"decision": "proceed"}),
+        (None, ElicitationOutcome::Respond { action, content, hook_id }) => {
             json!({"decision": action, "content": content, "hook_id": hook_id})
         }
-        ElicitationOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),
+        (None, ElicitationOutcome::Failed(f)) => {
+            json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()})
+        }
     };
     with(decision, &[], merged.halt.as_ref())
 }

@@ -208,6 +208,7 @@ async fn fire_pre_tool_use(p: &Project, handler: Value) -> spine_hooks::fire::Fi
         tools: Arc::new(tools.build().expect("tools")),
         transcript: TranscriptFile::Existing,
         models: None,
+        agents: None,
     };
     fire(&config, request).await.expect("fired")
 }

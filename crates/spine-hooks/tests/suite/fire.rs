@@ -149,6 +149,13 @@ fn cases() -> Vec<(&'static str, HookEventName, Vec<Value>, Option<Value>)> {
         ("stop_halt", Stop, vec![halt()], None),
         ("session_end", SessionEnd, vec![command("true")], None),
         ("notification", Notification, vec![command("true")], None),
+        (
+            "elicitation_halt_declines",
+            Elicitation,
+            vec![answers(json!({"continue": false, "stopReason": "enough",
+                "hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept", "content": {}}}))],
+            None,
+        ),
     ]
 }
 
@@ -181,6 +188,7 @@ async fn hooks_test_prints_the_same_merged_decision_for_every_event_and_outcome(
             tools: Arc::clone(&tools),
             transcript: TranscriptFile::Existing,
             models: None,
+            agents: None,
         };
         let report = fire(&config, request).await.expect("fired");
         got.insert(name.to_owned(), json!({"merged": report.merged, "warnings": report.warnings}));

@@ -116,6 +116,7 @@ async fn compaction_and_notification_inputs_have_their_own_fields() {
             tools: Arc::clone(&tools),
             transcript: TranscriptFile::Existing,
             models: None,
+            agents: None,
         };
         fire(&config, request).await.expect("fired");
         let lines = json_lines(std::path::Path::new(&log));

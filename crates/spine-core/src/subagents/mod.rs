@@ -32,14 +32,24 @@
 //!   the child is shallower than [`Subagents::max_depth`] (no grandchild otherwise);
 //! - a call without `subagent_type` starts `general-purpose` (the argument is filled in before
 //!   hooks and rules see the call, so `Agent(general-purpose)` rules hold for it);
-//! - the optional arguments spine cannot apply (`model`, `effort`, `run_in_background`, `name`,
-//!   `team_name`, `mode`, `isolation`) are accepted and ignored: the child runs in the
-//!   foreground with its definition's model, in the parent's workspace;
+//! - `run_in_background: true`, or a definition's `background: true`, runs the child in the
+//!   background: the call answers at once ([`background::launched_response`]) and the child's
+//!   end reaches the parent as a `<task-notification>` user message before its next model
+//!   request ([`background::notification`]; the runner's `runner/background.rs`);
+//! - a definition's own servers ([`SubagentDefinition::servers`], inline `mcpServers`) start
+//!   with each of its subagents and stop when it ends; their tools are that subagent's only
+//!   ([`servers`]);
+//! - the optional arguments spine cannot apply (`model`, `effort`, `name`, `team_name`, `mode`,
+//!   `isolation`) are accepted and ignored: the child runs with its definition's model, in the
+//!   parent's workspace;
 //! - a definition's `permissionMode` applies only when it is at least as strict as the parent's
 //!   ([`narrower_mode`]);
 //! - the `Agent` calls of one model turn run concurrently, at most
-//!   [`Subagents::max_concurrent`] at a time; their approvals are asked one at a time
-//!   ([`OneAtATime`]).
+//!   [`Subagents::max_concurrent`] at a time (a background launch holds no slot once it
+//!   answered); their approvals are asked one at a time ([`OneAtATime`]).
+
+pub mod background;
+pub mod servers;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,6 +66,7 @@ use crate::model::ModelClient;
 use crate::permission::{Approval, ApprovalRequest, Approver};
 use crate::tool::{Projection, Tool, ToolContext};
 use crate::tool_names::same_tool;
+pub use servers::{NoServers, RunningServers, StartedServers, SubagentServers};
 
 /// The name of the delegation tool (Claude Code 2.x's).
 pub const AGENT_TOOL: &str = "Agent";
@@ -99,6 +110,11 @@ pub struct SubagentDefinition {
     pub effort: Option<ReasoningEffort>,
     /// Its own hooks (`hooks`), run after the session's while it runs; `None`: none.
     pub hooks: Option<Arc<HookRegistry>>,
+    /// Whether its subagents always run in the background (`background: true`).
+    pub background: bool,
+    /// Its own servers (inline `mcpServers` configs), started with each of its subagents and
+    /// stopped when it ends ([`servers`]); `None`: none.
+    pub servers: Option<Arc<dyn SubagentServers>>,
     /// Where it was defined (a file, or `built-in`).
     pub source: PathBuf,
 }
@@ -116,6 +132,8 @@ impl std::fmt::Debug for SubagentDefinition {
             .field("mcp_servers", &self.mcp_servers)
             .field("effort", &self.effort)
             .field("hooks", &self.hooks.is_some())
+            .field("background", &self.background)
+            .field("servers", &self.servers.as_ref().map(|s| s.names()))
             .field("source", &self.source)
             .finish()
     }
@@ -139,6 +157,8 @@ impl SubagentDefinition {
             mcp_servers: Vec::new(),
             effort: None,
             hooks: None,
+            background: false,
+            servers: None,
             source: PathBuf::from("built-in"),
         }
     }
@@ -278,12 +298,17 @@ impl Approver for OneAtATime {
         let _turn = self.lock.lock().await;
         self.inner.elicit(request).await
     }
+
+    fn asks_elicitations(&self) -> bool {
+        self.inner.asks_elicitations()
+    }
 }
 
 const AGENT_DESCRIPTION: &str = "Launch a subagent to handle a task on its own: it starts with a fresh context \
 (only your prompt), works with its own tools, and its final message comes back as this call's result. \
 Several Agent calls in one reply run concurrently. Give a complete prompt: the subagent sees nothing else \
-of this conversation.";
+of this conversation. With run_in_background: true the call returns at once and the agent's result arrives \
+later as a <task-notification> message; never predict it before then.";
 
 /// The `Agent` tool, with Claude Code 2.1's input schema. The runner runs its calls as child
 /// runs; [`Tool::execute`] is reached only by a direct call outside a run, which has no parent
@@ -321,7 +346,8 @@ impl Tool for AgentTool {
                     },
                     "run_in_background": {
                         "type": "boolean",
-                        "description": "Accepted and ignored: the agent runs in the foreground"
+                        "description": "Set to true to run this agent in the background. The call returns at once; \
+                                        you will be notified when the agent completes"
                     },
                     "name": {"type": "string", "description": "Accepted and ignored"},
                     "team_name": {"type": "string", "description": "Deprecated; ignored"},
