@@ -13,7 +13,7 @@ const CLAUDE_ONLY: &[(&str, &str)] = &[
     ("TeammateIdle", "spine has no agent teams"),
     (
         "DirectoryAdded",
-        "spine adds directories only before a run starts (--add-dir, additionalDirectories), never during one",
+        "spine has no /add-dir command; directories come from --add-dir, additionalDirectories and a PermissionRequest hook's addDirectories, for which Claude Code does not fire it either",
     ),
     ("WorktreeCreate", "spine does not create worktrees"),
     ("WorktreeRemove", "spine does not create worktrees"),
