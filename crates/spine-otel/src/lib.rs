@@ -15,12 +15,17 @@
 //! - [`run`]: [`RunSpans`], a trace sink and run observer for one run, whose entries the span
 //!   builder takes while the run goes on and when it ends.
 //! - `builder`: the exporter's thread that builds the spans, off the runs' threads.
-//! - [`spans`]: the mapping from trace entries to spans and attributes, step by step.
+//! - [`spans`]: the mapping from trace entries to spans and attributes, step by step: the
+//!   open-span bookkeeping (`spans::emitter`), the span of each kind of record
+//!   (`spans::kinds`), attribute naming (`spans::attributes`).
 //! - [`traceparent`]: W3C `traceparent` values, which link a worker's run to its submitter.
 //!
 //! Export never fails or slows a run: entries are handed to a background thread, which builds
 //! the spans and queues them for the batch processor's thread, which sends them; a flush at exit
 //! waits at most a bound, and an unreachable endpoint only loses spans.
+
+// Unit-test builds link the dev-dependencies, which only the integration tests use.
+#![cfg_attr(test, allow(unused_crate_dependencies))]
 
 mod builder;
 pub mod config;
