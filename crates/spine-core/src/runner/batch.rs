@@ -11,7 +11,7 @@ use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::tool::{ToolArguments, ToolCall};
 
 use super::Run;
-use super::round::RoundEnd;
+use super::call::RoundEnd;
 use crate::hooks::events::ContextOutcome;
 use crate::hooks::tool_view;
 

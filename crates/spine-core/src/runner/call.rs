@@ -26,7 +26,6 @@ use spine_protocol::permission::{PermissionDecision, PermissionSuggestion};
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::{DecisionOutcome, HookSaid, ToolDecisionRecord, TraceRecord};
 
-use super::round::RoundEnd;
 use super::{Run, error_result};
 use crate::elicitation::RunElicitor;
 use crate::hooks::engine::HaltBy;
@@ -35,6 +34,23 @@ use crate::registry::PreparedCall;
 use crate::stages::execute::{Executed, Execution, execute};
 use crate::stages::review_tool_call::review_tool_call;
 use crate::tool::{Args, Tool, ToolContext};
+
+/// How a tool round ended. It lives beside [`CallOutcome::end`] because a call's path (here and
+/// its steps in `permit`, `post`, `batch`) makes the endings; `round` only starts at `Continue`
+/// and adds `Canceled` between calls.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum RoundEnd {
+    /// Ask the model again.
+    Continue,
+    /// PostToolUse prevented continuation; the run's output is this text.
+    Prevented { output: String, stop_reason: Option<String> },
+    /// A hook returned `continue: false`.
+    Halted { stop_reason: Option<String> },
+    /// The run was canceled.
+    Canceled,
+    /// A call was deferred.
+    Deferred(ToolCall),
+}
 
 /// What one call produced.
 pub(super) struct CallOutcome {

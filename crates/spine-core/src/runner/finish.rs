@@ -11,8 +11,8 @@ use spine_protocol::tool::ToolCall;
 use spine_protocol::trace::{RunEndTrace, RunUsageTrace, TraceRecord};
 
 use super::Run;
+use super::call::RoundEnd;
 use super::request::{RunOutcome, SessionTurn};
-use super::round::RoundEnd;
 use crate::model::ModelErrorKind;
 use crate::session::TranscriptRecord;
 use crate::stages::finalize_output::finalize_output;

@@ -24,8 +24,7 @@ use spine_protocol::tool::{Effect, ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::DecisionOutcome;
 
 use super::Run;
-use super::call::{CallOutcome, Ledger, Proposal, RecordParts, Settled};
-use super::round::RoundEnd;
+use super::call::{CallOutcome, Ledger, Proposal, RecordParts, RoundEnd, Settled};
 use crate::hooks::events::{Asked, PermissionRequestOutcome};
 use crate::hooks::tool_view;
 use crate::observer::RunEvent;

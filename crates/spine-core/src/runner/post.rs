@@ -11,8 +11,7 @@ use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 use spine_protocol::trace::DecisionOutcome;
 
 use super::Run;
-use super::call::{CallOutcome, Ledger, said};
-use super::round::RoundEnd;
+use super::call::{CallOutcome, Ledger, RoundEnd, said};
 use crate::hooks::events::{ContextOutcome, PostToolUseOutcome};
 use crate::hooks::tool_view;
 use crate::stages::project_tool_result::project_tool_result;

@@ -25,7 +25,7 @@ use spine_protocol::message::{ImageBlock, Message, ToolResultMessage};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 
-use super::call::CallOutcome;
+use super::call::{CallOutcome, RoundEnd};
 use super::finish::End;
 use super::request::SessionTurn;
 use super::{Run, error_result};
@@ -35,21 +35,6 @@ use crate::observer::RunEvent;
 use crate::session::TranscriptRecord;
 use crate::stages::handle_error::ExecutionError;
 use crate::subagents::AgentIdentity;
-
-/// How a tool round ended.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum RoundEnd {
-    /// Ask the model again.
-    Continue,
-    /// PostToolUse prevented continuation; the run's output is this text.
-    Prevented { output: String, stop_reason: Option<String> },
-    /// A hook returned `continue: false`.
-    Halted { stop_reason: Option<String> },
-    /// The run was canceled.
-    Canceled,
-    /// A call was deferred.
-    Deferred(ToolCall),
-}
 
 impl Run<'_> {
     pub(super) async fn drive(

@@ -1,7 +1,9 @@
 //! How `spine hooks test` fires each event: its default input, the engine method that fires it,
 //! and its merged decision as JSON. One [`Fire`] implementation per event; `fire` reaches them
 //! through [`with_hook_event!`](spine_protocol::with_hook_event), so the compiler checks that
-//! every event has one.
+//! every event has one. The events whose input is plain data and whose firing is one engine
+//! call (context-only, observe-only, PreCompact) are generated from one list by `fire_with!`
+//! (defined in [`super`], shared with [`super::session_events`]); the rest are written out.
 
 use serde_json::{Map, Value, json};
 use spine_core::hooks::events::{
@@ -16,11 +18,12 @@ use spine_core::registry::PreparedCall;
 use spine_core::subagents::AgentIdentity;
 use spine_core::workspace::Workspace;
 use spine_protocol::hook::{
-    HookEvent, InstructionsLoaded, Notification, Observe, PermissionDenied, PermissionDeniedInput, PermissionRequest,
-    PermissionRequestInput, PostCompact, PostToolBatch, PostToolBatchInput, PostToolUse, PostToolUseFailure,
-    PostToolUseFailureInput, PostToolUseInput, PreCompact, PreCompactInput, PreToolUse, PreToolUseInput, SessionEnd,
-    SessionStart, SessionStartInput, Stop, StopFailure, StopInput, SubagentStart, SubagentStartInput, SubagentStop,
-    SubagentStopInput, UserPromptSubmit, UserPromptSubmitInput,
+    HookEvent, InstructionsLoaded, InstructionsLoadedInput, Notification, NotificationInput, PermissionDenied,
+    PermissionDeniedInput, PermissionRequest, PermissionRequestInput, PostCompact, PostCompactInput, PostToolBatch,
+    PostToolBatchInput, PostToolUse, PostToolUseFailure, PostToolUseFailureInput, PostToolUseInput, PreCompact,
+    PreCompactInput, PreToolUse, PreToolUseInput, SessionEnd, SessionEndInput, SessionStart, SessionStartInput, Stop,
+    StopFailure, StopFailureInput, StopInput, SubagentStart, SubagentStartInput, SubagentStop, SubagentStopInput,
+    UserPromptSubmit, UserPromptSubmitInput,
 };
 use spine_protocol::permission_update::PermissionUpdate;
 
@@ -38,16 +41,36 @@ pub(super) trait Fire: HookEvent {
     ) -> Result<(Value, Value), FireError>;
 }
 
-impl Fire for SessionStart {
-    async fn fire(
-        runtime: &HookRuntime,
-        ctx: &HookContext,
-        _request: &FireRequest,
-        fields: Map<String, Value>,
-    ) -> Result<(Value, Value), FireError> {
-        let input: SessionStartInput = typed(json!({"source": "startup"}), fields)?;
-        let input_shown = shown(ctx, &input);
-        Ok((input_shown, context_json(&runtime.session_start(ctx, input).await)))
+fire_with! {
+    SessionStart: SessionStartInput = json!({"source": "startup"}) => session_start, context_json;
+    PreCompact: PreCompactInput = json!({"trigger": "manual"}) => pre_compact, pre_compact_json;
+    PostToolBatch: PostToolBatchInput = json!({"tool_calls": [{"tool_name": "Bash",
+        "tool_input": {"command": "echo hi"}, "tool_use_id": "toolu_test", "tool_response": "hi"}]})
+        => post_tool_batch, context_json;
+    PostCompact: PostCompactInput = json!({"trigger": "manual"}) => observe::<PostCompact>, observed;
+    SessionEnd: SessionEndInput = json!({"reason": "completed"}) => observe::<SessionEnd>, observed;
+    Notification: NotificationInput = json!({"message": "hooks test", "notification_type": "test"})
+        => observe::<Notification>, observed;
+    StopFailure: StopFailureInput = json!({"error": "server_error", "error_details": "hooks test"})
+        => observe::<StopFailure>, observed;
+    InstructionsLoaded: InstructionsLoadedInput = json!({"file_path": "CLAUDE.md", "memory_type": "Project",
+        "load_reason": "session_start"}) => observe::<InstructionsLoaded>, observed;
+}
+
+/// The decision of an observe-only event: its hooks only watch.
+fn observed(_: &()) -> Value {
+    json!({"decision": "observe"})
+}
+
+/// The decision of PreCompact (reported without contexts or halt, as before).
+fn pre_compact_json(merged: &Merged<PreCompactOutcome>) -> Value {
+    match &merged.outcome {
+        PreCompactOutcome::Proceed => json!({"decision": "proceed"}),
+        PreCompactOutcome::Blocked { reason, hook_id } => {
+            json!({"decision": "block", "reason": reason, "hook_id": hook_id})
+        }
+        // A failing hook blocks the compaction.
+        PreCompactOutcome::Failed(f) => json!({"decision": "block", "reason": f.reason(), "hook_id": f.hook_id}),
     }
 }
 
@@ -251,27 +274,6 @@ impl Fire for PostToolUseFailure {
     }
 }
 
-impl Fire for PreCompact {
-    async fn fire(
-        runtime: &HookRuntime,
-        ctx: &HookContext,
-        _request: &FireRequest,
-        fields: Map<String, Value>,
-    ) -> Result<(Value, Value), FireError> {
-        let input: PreCompactInput = typed(json!({"trigger": "manual"}), fields)?;
-        let input_shown = shown(ctx, &input);
-        let decision = match runtime.pre_compact(ctx, input).await.outcome {
-            PreCompactOutcome::Proceed => json!({"decision": "proceed"}),
-            PreCompactOutcome::Blocked { reason, hook_id } => {
-                json!({"decision": "block", "reason": reason, "hook_id": hook_id})
-            }
-            // A failing hook blocks the compaction.
-            PreCompactOutcome::Failed(f) => json!({"decision": "block", "reason": f.reason(), "hook_id": f.hook_id}),
-        };
-        Ok((input_shown, decision))
-    }
-}
-
 impl Fire for Stop {
     async fn fire(
         runtime: &HookRuntime,
@@ -354,58 +356,6 @@ fn stop_json(outcome: &StopOutcome) -> Value {
             json!({"decision": "force_continue", "reason": reason, "hook_id": hook_id})
         }
         StopOutcome::Failed(f) => json!({"decision": "failed", "hook_id": f.hook_id, "detail": f.to_string()}),
-    }
-}
-
-/// Fires an observe-only event from its defaults overlaid with `fields`.
-async fn observe<E: HookEvent<Action = Observe>>(
-    runtime: &HookRuntime,
-    ctx: &HookContext,
-    defaults: Value,
-    fields: Map<String, Value>,
-) -> Result<(Value, Value), FireError> {
-    let input: E::Input = typed(defaults, fields)?;
-    let input_shown = shown(ctx, &input);
-    runtime.observe::<E>(ctx, input).await;
-    Ok((input_shown, json!({"decision": "observe"})))
-}
-
-/// `Fire` for the observe-only events: a default input, then the hooks' answers.
-macro_rules! observe_only {
-    ($($event:ty => $defaults:expr),* $(,)?) => {$(
-        impl Fire for $event {
-            async fn fire(
-                runtime: &HookRuntime,
-                ctx: &HookContext,
-                _request: &FireRequest,
-                fields: Map<String, Value>,
-            ) -> Result<(Value, Value), FireError> {
-                observe::<$event>(runtime, ctx, $defaults, fields).await
-            }
-        }
-    )*};
-}
-
-observe_only! {
-    PostCompact => json!({"trigger": "manual"}),
-    SessionEnd => json!({"reason": "completed"}),
-    Notification => json!({"message": "hooks test", "notification_type": "test"}),
-    StopFailure => json!({"error": "server_error", "error_details": "hooks test"}),
-    InstructionsLoaded => json!({"file_path": "CLAUDE.md", "memory_type": "Project", "load_reason": "session_start"}),
-}
-
-impl Fire for PostToolBatch {
-    async fn fire(
-        runtime: &HookRuntime,
-        ctx: &HookContext,
-        _request: &FireRequest,
-        fields: Map<String, Value>,
-    ) -> Result<(Value, Value), FireError> {
-        let defaults = json!({"tool_calls": [{"tool_name": "Bash", "tool_input": {"command": "echo hi"},
-            "tool_use_id": "toolu_test", "tool_response": "hi"}]});
-        let input: PostToolBatchInput = typed(defaults, fields)?;
-        let input_shown = shown(ctx, &input);
-        Ok((input_shown, context_json(&runtime.post_tool_batch(ctx, input).await)))
     }
 }
 

@@ -18,6 +18,28 @@
 //!   the model turn that made the call (tool events) or the final answer (Stop events, the
 //!   `last_assistant_message` given or the default).
 
+/// `Fire` for one event whose input is plain data: `$input` built from `$defaults` overlaid with
+/// the caller's fields, fired by the engine method `$method` (with the event as its type
+/// argument when the method is generic), the merged decision reported by `$json`. Used by
+/// `events` and `session_events`; an event that needs a tool call or a context of its own
+/// keeps a hand-written `impl Fire`.
+macro_rules! fire_with {
+    ($($event:ty: $input:ty = $defaults:expr => $method:ident $(::<$generic:ty>)?, $json:expr;)*) => {$(
+        impl Fire for $event {
+            async fn fire(
+                runtime: &HookRuntime,
+                ctx: &HookContext,
+                _request: &FireRequest,
+                fields: Map<String, Value>,
+            ) -> Result<(Value, Value), FireError> {
+                let input: $input = typed($defaults, fields)?;
+                let input_shown = shown(ctx, &input);
+                Ok((input_shown, $json(&runtime.$method $(::<$generic>)? (ctx, input).await)))
+            }
+        }
+    )*};
+}
+
 mod events;
 mod session_events;
 

@@ -16,25 +16,6 @@ use spine_protocol::hook::{
 use super::events::{Fire, context_json};
 use super::{FireError, FireRequest, shown, typed, with};
 
-/// `Fire` for one event: `$input` built from `$defaults`, fired by `$method`, reported by `$json`.
-macro_rules! fire_with {
-    ($($event:ty: $input:ty = $defaults:expr => $method:ident, $json:expr;)*) => {$(
-        impl Fire for $event {
-            async fn fire(
-                runtime: &HookRuntime,
-                ctx: &HookContext,
-                _request: &FireRequest,
-                fields: Map<String, Value>,
-            ) -> Result<(Value, Value), FireError> {
-                let input: $input = typed($defaults, fields)?;
-                let input_shown = shown(ctx, &input);
-                let merged = runtime.$method(ctx, input).await;
-                Ok((input_shown, $json(&merged)))
-            }
-        }
-    )*};
-}
-
 fn model_switch_defaults() -> Value {
     json!({"from_model": "claude-sonnet-4-5", "to_model": "claude-opus-4-1", "requested_model": "opus",
         "source": "command", "context_tokens": 0, "prompt_cache_warm": false, "cache_ttl": "5m",

@@ -1,0 +1,120 @@
+//! The plain inputs of `prepare_turn`, built from a CLI run or an assignment payload: the
+//! model hints ([`ModelContext`], which resolve the likely model), the [`TurnSettings`] of a
+//! turn and its [`AgentProfile`]. Data only: nothing here reads the workspace.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The model hints of a payload; the likely model is the first one set, in this order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelContext {
+    /// `model_context.likely_model`.
+    #[serde(default)]
+    pub likely_model: Option<String>,
+    /// `model_context.model_ref`.
+    #[serde(default)]
+    pub model_ref: Option<String>,
+    /// `model_context.api_model`.
+    #[serde(default)]
+    pub api_model: Option<String>,
+    /// `provider_execution.model_ref`.
+    #[serde(default)]
+    pub provider_model_ref: Option<String>,
+}
+
+impl ModelContext {
+    /// The likely model: `likely_model` → `model_ref` → `api_model` → `provider_execution.model_ref`.
+    pub fn likely_model(&self) -> Option<&str> {
+        [&self.likely_model, &self.model_ref, &self.api_model, &self.provider_model_ref]
+            .into_iter()
+            .find_map(|m| m.as_deref().filter(|s| !s.is_empty()))
+    }
+}
+
+/// Plain inputs of `prepare_turn`, built from a CLI run or an assignment payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnSettings {
+    /// Replaces the built-in agent prompt.
+    pub agent_prompt: Option<String>,
+    /// The agent profile (`main` gets the operator layers).
+    pub profile: AgentProfile,
+    /// Whether this agent is a subagent.
+    pub is_subagent: bool,
+    /// Model hints.
+    pub model_context: ModelContext,
+    /// The tools visible to the turn (for the trace).
+    pub allowed_tool_names: Vec<String>,
+    /// The conversation (for its summary file).
+    pub conversation_id: Option<String>,
+    /// Context imports from the payload.
+    pub context_imports: Vec<Value>,
+    /// Skills in the Selected Skills layer of every turn, referenced or not (a subagent
+    /// definition's `skills`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preloaded_skills: Vec<String>,
+}
+
+impl Default for TurnSettings {
+    fn default() -> Self {
+        TurnSettings {
+            agent_prompt: None,
+            profile: AgentProfile::Main,
+            is_subagent: false,
+            model_context: ModelContext::default(),
+            allowed_tool_names: Vec::new(),
+            conversation_id: None,
+            context_imports: Vec::new(),
+            preloaded_skills: Vec::new(),
+        }
+    }
+}
+
+impl TurnSettings {
+    /// Whether the prompt gets the Operator Prompt and Operator State layers (and so whether
+    /// the caller takes an operator-state snapshot): the `main` profile, not a subagent.
+    pub fn operator_layers(&self) -> bool {
+        self.profile == AgentProfile::Main && !self.is_subagent
+    }
+}
+
+/// The agent profile of a turn, written as its name (`"main"`, `"researcher"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum AgentProfile {
+    /// `main`: the workspace's operator agent.
+    #[default]
+    Main,
+    /// Any other profile, by name.
+    Named(String),
+}
+
+impl AgentProfile {
+    /// The profile's name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            AgentProfile::Main => "main",
+            AgentProfile::Named(name) => name,
+        }
+    }
+}
+
+impl From<String> for AgentProfile {
+    fn from(name: String) -> Self {
+        if name == "main" { AgentProfile::Main } else { AgentProfile::Named(name) }
+    }
+}
+
+impl From<&str> for AgentProfile {
+    fn from(name: &str) -> Self {
+        AgentProfile::from(name.to_owned())
+    }
+}
+
+impl From<AgentProfile> for String {
+    fn from(profile: AgentProfile) -> Self {
+        match profile {
+            AgentProfile::Main => "main".to_owned(),
+            AgentProfile::Named(name) => name,
+        }
+    }
+}
