@@ -15,6 +15,7 @@ mod flags;
 mod guard;
 mod out;
 mod render;
+mod session_open;
 mod sessions;
 mod signals;
 mod telemetry;

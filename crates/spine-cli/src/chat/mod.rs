@@ -13,9 +13,13 @@
 //! stays open with that turn in its history. SIGTERM and SIGHUP end the session (exit status
 //! 143 and 129).
 //!
+//! - this module: opening the session, the loop that reads lines and dispatches them, the end
+//!   of the session (SessionEnd) and of what it started;
+//! - [`prompt`]: running a prompt (a typed line, a custom command, a wake's turn);
 //! - [`editor`]: the line editor (`reedline`);
 //! - [`view`]: what a running prompt shows;
-//! - [`slash`]: the built-in commands;
+//! - [`slash`]: parsing a line into a prompt, a built-in command or a custom one;
+//! - [`builtins`]: what the built-in commands do;
 //! - [`custom`]: the custom commands of `.claude/commands/` and `.spine/commands/`
 //!   (UserPromptExpansion fires for each);
 //! - [`model_switch`]: `/model` through the PreModelSwitch and PostModelSwitch hooks;
@@ -25,9 +29,11 @@
 //!   session waits at its prompt starts a turn with its message (prompts share background work);
 //! - [`totals`]: usage and cost so far (`/cost`).
 
+mod builtins;
 mod custom;
 mod editor;
 mod model_switch;
+mod prompt;
 mod slash;
 mod totals;
 mod view;
@@ -38,28 +44,25 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use spine_core::CancellationToken;
 use spine_core::hooks::BackgroundHooks;
 use spine_core::observer::RunObserver;
 use spine_core::permission::Approver;
-use spine_core::runner::{Agent, RunOutcome, RunRequest, SessionEnding, SessionTurn};
-use spine_core::session::{Transcript, new_session_id};
+use spine_core::runner::{Agent, SessionEnding};
 use spine_core::trace::{Trace, TraceSink};
 use spine_protocol::hook::{SessionEndReason, SessionSource};
 use spine_protocol::message::Message;
-use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::ToolCall;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::cli::RunArgs;
-use crate::commands::run::{Built, ChosenSession, Opened, build, open};
 use crate::error::{config, exit};
 use crate::render::approver::TerminalApprover;
 use crate::render::status::StatusLine;
 use crate::render::trace_file::TraceFile;
+use crate::session_open::{Built, ChosenSession, Opened, build, open};
 use custom::CustomCommand;
 use editor::{Editor, Input, PromptText};
-use slash::{Builtin, Line};
+use slash::Line;
 use totals::Totals;
 use view::ChatView;
 
@@ -294,251 +297,8 @@ impl Chat {
         None
     }
 
-    /// Runs one prompt (with `extra_allow` rules for it, a custom command's `allowed-tools`; none
-    /// for the turn a wake starts); Ctrl-C (SIGINT) cancels it.
-    async fn prompt(
-        &mut self,
-        prompt: Option<String>,
-        extra_allow: Vec<spine_core::permission::PermissionRule>,
-        interrupt: &mut tokio::signal::unix::Signal,
-    ) -> Option<RunOutcome> {
-        let transcript = match self.transcript() {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return None;
-            }
-        };
-        let cancel = CancellationToken::new();
-        self.approver.set_cancel(cancel.clone());
-        let saved_policy = (!extra_allow.is_empty()).then(|| {
-            let widened = self.agent.policy.with_allowed(extra_allow);
-            std::mem::replace(&mut self.agent.policy, widened)
-        });
-        let turn = if self.session.started { SessionTurn::Later } else { SessionTurn::First };
-        let request = RunRequest::new(self.session.id.clone(), transcript)
-            .prompt(prompt)
-            .setup(self.setup.take())
-            .expansion(self.expansion.take())
-            .contexts(std::mem::take(&mut self.carried))
-            .history(self.session.history.clone())
-            .deferred(self.session.deferred.take())
-            .source(self.session.source)
-            .session_turn(turn)
-            .cancel(cancel.clone())
-            .observer(match &self.telemetry {
-                Some(telemetry) => Arc::new(crate::render::Fanout(vec![
-                    Arc::clone(&self.view) as Arc<dyn RunObserver>,
-                    telemetry.begin(),
-                ])),
-                None => Arc::clone(&self.view) as Arc<dyn RunObserver>,
-            })
-            .trace(self.trace.clone())
-            .background(Some(self.background.clone()))
-            .watch(Some(Arc::clone(&self.watch)))
-            .env_file(Some(self.session.transcript.with_extension("env")));
-        self.status.reset();
-        self.status.resume();
-        self.totals.started.get_or_insert_with(std::time::Instant::now);
-        let outcome = {
-            let run = self.agent.run(request);
-            tokio::pin!(run);
-            loop {
-                tokio::select! {
-                    outcome = &mut run => break outcome,
-                    _ = interrupt.recv() => cancel.cancel(),
-                }
-            }
-        };
-        self.status.suspend();
-        self.last_request_end = Some(std::time::Instant::now());
-        if let Some(telemetry) = &self.telemetry {
-            telemetry.end();
-        }
-        if let Some(policy) = saved_policy {
-            self.agent.policy = policy;
-        }
-        self.session.started = true;
-        self.session.history = conversation(&outcome.messages);
-        self.totals.prompts += 1;
-        self.totals.add(&outcome.model_usage, outcome.num_turns);
-        match outcome.subtype {
-            RunSubtype::Success | RunSubtype::Deferred => {}
-            RunSubtype::Canceled => println!("⏹ canceled (the conversation keeps what was done)"),
-            RunSubtype::Blocked => println!("⏹ blocked: {}", outcome.result),
-            RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution => println!("✗ error: {}", outcome.result),
-        }
-        if let Some(reason) = &outcome.stop_reason {
-            println!("stopped: {reason}");
-        }
-        Some(outcome)
-    }
-
-    fn transcript(&self) -> Result<Transcript, String> {
-        if !self.persist {
-            return Ok(Transcript::discard(&self.session.transcript));
-        }
-        Transcript::open(&self.session.transcript)
-            .map_err(|e| format!("cannot write the session transcript {}: {e}", self.session.transcript.display()))
-    }
-
-    async fn custom(&mut self, name: &str, arguments: &str, interrupt: &mut tokio::signal::unix::Signal) {
-        let Some(command) = self.commands.iter().find(|c| c.name == name).cloned() else {
-            println!("unknown command /{name} (/help lists the commands)");
-            return;
-        };
-        let config = &self.agent.config;
-        match custom::expand(&command, arguments, &config.workspace, &config.cwd, &self.agent.policy) {
-            Ok(prompt) => {
-                let rules = custom::allow_rules(&command);
-                self.expansion = Some(custom::expansion(&command, arguments));
-                self.prompt(Some(prompt), rules, interrupt).await;
-            }
-            Err(e) => println!("/{name}: {e}"),
-        }
-    }
-
-    async fn builtin(&mut self, command: Builtin, interrupt: &mut tokio::signal::unix::Signal) -> Next {
-        match command {
-            Builtin::Help => self.help(),
-            Builtin::Exit => return Next::Exit,
-            Builtin::Clear => {
-                self.end_session(SessionEndReason::Clear).await;
-                let id = new_session_id();
-                self.session = SessionState {
-                    transcript: crate::sessions::transcript_path(&self.home, &self.launch_dir, &id),
-                    id,
-                    history: Vec::new(),
-                    deferred: None,
-                    source: SessionSource::Clear,
-                    started: false,
-                };
-                self.totals = Totals::default();
-                println!("New session {}.", self.session.id);
-            }
-            Builtin::Compact(instructions) => self.compact(instructions, interrupt).await,
-            Builtin::Model(None) => println!("model: {}", self.agent.model.model()),
-            Builtin::Model(Some(spec)) => self.switch_model(spec).await,
-            Builtin::Cost => println!("{}", self.totals.text()),
-            Builtin::Permissions => println!("{}", self.permissions()),
-            Builtin::Hooks => match crate::commands::hooks::hooks_text(&self.settings, &self.agent, &self.home) {
-                Ok(text) => print!("{text}"),
-                Err(e) => println!("/hooks: {e}"),
-            },
-            Builtin::Resume(id) => self.resume(id).await,
-        }
-        Next::Continue
-    }
-
-    fn help(&self) {
-        let mut text = String::from("Commands:\n");
-        for (name, what) in slash::HELP {
-            text.push_str(&format!("  {name:<26} {what}\n"));
-        }
-        if !self.commands.is_empty() {
-            text.push_str("Custom commands:\n");
-            for c in &self.commands {
-                let name = match &c.argument_hint {
-                    Some(hint) => format!("/{} {hint}", c.name),
-                    None => format!("/{}", c.name),
-                };
-                let tools = if !c.allowed_tools.is_empty() && !c.tools_apply {
-                    " [allowed-tools ignored: the project is untrusted]"
-                } else {
-                    ""
-                };
-                text.push_str(&format!("  {name:<26} {} {}{tools}\n", c.description, c.origin()));
-            }
-        }
-        text.push_str("Multi-line input: Alt-Enter, or end a line with \\. Ctrl-R searches the history.");
-        println!("{text}");
-    }
-
-    async fn compact(&mut self, instructions: Option<String>, interrupt: &mut tokio::signal::unix::Signal) {
-        let transcript = match self.transcript() {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return;
-            }
-        };
-        let cancel = CancellationToken::new();
-        let request = RunRequest::new(self.session.id.clone(), transcript)
-            .history(self.session.history.clone())
-            .cancel(cancel.clone())
-            .observer(Arc::clone(&self.view) as Arc<dyn RunObserver>)
-            .trace(self.trace.clone())
-            .background(Some(self.background.clone()))
-            .watch(Some(Arc::clone(&self.watch)))
-            .env_file(Some(self.session.transcript.with_extension("env")));
-        println!("Compacting…");
-        let outcome = {
-            let compaction = self.agent.compact(request, instructions);
-            tokio::pin!(compaction);
-            loop {
-                tokio::select! {
-                    outcome = &mut compaction => break outcome,
-                    _ = interrupt.recv() => cancel.cancel(),
-                }
-            }
-        };
-        self.totals.add(&outcome.model_usage, u32::from(outcome.usage.is_some()));
-        if outcome.compacted {
-            println!("Compacted: {} messages → {}.", outcome.before, outcome.messages.len());
-            self.session.history = outcome.messages;
-        } else {
-            println!("Nothing compacted ({} messages; a hook may have blocked it: see the trace).", outcome.before);
-        }
-    }
-
-    async fn resume(&mut self, id: Option<String>) {
-        let id = match id {
-            Some(id) => id,
-            None => match crate::commands::sessions::pick(&self.home, &self.launch_dir) {
-                Ok(Some(id)) => id,
-                Ok(None) => {
-                    println!("No session picked.");
-                    return;
-                }
-                Err(e) => {
-                    println!("/resume: {e}");
-                    return;
-                }
-            },
-        };
-        let path = match crate::sessions::find(&self.home, &id) {
-            Ok(Some(path)) => path,
-            Ok(None) => {
-                println!("/resume {id}: no such session");
-                return;
-            }
-            Err(e) => {
-                println!("/resume {id}: {e}");
-                return;
-            }
-        };
-        let loaded = match Transcript::load(&path) {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                println!("/resume {id}: {}: {e}", path.display());
-                return;
-            }
-        };
-        self.end_session(SessionEndReason::Other).await;
-        println!("Resumed session {id} ({} messages).", loaded.messages.len());
-        self.session = SessionState {
-            id,
-            transcript: path,
-            history: loaded.messages,
-            deferred: loaded.deferred,
-            source: SessionSource::Resume,
-            started: false,
-        };
-        self.totals = Totals::default();
-    }
-
     /// SessionEnd of the current session, if a prompt started it; its background hooks end.
-    async fn end_session(&mut self, reason: SessionEndReason) {
+    pub(super) async fn end_session(&mut self, reason: SessionEndReason) {
         self.background.shutdown();
         self.background = BackgroundHooks::new();
         self.watch = watch::session_watch(&self.agent, &self.settings);
@@ -556,35 +316,6 @@ impl Chat {
             })
             .await;
     }
-
-    fn permissions(&self) -> String {
-        let mut text = format!("mode: {}", self.agent.policy.mode().as_str());
-        let p = &self.settings.permissions;
-        for (behavior, entries) in [("deny", &p.deny), ("ask", &p.ask), ("allow", &p.allow)] {
-            for e in entries {
-                text.push_str(&format!("\n  {behavior:<5} {:<32} {} {}", e.rule, e.origin, e.path));
-            }
-        }
-        let remembered = self.approver.remembered();
-        for rule in &remembered {
-            text.push_str(&format!("\n  allow {rule:<32} this session (answered always)"));
-        }
-        if p.deny.is_empty() && p.ask.is_empty() && p.allow.is_empty() && remembered.is_empty() {
-            text.push_str("\n  no rules");
-        }
-        if !self.settings.trust.is_trusted() && !self.settings.withheld.is_empty() {
-            text.push_str(&format!(
-                "\nthe project is untrusted: its allow rules and hooks are withheld (`spine trust {}`)",
-                self.agent.config.workspace.root().display()
-            ));
-        }
-        text
-    }
-}
-
-/// A run's messages without the system message: the conversation the next prompt continues.
-fn conversation(messages: &[Message]) -> Vec<Message> {
-    messages.iter().filter(|m| !matches!(m, Message::System { .. })).cloned().collect()
 }
 
 /// Whether a command line without a prompt opens an interactive session: stdin and stdout

@@ -1,0 +1,256 @@
+//! Opening a session, shared by `spine run` ([`crate::commands::run`]) and the interactive
+//! session ([`crate::chat`]).
+//!
+//! Contract:
+//! - [`open`] resolves, from the command line, everything decided before the agent exists: the
+//!   `SPINE_HOME` and launch directories, the session ([`ChosenSession`]: new, `--session-id`,
+//!   `--resume [ID]` or `--continue`), the project it runs in (a resumed session's directory
+//!   unless `--cwd`), the model flag (a resumed session's model unless `--model`) and the
+//!   settings (their notes on stderr with `-v`).
+//! - [`build`] then connects the MCP servers and assembles the agent with its tool families
+//!   ([`Built`]); the caller shuts the families and the MCP servers down after the agent.
+//! - Both run before any prompt; their problems are configuration errors (exit status 2),
+//!   except a failure to read the project's sessions or the answer of the `--resume` picker.
+//!   Notes and warnings go to stderr unless `-q`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use spine_agent::{AgentOptions, CommandLine, Tools};
+use spine_core::permission::Approver;
+use spine_core::session::{LoadedSession, Transcript, check_session_id, new_session_id};
+use spine_protocol::permission::PermissionMode;
+
+use crate::cli::RunArgs;
+use crate::commands::context;
+use crate::error::config;
+use crate::flags::split_list;
+
+/// What `spine run` and the interactive session open before their first prompt: the session
+/// (new, `--resume`d or `--continue`d), the project it runs in, the model flag and the settings.
+pub(crate) struct Opened {
+    pub(crate) home: PathBuf,
+    pub(crate) launch_dir: PathBuf,
+    pub(crate) session: ChosenSession,
+    pub(crate) project: PathBuf,
+    pub(crate) model: Option<String>,
+    pub(crate) settings: spine_settings::Settings,
+}
+
+/// Opens the session of `args` (see [`Opened`]).
+pub(crate) fn open(args: &RunArgs) -> anyhow::Result<Opened> {
+    let home = context::spine_home()?;
+    let launch_dir = context::project_dir(args.cwd.as_ref())?;
+    let session = choose_session(args, &home, &launch_dir)?;
+    // A resumed session runs where it ran before, with the model it used, unless the flags say
+    // otherwise.
+    let project = resumed_project(args, session.resumed.as_ref(), &launch_dir);
+    let model = resumed_model(args, session.resumed.as_ref());
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
+    if args.verbose {
+        for note in &settings.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    Ok(Opened { home, launch_dir, session, project, model, settings })
+}
+
+/// The agent of a session, with what must be shut down after it.
+pub(crate) struct Built {
+    pub(crate) agent: spine_core::runner::Agent,
+    pub(crate) families: spine_tools::FamilyHandles,
+    pub(crate) mcp: spine_tools::mcp::McpTools,
+}
+
+/// Connects the MCP servers and assembles the agent of `args` (warnings on stderr unless
+/// `-q`). Every problem is a configuration error.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn build(
+    args: &RunArgs,
+    settings: &spine_settings::Settings,
+    project: &Path,
+    home: &Path,
+    model: Option<String>,
+    session_id: &str,
+    approver: Arc<dyn Approver>,
+    allow_defer: bool,
+) -> anyhow::Result<Built> {
+    let permission_mode = match &args.permission_mode {
+        Some(flag) => Some(flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?),
+        None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
+        None => None,
+    };
+    let connection = spine_agent::connect_mcp(settings, project).await.map_err(|e| config(e.to_string()))?;
+    if !args.quiet
+        && let Some(notice) = spine_agent::untrusted_notice(settings, project, &connection)
+    {
+        eprintln!("{notice}");
+    }
+    let (mcp, mcp_warnings) = (connection.tools, connection.warnings);
+    let assembled = spine_agent::assemble(
+        settings,
+        AgentOptions {
+            project: project.to_path_buf(),
+            spine_home: home.to_path_buf(),
+            model,
+            permission_mode,
+            max_turns: Some(args.max_turns.or(settings.max_turns).unwrap_or(NO_TURN_LIMIT)),
+            allowed_tools: visible_tools(&args.tools)?,
+            command_line: CommandLine {
+                allow: split_list(&args.allowed_tools),
+                deny: split_list(&args.disallowed_tools),
+                system_prompt: args.system_prompt.clone(),
+                append_system_prompt: args.append_system_prompt.clone(),
+                add_dirs: add_dirs(&args.add_dir, project),
+                agents: args.agents.clone(),
+                agent: args.agent.clone(),
+                tool_set: args.tool_set,
+            },
+            approver,
+            allow_defer,
+            conversation_id: Some(session_id.to_owned()),
+            tools: Tools::Fresh(mcp.tools()),
+        },
+    )
+    .map_err(|e| config(e.to_string()))?;
+    if !args.quiet {
+        for warning in mcp_warnings.iter().chain(&assembled.warnings) {
+            eprintln!("warning: {warning}");
+        }
+    }
+    Ok(Built { agent: assembled.agent, families: assembled.tools.families, mcp })
+}
+
+/// `--tools`: the names, or every tool (an empty list) for `default`. A `--tools` that names no
+/// tool at all (Claude Code's `--tools ""`, no tools) is a usage error: spine's agent needs one.
+fn visible_tools(values: &[String]) -> anyhow::Result<Vec<String>> {
+    let names = split_list(values);
+    if !values.is_empty() && names.is_empty() {
+        return Err(config("--tools: no tool named (use `default` for every tool)"));
+    }
+    Ok(if names.iter().any(|n| n == "default") { Vec::new() } else { names })
+}
+
+/// The project of the run: a resumed session's directory when `--cwd` is not given and that
+/// directory still exists, else the launch directory.
+fn resumed_project(args: &RunArgs, resumed: Option<&LoadedSession>, launch_dir: &Path) -> PathBuf {
+    let Some(cwd) = resumed.and_then(|r| r.cwd.as_ref()).filter(|_| args.cwd.is_none()) else {
+        return launch_dir.to_path_buf();
+    };
+    match cwd.canonicalize() {
+        Ok(dir) if dir.is_dir() => dir,
+        Ok(_) | Err(_) => {
+            if !args.quiet {
+                eprintln!(
+                    "note: the session's directory {} is gone; running in {}",
+                    cwd.display(),
+                    launch_dir.display()
+                );
+            }
+            launch_dir.to_path_buf()
+        }
+    }
+}
+
+/// The model spec of the run: `--model`, else a resumed session's model when it is a name
+/// `--model` accepts, else none (settings and environment decide).
+fn resumed_model(args: &RunArgs, resumed: Option<&LoadedSession>) -> Option<String> {
+    if args.model.is_some() {
+        return args.model.clone();
+    }
+    let name = resumed.and_then(|r| r.model.as_deref())?;
+    match name.parse::<spine_models::spec::ModelSpec>() {
+        Ok(_) => Some(name.to_owned()),
+        Err(_) => {
+            if !args.quiet {
+                eprintln!(
+                    "note: the session's model `{name}` is not a model name spine can choose again; using the configured model"
+                );
+            }
+            None
+        }
+    }
+}
+
+/// The session of the run: `--resume ID` (in whichever project's folder it is) or `--continue`
+/// (the most recent session of this project) load a transcript; `--session-id UUID` names a new
+/// session (refused when that session exists anywhere); otherwise a new id. New sessions are
+/// written in the launch directory's project folder.
+fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Result<ChosenSession> {
+    let (id, path, flag) = match (&args.resume, args.continue_session, &args.session_id) {
+        (Some(given), _, _) => {
+            let id = if given.is_empty() { pick_session(home, launch_dir)? } else { given.clone() };
+            let id = &id;
+            check_session_id(id).map_err(|e| config(format!("--resume: {e}")))?;
+            let path = crate::sessions::find(home, id)
+                .map_err(|e| config(format!("--resume: cannot read {}: {e}", home.join("projects").display())))?
+                .ok_or_else(|| {
+                    config(format!("--resume {id}: no such session in {}", home.join("projects").display()))
+                })?;
+            (id.clone(), path, "--resume")
+        }
+        (None, true, _) => {
+            let latest = crate::sessions::latest_for_project(home, launch_dir).map_err(|e| {
+                config(format!(
+                    "--continue: cannot read {}: {e}",
+                    crate::sessions::project_folder(home, launch_dir).display()
+                ))
+            })?;
+            let id = latest
+                .ok_or_else(|| config(format!("--continue: no session of {} to continue", launch_dir.display())))?;
+            let path = crate::sessions::transcript_path(home, launch_dir, &id);
+            (id, path, "--continue")
+        }
+        (None, false, Some(given)) => {
+            let id = uuid::Uuid::try_parse(given)
+                .map_err(|_| config(format!("--session-id: `{given}` is not a UUID")))?
+                .hyphenated()
+                .to_string();
+            if crate::sessions::find(home, &id).ok().flatten().is_some() {
+                return Err(config(format!("--session-id: session {id} is already in use (use --resume {id})")));
+            }
+            let transcript = crate::sessions::transcript_path(home, launch_dir, &id);
+            return Ok(ChosenSession { id, transcript, resumed: None });
+        }
+        (None, false, None) => {
+            let id = new_session_id();
+            let transcript = crate::sessions::transcript_path(home, launch_dir, &id);
+            return Ok(ChosenSession { id, transcript, resumed: None });
+        }
+    };
+    let loaded = Transcript::load(&path).map_err(|e| config(format!("{flag} {id}: {}: {e}", path.display())))?;
+    Ok(ChosenSession { id, transcript: path, resumed: Some(loaded) })
+}
+
+/// `--resume` without an id: the picker on a terminal, else an error saying how to find one.
+fn pick_session(home: &Path, launch_dir: &Path) -> anyhow::Result<String> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(config(
+            "--resume needs a session id when not on a terminal (`spine sessions list` shows them)".to_owned(),
+        ));
+    }
+    crate::commands::sessions::pick(home, launch_dir)?
+        .ok_or_else(|| config(format!("--resume: no session of {} was picked", launch_dir.display())))
+}
+
+/// The session a run continues or starts.
+pub(crate) struct ChosenSession {
+    pub(crate) id: String,
+    /// Its transcript file (its `CLAUDE_ENV_FILE` is next to it, `<id>.env`).
+    pub(crate) transcript: PathBuf,
+    /// The transcript read back, for `--resume` and `--continue`.
+    pub(crate) resumed: Option<LoadedSession>,
+}
+
+/// The turn limit of `spine run` without `--max-turns` or a `maxTurns` setting: none, as in
+/// Claude Code (the worker keeps spine-agent's default of 20). A user who wants a safety net
+/// sets `"maxTurns"` in `~/.spine/settings.json`.
+const NO_TURN_LIMIT: u32 = u32::MAX;
+
+/// `--add-dir` values as added directories: relative ones against the directory spine was
+/// started in (the project directory when that cannot be read).
+fn add_dirs(values: &[String], project: &Path) -> Vec<spine_settings::AddedDirectory> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| project.to_path_buf());
+    values.iter().map(|v| spine_settings::AddedDirectory::from_flag(v, &cwd)).collect()
+}
