@@ -18,6 +18,7 @@ mod cancel;
 mod chat;
 mod chat_watch;
 mod claude_flags;
+mod claude_session_flags;
 mod claude_settings;
 mod doctor;
 mod elicitation;

@@ -1,5 +1,6 @@
 //! Shared robustness rules: retries and `retry-after`, error messages, timeouts, cancellation,
-//! and keys kept out of errors.
+//! and keys kept out of errors. Over 500 lines on purpose: one table of rules every provider
+//! client must keep, read together; each test drives the clients through the same fixtures.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
