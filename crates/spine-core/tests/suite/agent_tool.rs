@@ -2,39 +2,19 @@
 //! (`spine_core::tool_names`): a call of either runs the subagent as an `Agent` call, and a
 //! hook matcher, an `if` rule, a permission rule or a visible-tool list naming `Task` names it.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use spine_core::hooks::{HookContext, HookSpec, hook_fn};
-use spine_core::model::ModelClient;
 use spine_core::permission::PermissionRule;
 use spine_core::registry::ToolRegistryBuilder;
 use spine_core::stages::review_tool_call::Visibility;
-use spine_core::subagents::{AGENT_TOOL, AgentTool, SubagentDefinition, Subagents, TASK_TOOL};
+use spine_core::subagents::{AGENT_TOOL, AgentTool, SubagentDefinition, TASK_TOOL};
 use spine_protocol::hook::{HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{ErrorCode, ToolArguments, ToolCall};
 
 use crate::support::*;
-
-fn definition(name: &str, model: Arc<dyn ModelClient>) -> SubagentDefinition {
-    SubagentDefinition {
-        name: name.to_owned(),
-        description: format!("the {name} agent"),
-        model: Some(model),
-        source: PathBuf::from(format!("{name}.md")),
-        ..SubagentDefinition::general_purpose()
-    }
-}
-
-fn harness(definitions: Vec<SubagentDefinition>) -> Harness {
-    let mut h = Harness::new();
-    h.tools.register(AgentTool);
-    let subagents = Arc::new(Subagents { definitions, ..Subagents::default() });
-    h.configure = Some(Box::new(move |config| config.subagents = Some(subagents)));
-    h
-}
 
 fn call(agent_type: &str) -> Value {
     json!({"description": "d", "prompt": "p", "subagent_type": agent_type})
@@ -60,7 +40,7 @@ fn record_matching(h: &mut Harness, matcher: &str) -> Arc<Mutex<Vec<String>>> {
 #[tokio::test]
 async fn a_task_call_runs_the_subagent_as_an_agent_call() {
     let child = Script::new(vec![text("child answer")]);
-    let mut h = harness(vec![definition("helper", child)]);
+    let mut h = with_subagents(vec![definition("helper", child)]);
     let seen = record_matching(&mut h, "*");
     let args = json!({"description": "d", "prompt": "p", "subagent_type": "helper"});
     let (outcome, _parent, _log) = h.run("go", vec![calls(&[("t1", TASK_TOOL, args)]), text("done")]).await;
@@ -73,7 +53,7 @@ async fn a_task_call_runs_the_subagent_as_an_agent_call() {
 #[tokio::test]
 async fn a_hook_matcher_naming_task_matches_an_agent_call_whose_tool_name_stays_agent() {
     let child = Script::new(vec![text("a"), text("b")]);
-    let mut h = harness(vec![definition("helper", child)]);
+    let mut h = with_subagents(vec![definition("helper", child)]);
     let listed = record_matching(&mut h, "Task");
     let regex = record_matching(&mut h, "^Task$");
     let current = record_matching(&mut h, "Agent");
@@ -91,7 +71,7 @@ async fn a_hook_matcher_naming_task_matches_an_agent_call_whose_tool_name_stays_
 #[tokio::test]
 async fn an_if_rule_naming_task_of_an_agent_type_selects_the_agent_call() {
     let child = Script::new(vec![text("unused")]);
-    let mut h = harness(vec![definition("reviewer", child)]);
+    let mut h = with_subagents(vec![definition("reviewer", child)]);
     let rule = PermissionRule::parse("Task(reviewer)").expect("rule");
     h.hooks.add(
         spine_core::hooks::Matcher::All,
@@ -112,7 +92,7 @@ async fn an_if_rule_naming_task_of_an_agent_type_selects_the_agent_call() {
 async fn a_deny_rule_naming_task_of_an_agent_type_stops_the_agent_call() {
     let reviewer = Script::new(vec![text("reviewed")]);
     let helper = Script::new(vec![text("helped")]);
-    let mut h = harness(vec![definition("reviewer", reviewer), definition("helper", helper)]);
+    let mut h = with_subagents(vec![definition("reviewer", reviewer), definition("helper", helper)]);
     h.deny = vec!["Task(reviewer)"];
     let turn = calls(&[("t1", AGENT_TOOL, call("reviewer")), ("t2", AGENT_TOOL, call("helper"))]);
     let (outcome, _parent, _log) = h.run("go", vec![turn, text("done")]).await;
@@ -126,7 +106,7 @@ async fn a_call_without_subagent_type_runs_general_purpose() {
     let child = Script::new(vec![text("general answer")]);
     let mut general = SubagentDefinition::general_purpose();
     general.model = Some(child);
-    let h = harness(vec![general]);
+    let h = with_subagents(vec![general]);
     let args = json!({"description": "d", "prompt": "p", "model": "haiku", "isolation": "worktree"});
     let (outcome, _parent, _log) = h.run("go", vec![calls(&[("t1", AGENT_TOOL, args)]), text("done")]).await;
     let r = results(&outcome.messages);
@@ -138,7 +118,7 @@ async fn disallowed_tools_remove_a_tool_from_the_subagent() {
     let child = Script::new(vec![calls(&[("k1", "value", json!({"value": 1}))]), text("tried")]);
     let mut narrowed = definition("narrowed", child.clone());
     narrowed.disallowed_tools = vec!["value".to_owned()];
-    let h = harness(vec![narrowed]);
+    let h = with_subagents(vec![narrowed]);
     let (outcome, _parent, log) = h.run("go", vec![calls(&[("t1", AGENT_TOOL, call("narrowed"))]), text("done")]).await;
     assert_eq!(outcome.subtype, RunSubtype::Success, "{}", outcome.result);
     assert_eq!(results(&child.requests()[1])[0].error_code, Some(ErrorCode::ToolNotAllowed));
@@ -148,7 +128,7 @@ async fn disallowed_tools_remove_a_tool_from_the_subagent() {
 #[tokio::test]
 async fn a_resumed_deferred_task_call_still_runs_the_subagent() {
     let child = Script::new(vec![text("resumed answer")]);
-    let h = harness(vec![definition("helper", child)]);
+    let h = with_subagents(vec![definition("helper", child)]);
     let deferred = ToolCall {
         id: "t1".into(),
         name: TASK_TOOL.into(),

@@ -5,13 +5,11 @@
 //! its subagents and their tools are that subagent's only. Children wait on gates the test
 //! opens, never on time.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 use spine_core::hooks::{HookContext, hook_fn};
-use spine_core::model::ModelClient;
 use spine_core::subagents::{
     AGENT_TOOL, AgentTool, RunningServers, StartedServers, SubagentDefinition, SubagentServers, Subagents,
 };
@@ -26,24 +24,6 @@ use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 use tokio::sync::Notify;
 
 use crate::support::*;
-
-fn definition(name: &str, model: Arc<dyn ModelClient>) -> SubagentDefinition {
-    SubagentDefinition {
-        name: name.to_owned(),
-        description: format!("the {name} agent"),
-        model: Some(model),
-        source: PathBuf::from(format!("{name}.md")),
-        ..SubagentDefinition::general_purpose()
-    }
-}
-
-fn with_subagents(definitions: Vec<SubagentDefinition>) -> Harness {
-    let mut h = Harness::new();
-    h.tools.register(AgentTool);
-    let subagents = Arc::new(Subagents { definitions, ..Subagents::default() });
-    h.configure = Some(Box::new(move |config| config.subagents = Some(subagents)));
-    h
-}
 
 fn agent_call(id: &str, agent_type: &str, background: Option<bool>) -> spine_protocol::message::AssistantMessage {
     let mut args = json!({"description": "slow work", "prompt": "work", "subagent_type": agent_type});

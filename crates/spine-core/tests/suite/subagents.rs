@@ -36,15 +36,6 @@ fn definition(name: &str, model: Arc<dyn ModelClient>) -> SubagentDefinition {
     }
 }
 
-/// A harness with the `Agent` tool and these agent types.
-fn with_subagents(definitions: Vec<SubagentDefinition>) -> Harness {
-    let mut h = Harness::new();
-    h.tools.register(AgentTool);
-    let subagents = Arc::new(Subagents { definitions, ..Subagents::default() });
-    h.configure = Some(Box::new(move |config| config.subagents = Some(subagents)));
-    h
-}
-
 fn task(id: &str, agent_type: &str, prompt: &str) -> (String, String, Value) {
     (
         id.to_owned(),

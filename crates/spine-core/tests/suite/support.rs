@@ -223,3 +223,23 @@ impl Harness {
         (outcome, self.log)
     }
 }
+
+/// A definition of the agent type `name` answering from `model` (otherwise general-purpose).
+pub fn definition(name: &str, model: Arc<dyn ModelClient>) -> spine_core::subagents::SubagentDefinition {
+    spine_core::subagents::SubagentDefinition {
+        name: name.to_owned(),
+        description: format!("the {name} agent"),
+        model: Some(model),
+        source: std::path::PathBuf::from(format!("{name}.md")),
+        ..spine_core::subagents::SubagentDefinition::general_purpose()
+    }
+}
+
+/// A harness with the `Agent` tool and these agent types.
+pub fn with_subagents(definitions: Vec<spine_core::subagents::SubagentDefinition>) -> Harness {
+    let mut h = Harness::new();
+    h.tools.register(spine_core::subagents::AgentTool);
+    let subagents = Arc::new(spine_core::subagents::Subagents { definitions, ..Default::default() });
+    h.configure = Some(Box::new(move |config| config.subagents = Some(subagents)));
+    h
+}
