@@ -1,7 +1,7 @@
 //! Engine overhead: PreToolUse dispatch through in-process hooks, one full tool round through
 //! the runner, and the pairing validator on a long history.
 //!
-//! Targets (issue 2): ≤ 1 µs per no-op hook; ≤ 50 µs runner overhead per tool call.
+//! Targets: ≤ 1 µs per no-op hook; ≤ 50 µs runner overhead per tool call.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).

@@ -1,4 +1,4 @@
-//! Pipeline costs (issue 5): the token estimate of one message appended to a 10,000-message
+//! Pipeline costs: the token estimate of one message appended to a 10,000-message
 //! transcript (with the per-message cache; target ≤ 100 µs), a full BPE count of 1 MB of text,
 //! and `prepare_turn` on a workspace with 20 skills; loading the memory files of a project with
 //! a realistic `CLAUDE.md` family (a user file, two directories, imports), against none.

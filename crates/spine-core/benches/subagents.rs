@@ -1,4 +1,4 @@
-//! The cost of starting a subagent (issue 16): a whole run on the scripted model whose one tool
+//! The cost of starting a subagent: a whole run on the scripted model whose one tool
 //! call is an `Agent` call (the child answers at once, no tool calls), against the same run
 //! whose one call is a plain in-process tool, and a run with no call at all. The difference
 //! between the first two is the overhead of a subagent: its agent, transcript (discarded here,

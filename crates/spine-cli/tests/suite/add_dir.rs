@@ -1,5 +1,5 @@
 //! More workspace roots through the `spine` binary: `--add-dir` and the settings'
-//! `permissions.additionalDirectories` (issue #13 part 2). File tools work in every root, a
+//! `permissions.additionalDirectories`. File tools work in every root, a
 //! path outside every root is refused, symlinks out of an added root are refused, path rules
 //! and protected paths apply in added roots, an untrusted project cannot add roots, and a
 //! directory that does not exist is a configuration error naming its source.

@@ -1,4 +1,4 @@
-//! `spine run` against what real servers need (issue #14 parts 5 and 7): a llama.cpp-style
+//! `spine run` against what real servers need: a llama.cpp-style
 //! server (strict chat template, no usage, tool calls only with `tool_choice` and never
 //! streamed) through a whole tool loop and a compaction, cost from settings prices in the result
 //! and the trace, and the output limit from settings or `CLAUDE_CODE_MAX_OUTPUT_TOKENS`.

@@ -1,4 +1,4 @@
-//! What real OpenAI-compatible servers need (issue #14 part 7), against a server that behaves
+//! What real OpenAI-compatible servers need, against a server that behaves
 //! like llama.cpp's (`spine_testkit::llama`): no `null` content, `tool_choice` sent when set,
 //! absent usage kept absent, a non-streaming retry when a stream ends empty, one system message
 //! and alternating turns after compaction; the request fields of `model_options`.

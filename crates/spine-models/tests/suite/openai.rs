@@ -251,7 +251,7 @@ async fn request_body_maps_every_message_kind_field_by_field() {
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
     let m = body["messages"].as_array().expect("messages");
-    // One system message, then alternating turns (strict chat templates, issue #14): hook
+    // One system message, then alternating turns (strict chat templates): hook
     // context and later system messages become user reminders, merged with the next user text,
     // and a reminder given inside a tool round follows the round's results.
     assert_eq!(m.len(), 6);
