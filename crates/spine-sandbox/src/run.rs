@@ -1,0 +1,155 @@
+//! The helper's whole life: [`helper_main`] parses `ENCODED-POLICY -- PROGRAM ARGS…`,
+//! [`run_confined`] confines the process, runs the command as its child and exits like it.
+//!
+//! Contract:
+//! - Confinement failure: one line `spine sandbox: cannot confine the command: LAYER: …` on
+//!   stderr and exit code 126 (a shell's "cannot execute"); the command never runs
+//!   unconfined. A bad policy string or command line: `spine sandbox: …`, code 126.
+//! - The command not found: code 127, other spawn failures 126, with a `spine sandbox:` line.
+//! - Otherwise the helper exits with the command's code; when the command died of a signal
+//!   the helper dies of the same signal (default action restored and the signal re-raised,
+//!   core dumps off), or exits with 128+n if that somehow fails.
+//! - Signals: the helper and the command share the caller's process group, so a group
+//!   signal (Ctrl-C, spine's timeout) reaches both. The helper catches SIGINT, SIGTERM,
+//!   SIGHUP and SIGQUIT with a handler that only notes them, so it outlives the command long
+//!   enough to undo protected paths and report the command's fate; handlers are reset by
+//!   `exec`, so the command starts with the default dispositions and the mask it was given.
+//!   A signal sent to the helper's pid alone is not forwarded: signal the group. SIGKILL
+//!   ends the helper at once, without the undo.
+//! - With `SPINE_SANDBOX_REPORT` set in its environment, the helper prints
+//!   `spine sandbox: profile PROFILE` and any missing layer on stderr before the command runs.
+
+use std::ffi::{OsStr, OsString};
+use std::process::{Command, ExitCode, ExitStatus};
+
+use crate::policy::Policy;
+
+/// The argument separating the encoded policy from the command.
+pub const SEPARATOR: &str = "--";
+/// The argument that makes [`helper_main`] run the namespace trial for
+/// [`probe_with`](crate::probe_with) instead of a command.
+pub const PROBE_ARGUMENT: &str = "--probe";
+/// Set in the helper's environment to print the profile on stderr.
+pub const REPORT_VARIABLE: &str = "SPINE_SANDBOX_REPORT";
+
+/// Exit code when confinement (or the helper's own command line) fails.
+pub const CANNOT_EXECUTE: u8 = 126;
+/// Exit code when the command does not exist.
+pub const NOT_FOUND: u8 = 127;
+
+/// The helper's entry point: `args` are the arguments after the helper subcommand, i.e.
+/// `ENCODED-POLICY -- PROGRAM ARGS…` (or [`PROBE_ARGUMENT`]). Call it first thing in `main`,
+/// before any thread or async runtime starts.
+pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let mut args = args.into_iter();
+    let Some(first) = args.next() else {
+        return refuse("missing the encoded policy (usage: ENCODED-POLICY -- PROGRAM [ARGS…])");
+    };
+    if first == PROBE_ARGUMENT {
+        return crate::probe::trial_main();
+    }
+    let Some(encoded) = first.to_str() else { return refuse("the encoded policy is not UTF-8") };
+    let policy = match Policy::decode(encoded) {
+        Ok(policy) => policy,
+        Err(error) => return refuse(&crate::error::error_chain(&error)),
+    };
+    if args.next().as_deref() != Some(OsStr::new(SEPARATOR)) {
+        return refuse("expected `--` after the encoded policy");
+    }
+    let argv: Vec<OsString> = args.collect();
+    run_confined(&policy, &argv)
+}
+
+fn refuse(message: &str) -> ExitCode {
+    eprintln!("spine sandbox: {message}");
+    ExitCode::from(CANNOT_EXECUTE)
+}
+
+/// Confines this process to `policy`, runs `argv` as its child, and returns the exit code
+/// the helper must end with (having already died of the command's signal, if it had one).
+pub fn run_confined(policy: &Policy, argv: &[OsString]) -> ExitCode {
+    let Some((program, args)) = argv.split_first() else { return refuse("no command to run") };
+    imp::run(policy, program, args)
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::ffi::OsString;
+    use std::io;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitCode;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use nix::sys::resource::{Resource, setrlimit};
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+    use super::{CANNOT_EXECUTE, Command, ExitStatus, NOT_FOUND, Policy, REPORT_VARIABLE, refuse};
+
+    pub(super) fn run(policy: &Policy, program: &OsString, args: &[OsString]) -> ExitCode {
+        // Noted, not acted on: the command decides its own fate and the helper follows it.
+        let noted = Arc::new(AtomicBool::new(false));
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+            if let Err(error) = signal_hook::flag::register(signal, Arc::clone(&noted)) {
+                return refuse(&format!("cannot install a signal handler: {error}"));
+            }
+        }
+        let applied = match crate::confine(policy) {
+            Ok(applied) => applied,
+            Err(error) => return refuse(&format!("cannot confine the command: {}", error.one_line())),
+        };
+        if std::env::var_os(REPORT_VARIABLE).is_some() {
+            eprintln!("spine sandbox: profile {}", applied.profile());
+            for warning in applied.warnings() {
+                eprintln!("spine sandbox: {warning}");
+            }
+        }
+        let mut command = Command::new(program);
+        command.args(args).envs(applied.proxy_env());
+        let status = match command.status() {
+            Ok(status) => status,
+            Err(error) => {
+                eprintln!("spine sandbox: {}: {}", program.to_string_lossy(), spawn_error(&error));
+                let code = if error.kind() == io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
+                return ExitCode::from(code);
+            }
+        };
+        for message in applied.guard.undo() {
+            eprintln!("spine sandbox: {message}");
+        }
+        exit_like(status)
+    }
+
+    fn spawn_error(error: &io::Error) -> String {
+        match error.raw_os_error() {
+            Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => {
+                format!("{error} (sandbox: executing it is not permitted)")
+            }
+            _ => error.to_string(),
+        }
+    }
+
+    /// Ends like `status`: dies of its signal when it has one, else returns its code.
+    fn exit_like(status: ExitStatus) -> ExitCode {
+        if let Some(code) = status.code() {
+            return ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1));
+        }
+        let Some(signal) = status.signal() else { return ExitCode::from(1) };
+        // No core file of the helper for the command's crash.
+        let _ = setrlimit(Resource::RLIMIT_CORE, 0, 0);
+        // Restores the default action (even for SIGPIPE, which Rust ignores), unblocks and
+        // raises: the helper ends here, by the same signal.
+        let _ = signal_hook::low_level::emulate_default_handler(signal);
+        ExitCode::from(u8::try_from(128 + signal).unwrap_or(255))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::{OsString, Policy, refuse};
+    use std::process::ExitCode;
+
+    pub(super) fn run(_policy: &Policy, _program: &OsString, _args: &[OsString]) -> ExitCode {
+        refuse("cannot confine the command: sandboxing is only implemented on Linux")
+    }
+}
