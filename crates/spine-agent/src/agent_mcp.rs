@@ -69,7 +69,7 @@ mod tests {
     async fn a_server_that_does_not_start_is_a_warning_and_no_tools() {
         let dir = std::env::temp_dir();
         let servers = [("broken".to_owned(), serde_json::json!({"command": "/nonexistent/spine-test-server"}))];
-        let inline = InlineServers::new(&servers, McpOptions::new(&dir));
+        let inline = InlineServers::new(&servers, McpOptions::new(&dir, spine_process::ChildEnv::default()));
         assert_eq!(inline.names(), ["broken"]);
         let started = inline.start().await;
         assert!(started.tools.is_empty());

@@ -140,7 +140,8 @@ fn inline_servers(file: &AgentFile, scope: &Scope<'_>, warnings: &mut Vec<String
         ));
         return None;
     }
-    let options = crate::mcp::mcp_options(scope.settings, scope.project);
+    // The hook options carry the environment assembly built for the agent's children.
+    let options = crate::mcp::mcp_options(scope.settings, scope.project, &scope.hooks.child_env);
     Some(Arc::new(crate::agent_mcp::InlineServers::new(&file.inline_mcp_servers, options)))
 }
 
@@ -216,7 +217,7 @@ mod tests {
             std::fs::write(skills.path().join("notes/SKILL.md"), "Take notes.").expect("write");
             let settings = Settings { trust, ..Settings::default() };
             let tools = ToolRegistryBuilder::new().build().expect("tools");
-            Fixture { settings, tools, options: BuildOptions::default(), skills }
+            Fixture { settings, tools, options: BuildOptions::new(spine_process::ChildEnv::default()), skills }
         }
 
         fn scope(&self) -> Scope<'_> {

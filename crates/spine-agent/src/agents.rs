@@ -253,7 +253,7 @@ mod tests {
     fn bare_subagents(project: &Path, spine_home: &Path, flag: Option<&str>) -> (Subagents, Vec<String>) {
         let settings = Settings::default();
         let tools = ToolRegistryBuilder::new().build().expect("tools");
-        let options = spine_hooks::BuildOptions::default();
+        let options = spine_hooks::BuildOptions::new(spine_process::ChildEnv::default());
         let scope = Scope {
             settings: &settings,
             project,

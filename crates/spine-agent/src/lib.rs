@@ -2,12 +2,19 @@
 //! model, the tools, the hooks from settings, the permission policy, skills, compaction and
 //! limits — so that `spine run` and the worker's `agent_run` build agents the same way.
 //!
+//! Assembly happens once ([`assemble`]): the caller gives the model as a [`ModelChoice`] (from
+//! the settings, a spec, a client, or none for single tool calls) and its code hooks in a
+//! [`HookRegistryBuilder`]; the settings' hooks are registered after them. Nothing is patched
+//! afterwards.
+//!
 //! Every configuration problem is found here, before anything runs, and reported as an
-//! [`AssemblyError`] that names the file and field when there is one.
+//! [`AssemblyError`] that names the file and field when there is one and keeps the underlying
+//! error as its source.
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
 //! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`agent_scope`] (a definition's hooks, skills and MCP servers), [`agent_mcp`] (a definition's inline MCP servers, started per subagent), [`policy`] (permission rules, hooks, skill roots),
-//! [`roots`] (the workspace roots: the project and the added directories), [`verifier`] (the
+//! [`roots`] (the workspace roots: the project and the added directories), [`run_defaults`]
+//! (compaction and token counting, read once from the settings), [`verifier`] (the
 //! read-only agents of `agent` hooks), [`mcp`] (the configured MCP servers and their
 //! connection) and [`watch`] (the settings files and skills directories ConfigChange watches). Their functions are
 //! re-exported here.
@@ -22,10 +29,18 @@ pub mod agent_flags;
 pub mod agent_mcp;
 pub mod agent_scope;
 pub mod agents;
+/// What a front end needs of the model clients beyond assembly: the price table and model
+/// specs (`--resume` checks a session's model is one `--model` accepts). The binary reaches
+/// the providers only through this crate.
+pub mod models {
+    pub use spine_models::pricing;
+    pub use spine_models::spec::ModelSpec;
+}
 pub mod mcp;
 pub mod model;
 pub mod policy;
 pub mod roots;
+pub mod run_defaults;
 #[cfg(test)]
 mod tests;
 pub mod tools;
@@ -35,23 +50,27 @@ pub mod watch;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use spine_core::hooks::HookRegistryBuilder;
 use spine_core::memory_files::MemorySources;
 use spine_core::model::ModelClient;
 use spine_core::permission::{Approver, PermissionPolicy, PermissionRules};
 use spine_core::registry::ToolRegistry;
 use spine_core::runner::{Agent, AgentConfig};
-use spine_core::tokens::WordsEstimator;
 use spine_core::tool::Tool;
 use spine_protocol::permission::PermissionMode;
 use spine_settings::Settings;
-use spine_tools::FamilyHandles;
 use thiserror::Error;
 
 pub use mcp::{ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, mcp_options, untrusted_notice};
 pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
-pub use policy::{PromptModels, build_hooks, skill_roots};
+pub use policy::{PromptModels, skill_roots};
 pub use roots::{WorkspaceRoot, workspace_roots};
+pub use run_defaults::RunDefaults;
 pub use spine_hooks::mcp_tool::HookTools;
+/// What a front end needs of the tools beyond assembly: the family handles to shut down, the
+/// connected MCP servers, image files for a prompt, and the built-in registry (`spine hooks
+/// test`). The binary reaches tools only through this crate.
+pub use spine_tools::{FamilyHandles, image, mcp::McpTools, register_builtins};
 pub use tools::{build_tool_set, build_tools, visibility, web_options};
 
 /// A configuration problem found while assembling an agent.
@@ -64,15 +83,38 @@ pub enum AssemblyError {
          ANTHROPIC_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or OPENAI_API_KEY"
     )]
     NoModel,
-    /// The model spec or its client is invalid.
-    #[error("{0}")]
-    Model(String),
-    /// A permission rule does not parse (names its file and JSON path).
-    #[error("{0}")]
-    Rule(String),
-    /// The hooks of the settings are invalid (names the file and JSON path).
-    #[error("{0}")]
-    Hooks(String),
+    /// The model spec does not parse; `from` says where it was given (`--model`, `<settings
+    /// file>: model`).
+    #[error("{from}: {source}")]
+    ModelSpec {
+        /// Where the spec came from.
+        from: String,
+        /// Why it does not parse.
+        source: spine_models::spec::SpecError,
+    },
+    /// The model's client cannot be built (a missing key, a bad base URL…); `from` says where
+    /// the spec was given (empty: chosen from the environment).
+    #[error("{}{source}", prefixed(from))]
+    ModelClient {
+        /// Where the spec came from.
+        from: String,
+        /// Why the client cannot be built.
+        source: spine_models::ClientError,
+    },
+    /// A permission rule does not parse; `at` names its file and JSON path, or its flag.
+    #[error("{at}: {source}")]
+    Rule {
+        /// The settings file and JSON path, or the flag and the rule as written.
+        at: String,
+        /// Why it does not parse.
+        source: spine_core::permission::RuleError,
+    },
+    /// The `hooks` key of the settings is invalid (names the file and JSON path).
+    #[error(transparent)]
+    Hooks(#[from] spine_hooks::HookConfigError),
+    /// The settings' hooks cannot be registered (an HTTP client, a prompt hook's model).
+    #[error(transparent)]
+    HookRegistration(#[from] spine_hooks::BuildError),
     /// `bypassPermissions` was asked for (by a settings file, `--permission-mode` or
     /// `--dangerously-skip-permissions`) and a settings file disables it: a managed one names
     /// itself (`/etc/spine/managed-settings.json (managed)`).
@@ -83,7 +125,7 @@ pub enum AssemblyError {
     },
     /// The tool registry could not be built.
     #[error("tool registry: {0}")]
-    Tools(String),
+    Tools(#[source] spine_core::registry::RegistryError),
     /// `allowed tools` names a tool that does not exist.
     #[error("unknown tool `{name}` in the allowed tools (known: {known})")]
     UnknownTool {
@@ -93,8 +135,8 @@ pub enum AssemblyError {
         known: String,
     },
     /// `.mcp.json` could not be read.
-    #[error("{0}")]
-    Mcp(String),
+    #[error(transparent)]
+    Mcp(#[from] spine_tools::mcp::config::McpConfigError),
     /// `--agents` is malformed or `--agent` names no agent (names the flag and JSON path).
     #[error(transparent)]
     AgentFlag(#[from] agent_flags::AgentFlagError),
@@ -118,6 +160,11 @@ pub enum AssemblyError {
     },
 }
 
+/// `from: ` before a message, or nothing when `from` is empty.
+fn prefixed(from: &str) -> String {
+    if from.is_empty() { String::new() } else { format!("{from}: ") }
+}
+
 /// The source of an added directory in an error: the flag with its value, or the settings
 /// file and JSON path.
 fn added_source(origin: &spine_settings::DirectorySource, written: &str) -> String {
@@ -133,8 +180,11 @@ pub struct AgentOptions {
     pub project: PathBuf,
     /// `SPINE_HOME` (user-wide skills live under it).
     pub spine_home: PathBuf,
-    /// A model spec overriding settings (`--model`).
-    pub model: Option<String>,
+    /// The model: from the settings, a spec overriding them (`--model`), a client, or none.
+    pub model: ModelChoice,
+    /// Hooks registered in code (the library's typed hooks); the settings' hooks are added
+    /// after them, so code hooks run first. `HookRegistryBuilder::new()` for none.
+    pub hooks: HookRegistryBuilder,
     /// A permission mode overriding settings (`--permission-mode`).
     pub permission_mode: Option<PermissionMode>,
     /// A turn limit overriding settings (`--max-turns`).
@@ -152,6 +202,37 @@ pub struct AgentOptions {
     /// The tools: a set built once and shared (a worker's), or `Fresh` with extra tools (MCP
     /// servers connected with [`connect_mcp`]) to build a set for this agent alone.
     pub tools: Tools,
+}
+
+/// Where an agent's model comes from.
+#[derive(Clone, Default)]
+pub enum ModelChoice {
+    /// `ANTHROPIC_MODEL`, else the settings' `model`, else the provider whose key is set
+    /// ([`build_model`]).
+    #[default]
+    Configured,
+    /// A spec overriding the settings (`--model`, a worker task's model), built with the
+    /// settings' client options.
+    Spec(String),
+    /// A client the caller built.
+    Client(Arc<dyn ModelClient>),
+    /// No model: the agent answers single tool calls only (`Agent::run_tool_call`: the
+    /// worker's deterministic assignments, `spine hooks check`).
+    ToolCallsOnly,
+}
+
+impl ModelChoice {
+    /// The client of this choice (`settings` gives the spec and client options when needed),
+    /// and whether the caller chose it (so an `--agent` definition's own model does not
+    /// replace it).
+    fn resolve(self, settings: &Settings) -> Result<(Arc<dyn ModelClient>, bool), AssemblyError> {
+        Ok(match self {
+            ModelChoice::Configured => (build_model(None, settings)?, false),
+            ModelChoice::Spec(spec) => (build_model(Some(&spec), settings)?, true),
+            ModelChoice::Client(client) => (client, true),
+            ModelChoice::ToolCallsOnly => (Arc::new(spine_core::model::NoModel), false),
+        })
+    }
 }
 
 /// What the command line adds to the settings, as Claude Code's flags do. The worker passes
@@ -206,24 +287,11 @@ pub struct Assembled {
     pub tools: ToolSet,
 }
 
-/// Builds an agent.
+/// Builds an agent, once: its model, tools, hooks (the caller's code hooks, then the
+/// settings'), rules, mode, subagents, skills, child environment and run defaults. Nothing is
+/// patched afterwards.
 pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
-    apply_env_passthrough(settings);
-    let model = build_model(options.model.as_deref(), settings)?;
-    assemble_with(settings, options, model)
-}
-
-/// Builds an agent with no model, for single tool calls (`Agent::run_tool_call`): the same
-/// tools, hooks, rules and mode as [`assemble`]; `options.model` is ignored.
-pub fn assemble_for_calls(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
-    assemble_with(settings, options, Arc::new(spine_core::model::NoModel))
-}
-
-fn assemble_with(
-    settings: &Settings,
-    options: AgentOptions,
-    model: Arc<dyn ModelClient>,
-) -> Result<Assembled, AssemblyError> {
+    let (model, model_chosen) = options.model.resolve(settings)?;
     let tool_set = match options.tools {
         Tools::Fresh(extra) => {
             let set = options.command_line.tool_set.or(settings.tool_set).unwrap_or_default();
@@ -249,7 +317,9 @@ fn assemble_with(
     let workspace = Arc::new(roots::workspace(settings, &options.command_line, &options.project)?);
     let hook_tools = HookTools { registry: Arc::clone(&tool_set.registry), workspace: Arc::clone(&workspace) };
     let hook_options = policy::hook_options(settings, Arc::clone(&model), Some(hook_tools));
-    let (hooks, hook_warnings) = policy::build_hooks_with(settings, &hook_options)?;
+    let mut hooks = options.hooks;
+    let hook_warnings = policy::register_hooks(settings, &hook_options, &mut hooks)?;
+    let hooks = hooks.build();
     // Values the settings hold that spine does not implement (`defaultMode`), the rules managed
     // settings keep from applying, then the hooks'.
     let mut warnings: Vec<String> =
@@ -263,15 +333,15 @@ fn assemble_with(
     config.turn.allowed_tool_names = visibility.names().to_vec();
     config.visibility = visibility;
     config.skill_roots = skill_roots(settings, &options.spine_home, &options.project);
-    config.compaction_threshold = settings.compaction_threshold_tokens;
-    config.compaction_strategy = settings.compaction_strategy.unwrap_or_default();
-    if settings.token_estimator.as_deref() == Some("words") {
-        config.estimator = Some(Arc::new(WordsEstimator));
-    }
+    let defaults = RunDefaults::of(settings);
+    config.compaction_threshold = defaults.compaction_threshold;
+    config.compaction_strategy = defaults.compaction_strategy;
+    config.estimator = defaults.estimator();
     config.allow_defer = options.allow_defer;
     config.operator_state = Some(tool_set.families.operator_state());
     config.effort = settings.model_options.reasoning_effort;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    config.child_env = hook_options.child_env.clone();
+    let home = spine_protocol::home::user_home();
     let scope = agent_scope::Scope {
         settings,
         project: &options.project,
@@ -297,7 +367,7 @@ fn assemble_with(
         Some(own) => Arc::new(spine_core::hooks::HookRegistry::scoped(&hooks, own)),
         None => hooks,
     };
-    let main = agent_flags::MainSession { model, mode, model_chosen: options.model.is_some() };
+    let main = agent_flags::MainSession { model, mode, model_chosen };
     let main =
         agent_flags::run_as(options.command_line.agent.as_deref(), &subagents, &tool_set.registry, &mut config, main)?;
     config.subagents = Some(Arc::new(subagents));
@@ -345,7 +415,7 @@ pub struct Invalid {
 
 /// Validates settings exactly as a run does, without starting anything: every permission
 /// rule is parsed (each bad one reported), then, when they all parse, the agent is assembled
-/// as [`assemble_for_calls`] does (tools, hooks with their `if` rules, workspace) and
+/// without a model (tools, hooks with their `if` rules, workspace) and
 /// `.mcp.json` is read. `spine hooks check` uses this, so it passes exactly what `run` accepts.
 pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std::path::Path) -> Vec<Invalid> {
     let mut out = Vec::new();
@@ -365,7 +435,8 @@ pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std
     let options = AgentOptions {
         project: project.to_path_buf(),
         spine_home: spine_home.to_path_buf(),
-        model: None,
+        model: ModelChoice::ToolCallsOnly,
+        hooks: HookRegistryBuilder::new(),
         permission_mode: None,
         max_turns: None,
         allowed_tools: Vec::new(),
@@ -376,7 +447,7 @@ pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std
         command_line: CommandLine::default(),
     };
     // Assembled and dropped: nothing was started, and dropping the families ends them.
-    if let Err(e) = assemble_for_calls(settings, options) {
+    if let Err(e) = assemble(settings, options) {
         out.push(Invalid { origin: None, path: None, message: e.to_string() });
     }
     if let Err(e) = configured_mcp_servers(settings, project) {
@@ -385,11 +456,10 @@ pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std
     out
 }
 
-/// Makes the settings' `env_passthrough` and `env` the process's: the provider keys that
-/// tools, hooks and MCP servers inherit after all (every other provider key is removed from
-/// children by `spine_process::secrets`), and the variables every child gets (Bash, command
-/// runs, processes, hooks, MCP servers). Called by [`assemble`] and [`connect_mcp`].
-pub fn apply_env_passthrough(settings: &Settings) {
-    spine_process::secrets::set_passthrough(settings.env_passthrough.iter().cloned());
-    spine_process::secrets::set_settings_env(settings.env.clone());
+/// The environment the settings give every child of an agent (Bash, command runs, processes,
+/// hooks, MCP servers): their `env`, and the provider keys of their `env_passthrough` that
+/// children inherit after all (every other one is removed, see `spine_process::secrets`).
+/// Assembly puts it on the agent's config and hook options; [`connect_mcp`] takes it.
+pub fn child_env(settings: &Settings) -> spine_process::ChildEnv {
+    spine_process::ChildEnv::new(settings.env.clone(), settings.env_passthrough.iter().cloned())
 }

@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+use spine_process::ChildEnv;
 use spine_settings::Settings;
 use spine_settings::trust::{McpApproval, Scope, Skipped, SkippedItem};
 use spine_tools::mcp::{McpIssue, McpOptions, McpTools};
 
-use crate::{AssemblyError, apply_env_passthrough};
+use crate::AssemblyError;
 
 /// One configured MCP server: where it is written, whether it may start, its entry.
 #[derive(Debug, Clone)]
@@ -34,9 +35,7 @@ pub struct ConfiguredMcpServer {
 pub fn configured_mcp_servers(settings: &Settings, project: &Path) -> Result<Vec<ConfiguredMcpServer>, AssemblyError> {
     let mut entries = Vec::new();
     let mcp_json = project.join(spine_tools::mcp::MCP_JSON);
-    if let Some(Value::Object(map)) =
-        spine_tools::mcp::load_mcp_json(project).map_err(|e| AssemblyError::Mcp(e.to_string()))?
-    {
+    if let Some(Value::Object(map)) = spine_tools::mcp::load_mcp_json(project)? {
         for (name, config) in map {
             entries.push(ConfiguredMcpServer {
                 source: format!("{} mcpServers.{name}", mcp_json.display()),
@@ -79,10 +78,11 @@ pub fn configured_mcp_servers(settings: &Settings, project: &Path) -> Result<Vec
     Ok(entries)
 }
 
-/// The MCP options of a run: the project as the servers' directory, settings'
-/// `mcp.startup_timeout_ms` as the default start-up limit.
-pub fn mcp_options(settings: &Settings, project: &Path) -> McpOptions {
-    let mut options = McpOptions::new(project);
+/// The MCP options of a run: the project as the servers' directory, `child_env` (the
+/// settings' [`crate::child_env`]) as their environment, settings' `mcp.startup_timeout_ms` as
+/// the default start-up limit.
+pub fn mcp_options(settings: &Settings, project: &Path, child_env: &ChildEnv) -> McpOptions {
+    let mut options = McpOptions::new(project, child_env.clone());
     if let Some(ms) = settings.mcp_startup_timeout_ms {
         options.startup_timeout = std::time::Duration::from_millis(ms);
     }
@@ -103,10 +103,14 @@ pub struct McpConnection {
 }
 
 /// Connects the approved MCP servers of a project (see [`configured_mcp_servers`]),
-/// concurrently, each within its own start-up limit. Servers that fail are reported as
-/// warnings and their tools are absent; the run goes on.
-pub async fn connect_mcp(settings: &Settings, project: &Path) -> Result<McpConnection, AssemblyError> {
-    apply_env_passthrough(settings);
+/// concurrently, each within its own start-up limit, their processes getting `child_env` (the
+/// settings' [`crate::child_env`]). Servers that fail are reported as warnings and their tools
+/// are absent; the run goes on.
+pub async fn connect_mcp(
+    settings: &Settings,
+    project: &Path,
+    child_env: &ChildEnv,
+) -> Result<McpConnection, AssemblyError> {
     let configured = configured_mcp_servers(settings, project)?;
     let mut servers = Map::new();
     let mut skipped = Vec::new();
@@ -122,7 +126,8 @@ pub async fn connect_mcp(settings: &Settings, project: &Path) -> Result<McpConne
         return Ok(McpConnection { tools: McpTools::empty(), warnings: Vec::new(), issues: Vec::new(), skipped });
     }
     let (tools, issues) =
-        spine_tools::mcp::connect_mcp_servers(&Value::Object(servers), &mcp_options(settings, project)).await;
+        spine_tools::mcp::connect_mcp_servers(&Value::Object(servers), &mcp_options(settings, project, child_env))
+            .await;
     let warnings = issues.iter().map(|i| format!("MCP: {i}")).collect();
     Ok(McpConnection { tools, warnings, issues, skipped })
 }

@@ -26,10 +26,7 @@ use crate::AssemblyError;
 pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn ModelClient>, AssemblyError> {
     let (spec, from) = model_choice(flag, settings)?;
     let options = client_options(settings, |name| std::env::var(name).ok());
-    spine_models::client_with(&spec, &options).map_err(|e| match from.as_str() {
-        "" => AssemblyError::Model(e.to_string()),
-        from => AssemblyError::Model(format!("{from}: {e}")),
-    })
+    spine_models::client_with(&spec, &options).map_err(|source| AssemblyError::ModelClient { from, source })
 }
 
 /// Which model [`build_model`] would build, and where the choice came from (`--model`,
@@ -50,7 +47,7 @@ pub fn model_choice(flag: Option<&str>, settings: &Settings) -> Result<(ModelSpe
 }
 
 fn parse_spec(text: &str, from: &str) -> Result<ModelSpec, AssemblyError> {
-    text.parse().map_err(|e| AssemblyError::Model(format!("{from}: {e}")))
+    text.parse().map_err(|source| AssemblyError::ModelSpec { from: from.to_owned(), source })
 }
 
 /// The client options of settings `model_options` (see the module documentation), reading

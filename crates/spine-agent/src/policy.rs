@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use spine_core::hooks::{HookRegistry, HookRegistryBuilder};
+use spine_core::hooks::HookRegistryBuilder;
 use spine_core::model::ModelClient;
 use spine_core::permission::{PermissionRule, RuleOrigins, UpdateLimits};
 use spine_core::skills::{SkillRoot, SkillRootKind};
@@ -26,7 +26,7 @@ pub(crate) fn parse_rules(entries: &[RuleEntry]) -> Result<Vec<PermissionRule>, 
         .iter()
         .map(|e| {
             PermissionRule::parse(&e.rule)
-                .map_err(|err| AssemblyError::Rule(format!("{}: {}: {err}", e.origin, e.path)))
+                .map_err(|source| AssemblyError::Rule { at: format!("{}: {}", e.origin, e.path), source })
         })
         .collect()
 }
@@ -67,39 +67,34 @@ pub(crate) fn update_limits(settings: &Settings, flag_allow: usize, flag_deny: u
 pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<PermissionRule>, AssemblyError> {
     rules
         .iter()
-        .map(|rule| PermissionRule::parse(rule).map_err(|err| AssemblyError::Rule(format!("{flag}: `{rule}`: {err}"))))
+        .map(|rule| {
+            PermissionRule::parse(rule)
+                .map_err(|source| AssemblyError::Rule { at: format!("{flag}: `{rule}`"), source })
+        })
         .collect()
 }
 
-/// The hooks of the settings, and the warnings about what will not run; prompt hooks ask
-/// their own `model` or `session_model`, mcp_tool hooks call the MCP tools of `tools`, agent
-/// hooks run read-only verifiers over `tools` ([`crate::verifier`]).
-pub fn build_hooks(
-    settings: &Settings,
-    session_model: Arc<dyn ModelClient>,
-    tools: Option<HookTools>,
-) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
-    build_hooks_with(settings, &hook_options(settings, session_model, tools))
-}
-
-/// As [`build_hooks`], with the models, tools and verifiers of `options` ([`hook_options`]).
-pub(crate) fn build_hooks_with(
+/// Adds the hooks of the settings to `builder` (after what it holds: code hooks run first),
+/// with the models, tools and verifiers of `options` ([`hook_options`]); returns the warnings
+/// about what will not run.
+pub(crate) fn register_hooks(
     settings: &Settings,
     options: &spine_hooks::BuildOptions,
-) -> Result<(HookRegistry, Vec<String>), AssemblyError> {
-    let hooks = HookConfig::from_settings(settings).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
+    builder: &mut HookRegistryBuilder,
+) -> Result<Vec<String>, AssemblyError> {
+    let hooks = HookConfig::from_settings(settings)?;
     let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
     if let Some(message) = hooks.disabled_message() {
         warnings.push(message);
     }
-    let mut builder = HookRegistryBuilder::new();
-    spine_hooks::register(&hooks, &mut builder, options).map_err(|e| AssemblyError::Hooks(e.to_string()))?;
-    Ok((builder.build(), warnings))
+    spine_hooks::register(&hooks, builder, options)?;
+    Ok(warnings)
 }
 
-/// What external hooks run with: prompt hooks ask their own `model` or `session_model`,
-/// mcp_tool hooks call the MCP tools of `tools`, agent hooks run read-only verifiers over
-/// `tools`. The settings' hooks and agent definitions' own hooks share them.
+/// What external hooks run with: their processes get the settings' [`crate::child_env`]
+/// (assembly hands the same value to the agent's config), prompt hooks ask their own `model`
+/// or `session_model`, mcp_tool hooks call the MCP tools of `tools`, agent hooks run read-only
+/// verifiers over `tools`. The settings' hooks and agent definitions' own hooks share them.
 pub(crate) fn hook_options(
     settings: &Settings,
     session_model: Arc<dyn ModelClient>,
@@ -110,7 +105,12 @@ pub(crate) fn hook_options(
         let verifiers = Verifiers::new(Arc::clone(&models), Arc::clone(&t.registry), Arc::clone(&t.workspace));
         Arc::new(verifiers) as Arc<dyn HookAgents>
     });
-    spine_hooks::BuildOptions { models: Some(models), tools, agents, ..spine_hooks::BuildOptions::default() }
+    spine_hooks::BuildOptions {
+        models: Some(models),
+        tools,
+        agents,
+        ..spine_hooks::BuildOptions::new(crate::child_env(settings))
+    }
 }
 
 /// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live).

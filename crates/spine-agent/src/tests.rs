@@ -16,7 +16,8 @@ fn options(dir: &Path) -> AgentOptions {
     AgentOptions {
         project: dir.to_path_buf(),
         spine_home: dir.join("home"),
-        model: None,
+        model: ModelChoice::ToolCallsOnly,
+        hooks: spine_core::hooks::HookRegistryBuilder::new(),
         permission_mode: None,
         max_turns: None,
         allowed_tools: vec![],
@@ -26,6 +27,11 @@ fn options(dir: &Path) -> AgentOptions {
         conversation_id: None,
         tools: Tools::Fresh(vec![]),
     }
+}
+
+/// Options whose model comes from the settings.
+fn configured(dir: &Path) -> AgentOptions {
+    AgentOptions { model: ModelChoice::Configured, ..options(dir) }
 }
 
 fn settings(json: &str) -> Settings {
@@ -87,11 +93,11 @@ fn settings_decide_model_limits_and_mode_unless_options_override() {
         r#"{{"model": "scripted:{}", "maxTurns": 7, "permissions": {{"defaultMode": "plan"}}}}"#,
         script.display()
     ));
-    let a = assemble(&s, options(dir.path())).expect("assembled");
+    let a = assemble(&s, configured(dir.path())).expect("assembled");
     assert_eq!(a.agent.config.max_turns, 7);
     assert_eq!(a.agent.policy.mode(), PermissionMode::Plan);
     assert_eq!(a.agent.model.model(), "scripted");
-    let mut o = options(dir.path());
+    let mut o = configured(dir.path());
     o.max_turns = Some(2);
     o.permission_mode = Some(PermissionMode::BypassPermissions);
     let a = assemble(&s, o).expect("assembled");
@@ -104,14 +110,14 @@ fn disable_bypass_permissions_mode_refuses_a_bypass_run_from_flag_or_settings() 
     let s = settings(r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#);
     let mut o = options(dir.path());
     o.permission_mode = Some(PermissionMode::BypassPermissions);
-    let err = assemble_for_calls(&s, o).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = assemble(&s, o).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.contains("bypassPermissions is disabled by `permissions.disableBypassPermissionsMode`"), "{err}");
     let both =
         settings(r#"{"permissions": {"disableBypassPermissionsMode": "disable", "defaultMode": "bypassPermissions"}}"#);
-    assert!(assemble_for_calls(&both, options(dir.path())).is_err());
+    assert!(assemble(&both, options(dir.path())).is_err());
     let mut plan = options(dir.path());
     plan.permission_mode = Some(PermissionMode::Plan);
-    assert!(assemble_for_calls(&s, plan).is_ok(), "other modes are untouched");
+    assert!(assemble(&s, plan).is_ok(), "other modes are untouched");
 }
 
 #[test]
@@ -127,11 +133,13 @@ fn private_networks_are_refused_unless_settings_allow_them() {
 fn bad_rules_unknown_tools_and_missing_models_are_errors_naming_what_is_wrong() {
     let dir = tempfile::tempdir().expect("dir");
     let s = settings(r#"{"model": "scripted:/nope.json"}"#);
-    assert!(matches!(assemble(&s, options(dir.path())), Err(AssemblyError::Model(m)) if m.contains("/nope.json")));
+    let err = assemble(&s, configured(dir.path())).err().expect("model error");
+    assert!(matches!(&err, AssemblyError::ModelClient { .. }) && err.to_string().contains("/nope.json"), "{err}");
+    assert!(std::error::Error::source(&err).is_some(), "the client's error is kept as the source");
     let script = dir.path().join("s.json");
     std::fs::write(&script, r#"{"turns": [{"text": "x"}]}"#).expect("w");
     let s = settings(&format!(r#"{{"model": "scripted:{}", "permissions": {{"ask": ["Bash(x"]}}}}"#, script.display()));
-    let err = assemble(&s, options(dir.path())).err().expect("rule error");
+    let err = assemble(&s, configured(dir.path())).err().expect("rule error");
     assert!(err.to_string().contains("permissions.ask[0]"), "{err}");
     let s = settings(&format!(r#"{{"model": "scripted:{}"}}"#, script.display()));
     let mut o = options(dir.path());
@@ -193,7 +201,7 @@ fn allow_managed_permission_rules_only_drops_allowed_tools_rules_with_a_one_line
     let mut o = options(dir.path());
     o.command_line.allow = vec!["Bash".to_owned()];
     o.command_line.deny = vec!["WebFetch".to_owned()];
-    let a = assemble_for_calls(&s, o).expect("assembled");
+    let a = assemble(&s, o).expect("assembled");
     let rules = a.agent.policy.rules();
     let names =
         |r: &[spine_core::permission::PermissionRule]| r.iter().map(|r| r.as_str().to_owned()).collect::<Vec<_>>();
@@ -217,6 +225,6 @@ fn a_managed_disable_bypass_permissions_mode_refuses_the_flag_naming_the_managed
     );
     let mut o = options(dir.path());
     o.permission_mode = Some(PermissionMode::BypassPermissions);
-    let err = assemble_for_calls(&s, o).err().map(|e| e.to_string()).unwrap_or_default();
+    let err = assemble(&s, o).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.contains("disableBypassPermissionsMode` in /etc/spine/managed-settings.json (managed)"), "{err}");
 }

@@ -42,7 +42,7 @@ pub fn build_tool_set(
     for tool in tools.filter(|t| set.offers(&t.spec().name)) {
         builder.register_arc(tool);
     }
-    let registry = Arc::new(builder.build().map_err(|e| AssemblyError::Tools(e.to_string()))?);
+    let registry = Arc::new(builder.build().map_err(AssemblyError::Tools)?);
     Ok(ToolSet { registry, families })
 }
 

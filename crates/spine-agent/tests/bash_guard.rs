@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use spine_agent::{AgentOptions, CommandLine, Tools, assemble_for_calls};
+use spine_agent::{AgentOptions, CommandLine, ModelChoice, Tools, assemble};
 use spine_core::CancellationToken;
 use spine_core::observer::NullObserver;
 use spine_core::permission::DenyApprover;
@@ -36,7 +36,8 @@ fn options(dir: &Path) -> AgentOptions {
     AgentOptions {
         project: dir.to_path_buf(),
         spine_home: dir.join("home"),
-        model: None,
+        model: ModelChoice::ToolCallsOnly,
+        hooks: spine_core::hooks::HookRegistryBuilder::new(),
         permission_mode: None,
         max_turns: None,
         allowed_tools: vec![],
@@ -72,7 +73,7 @@ fn every_tool_that_runs_a_program_is_seen_by_a_bash_guard() {
         "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
             "command": "cmd=$(jq -r .tool_input.command); [[ \"$cmd\" == *\"rm -rf\"* ]] && { echo \"refused: $cmd\" >&2; exit 2; }; exit 0"}]}]}
     });
-    let assembled = assemble_for_calls(&settings(guard), options(dir.path())).expect("assembled");
+    let assembled = assemble(&settings(guard), options(dir.path())).expect("assembled");
     let registry = Arc::clone(&assembled.agent.tools);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let mut guarded = Vec::new();

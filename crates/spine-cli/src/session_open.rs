@@ -17,7 +17,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use spine_agent::{AgentOptions, CommandLine, Tools};
+use spine_agent::{AgentOptions, CommandLine, ModelChoice, Tools};
+use spine_core::hooks::HookRegistryBuilder;
 use spine_core::permission::Approver;
 use spine_core::session::{LoadedSession, Transcript, check_session_id, new_session_id};
 use spine_protocol::permission::PermissionMode;
@@ -59,8 +60,8 @@ pub(crate) fn open(args: &RunArgs) -> anyhow::Result<Opened> {
 /// The agent of a session, with what must be shut down after it.
 pub(crate) struct Built {
     pub(crate) agent: spine_core::runner::Agent,
-    pub(crate) families: spine_tools::FamilyHandles,
-    pub(crate) mcp: spine_tools::mcp::McpTools,
+    pub(crate) families: spine_agent::FamilyHandles,
+    pub(crate) mcp: spine_agent::McpTools,
 }
 
 /// Connects the MCP servers and assembles the agent of `args` (warnings on stderr unless
@@ -81,7 +82,10 @@ pub(crate) async fn build(
         None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
         None => None,
     };
-    let connection = spine_agent::connect_mcp(settings, project).await.map_err(|e| config(e.to_string()))?;
+    // The settings' environment of the agent's children: assembly builds the same value.
+    let child_env = spine_agent::child_env(settings);
+    let connection =
+        spine_agent::connect_mcp(settings, project, &child_env).await.map_err(|e| config(e.to_string()))?;
     if !args.quiet
         && let Some(notice) = spine_agent::untrusted_notice(settings, project, &connection)
     {
@@ -93,7 +97,8 @@ pub(crate) async fn build(
         AgentOptions {
             project: project.to_path_buf(),
             spine_home: home.to_path_buf(),
-            model,
+            model: model.map_or(ModelChoice::Configured, ModelChoice::Spec),
+            hooks: HookRegistryBuilder::new(),
             permission_mode,
             max_turns: Some(args.max_turns.or(settings.max_turns).unwrap_or(NO_TURN_LIMIT)),
             allowed_tools: visible_tools(&args.tools)?,
@@ -160,7 +165,7 @@ fn resumed_model(args: &RunArgs, resumed: Option<&LoadedSession>) -> Option<Stri
         return args.model.clone();
     }
     let name = resumed.and_then(|r| r.model.as_deref())?;
-    match name.parse::<spine_models::spec::ModelSpec>() {
+    match name.parse::<spine_agent::models::ModelSpec>() {
         Ok(_) => Some(name.to_owned()),
         Err(_) => {
             if !args.quiet {

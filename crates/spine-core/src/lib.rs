@@ -24,7 +24,8 @@
 //! - [`subagents`]: the `Agent` tool's agent types and limits (the runner's `delegate` module
 //!   runs the child); [`tool_names`]: former tool names (`Task`) that still name a tool;
 //!   [`tool_set`]: the tool sets a run may offer (spine's, or only Claude Code's).
-//! - [`config_file`]: bounded, type-checked reading of configuration files named by path.
+//! - [`config_file`]: bounded, type-checked reading of configuration files named by path
+//!   (spine-protocol's, re-exported here like [`tool_names`] and [`tool_set`]).
 //! - [`watch`]: what a session watches: its shell's working directory, files and settings
 //!   (CwdChanged, FileChanged, ConfigChange; the OS watcher, never a process).
 
@@ -33,7 +34,6 @@
 #![cfg_attr(test, allow(unused_crate_dependencies))]
 #![warn(missing_docs)]
 
-pub mod config_file;
 pub mod elicitation;
 pub mod front_matter;
 pub mod hooks;
@@ -50,10 +50,10 @@ pub mod stages;
 pub mod subagents;
 pub mod tokens;
 pub mod tool;
-pub mod tool_names;
-pub mod tool_set;
 pub mod trace;
 pub mod watch;
 pub mod workspace;
 
+// Plain vocabulary that lives in spine-protocol (shared with spine-settings), at its old paths.
+pub use spine_protocol::{config_file, tool_names, tool_set};
 pub use tokio_util::sync::CancellationToken;

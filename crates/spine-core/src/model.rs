@@ -84,32 +84,8 @@ impl ModelError {
     }
 }
 
-/// Which tool the model must call (settings `model_options.tool_choice`); each wire writes it
-/// in its own format. Unset, no choice is sent and the server's default applies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolChoice {
-    /// The model decides (`auto`).
-    Auto,
-    /// The model must call some tool (`required`; Anthropic's `any`).
-    Required,
-    /// The model must not call tools (`none`).
-    None,
-    /// The model must call this tool.
-    Tool(String),
-}
-
-impl ToolChoice {
-    /// `auto`, `required` (or `any`), `none`, else a tool name. Empty text is no choice.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.trim() {
-            "" => Option::None,
-            "auto" => Some(ToolChoice::Auto),
-            "required" | "any" => Some(ToolChoice::Required),
-            "none" => Some(ToolChoice::None),
-            name => Some(ToolChoice::Tool(name.to_owned())),
-        }
-    }
-}
+/// Which tool the model must call (settings `model_options.tool_choice`; spine-protocol's).
+pub use spine_protocol::tool_choice::ToolChoice;
 
 /// Kinds of model failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

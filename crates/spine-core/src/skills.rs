@@ -25,27 +25,8 @@ use thiserror::Error;
 use crate::workspace::Workspace;
 use crate::workspace::open::OpenError;
 
-/// The kind of a skill root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkillRootKind {
-    /// Shipped or user-wide skills (active).
-    System,
-    /// Installed project skills (active).
-    Live,
-    /// Reviewed but not enabled (inactive).
-    Curated,
-}
-
-impl SkillRootKind {
-    /// Whether skills of this root can be selected.
-    pub fn active(self) -> bool {
-        match self {
-            SkillRootKind::System | SkillRootKind::Live => true,
-            SkillRootKind::Curated => false,
-        }
-    }
-}
+/// The kind of a skill root (spine-protocol's, shared with spine-settings).
+pub use spine_protocol::skill_root::SkillRootKind;
 
 /// A directory of skills.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

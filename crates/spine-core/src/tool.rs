@@ -21,6 +21,9 @@ use spine_protocol::message::ImageBlock;
 use spine_protocol::tool::{Effect, ToolError, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
+/// The environment a run gives the processes its tools start (see [`ToolContext::child_env`]).
+pub use spine_process::ChildEnv;
+
 use crate::watch::ShellCwd;
 use crate::workspace::Workspace;
 
@@ -188,6 +191,11 @@ pub struct ToolContext {
     /// A file of `export NAME=value` lines (written by SessionStart hooks) applied to the
     /// environment of commands the tool runs.
     pub env_file: Option<PathBuf>,
+    /// What every process the tool starts gets of its environment: the agent's settings'
+    /// `env` and the provider keys it passes through
+    /// ([`AgentConfig::child_env`](crate::runner::AgentConfig::child_env)). A tool that starts
+    /// a process hands it to the spawn.
+    pub child_env: ChildEnv,
     /// Where streamed output goes.
     pub progress: Option<Arc<dyn ProgressSink>>,
     /// Decides redirect hops of network tools; `None` outside a run with a policy (direct
@@ -199,8 +207,14 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    /// A context for direct calls (tests, the worker's deterministic flow).
-    pub fn new(workspace: Arc<Workspace>, call_id: impl Into<String>, tool_name: impl Into<String>) -> Self {
+    /// A context for direct calls (tests, a hook calling a tool) whose processes get
+    /// `child_env`.
+    pub fn new(
+        workspace: Arc<Workspace>,
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        child_env: ChildEnv,
+    ) -> Self {
         let cwd = workspace.root().to_path_buf();
         ToolContext {
             call_id: call_id.into(),
@@ -210,6 +224,7 @@ impl ToolContext {
             shell_cwd: None,
             cancel: CancellationToken::new(),
             env_file: None,
+            child_env,
             progress: None,
             url_gate: None,
             elicitor: None,

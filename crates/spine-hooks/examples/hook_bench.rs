@@ -26,6 +26,7 @@ use spine_core::observer::NullObserver;
 use spine_core::trace::Trace;
 use spine_hooks::record::{AnswerRecord, AnswerSink};
 use spine_hooks::{BuildOptions, HookConfig};
+use spine_process::ChildEnv;
 use spine_protocol::hook::{HookEventName, PreToolUse, PreToolUseInput};
 use spine_protocol::permission::PermissionMode;
 use spine_settings::{Origin, Settings, SettingsLayer};
@@ -53,7 +54,10 @@ fn registry(settings: Value, sink: Option<Arc<dyn AnswerSink>>) -> Result<HookRe
     spine_hooks::register(
         &config,
         &mut builder,
-        &BuildOptions { sink, force_blocking: false, ..BuildOptions::default() },
+        &BuildOptions {
+            sink,
+            ..BuildOptions::new(ChildEnv::new(settings.env.clone(), settings.env_passthrough.clone()))
+        },
     )
     .map_err(|e| e.to_string())?;
     Ok(builder.build())

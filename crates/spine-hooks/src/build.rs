@@ -12,6 +12,10 @@
 //!   command or URL declared twice, in one file or several, runs once per firing).
 //! - Handlers of a persistent command share one [`PersistentProcess`] per registry, across
 //!   events; HTTP handlers share one client.
+//! - Every process a hook starts (command and persistent hooks, the syntax checks of command
+//!   lines) gets [`BuildOptions::child_env`], the environment of the agent the hooks belong to
+//!   (its settings' `env`, the provider keys it passes through); mcp_tool hooks call their tool
+//!   with it. There is no default: [`BuildOptions::new`] takes it.
 //! - Only [`HookConfig::active_groups`] are registered: with `disableAllHooks`, nothing (or
 //!   only managed settings' hooks), with `allowManagedHooksOnly` only managed settings' hooks.
 //!   An HTTP hook that `allowedHttpHookUrls` blocks is registered and fails each firing with a
@@ -23,6 +27,7 @@ use std::sync::Arc;
 
 use spine_core::hooks::{GroupMode, Hook, HookGroup, HookRegistryBuilder, HookSpec, RunMode};
 use spine_core::model::{ModelClient, NoModel};
+use spine_process::ChildEnv;
 use thiserror::Error;
 
 use crate::agent_hook::{AgentHook, HookAgents};
@@ -38,8 +43,11 @@ use crate::rewake::RewakeHook;
 use crate::wire::{WireEvent, WireVisitor, visit_wire_event};
 
 /// Options of [`register`].
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct BuildOptions {
+    /// The environment of the processes hooks start: the settings' `env`, the provider keys
+    /// passed through.
+    pub child_env: ChildEnv,
     /// Receives every external hook call's raw answer (`spine hooks test`).
     pub sink: Option<Arc<dyn AnswerSink>>,
     /// Runs `async` and `asyncRewake` hooks in the foreground too, and waits for a command hook
@@ -52,6 +60,15 @@ pub struct BuildOptions {
     pub tools: Option<HookTools>,
     /// The verifiers of agent hooks; without them, an agent hook fails at each firing.
     pub agents: Option<Arc<dyn HookAgents>>,
+}
+
+impl BuildOptions {
+    /// Options whose hook processes get `child_env`: no answer sink, `async` hooks in the
+    /// background, and no models, tools or verifiers (prompt, mcp_tool and agent hooks fail at
+    /// each firing until they are given).
+    pub fn new(child_env: ChildEnv) -> Self {
+        BuildOptions { child_env, sink: None, force_blocking: false, models: None, tools: None, agents: None }
+    }
 }
 
 /// Hooks that could not be built.
@@ -97,6 +114,7 @@ pub fn register(
         prompt_models: prompt_models(&groups, options.models.as_deref())?,
         tools: options.tools.clone(),
         agents: options.agents.clone(),
+        child_env: options.child_env.clone(),
     };
     let mut registered = Registered::default();
     for group in groups {
@@ -115,6 +133,7 @@ struct Shared {
     prompt_models: HashMap<String, Arc<dyn ModelClient>>,
     tools: Option<HookTools>,
     agents: Option<Arc<dyn HookAgents>>,
+    child_env: ChildEnv,
 }
 
 struct AddGroup<'a> {
@@ -150,7 +169,7 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
     let mut run = if shared.force_blocking { RunMode::Blocking } else { h.run };
     let hook: Arc<dyn Hook<E>> = match &h.handler {
         Handler::Command { program, persistent: false } => {
-            let command = CommandHook::new(program.clone(), h.timeout, meta);
+            let command = CommandHook::new(program.clone(), h.timeout, meta, shared.child_env.clone());
             match &h.rewake {
                 _ if shared.force_blocking => Arc::new(command.in_foreground()),
                 Some(rewake) => {
@@ -162,10 +181,11 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
             }
         }
         Handler::Command { program, persistent: true } => {
+            let child_env = &shared.child_env;
             let process = shared
                 .processes
                 .entry(key.clone())
-                .or_insert_with(|| Arc::new(PersistentProcess::new(program.clone())));
+                .or_insert_with(|| Arc::new(PersistentProcess::new(program.clone(), child_env.clone())));
             Arc::new(PersistentHook::new(Arc::clone(process), h.timeout, meta))
         }
         Handler::Http(http) => {
@@ -177,7 +197,8 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
             Arc::new(PromptHook::new(p.prompt.clone(), model, p.continue_on_block, h.timeout, meta))
         }
         Handler::McpTool(m) => {
-            Arc::new(McpToolHook::new(&m.server, &m.tool, m.input.clone(), shared.tools.clone(), h.timeout, meta))
+            let (tools, child_env) = (shared.tools.clone(), shared.child_env.clone());
+            Arc::new(McpToolHook::new(&m.server, &m.tool, m.input.clone(), tools, child_env, h.timeout, meta))
         }
         Handler::Agent { prompt, model } => {
             Arc::new(AgentHook::new(prompt.clone(), model.clone(), shared.agents.clone(), h.timeout, meta))

@@ -207,10 +207,11 @@ fn expand(word: &str, project_dir: &Path) -> Option<String> {
     for var in ["CLAUDE_PROJECT_DIR", "SPINE_PROJECT_DIR"] {
         w = w.replace(&format!("${{{var}}}"), &dir).replace(&format!("${var}"), &dir);
     }
-    if let Some(rest) = w.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
+    // Without a home `~/x` stays as written (and is not found).
+    if w.starts_with("~/")
+        && let Some(expanded) = spine_protocol::home::expand_tilde(&w)
     {
-        w = format!("{}/{rest}", home.to_string_lossy());
+        w = expanded.to_string_lossy().into_owned();
     }
     if w.contains('$') || w.contains('`') || w.contains('*') {
         return None;

@@ -2,7 +2,8 @@
 //!
 //! Contract of [`CommandHook`] (docs/hooks.md, "Answers of command hooks"):
 //! - `bash -c COMMAND` (the shell per [`crate::shell`]) or the exec form, in its own process
-//!   group, cwd = the run's working directory, environment per [`crate::env`].
+//!   group, cwd = the run's working directory, environment per [`crate::env`] prepared by the
+//!   hook's [`ChildEnv`] (the settings' `env`, provider keys removed unless passed through).
 //! - stdin gets the event JSON and is then closed; a hook that never reads it is fine (EPIPE
 //!   means "did not read its input", not a failure).
 //! - stdout and stderr are read concurrently and capped: the first [`STDOUT_CAP`] characters
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use spine_core::hooks::{Hook, HookContext, HookError, Late, Started};
-use spine_process::{Ending, StdinOutcome};
+use spine_process::{ChildEnv, Ending, StdinOutcome};
 use spine_protocol::hook::{HookEventName, HookOutput};
 use tokio::process::Command;
 
@@ -55,6 +56,7 @@ pub struct CommandHook {
     meta: Arc<HookMeta>,
     syntax: SyntaxCheck,
     foreground: bool,
+    child_env: ChildEnv,
 }
 
 /// How a hook process ended, interpreted.
@@ -72,9 +74,9 @@ pub struct Exited<A> {
 }
 
 impl CommandHook {
-    /// A hook running `program` with a time limit.
-    pub fn new(program: Program, timeout: Duration, meta: Arc<HookMeta>) -> Self {
-        CommandHook { program, timeout, meta, syntax: SyntaxCheck::new(), foreground: false }
+    /// A hook running `program` with a time limit, its processes getting `child_env`.
+    pub fn new(program: Program, timeout: Duration, meta: Arc<HookMeta>, child_env: ChildEnv) -> Self {
+        CommandHook { program, timeout, meta, syntax: SyntaxCheck::new(), foreground: false, child_env }
     }
 
     /// A hook that never goes to the background: it is waited for even after an async first
@@ -88,7 +90,7 @@ impl CommandHook {
     async fn prepare<E: WireEvent>(&self, ctx: &HookContext) -> Result<Command, HookError> {
         let unrunnable = match launch::missing_script(&self.program, &ctx.session) {
             Some(missing) => Some(missing),
-            None => self.syntax.error(&self.program, &ctx.session).await,
+            None => self.syntax.error(&self.program, &ctx.session, &self.child_env).await,
         };
         if let Some(why) = unrunnable {
             return Err(HookError::launch(why));
@@ -108,7 +110,10 @@ impl CommandHook {
     ) -> Result<Running, HookError> {
         let started = Instant::now();
         match self.prepare::<E>(ctx).await {
-            Ok(command) => Ok(Running::spawn(command, input::encode::<E>(ctx, input), &ctx.cancel, watch)),
+            Ok(command) => {
+                let payload = input::encode::<E>(ctx, input);
+                Ok(Running::spawn(command, payload, &self.child_env, &ctx.cancel, watch))
+            }
             Err(e) => {
                 let result = Err(e.clone());
                 self.meta.report::<E>(|| Raw::None, &result, started.elapsed());

@@ -106,9 +106,9 @@ fn expand(word: &str, project_dir: &Path) -> Option<String> {
     for var in ["CLAUDE_PROJECT_DIR", "SPINE_PROJECT_DIR"] {
         w = w.replace(&format!("${{{var}}}"), &dir).replace(&format!("${var}"), &dir);
     }
-    if let Some(rest) = w.strip_prefix("~/") {
-        let home = std::env::var_os("HOME")?;
-        w = format!("{}/{rest}", home.to_string_lossy());
+    if w.starts_with("~/") {
+        // Without a home the word cannot be judged.
+        w = spine_protocol::home::expand_tilde(&w)?.to_string_lossy().into_owned();
     }
     (!w.contains(SHELL_SYNTAX)).then_some(w)
 }

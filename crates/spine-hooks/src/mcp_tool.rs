@@ -13,6 +13,8 @@
 //!   text (SessionStart, UserPromptSubmit) and ignored elsewhere.
 //! - A server that is not connected, a tool error, or the hook's time limit is a hook failure:
 //!   `onFailure` decides.
+//! - The call's context carries the hooks' [`ChildEnv`] (what a process the tool starts would
+//!   get), as a run's tool calls carry the agent's.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +23,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 use spine_core::hooks::{Hook, HookContext, HookError};
 use spine_core::registry::ToolRegistry;
-use spine_core::tool::ToolContext;
+use spine_core::tool::{ChildEnv, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_protocol::hook::HookOutput;
 
@@ -43,21 +45,24 @@ pub struct McpToolHook {
     name: String,
     input: Option<Map<String, Value>>,
     tools: Option<HookTools>,
+    child_env: ChildEnv,
     timeout: Duration,
     meta: Arc<HookMeta>,
 }
 
 impl McpToolHook {
-    /// A hook calling `mcp__<server>__<tool>` of `tools`.
+    /// A hook calling `mcp__<server>__<tool>` of `tools`, its call's context carrying
+    /// `child_env`.
     pub fn new(
         server: &str,
         tool: &str,
         input: Option<Map<String, Value>>,
         tools: Option<HookTools>,
+        child_env: ChildEnv,
         timeout: Duration,
         meta: Arc<HookMeta>,
     ) -> Self {
-        McpToolHook { name: format!("mcp__{server}__{tool}"), input, tools, timeout, meta }
+        McpToolHook { name: format!("mcp__{server}__{tool}"), input, tools, child_env, timeout, meta }
     }
 
     async fn call_tool(&self, ctx: &HookContext, event: &Value) -> Result<String, HookError> {
@@ -69,7 +74,8 @@ impl McpToolHook {
         };
         let tool = tools.registry.tool(handle);
         let args = self.input.as_ref().map(|i| substitute_map(i, event)).unwrap_or_default();
-        let mut call = ToolContext::new(Arc::clone(&tools.workspace), "hook", self.name.clone());
+        let mut call =
+            ToolContext::new(Arc::clone(&tools.workspace), "hook", self.name.clone(), self.child_env.clone());
         call.cancel = ctx.cancel.child_token();
         match tokio::time::timeout(self.timeout, tool.execute(&args, &call)).await {
             Err(_) => {

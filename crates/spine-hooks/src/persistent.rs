@@ -2,9 +2,9 @@
 //!
 //! Contract of [`PersistentProcess`] and [`PersistentHook`]:
 //! - The process starts lazily, on the first event that reaches it, in its own process group
-//!   (cwd and environment as for command hooks, with the env file variables, since it may
-//!   serve SessionStart). One process serves every event and handler declaring the same
-//!   command (they share the dedup key).
+//!   (cwd and environment as for command hooks — the hooks' [`ChildEnv`] included —, with the
+//!   env file variables, since it may serve SessionStart). One process serves every event and
+//!   handler declaring the same command (they share the dedup key).
 //! - Per event: the event JSON plus a sequence number [`SEQ_FIELD`] (`"spine_seq": N`, counted
 //!   per process object from 1, never reused across restarts) and `\n` on stdin, then one line
 //!   read from stdout: the same JSON answer a command hook prints, echoing the same
@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use spine_core::hooks::{Hook, HookContext, HookError, SessionInfo};
 use spine_process::run::pump;
-use spine_process::{CappedText, GroupChild, Stream};
+use spine_process::{CappedText, ChildEnv, GroupChild, Stream};
 use spine_protocol::hook::HookOutput;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
@@ -60,6 +60,7 @@ const EXIT_GRACE: Duration = Duration::from_millis(200);
 /// One persistent process, shared by the handlers that declare its command.
 pub struct PersistentProcess {
     program: Program,
+    child_env: ChildEnv,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -94,9 +95,9 @@ enum Failure {
 }
 
 impl PersistentProcess {
-    /// A process for `program`, not started yet.
-    pub fn new(program: Program) -> Self {
-        PersistentProcess { program, state: tokio::sync::Mutex::new(State::default()) }
+    /// A process for `program`, not started yet; it will get `child_env`.
+    pub fn new(program: Program, child_env: ChildEnv) -> Self {
+        PersistentProcess { program, child_env, state: tokio::sync::Mutex::new(State::default()) }
     }
 
     /// How many times the process was started so far.
@@ -199,7 +200,8 @@ impl PersistentProcess {
         }
         let mut command = env::command(&self.program, session, true).map_err(HookError::launch)?;
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = GroupChild::spawn(&mut command).map_err(|e| HookError::launch(e.to_string()))?;
+        let mut child =
+            GroupChild::spawn(&mut command, &self.child_env).map_err(|e| HookError::launch(e.to_string()))?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
             return Err(HookError::launch("persistent hook started without pipes"));
         };

@@ -2,9 +2,10 @@
 //! background.
 //!
 //! Contract of [`Running`]:
-//! - The process runs as [`spine_process::run()`] runs it (own process group, stdin payload then
-//!   closed, capped stdout and stderr), under a kill token that is a child of the run's
-//!   cancellation: a canceled run kills it, wherever it is waited for.
+//! - The process runs as [`spine_process::run()`] runs it (own process group, environment
+//!   prepared by the hook's [`ChildEnv`], stdin payload then closed, capped stdout and
+//!   stderr), under a kill token that is a child of the run's cancellation: a canceled run
+//!   kills it, wherever it is waited for.
 //! - The time limit is kept here, not by the process layer, so that it can change when the hook
 //!   announces `asyncTimeout`: when a deadline passes, the whole group is killed and the end is
 //!   [`Ended::timed_out`] with the limit that was passed.
@@ -18,7 +19,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use spine_process::{Emit, Finished, Limits, ProcessError, RunOptions, Stream};
+use spine_process::{ChildEnv, Emit, Finished, Limits, ProcessError, RunOptions, Stream};
 use tokio::process::Command;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -56,8 +57,9 @@ pub struct Ended {
 }
 
 impl Running {
-    /// Spawns `command` with `payload` on stdin; the run's `cancel` kills it.
-    pub fn spawn(command: Command, payload: Vec<u8>, cancel: &CancellationToken, watch: bool) -> Self {
+    /// Spawns `command` with `payload` on stdin and its environment prepared by `env`; the
+    /// run's `cancel` kills it.
+    pub fn spawn(command: Command, payload: Vec<u8>, env: &ChildEnv, cancel: &CancellationToken, watch: bool) -> Self {
         let kill = cancel.child_token();
         let (emit, announced) = if watch {
             let (tx, rx) = oneshot::channel();
@@ -78,9 +80,10 @@ impl Running {
             (None, None)
         };
         let token = kill.clone();
+        let env = env.clone();
         let process = Box::pin(async move {
             let limits = Limits { timeout: NO_LIMIT, stdout_cap: STDOUT_CAP, stderr_cap: STDERR_CAP };
-            let mut options = RunOptions::new(limits).stdin(payload).cancel(&token);
+            let mut options = RunOptions::new(limits, &env).stdin(payload).cancel(&token);
             if let Some(emit) = emit {
                 options = options.emit(emit);
             }

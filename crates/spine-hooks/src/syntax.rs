@@ -13,6 +13,7 @@
 //!   launch error ([`HookError::launch`]): the hook does not run and its `onFailure` decides.
 //! - A check that cannot itself run (the shell vanished, a time-out) finds nothing: the hook runs
 //!   and its own spawn decides. PowerShell lines and the exec form are not checked.
+//! - The checking shell gets the hook's [`ChildEnv`], as the hook's own process does.
 //!
 //! [`HookError::launch`]: spine_core::hooks::HookError::launch
 
@@ -24,7 +25,7 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use spine_core::hooks::SessionInfo;
-use spine_process::{Limits, RunOptions};
+use spine_process::{ChildEnv, Limits, RunOptions};
 use tokio::process::Command;
 use tokio::sync::OnceCell;
 
@@ -51,15 +52,15 @@ impl SyntaxCheck {
         SyntaxCheck::default()
     }
 
-    /// The syntax error that keeps `program` from running, if any.
-    pub async fn error(&self, program: &Program, session: &SessionInfo) -> Option<String> {
+    /// The syntax error that keeps `program` from running, if any; the checks run with `env`.
+    pub async fn error(&self, program: &Program, session: &SessionInfo, env: &ChildEnv) -> Option<String> {
         let Program::Shell { line, interpreter } = program else { return None };
         let checker = interpreter.syntax_checker()?;
         let line_error = self
             .line
             .get_or_init(|| async {
                 let args = [OsStr::new("-n"), OsStr::new("-c"), OsStr::new(line.as_str())];
-                parse_only(checker, &args).await.map(|e| format!("syntax error in the command: {e}"))
+                parse_only(checker, &args, env).await.map(|e| format!("syntax error in the command: {e}"))
             })
             .await;
         if let Some(error) = line_error {
@@ -74,7 +75,7 @@ impl SyntaxCheck {
             return answer.clone();
         }
         let args = [OsStr::new("-n"), path.as_os_str()];
-        let answer = parse_only(&shell, &args).await.map(|e| format!("syntax error in {}: {e}", path.display()));
+        let answer = parse_only(&shell, &args, env).await.map(|e| format!("syntax error in {}: {e}", path.display()));
         if let Ok(mut known) = self.scripts.lock() {
             known.insert(path, (stamp, answer.clone()));
         }
@@ -83,11 +84,11 @@ impl SyntaxCheck {
 }
 
 /// Runs a `-n` parse; the first line of its complaint when it reports an error.
-async fn parse_only(shell: &OsStr, args: &[&OsStr]) -> Option<String> {
+async fn parse_only(shell: &OsStr, args: &[&OsStr], env: &ChildEnv) -> Option<String> {
     let mut command = Command::new(shell);
     command.args(args);
     let limits = Limits { timeout: CHECK_LIMIT, stdout_cap: 4096, stderr_cap: 4096 };
-    let finished = spine_process::run(command, RunOptions::new(limits)).await.ok()?;
+    let finished = spine_process::run(command, RunOptions::new(limits, env)).await.ok()?;
     let code = finished.status.and_then(|s| s.code())?;
     if code == 0 {
         return None;
@@ -182,7 +183,8 @@ mod tests {
     async fn a_syntax_error_in_the_command_line_is_found_before_it_runs() {
         let dir = tempfile::tempdir().expect("dir");
         let check = SyntaxCheck::new();
-        let error = check.error(&bash_line("echo ran > ran.txt\nif then"), &session(dir.path())).await;
+        let error =
+            check.error(&bash_line("echo ran > ran.txt\nif then"), &session(dir.path()), &ChildEnv::default()).await;
         assert!(error.is_some_and(|e| e.contains("syntax error")));
         assert!(!dir.path().join("ran.txt").exists(), "-n must not execute the line");
     }
@@ -191,7 +193,7 @@ mod tests {
     async fn bash_only_syntax_is_valid_under_the_default_shell() {
         let dir = tempfile::tempdir().expect("dir");
         let line = r#"[[ "$x" == *"rm -rf"* ]] && exit 2; cat <<< "$x"; arr=(a b); set -o pipefail"#;
-        assert_eq!(SyntaxCheck::new().error(&bash_line(line), &session(dir.path())).await, None);
+        assert_eq!(SyntaxCheck::new().error(&bash_line(line), &session(dir.path()), &ChildEnv::default()).await, None);
     }
 
     #[tokio::test]
@@ -201,12 +203,17 @@ mod tests {
         std::fs::write(&script, "#!/usr/bin/env bash\nif [[ x ]]; then\n").expect("write");
         let check = SyntaxCheck::new();
         let program = bash_line("$CLAUDE_PROJECT_DIR/guard.sh");
-        assert!(check.error(&program, &session(dir.path())).await.is_some_and(|e| e.contains("guard.sh")));
+        assert!(
+            check
+                .error(&program, &session(dir.path()), &ChildEnv::default())
+                .await
+                .is_some_and(|e| e.contains("guard.sh"))
+        );
         std::fs::write(&script, "#!/usr/bin/env bash\nif [[ x ]]; then exit 2; fi\n").expect("write");
-        assert_eq!(check.error(&program, &session(dir.path())).await, None);
+        assert_eq!(check.error(&program, &session(dir.path()), &ChildEnv::default()).await, None);
         let given = bash_line("bash guard.sh");
         std::fs::write(&script, "echo unterminated \"\n").expect("write");
-        assert!(SyntaxCheck::new().error(&given, &session(dir.path())).await.is_some());
+        assert!(SyntaxCheck::new().error(&given, &session(dir.path()), &ChildEnv::default()).await.is_some());
     }
 
     #[tokio::test]
@@ -214,7 +221,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         std::fs::write(dir.path().join("guard.py"), "#!/usr/bin/env python3\nif (\n").expect("write");
         let check = SyntaxCheck::new();
-        assert_eq!(check.error(&bash_line("python3 guard.py"), &session(dir.path())).await, None);
-        assert_eq!(check.error(&bash_line("./guard.py"), &session(dir.path())).await, None);
+        assert_eq!(check.error(&bash_line("python3 guard.py"), &session(dir.path()), &ChildEnv::default()).await, None);
+        assert_eq!(check.error(&bash_line("./guard.py"), &session(dir.path()), &ChildEnv::default()).await, None);
     }
 }

@@ -2,8 +2,10 @@
 //!
 //! Contract:
 //! - [`GroupChild::spawn`] starts the command in a **new process group** (`process_group(0)`)
-//!   with `kill_on_drop`; the caller chooses stdin, stdout and stderr beforehand. Inherited
-//!   provider keys are removed from its environment first ([`crate::secrets::scrub`]).
+//!   with `kill_on_drop`; the caller chooses stdin, stdout and stderr beforehand, and gives the
+//!   [`ChildEnv`] of the agent it starts the child for (required: there is no spawn without
+//!   one). Its settings variables are set and inherited provider keys and telemetry
+//!   credentials removed first ([`ChildEnv::apply`]).
 //! - [`GroupChild::terminate`] sends SIGTERM to the **whole group**, then SIGKILL once
 //!   [`TERM_GRACE`] has passed with members left, so grandchildren (`sleep 100 &`) die too. The
 //!   leader is reaped along the way.
@@ -23,6 +25,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use thiserror::Error;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+use crate::secrets::ChildEnv;
 
 /// How long a group has between SIGTERM and SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(1000);
@@ -60,12 +64,11 @@ pub struct GroupChild {
 }
 
 impl GroupChild {
-    /// Spawns `command` (program, arguments, cwd, environment and stdio already set) as the
-    /// leader of a new process group.
-    pub fn spawn(command: &mut Command) -> Result<GroupChild, ProcessError> {
+    /// Spawns `command` (program, arguments, cwd, explicit environment and stdio already set)
+    /// as the leader of a new process group, its environment prepared by `env`.
+    pub fn spawn(command: &mut Command, env: &ChildEnv) -> Result<GroupChild, ProcessError> {
         let program = command.as_std().get_program().to_string_lossy().into_owned();
-        crate::secrets::apply_settings_env(command);
-        crate::secrets::scrub(command);
+        env.apply(command);
         command.process_group(0).kill_on_drop(true);
         let child = command.spawn().map_err(|source| ProcessError::Spawn { program, source })?;
         // A freshly spawned child has not been reaped, so its id is known; it leads its group.

@@ -8,15 +8,17 @@
 //!   whole group on demand, SIGKILL when dropped.
 //! - [`run`](mod@run): [`run()`](run::run) a command to completion: stdin payload written
 //!   EPIPE-tolerantly in its own task, output read concurrently into capped buffers, time limit
-//!   and cancellation ending the group, leftovers of the group reaped. [`join_readers`] is its
-//!   bounded wait for a child's output readers, shared with callers that pump output
-//!   themselves.
+//!   and cancellation ending the group, leftovers of the group reaped. [`drain`] is its ending
+//!   sequence (readers joined within [`DRAIN_GRACE`], leftovers of the group reaped), shared
+//!   with callers that pump output themselves; [`join_readers`] its bounded wait for a child's
+//!   output readers.
 //! - [`capture`]: UTF-8 stream decoding and [`CappedText`] (bounded head+tail text).
 //! - [`guard`]: a companion process that kills the groups spine started if spine dies without
 //!   ending them (SIGKILL).
 //! - [`orphans`]: the child subreaper, and killing descendants that left their group.
-//! - [`secrets`]: provider keys removed from every child's environment (one place: the
-//!   spawn of [`GroupChild`]), with a per-name pass-through.
+//! - [`secrets`]: [`ChildEnv`], the environment one agent gives its children (its settings'
+//!   `env`, the provider keys it passes through), a value every spawn of [`GroupChild`] takes;
+//!   provider keys and telemetry credentials removed from every child's environment there.
 //!
 //! This crate knows nothing of spine's engine: it depends on tokio and nix only.
 
@@ -34,4 +36,7 @@ pub mod secrets;
 
 pub use capture::CappedText;
 pub use group::{GroupChild, ProcessError, TERM_GRACE};
-pub use run::{DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, join_readers, run};
+pub use run::{
+    DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, drain, join_readers, run,
+};
+pub use secrets::ChildEnv;

@@ -2,9 +2,11 @@
 //! cancellation.
 //!
 //! Contract of [`run`]:
-//! - The child starts in a **new process group** ([`GroupChild`]); stdout and stderr are piped
-//!   and read concurrently, each decoded chunk going to the [`Emit`] callback as it arrives and
-//!   into a [`CappedText`] of its own cap (bounded memory whatever the child prints).
+//! - The child starts in a **new process group** ([`GroupChild`]), its environment prepared by
+//!   the [`ChildEnv`] of [`RunOptions`] (required by [`RunOptions::new`]); stdout and stderr
+//!   are piped and read concurrently, each decoded chunk going to the [`Emit`] callback as it
+//!   arrives and into a [`CappedText`] of its own cap (bounded memory whatever the child
+//!   prints).
 //! - stdin is `/dev/null` without a payload. With one, the payload is written **in its own
 //!   task** while the output is read (so a payload larger than the pipe buffer cannot deadlock
 //!   against a child that writes first), then stdin is closed. A child that never reads its
@@ -12,7 +14,8 @@
 //!   and [`Finished::stdin`] says [`StdinOutcome::NotRead`].
 //! - On time-out or cancellation the **whole group** is terminated (SIGTERM, then SIGKILL).
 //! - After the leader exits on its own, the pipes get [`DRAIN_GRACE`] to reach end-of-file,
-//!   then whatever is left of the group (background children) is terminated the same way.
+//!   then whatever is left of the group (background children) is terminated the same way
+//!   ([`drain`], the one ending sequence, shared with callers that pump output themselves).
 //! - If the future is dropped midway, the [`GroupChild`] guard SIGKILLs the group.
 
 use std::io;
@@ -27,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::capture::{CappedText, Utf8Stream};
 use crate::group::{GroupChild, ProcessError};
+use crate::secrets::ChildEnv;
 
 /// How long the pipes may stay open after the leader exited (a background child holding them).
 pub const DRAIN_GRACE: Duration = Duration::from_millis(250);
@@ -61,6 +65,8 @@ pub struct Limits {
 pub struct RunOptions<'a> {
     /// Time limit and output caps.
     pub limits: Limits,
+    /// The environment the child gets (the settings' `env`, the provider keys passed through).
+    pub env: &'a ChildEnv,
     /// Bytes written to stdin before it is closed (`None`: stdin is `/dev/null`).
     pub stdin: Option<Vec<u8>>,
     /// Ends the run early when canceled.
@@ -70,9 +76,10 @@ pub struct RunOptions<'a> {
 }
 
 impl<'a> RunOptions<'a> {
-    /// Options with these limits, no stdin, no cancellation, no callback.
-    pub fn new(limits: Limits) -> Self {
-        RunOptions { limits, stdin: None, cancel: None, emit: None }
+    /// Options with these limits and this child environment; no stdin, no cancellation, no
+    /// callback.
+    pub fn new(limits: Limits, env: &'a ChildEnv) -> Self {
+        RunOptions { limits, env, stdin: None, cancel: None, emit: None }
     }
 
     /// Writes `payload` to stdin, then closes it.
@@ -136,12 +143,12 @@ pub struct Finished {
 /// Runs `command` (program, arguments, cwd and environment already set) to completion, time
 /// limit or cancellation.
 pub async fn run(mut command: Command, options: RunOptions<'_>) -> Result<Finished, ProcessError> {
-    let RunOptions { limits, stdin: payload, cancel, emit } = options;
+    let RunOptions { limits, env, stdin: payload, cancel, emit } = options;
     command
         .stdin(if payload.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = GroupChild::spawn(&mut command)?;
+    let mut child = GroupChild::spawn(&mut command, env)?;
 
     let writer = match (payload, child.take_stdin()) {
         (Some(bytes), Some(pipe)) => Some(tokio::spawn(write_stdin(pipe, bytes))),
@@ -167,15 +174,7 @@ pub async fn run(mut command: Command, options: RunOptions<'_>) -> Result<Finish
     if ending != Ending::Exited {
         status = child.terminate().await;
     }
-    let drained = join_readers(&mut readers, DRAIN_GRACE).await;
-    // Background children the leader left behind.
-    child.reap_leftovers().await;
-    if !drained {
-        join_readers(&mut readers, DRAIN_GRACE).await;
-    }
-    for reader in &readers {
-        reader.abort();
-    }
+    drain(&mut child, &mut readers).await;
     let stdin = match writer {
         None => StdinOutcome::Null,
         Some(task) if task.is_finished() => task.await.unwrap_or(StdinOutcome::NotRead),
@@ -213,6 +212,22 @@ pub async fn join_readers(readers: &mut [JoinHandle<()>], limit: Duration) -> bo
     })
     .await
     .is_ok()
+}
+
+/// The end of a child whose leader is gone (exited, or terminated): its output readers get
+/// [`DRAIN_GRACE`] to reach end-of-file, whatever the leader left running in its group is ended
+/// ([`GroupChild::reap_leftovers`]: members of the group may hold the output open), the readers
+/// not yet done get [`DRAIN_GRACE`] once more, and any still running are aborted. Once it
+/// returns, every reader has ended (or was aborted) and nothing of the group is left.
+pub async fn drain(child: &mut GroupChild, readers: &mut [JoinHandle<()>]) {
+    let drained = join_readers(readers, DRAIN_GRACE).await;
+    child.reap_leftovers().await;
+    if !drained {
+        join_readers(readers, DRAIN_GRACE).await;
+    }
+    for reader in readers.iter() {
+        reader.abort();
+    }
 }
 
 /// Copies a pipe into a capped buffer, emitting each decoded chunk.

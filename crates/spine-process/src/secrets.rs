@@ -1,4 +1,6 @@
-//! Provider keys and telemetry credentials kept out of child processes.
+//! What every child spine starts gets of its environment: [`ChildEnv`], the settings' `env`
+//! and the provider keys passed through, given to each spawn as a value; and the provider keys
+//! and telemetry credentials kept out of children.
 //!
 //! Contract:
 //! - [`PROVIDER_KEYS`] lists the environment variables that hold model-provider credentials
@@ -9,21 +11,26 @@
 //!   collector's token (`OTEL_EXPORTER_OTLP_HEADERS` and its per-signal forms): from a child they
 //!   would reach the tool result, the next model request, the exported spans, the trace and the
 //!   transcript. They are never passed through.
-//! - [`scrub`] removes each of both lists from a command's environment **when it would be
-//!   inherited** from spine's own: every child spine starts (Bash, `exec_command`,
-//!   `process_exec`, command and persistent hooks, MCP servers) goes through
-//!   [`GroupChild::spawn`](crate::GroupChild::spawn), which calls it. A value set on the
-//!   command explicitly (an MCP server's `env` in its configuration, a line of the run's env
-//!   file) is the configuration's own choice and stays.
-//! - A key named in the process-wide pass-through set ([`set_passthrough`], from the
-//!   `env_passthrough` setting) is inherited as before.
-//! - The settings' `env` ([`set_settings_env`], process-wide) is set on every child first
-//!   ([`apply_settings_env`], called by the same spawn): each variable the command does not
-//!   set explicitly itself. A provider key set there is the configuration's own choice too.
+//! - A [`ChildEnv`] is one agent's: the variables of its settings' `env` and the provider keys
+//!   of its `env_passthrough`. It is a value, not process state: two agents of one process with
+//!   different settings each give their own to their children. Every child spine starts (Bash,
+//!   `exec_command`, `process_exec`, command and persistent hooks, MCP servers) goes through
+//!   [`GroupChild::spawn`](crate::GroupChild::spawn), which takes one and calls
+//!   [`ChildEnv::apply`] on the command:
+//!   1. each settings variable the command does not set (or remove) explicitly is set;
+//!   2. each of [`PROVIDER_KEYS`] is removed **when it would be inherited** from spine's own
+//!      environment, unless the `ChildEnv` passes it through;
+//!   3. each of [`TELEMETRY_SECRETS`] is removed when it would be inherited.
+//!
+//!   A value set on the command explicitly (an MCP server's `env` in its configuration, a line
+//!   of the run's env file, a provider key in the settings' `env`) is the configuration's own
+//!   choice and stays.
+//! - [`ChildEnv::default`] sets nothing and passes nothing through: the environment of
+//!   children started without settings (tests, a tool called outside any run).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
-use std::sync::{PoisonError, RwLock};
+use std::sync::Arc;
 
 use tokio::process::Command;
 
@@ -56,27 +63,77 @@ pub const TELEMETRY_SECRETS: &[&str] = &[
     "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
 ];
 
-static PASSTHROUGH: RwLock<BTreeSet<String>> = RwLock::new(BTreeSet::new());
+/// The environment one agent gives its children: the settings' `env` and the provider keys
+/// passed through (see the module contract). Cheap to clone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChildEnv(Arc<Inner>);
 
-static SETTINGS_ENV: RwLock<BTreeMap<String, String>> = RwLock::new(BTreeMap::new());
-
-/// Replaces the variables every child gets (the settings' `env` of the run).
-pub fn set_settings_env(vars: BTreeMap<String, String>) {
-    *SETTINGS_ENV.write().unwrap_or_else(PoisonError::into_inner) = vars;
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Inner {
+    vars: BTreeMap<String, String>,
+    passthrough: BTreeSet<String>,
 }
 
-/// Sets the settings' `env` on `command`: each variable it does not set (or remove)
-/// explicitly.
-pub fn apply_settings_env(command: &mut Command) {
-    let vars = SETTINGS_ENV.read().unwrap_or_else(PoisonError::into_inner);
-    if vars.is_empty() {
-        return;
+impl ChildEnv {
+    /// Children get `vars` (the settings' `env`) and inherit the provider keys named in
+    /// `passthrough` (the `env_passthrough` setting; names outside [`PROVIDER_KEYS`] have no
+    /// effect).
+    pub fn new<I, S>(vars: BTreeMap<String, String>, passthrough: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let passthrough = passthrough.into_iter().map(Into::into).collect();
+        ChildEnv(Arc::new(Inner { vars, passthrough }))
     }
-    let explicit: BTreeSet<String> =
-        command.as_std().get_envs().map(|(name, _)| name.to_string_lossy().into_owned()).collect();
-    for (name, value) in vars.iter() {
-        if !explicit.contains(name) {
-            command.env(name, value);
+
+    /// The variables set on every child.
+    pub fn vars(&self) -> &BTreeMap<String, String> {
+        &self.0.vars
+    }
+
+    /// The provider keys children inherit after all.
+    pub fn passed_through(&self) -> &BTreeSet<String> {
+        &self.0.passthrough
+    }
+
+    /// Prepares `command`'s environment: the settings variables it does not set (or remove)
+    /// explicitly are set, then the inherited provider keys (unless passed through) and
+    /// telemetry credentials are removed; explicit values stay.
+    pub fn apply(&self, command: &mut Command) {
+        self.set_vars(command);
+        self.scrub(command);
+    }
+
+    fn set_vars(&self, command: &mut Command) {
+        if self.0.vars.is_empty() {
+            return;
+        }
+        let explicit: BTreeSet<String> =
+            command.as_std().get_envs().map(|(name, _)| name.to_string_lossy().into_owned()).collect();
+        for (name, value) in &self.0.vars {
+            if !explicit.contains(name) {
+                command.env(name, value);
+            }
+        }
+    }
+
+    fn scrub(&self, command: &mut Command) {
+        let explicit: BTreeSet<String> = command
+            .as_std()
+            .get_envs()
+            .filter(|(_, value)| value.is_some())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        for key in PROVIDER_KEYS {
+            if !self.0.passthrough.contains(*key) && !explicit.contains(*key) {
+                command.env_remove(OsStr::new(key));
+            }
+        }
+        for key in TELEMETRY_SECRETS {
+            if !explicit.contains(*key) {
+                command.env_remove(OsStr::new(key));
+            }
         }
     }
 }
@@ -84,44 +141,6 @@ pub fn apply_settings_env(command: &mut Command) {
 /// Whether `name` is one of the [`PROVIDER_KEYS`].
 pub fn is_provider_key(name: &str) -> bool {
     PROVIDER_KEYS.contains(&name)
-}
-
-/// Replaces the set of provider keys children inherit after all (the `env_passthrough`
-/// setting of the run). Names outside [`PROVIDER_KEYS`] have no effect.
-pub fn set_passthrough<I, S>(names: I)
-where
-    I: IntoIterator<Item = S>,
-    S: Into<String>,
-{
-    let names: BTreeSet<String> = names.into_iter().map(Into::into).collect();
-    *PASSTHROUGH.write().unwrap_or_else(PoisonError::into_inner) = names;
-}
-
-/// The provider keys children inherit after all.
-pub fn passthrough() -> BTreeSet<String> {
-    PASSTHROUGH.read().unwrap_or_else(PoisonError::into_inner).clone()
-}
-
-/// Removes the inherited provider keys (not passed through, not set explicitly) and telemetry
-/// credentials (not set explicitly) from `command`'s environment.
-pub fn scrub(command: &mut Command) {
-    let explicit: BTreeSet<String> = command
-        .as_std()
-        .get_envs()
-        .filter(|(_, value)| value.is_some())
-        .map(|(name, _)| name.to_string_lossy().into_owned())
-        .collect();
-    let passthrough = PASSTHROUGH.read().unwrap_or_else(PoisonError::into_inner);
-    for key in PROVIDER_KEYS {
-        if !passthrough.contains(*key) && !explicit.contains(*key) {
-            command.env_remove(OsStr::new(key));
-        }
-    }
-    for key in TELEMETRY_SECRETS {
-        if !explicit.contains(*key) {
-            command.env_remove(OsStr::new(key));
-        }
-    }
 }
 
 #[cfg(test)]
@@ -136,39 +155,76 @@ mod tests {
         command.as_std().get_envs().find(|(k, _)| *k == name).map(|(_, v)| v.map(OsStr::to_os_string))
     }
 
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
     #[test]
-    fn settings_env_is_set_on_children_unless_the_command_sets_the_variable_itself() {
-        set_settings_env(BTreeMap::from([
-            ("SPINE_T_A".to_owned(), "settings".to_owned()),
-            ("SPINE_T_B".to_owned(), "settings".to_owned()),
-        ]));
+    fn settings_vars_are_set_unless_the_command_sets_or_removes_the_variable_itself() {
+        let env = ChildEnv::new(
+            vars(&[("SPINE_T_A", "settings"), ("SPINE_T_B", "settings"), ("SPINE_T_C", "settings")]),
+            Vec::<String>::new(),
+        );
         let mut command = Command::new("true");
-        command.env("SPINE_T_B", "explicit");
-        apply_settings_env(&mut command);
-        set_settings_env(BTreeMap::new());
+        command.env("SPINE_T_B", "explicit").env_remove("SPINE_T_C");
+        env.apply(&mut command);
         assert_eq!(env_of(&command, "SPINE_T_A"), Some(Some("settings".into())));
         assert_eq!(env_of(&command, "SPINE_T_B"), Some(Some("explicit".into())));
+        assert_eq!(env_of(&command, "SPINE_T_C"), Some(None), "an explicit removal wins");
     }
 
     #[test]
     fn inherited_provider_keys_are_removed_unless_set_explicitly_or_passed_through() {
         let mut command = Command::new("true");
         command.env("OPENAI_API_KEY", "explicit-for-this-child");
-        scrub(&mut command);
+        ChildEnv::default().apply(&mut command);
         assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), Some(None));
         assert_eq!(env_of(&command, "ANTHROPIC_AUTH_TOKEN"), Some(None));
         assert_eq!(env_of(&command, "ANTHROPIC_CUSTOM_HEADERS"), Some(None));
         assert_eq!(env_of(&command, "GROQ_API_KEY"), Some(None));
         assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(Some("explicit-for-this-child".into())));
         assert_eq!(env_of(&command, "PATH"), None);
-        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_HEADERS"), Some(None));
-        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_TRACES_HEADERS"), Some(None));
 
-        set_passthrough(["ANTHROPIC_API_KEY"]);
+        let env = ChildEnv::new(BTreeMap::new(), ["ANTHROPIC_API_KEY"]);
         let mut command = Command::new("true");
-        scrub(&mut command);
-        set_passthrough(Vec::<String>::new());
+        env.apply(&mut command);
         assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), None, "passed through: inherited");
         assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(None));
+    }
+
+    #[test]
+    fn a_provider_key_in_the_settings_env_is_the_configurations_own_choice_and_stays() {
+        let env = ChildEnv::new(vars(&[("OPENAI_API_KEY", "from-settings")]), Vec::<String>::new());
+        let mut command = Command::new("true");
+        env.apply(&mut command);
+        assert_eq!(env_of(&command, "OPENAI_API_KEY"), Some(Some("from-settings".into())));
+        assert_eq!(env_of(&command, "ANTHROPIC_API_KEY"), Some(None));
+    }
+
+    #[test]
+    fn telemetry_headers_are_removed_even_when_named_for_pass_through_unless_set_explicitly() {
+        let env = ChildEnv::new(BTreeMap::new(), ["OTEL_EXPORTER_OTLP_HEADERS"]);
+        let mut command = Command::new("true");
+        command.env("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "explicit");
+        env.apply(&mut command);
+        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_HEADERS"), Some(None));
+        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_TRACES_HEADERS"), Some(None));
+        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_METRICS_HEADERS"), Some(None));
+        assert_eq!(env_of(&command, "OTEL_EXPORTER_OTLP_LOGS_HEADERS"), Some(Some("explicit".into())));
+    }
+
+    #[test]
+    fn two_values_are_independent_and_clones_share_theirs() {
+        let one = ChildEnv::new(vars(&[("SPINE_T_MARK", "one")]), Vec::<String>::new());
+        let two = ChildEnv::new(vars(&[("SPINE_T_MARK", "two")]), ["OPENAI_API_KEY"]);
+        let (mut a, mut b) = (Command::new("true"), Command::new("true"));
+        one.clone().apply(&mut a);
+        two.apply(&mut b);
+        assert_eq!(env_of(&a, "SPINE_T_MARK"), Some(Some("one".into())));
+        assert_eq!(env_of(&b, "SPINE_T_MARK"), Some(Some("two".into())));
+        assert_eq!(env_of(&a, "OPENAI_API_KEY"), Some(None));
+        assert_eq!(env_of(&b, "OPENAI_API_KEY"), None);
+        assert_eq!(one.clone(), one);
+        assert_ne!(one, two);
     }
 }

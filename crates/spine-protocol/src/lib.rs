@@ -1,4 +1,6 @@
-//! Plain data shared by every spine crate: no I/O, no behaviour beyond validation.
+//! Plain data shared by every spine crate: no I/O, no behaviour beyond validation — except
+//! two small boundary helpers every layer needs alike: [`config_file`] (the bounded read of a
+//! configuration file named by path) and [`home`] (`HOME` and `SPINE_HOME`, read in one place).
 //!
 //! # Layout
 //!
@@ -13,16 +15,33 @@
 //!   `permission_suggestions` and `updatedPermissions`).
 //! - [`trace`]: structured trace entries written by every stage and every hook.
 //! - [`run`]: the result of a run (`success`, `error_max_turns`, …) and token usage.
+//! - [`permission_store`]: the [`PermissionStore`](permission_store::PermissionStore) seam where
+//!   permission updates are saved to settings files.
+//! - Settings vocabulary shared by `spine-settings` and the engine: [`tool_choice`],
+//!   [`tool_set`] and [`tool_names`] (tool sets, former tool names), [`skill_root`],
+//!   [`compaction`].
+//! - [`config_file`]: bounded, type-checked reading of configuration files named by path.
+//! - [`home`]: the user's home, spine's home and `~`; [`lexical_path`]: paths made absolute and
+//!   lexically normal without touching the file system.
 
 #![warn(missing_docs)]
 
+pub mod compaction;
+pub mod config_file;
+pub mod home;
 pub mod hook;
+pub mod lexical_path;
 pub mod message;
 pub mod pairing;
 pub mod permission;
+pub mod permission_store;
 pub mod permission_update;
 pub mod run;
+pub mod skill_root;
 pub mod tool;
+pub mod tool_choice;
+pub mod tool_names;
+pub mod tool_set;
 pub mod trace;
 
 pub use hook::{Action, HookEvent, HookEventName, HookOutput};

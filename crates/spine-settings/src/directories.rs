@@ -2,11 +2,13 @@
 //! rules, as in Claude Code.
 //!
 //! Contract:
-//! - The value is an array of paths. `~` and `~/x` expand to the home directory; a relative
-//!   path is relative to the settings file's project root — the directory that holds the
-//!   file's `.claude/` or `.spine/` folder (`<project>/.claude/settings.json` → `<project>`,
-//!   `~/.claude/settings.json` → `~`), else the file's own directory (`--settings FILE`); inline
-//!   `--settings` JSON resolves against the project directory.
+//! - The value is an array of paths. `~` and `~/x` expand to the user's home directory
+//!   (`spine_protocol::home`; without one they stay as written); a relative path is relative
+//!   to the settings file's project root — the directory that holds the file's `.claude/` or
+//!   `.spine/` folder (`<project>/.claude/settings.json` → `<project>`,
+//!   `~/.claude/settings.json` → `~`), else the file's own directory (`--settings FILE`);
+//!   inline `--settings` JSON resolves against the project directory. Resolution is lexical
+//!   (`spine_protocol::lexical_path`): symlinks are the workspace's business.
 //! - Entries are merged as a union over every source, lowest precedence first; a directory
 //!   named twice keeps its first source.
 //! - Nothing here touches the file system: whether each directory exists is checked when the
@@ -19,7 +21,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use spine_core::workspace::Workspace;
+use spine_protocol::lexical_path::normalize;
 
 use crate::source::{Origin, SettingsError, expect_str, type_name};
 
@@ -66,7 +68,7 @@ impl AddedDirectory {
     /// The directory: absolute and lexically normal (`~` expanded, relative paths against
     /// [`AddedDirectory::base`], else `project`); not canonicalised, not checked.
     pub fn resolve(&self, project: &Path) -> PathBuf {
-        Workspace::normalize(&self.written, self.base.as_deref().unwrap_or(project))
+        normalize(&self.written, self.base.as_deref().unwrap_or(project))
     }
 }
 
@@ -101,7 +103,7 @@ pub(crate) fn merge(dirs: &mut Vec<AddedDirectory>, origin: &Origin, value: &Val
         };
         // Inline JSON resolves against the project, unknown here; compare what is known.
         let same = |d: &AddedDirectory| match (&d.base, &entry.base) {
-            (Some(a), Some(b)) => Workspace::normalize(&d.written, a) == Workspace::normalize(&entry.written, b),
+            (Some(a), Some(b)) => normalize(&d.written, a) == normalize(&entry.written, b),
             (None, None) => d.written == entry.written,
             (Some(_), None) | (None, Some(_)) => false,
         };
@@ -116,6 +118,7 @@ pub(crate) fn merge(dirs: &mut Vec<AddedDirectory>, origin: &Origin, value: &Val
 mod tests {
     use super::*;
     use serde_json::json;
+    use spine_protocol::lexical_path::lexical_normal;
 
     #[test]
     fn relative_directories_resolve_against_the_settings_files_project_root() {
@@ -137,9 +140,12 @@ mod tests {
     fn a_home_relative_directory_expands_the_home_directory() {
         let mut dirs = Vec::new();
         merge(&mut dirs, &Origin::User("/h/.claude/settings.json".into()), &json!(["~/notes"])).expect("valid");
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        assert_eq!(dirs[0].resolve(Path::new("/proj")), Workspace::normalize("~/notes", Path::new("/")));
-        assert!(dirs[0].resolve(Path::new("/proj")).starts_with(home));
+        let resolved = dirs[0].resolve(Path::new("/proj"));
+        match spine_protocol::home::user_home() {
+            Some(home) => assert_eq!(resolved, lexical_normal(&home.join("notes"))),
+            // No home: `~` stays as written, under the file's project root.
+            None => assert_eq!(resolved, PathBuf::from("/h/~/notes")),
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use spine_core::config_file::{CONFIG_FILE_CAP, read_config_file};
+use spine_protocol::config_file::{CONFIG_FILE_CAP, read_config_file};
 use spine_protocol::permission::PermissionMode;
 
 use crate::managed::ManagedLocation;

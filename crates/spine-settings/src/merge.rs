@@ -3,9 +3,9 @@
 //! `skills` and `env_passthrough`. Each error names the source, the JSON path and the reason.
 
 use serde_json::Value;
-use spine_core::skills::SkillRootKind;
-use spine_core::stages::compact_context::CompactStrategy;
+use spine_protocol::compaction::{CompactStrategy, TokenEstimatorKind};
 use spine_protocol::permission::PermissionMode;
+use spine_protocol::skill_root::SkillRootKind;
 
 use crate::claude_keys::{PERMISSIONS_KEYS, PERMISSIONS_NOT_APPLIED};
 use crate::settings::{RuleEntry, Settings, SkillRootSetting};
@@ -103,11 +103,17 @@ pub(crate) fn merge_context(s: &mut Settings, origin: &Origin, value: &Value) ->
                 });
             }
             "token_estimator" => {
-                let e = expect_str(origin, &path, v)?;
-                if !matches!(e, "words" | "bpe") {
-                    return Err(SettingsError::at(origin, &path, format!("unknown estimator `{e}` (words or bpe)")));
-                }
-                s.token_estimator = Some(e.to_owned());
+                s.token_estimator = Some(match expect_str(origin, &path, v)? {
+                    "words" => TokenEstimatorKind::Words,
+                    "bpe" => TokenEstimatorKind::Bpe,
+                    e => {
+                        return Err(SettingsError::at(
+                            origin,
+                            &path,
+                            format!("unknown estimator `{e}` (words or bpe)"),
+                        ));
+                    }
+                });
             }
             other => s.warnings.push(unknown_key(
                 origin,

@@ -33,8 +33,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use spine_core::model::ToolChoice;
 use spine_protocol::message::ReasoningEffort;
+use spine_protocol::tool_choice::ToolChoice;
 
 use crate::source::{Origin, SettingsError, type_name};
 

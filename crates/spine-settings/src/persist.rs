@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
-use spine_core::permission::PermissionStore;
+use spine_protocol::permission_store::PermissionStore;
 use spine_protocol::permission_update::{PermissionUpdate, RuleBehavior, RuleValue, UpdateDestination};
 
 /// Changes the `permissions` object of the settings file at `path` (see the module contract).

@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
-use spine_core::skills::SkillRootKind;
-use spine_core::stages::compact_context::CompactStrategy;
+use spine_protocol::compaction::{CompactStrategy, TokenEstimatorKind};
 use spine_protocol::permission::PermissionMode;
+use spine_protocol::skill_root::SkillRootKind;
 
 use crate::claude_keys;
 use crate::merge::{merge_context, merge_env_passthrough, merge_permissions, merge_skills};
@@ -60,7 +60,7 @@ pub struct Settings {
     /// `model`, by precedence.
     pub model: Option<String>,
     /// `tool_set`: `claude` offers only Claude Code's tools (`--tool-set` overrides it).
-    pub tool_set: Option<spine_core::tool_set::ToolSetName>,
+    pub tool_set: Option<spine_protocol::tool_set::ToolSetName>,
     /// `permissions`.
     pub permissions: PermissionSettings,
     /// `stop.max_forced_continuations`, by precedence.
@@ -72,7 +72,7 @@ pub struct Settings {
     /// `context.compaction_strategy` (`sandwich` or `summarize`), by precedence.
     pub compaction_strategy: Option<CompactStrategy>,
     /// `context.token_estimator` (`words` or `bpe`), by precedence.
-    pub token_estimator: Option<String>,
+    pub token_estimator: Option<TokenEstimatorKind>,
     /// `skills.roots`, by precedence (the whole list of the highest source that sets it).
     pub skill_roots: Option<Vec<SkillRootSetting>>,
     /// `web.search_url`: a SearXNG-compatible JSON search endpoint, by precedence.

@@ -144,5 +144,5 @@ pub(crate) fn expect_u32(origin: &Origin, path: &str, v: &Value) -> Result<u32, 
         .ok_or_else(|| SettingsError::at(origin, path, format!("expected a non-negative integer, found {v}")))
 }
 
-/// The JSON type of a value, for messages (one definition, in spine-core).
-pub use spine_core::config_file::type_name;
+/// The JSON type of a value, for messages (one definition, in spine-protocol).
+pub use spine_protocol::config_file::type_name;

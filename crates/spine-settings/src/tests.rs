@@ -35,7 +35,7 @@ fn tool_set_is_spine_or_claude_by_precedence_and_anything_else_is_an_error() {
     let user = layer(Origin::User("/h/settings.json".into()), json!({"tool_set": "spine"}));
     let cli = layer(Origin::Cli { index: 1, path: None }, json!({"tool_set": "claude"}));
     let s = Settings::from_layers(vec![user, cli]).expect("valid");
-    assert_eq!(s.tool_set, Some(spine_core::tool_set::ToolSetName::Claude));
+    assert_eq!(s.tool_set, Some(spine_protocol::tool_set::ToolSetName::Claude));
     let bad = Settings::from_layers(vec![layer(Origin::User("/h/s.json".into()), json!({"tool_set": "all"}))]);
     assert!(bad.is_err_and(|e| e.to_string().contains("tool_set") && e.to_string().contains("spine, claude")));
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
-use spine_core::tool::{OutputStream, ProgressSink, Tool, ToolContext};
+use spine_core::tool::{ChildEnv, OutputStream, ProgressSink, Tool, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_tools::command_runs::{CommandRunOptions, CommandRuns, ExecCommandTool};
 
@@ -43,7 +43,7 @@ fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("tmp");
     let workspace = Arc::new(Workspace::new(dir.path()).expect("workspace"));
-    let plain = ToolContext::new(Arc::clone(&workspace), "bench", "exec_command");
+    let plain = ToolContext::new(Arc::clone(&workspace), "bench", "exec_command", ChildEnv::default());
     let mut streamed = plain.clone();
     streamed.progress = Some(Arc::new(Counting::default()));
 

@@ -28,7 +28,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use serde_json::{Map, Value, json};
-use spine_core::tool::{Tool, ToolContext};
+use spine_core::tool::{ChildEnv, Tool, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_tools::{ReadTool, WriteTool};
 
@@ -133,7 +133,7 @@ fn bench(c: &mut Criterion) {
     write.finish();
 
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    let ctx = ToolContext::new(Arc::clone(&ws), "bench", "tool");
+    let ctx = ToolContext::new(Arc::clone(&ws), "bench", "tool", ChildEnv::default());
     let read_args: Vec<Map<String, Value>> = names
         .iter()
         .map(|n| json!({"file_path": root.join(n).to_string_lossy()}).as_object().cloned().expect("object"))

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value, json};
-use spine_core::tool::{Tool, ToolContext};
+use spine_core::tool::{ChildEnv, Tool, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_tools::mcp::{McpOptions, McpTool, connect_mcp_servers};
 
@@ -42,11 +42,11 @@ fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("tmp");
     let config = json!({"ev": {"command": "node", "args": [server_js(), "stdio"]}});
-    let (mcp, issues) = rt.block_on(connect_mcp_servers(&config, &McpOptions::new(dir.path())));
+    let (mcp, issues) = rt.block_on(connect_mcp_servers(&config, &McpOptions::new(dir.path(), ChildEnv::default())));
     assert!(issues.is_empty(), "{issues:?}");
     let echo = Arc::clone(mcp.mcp_tools().iter().find(|t| t.name() == "mcp__ev__echo").expect("echo"));
     let workspace = Arc::new(Workspace::new(dir.path()).expect("workspace"));
-    let ctx = ToolContext::new(workspace, "bench", "mcp__ev__echo");
+    let ctx = ToolContext::new(workspace, "bench", "mcp__ev__echo", ChildEnv::default());
     let args: Map<String, Value> = json!({"message": "hello"}).as_object().cloned().expect("object");
 
     let mut group = c.benchmark_group("mcp_echo");

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
-use spine_core::tool::{Tool, ToolContext};
+use spine_core::tool::{ChildEnv, Tool, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_tools::families::family_tools;
 use spine_tools::{CalculatorTool, FamilyConfig, GrepTool};
@@ -31,7 +31,12 @@ fn object(value: Value) -> Map<String, Value> {
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("tmp");
-    let ctx = ToolContext::new(Arc::new(Workspace::new(dir.path()).expect("workspace")), "call-1", "bench");
+    let ctx = ToolContext::new(
+        Arc::new(Workspace::new(dir.path()).expect("workspace")),
+        "call-1",
+        "bench",
+        ChildEnv::default(),
+    );
     let (family, _handles) = rt.block_on(async { family_tools(FamilyConfig::default()) });
     let mut tools = spine_tools::builtin_tools();
     tools.extend(family);

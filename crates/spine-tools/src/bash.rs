@@ -130,7 +130,7 @@ impl Tool for BashTool {
         };
         let limits =
             Limits { timeout: Duration::from_millis(timeout_ms), stdout_cap: OUTPUT_CAP, stderr_cap: OUTPUT_CAP };
-        let options = RunOptions::new(limits).cancel(&ctx.cancel).emit(emit);
+        let options = RunOptions::new(limits, &ctx.child_env).cancel(&ctx.cancel).emit(emit);
         let finished = spine_process::run(cmd, options)
             .await
             .map_err(|e| ToolError::new(ErrorCode::RuntimeError, e.to_string()))?;

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use spine_agent::{AgentOptions, ToolSet, Tools, assemble};
+use spine_agent::{AgentOptions, ModelChoice, ToolSet, Tools, assemble};
+use spine_core::hooks::HookRegistryBuilder;
 use spine_core::permission::DenyApprover;
 use spine_core::runner::Agent;
 use spine_core::skills::SkillRoot;
@@ -73,8 +74,6 @@ impl SettingsAgents {
         skill_roots: Vec<SkillRoot>,
         tools: ToolSet,
     ) -> Result<(Self, Vec<String>), AgentBuildError> {
-        let (_, warnings) = spine_agent::build_hooks(&settings, std::sync::Arc::new(spine_core::model::NoModel), None)
-            .map_err(|e| AgentBuildError(e.to_string()))?;
         // Assignments keep one root, their workspace: the settings' added directories
         // (`permissions.additionalDirectories`) are for `spine run`.
         let mut settings = settings;
@@ -82,7 +81,8 @@ impl SettingsAgents {
         let options = AgentOptions {
             project: workspace.root().to_path_buf(),
             spine_home: spine_home.clone(),
-            model: None,
+            model: ModelChoice::ToolCallsOnly,
+            hooks: HookRegistryBuilder::new(),
             permission_mode: None,
             max_turns: None,
             allowed_tools: Vec::new(),
@@ -92,7 +92,9 @@ impl SettingsAgents {
             conversation_id: None,
             tools: Tools::Shared(tools.clone()),
         };
-        let calls = spine_agent::assemble_for_calls(&settings, options).map_err(|e| AgentBuildError(e.to_string()))?;
+        // Assembled once; its warnings (hooks spine does not run…) are the worker's.
+        let calls = spine_agent::assemble(&settings, options).map_err(|e| AgentBuildError(e.to_string()))?;
+        let warnings = calls.warnings;
         let calls = Arc::new(calls.agent);
         Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, tools, calls }, warnings))
     }
@@ -103,15 +105,16 @@ impl SettingsAgents {
         Arc::clone(&self.calls)
     }
 
-    /// A relative script path is relative to the workspace, not to the worker's directory.
-    fn model(&self, task_model: Option<&str>) -> Option<String> {
-        let text = task_model?;
-        match text.strip_prefix("scripted:") {
+    /// The task's model, else the settings'; a relative script path is relative to the
+    /// workspace, not to the worker's directory.
+    fn model(&self, task_model: Option<&str>) -> ModelChoice {
+        let Some(text) = task_model else { return ModelChoice::Configured };
+        ModelChoice::Spec(match text.strip_prefix("scripted:") {
             Some(path) if Path::new(path).is_relative() => {
-                Some(format!("scripted:{}", self.workspace.root().join(path).display()))
+                format!("scripted:{}", self.workspace.root().join(path).display())
             }
-            Some(_) | None => Some(text.to_owned()),
-        }
+            Some(_) | None => text.to_owned(),
+        })
     }
 }
 
@@ -121,6 +124,7 @@ impl AgentFactory for SettingsAgents {
             project: self.workspace.root().to_path_buf(),
             spine_home: self.spine_home.clone(),
             model: self.model(spec.model.as_deref()),
+            hooks: HookRegistryBuilder::new(),
             permission_mode: None,
             max_turns: spec.max_turns,
             allowed_tools: Vec::new(),

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 
 use spine_core::registry::ToolRegistry;
 use spine_core::skills::SkillRoot;
-use spine_core::stages::compact_context::CompactStrategy;
 use spine_core::tokens::TokenEstimator;
 use spine_core::tool::Tool;
 use spine_core::workspace::Workspace;
@@ -49,12 +48,8 @@ pub struct Environment {
     pub families: FamilyHandles,
     /// Skill roots (settings' `skills.roots`, else `$SPINE_HOME/skills` and `.spine/skills`).
     pub skill_roots: Vec<SkillRoot>,
-    /// `context.compaction_threshold_tokens`.
-    pub compaction_threshold: Option<u64>,
-    /// `context.compaction_strategy`.
-    pub compaction_strategy: CompactStrategy,
-    /// `context.token_estimator: words` (else BPE of the likely model).
-    pub words_estimator: bool,
+    /// The settings' `context` key: compaction threshold and strategy, token estimator.
+    pub run_defaults: spine_agent::RunDefaults,
     /// Builds `agent_run` agents.
     pub agents: Arc<dyn AgentFactory>,
     /// Runs single tool calls through the pipeline (hooks, rules, no approver).
@@ -136,9 +131,7 @@ impl Environment {
         let root = workspace.root().to_path_buf();
         let home = spine_home.map_or_else(|| root.join(".spine").join("home"), Path::to_path_buf);
         let skill_roots = spine_agent::skill_roots(&settings, &home, &root);
-        let compaction_threshold = settings.compaction_threshold_tokens;
-        let compaction_strategy = settings.compaction_strategy.unwrap_or_default();
-        let words_estimator = settings.token_estimator.as_deref() == Some("words");
+        let run_defaults = spine_agent::RunDefaults::of(&settings);
         let (agents, warnings) =
             SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone(), tool_set)?;
         let calls = agents.call_agent();
@@ -147,9 +140,7 @@ impl Environment {
             workspace,
             tools,
             skill_roots,
-            compaction_threshold,
-            compaction_strategy,
-            words_estimator,
+            run_defaults,
             agents: Arc::new(agents),
             families,
             warnings,

@@ -77,7 +77,7 @@ pub mod hooks {
 
 /// Tools: the trait a custom tool implements, and the types it uses.
 pub mod tools {
-    pub use spine_core::tool::{Projection, Tool, ToolContext};
+    pub use spine_core::tool::{ChildEnv, Projection, Tool, ToolContext};
     pub use spine_protocol::tool::{Effect, ErrorCode, ToolError, ToolSpec};
 }
 
@@ -100,6 +100,10 @@ pub enum BuildError {
     /// The model, a rule, the settings' hooks or the tools are invalid.
     #[error(transparent)]
     Assembly(#[from] spine_agent::AssemblyError),
+    /// No spine home: `SPINE_HOME` unset and `HOME` unset, empty or relative (give one with
+    /// [`AgentBuilder::spine_home`]).
+    #[error("{0} (or call AgentBuilder::spine_home)")]
+    NoSpineHome(#[from] spine_protocol::home::NoSpineHome),
     /// A hook matcher does not parse.
     #[error("hook matcher `{matcher}`: {reason}")]
     Matcher {
@@ -116,8 +120,7 @@ pub enum BuildError {
 pub struct AgentBuilder {
     project: PathBuf,
     spine_home: Option<PathBuf>,
-    model_spec: Option<String>,
-    model: Option<Arc<dyn spine_core::model::ModelClient>>,
+    model: spine_agent::ModelChoice,
     hooks: HookRegistryBuilder,
     matcher_error: Option<BuildError>,
     tools: Vec<Arc<dyn Tool>>,
@@ -137,8 +140,7 @@ impl AgentBuilder {
         AgentBuilder {
             project: project.into(),
             spine_home: None,
-            model_spec: None,
-            model: None,
+            model: spine_agent::ModelChoice::Configured,
             hooks: HookRegistryBuilder::new(),
             matcher_error: None,
             tools: Vec::new(),
@@ -155,13 +157,13 @@ impl AgentBuilder {
 
     /// The model, as a spec (see [`models::from_spec`]).
     pub fn model(mut self, spec: impl Into<String>) -> Self {
-        self.model_spec = Some(spec.into());
+        self.model = spine_agent::ModelChoice::Spec(spec.into());
         self
     }
 
     /// The model, as a client you built.
     pub fn model_client(mut self, client: Arc<dyn spine_core::model::ModelClient>) -> Self {
-        self.model = Some(client);
+        self.model = spine_agent::ModelChoice::Client(client);
         self
     }
 
@@ -248,7 +250,8 @@ impl AgentBuilder {
         self
     }
 
-    /// Where user-wide skills live (default: `$SPINE_HOME`, else `~/.spine`).
+    /// Where user-wide skills live (default: `$SPINE_HOME`, else `~/.spine`; without either,
+    /// `build` fails with [`BuildError::NoSpineHome`]).
     pub fn spine_home(mut self, dir: impl Into<PathBuf>) -> Self {
         self.spine_home = Some(dir.into());
         self
@@ -259,11 +262,17 @@ impl AgentBuilder {
         if let Some(error) = self.matcher_error {
             return Err(error);
         }
-        let spine_home = self.spine_home.unwrap_or_else(default_spine_home);
+        let spine_home = match self.spine_home {
+            Some(dir) => dir,
+            None => spine_protocol::home::require_spine_home()?,
+        };
+        // One assembly: the model, the tools, then the hooks — these Rust hooks first, the
+        // settings' after them — and the rules, with nothing replaced afterwards.
         let options = spine_agent::AgentOptions {
             project: self.project,
             spine_home,
-            model: self.model_spec,
+            model: self.model,
+            hooks: self.hooks,
             permission_mode: self.permission_mode,
             max_turns: self.max_turns,
             allowed_tools: Vec::new(),
@@ -279,32 +288,9 @@ impl AgentBuilder {
             conversation_id: None,
             tools: spine_agent::Tools::Fresh(self.tools),
         };
-        let assembled = match &self.model {
-            Some(_) => spine_agent::assemble_for_calls(&self.settings, options)?,
-            None => spine_agent::assemble(&self.settings, options)?,
-        };
-        let mut agent = assembled.agent;
-        if let Some(model) = self.model {
-            agent.config.turn.model_context.likely_model = Some(model.model().to_owned());
-            agent.model = model;
-        }
-        // Rust hooks first, then the settings' hooks.
-        let mut hooks = self.hooks;
-        let config = spine_hooks::HookConfig::from_settings(&self.settings)
-            .map_err(|e| spine_agent::AssemblyError::Hooks(e.to_string()))?;
-        spine_hooks::register(&config, &mut hooks, &spine_hooks::BuildOptions::default())
-            .map_err(|e| spine_agent::AssemblyError::Hooks(e.to_string()))?;
-        agent.hooks = Arc::new(hooks.build());
-        Ok(Built { agent, tools: assembled.tools })
+        let assembled = spine_agent::assemble(&self.settings, options)?;
+        Ok(Built { agent: assembled.agent, tools: assembled.tools })
     }
-}
-
-/// `$SPINE_HOME`, else `~/.spine`, else `.spine`.
-fn default_spine_home() -> PathBuf {
-    if let Some(home) = std::env::var_os("SPINE_HOME") {
-        return PathBuf::from(home);
-    }
-    std::env::var_os("HOME").map_or_else(|| PathBuf::from(".spine"), |home| PathBuf::from(home).join(".spine"))
 }
 
 /// A built agent, with the command runs and processes its tools may start.

@@ -83,7 +83,7 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     let approver = Arc::new(TerminalApprover::new(project.clone(), Some(status.clone()), &settings));
     let Built { agent, families, mcp } =
         build(&args, &settings, &project, &home, model, &id, Arc::clone(&approver) as Arc<dyn Approver>, false).await?;
-    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let user_home = spine_protocol::home::user_home();
     let (commands, warnings) =
         custom::load(&custom::command_dirs(&project, &home, user_home.as_deref()), settings.trust.is_trusted());
     for warning in warnings {

@@ -86,7 +86,7 @@ impl Chat {
             .filter(|(prefix, _)| to_model.starts_with(prefix.as_str()))
             .max_by_key(|(prefix, _)| prefix.len())
             .map(|(_, p)| p.cache_write);
-        let (pricing, per_million) = match (configured, spine_models::pricing::price(to_model)) {
+        let (pricing, per_million) = match (configured, spine_agent::models::pricing::price(to_model)) {
             (Some(cache_write), _) => ("configured", cache_write),
             (None, Some(price)) => ("catalog", price.cache_write),
             (None, None) => ("default", 0.0),

@@ -3,10 +3,11 @@
 //!
 //! The project directory is found from the working directory up to the repository root
 //! (`spine_settings::project` defines the walk); the settings files are Claude Code's and
-//! spine's (`~/.claude/settings.json` with the home directory from `HOME`), and the managed
-//! files (`/etc/claude-code/managed-settings.json`, `/etc/claude-code/managed-settings.d/*.json`,
-//! `/etc/spine/managed-settings.json`; `SPINE_MANAGED_SETTINGS_DIR` names one directory read in
-//! their place, see `spine_settings::managed`).
+//! spine's (`~/.claude/settings.json` with the home directory of `spine_protocol::home`: `HOME`
+//! when absolute), and the managed files (`/etc/claude-code/managed-settings.json`,
+//! `/etc/claude-code/managed-settings.d/*.json`, `/etc/spine/managed-settings.json`;
+//! `SPINE_MANAGED_SETTINGS_DIR` names one directory read in their place, see
+//! `spine_settings::managed`). `SPINE_HOME` and its default are `spine_protocol::home`'s too.
 
 use std::path::PathBuf;
 
@@ -15,15 +16,9 @@ use spine_settings::{Discovery, ManagedLocation, ProjectTrust, SettingSources, S
 
 use crate::error::config;
 
-/// `SPINE_HOME`, default `~/.spine`.
+/// `SPINE_HOME`, default `~/.spine` (`spine_protocol::home`); an error when neither is usable.
 pub fn spine_home() -> anyhow::Result<PathBuf> {
-    if let Some(home) = std::env::var_os("SPINE_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(home));
-    }
-    match std::env::var_os("HOME") {
-        Some(home) => Ok(PathBuf::from(home).join(".spine")),
-        None => Err(config("neither SPINE_HOME nor HOME is set")),
-    }
+    spine_protocol::home::require_spine_home().map_err(|e| config(e.to_string()))
 }
 
 /// The project directory: from `--cwd`, else the current directory, canonicalised, the
@@ -35,7 +30,7 @@ pub fn project_dir(cwd: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
         None => std::env::current_dir().map_err(|e| config(format!("cannot read the current directory: {e}")))?,
     };
     let dir = dir.canonicalize().map_err(|e| config(format!("--cwd {}: {e}", dir.display())))?;
-    let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).and_then(|h| PathBuf::from(h).canonicalize().ok());
+    let home = spine_protocol::home::user_home().and_then(|h| h.canonicalize().ok());
     Ok(spine_settings::find_project_dir(&dir, home.as_deref()))
 }
 
@@ -63,7 +58,7 @@ pub fn settings_with(
     sources: Option<&SettingSources>,
 ) -> anyhow::Result<Settings> {
     let trust = trust(home, project, trust_flag)?;
-    let user_home = std::env::var_os("HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let user_home = spine_protocol::home::user_home();
     Settings::discover_with(&Discovery {
         spine_home: home,
         home: user_home.as_deref(),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use spine_models::spec::ModelSpec;
+use spine_agent::models::ModelSpec;
 use spine_settings::Settings;
 
 use super::context;

@@ -61,7 +61,7 @@ pub(super) fn read(
     project: &Path,
     spine_home: &Path,
 ) -> Vec<AgentHooks> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = spine_protocol::home::user_home();
     let user_dirs = spine_agent::agents::user_agent_directories(spine_home, home.as_deref());
     let dirs = spine_agent::agents::agent_directories(settings, project, spine_home, home.as_deref());
     let mut seen: Vec<(String, PathBuf)> = Vec::new();

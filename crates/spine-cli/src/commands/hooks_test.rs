@@ -41,14 +41,12 @@ pub(super) async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
     };
     let loaded = load(&args.common)?;
     let hooks = hook_config(&loaded)?;
-    // The hooks see the settings' `env` (and provider keys) exactly as in a run.
-    spine_agent::apply_env_passthrough(&loaded.settings);
     let input = match &args.input {
         None => None,
         Some(text) => Some(read_input(text, &loaded.project)?),
     };
     let mut tools = ToolRegistryBuilder::new();
-    spine_tools::register_builtins(&mut tools);
+    spine_agent::register_builtins(&mut tools);
     let tools = Arc::new(tools.build().map_err(|e| anyhow::anyhow!("tool registry: {e}"))?);
     let session_id = format!("hooks-test-{}", uuid::Uuid::new_v4());
     let env_dir = tempfile_dir()?;
@@ -83,6 +81,8 @@ pub(super) async fn test(args: &HooksTestArgs) -> anyhow::Result<u8> {
         transcript,
         models: Some(models),
         agents: Some(agents),
+        // The hooks see the settings' `env` (and provider keys) exactly as in a run.
+        child_env: spine_agent::child_env(&loaded.settings),
     };
     let report = fire(&hooks, request).await.map_err(|e| config(format!("spine hooks test: {e}")));
     let env_lines = std::fs::read_to_string(&env_file).unwrap_or_default();

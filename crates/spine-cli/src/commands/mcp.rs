@@ -25,7 +25,9 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
     let mut tools: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut failures: BTreeMap<String, String> = BTreeMap::new();
     if args.connect {
-        let connection = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
+        let child_env = spine_agent::child_env(&settings);
+        let connection =
+            spine_agent::connect_mcp(&settings, &project, &child_env).await.map_err(|e| config(e.to_string()))?;
         for tool in connection.tools.mcp_tools() {
             tools.entry(tool.server().to_owned()).or_default().push(tool.remote_name().to_owned());
         }

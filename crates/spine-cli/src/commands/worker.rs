@@ -37,7 +37,9 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     let project = context::project_dir(args.cwd.as_ref())?;
     let settings = context::settings(&home, &project, &args.settings, args.trust)?;
     // MCP servers are connected once per worker and shared by its assignments.
-    let connection = spine_agent::connect_mcp(&settings, &project).await.map_err(|e| config(e.to_string()))?;
+    let child_env = spine_agent::child_env(&settings);
+    let connection =
+        spine_agent::connect_mcp(&settings, &project, &child_env).await.map_err(|e| config(e.to_string()))?;
     if let Some(notice) = spine_agent::untrusted_notice(&settings, &project, &connection) {
         eprintln!("{notice}");
     }

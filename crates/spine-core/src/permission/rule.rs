@@ -278,7 +278,7 @@ fn glob_for(pattern: &str, project_dir: &Path) -> Option<GlobMatcher> {
     let absolute: PathBuf = if let Some(rest) = pattern.strip_prefix("//") {
         PathBuf::from("/").join(rest)
     } else if let Some(rest) = pattern.strip_prefix("~/") {
-        PathBuf::from(std::env::var_os("HOME")?).join(rest)
+        spine_protocol::home::user_home()?.join(rest)
     } else if let Some(rest) = pattern.strip_prefix('/') {
         project_dir.join(rest)
     } else if pattern.contains('/') {

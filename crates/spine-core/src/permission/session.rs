@@ -34,11 +34,8 @@ use super::policy::{PermissionPolicy, PermissionRules};
 use super::rule::PermissionRule;
 use crate::workspace::Workspace;
 
-/// Saves a permission update to the settings file its destination names.
-pub trait PermissionStore: Send + Sync {
-    /// Saves `update` (its destination is a settings file); the file it went to, or why not.
-    fn save(&self, update: &PermissionUpdate) -> Result<PathBuf, String>;
-}
+/// Saves a permission update to the settings file its destination names (spine-protocol's).
+pub use spine_protocol::permission_store::PermissionStore;
 
 /// The destination of each configured rule, by list and position (`None`: managed settings,
 /// `--settings`, or unknown). Rules beyond the end of a list have none.

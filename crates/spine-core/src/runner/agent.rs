@@ -26,6 +26,7 @@ use crate::stages::prepare_turn::{OperatorStateSource, TurnSettings};
 use crate::stages::review_tool_call::Visibility;
 use crate::subagents::{AGENT_TOOL, Subagents};
 use crate::tokens::{TokenEstimator, estimator_for};
+use crate::tool::ChildEnv;
 use crate::trace::Trace;
 use crate::workspace::Workspace;
 
@@ -89,6 +90,12 @@ pub struct AgentConfig {
     /// The tools of this agent's own servers (a subagent's inline `mcpServers`): visible to
     /// it, never to the subagents it starts (default: none).
     pub own_tools: Vec<String>,
+    /// What every process the run's tools start gets of its environment (the settings' `env`,
+    /// the provider keys passed through), handed to each call's
+    /// [`ToolContext`](crate::tool::ToolContext); subagents inherit it. Default: nothing set,
+    /// nothing passed through (an agent configured without settings; spine-agent's assembly
+    /// sets the settings' own).
+    pub child_env: ChildEnv,
 }
 
 impl AgentConfig {
@@ -115,6 +122,8 @@ impl AgentConfig {
             effort: None,
             permission_store: None,
             own_tools: Vec::new(),
+            // No settings here: an agent configured in code starts with none (see the field).
+            child_env: ChildEnv::default(),
         }
     }
 }

@@ -227,6 +227,7 @@ impl Run<'_> {
             // The call's own token: canceled with the run, or alone when the time limit passes.
             cancel: self.cancel.child_token(),
             env_file: self.hook_ctx.session.env_file.clone(),
+            child_env: self.agent.config.child_env.clone(),
             progress: self.progress.clone(),
             url_gate: super::permit::url_gate(&self.agent.policy, &call.name, tool.effect()),
             elicitor: Some(Arc::clone(&elicitor) as Arc<dyn crate::elicitation::Elicitor>),

@@ -19,7 +19,6 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use spine_protocol::message::Message;
 use spine_protocol::run::Usage;
@@ -36,26 +35,8 @@ pub const SUMMARY_INSTRUCTION: &str = "Summarize the conversation above for your
 decisions made, files and commands involved, results of tool calls that still matter, and what remains to do. \
 Be concise and factual; do not call tools.";
 
-/// How to compact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompactStrategy {
-    /// Keep the system message and the last exchange.
-    #[default]
-    Sandwich,
-    /// Replace the middle by a model-written summary.
-    Summarize,
-}
-
-impl CompactStrategy {
-    /// The strategy's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CompactStrategy::Sandwich => "sandwich",
-            CompactStrategy::Summarize => "summarize",
-        }
-    }
-}
+/// How to compact (spine-protocol's, shared with spine-settings).
+pub use spine_protocol::compaction::CompactStrategy;
 
 /// The threshold of a turn (0 = never).
 pub fn compaction_threshold(budget_hints: Option<&Value>, configured: Option<u64>, context_window: Option<u64>) -> u64 {

@@ -157,7 +157,7 @@ mod tests {
     fn context(cancel: &CancellationToken) -> (tempfile::TempDir, ToolContext) {
         let dir = tempfile::tempdir().expect("tmp");
         let workspace = Arc::new(Workspace::new(dir.path()).expect("workspace"));
-        let mut ctx = ToolContext::new(workspace, "call-1", "sleeper");
+        let mut ctx = ToolContext::new(workspace, "call-1", "sleeper", crate::tool::ChildEnv::default());
         ctx.cancel = cancel.child_token();
         (dir, ctx)
     }

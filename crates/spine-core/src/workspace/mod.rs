@@ -28,6 +28,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use spine_protocol::lexical_path::lexical_normal;
 use thiserror::Error;
 
 /// How deep symlink chains may go before resolution gives up (as the kernel's ELOOP).
@@ -164,11 +165,10 @@ impl Workspace {
     }
 
     /// Makes a path absolute and lexically normal (`~`, relative to `cwd`, `.`/`..` folded)
-    /// without touching the file system. This is what hooks see.
+    /// without touching the file system. This is what hooks see. It is
+    /// `spine_protocol::lexical_path::normalize` (`~`: the user's home of `spine_protocol::home`).
     pub fn normalize(path: &str, cwd: &Path) -> PathBuf {
-        let expanded = expand_home(path);
-        let joined = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
-        lexical_normal(&joined)
+        spine_protocol::lexical_path::normalize(path, cwd)
     }
 
     /// Resolves a path for access (following symlinks) and checks it is inside a root.
@@ -194,32 +194,6 @@ impl Workspace {
     pub fn contains(&self, resolved: &Path) -> bool {
         self.roots.iter().any(|r| resolved.starts_with(&r.path))
     }
-}
-
-fn expand_home(path: &str) -> PathBuf {
-    if (path == "~" || path.starts_with("~/"))
-        && let Some(home) = std::env::var_os("HOME")
-    {
-        let rest = path.trim_start_matches('~').trim_start_matches('/');
-        return PathBuf::from(home).join(rest);
-    }
-    PathBuf::from(path)
-}
-
-/// Folds `.` and `..` lexically on an absolute path.
-fn lexical_normal(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(s) => out.push(s),
-        }
-    }
-    if out.as_os_str().is_empty() { PathBuf::from("/") } else { out }
 }
 
 /// Resolves symlinks along an absolute, lexically normal path; components past the deepest

@@ -10,6 +10,7 @@ mod support;
 mod agent_tool;
 mod background_agents;
 mod cancellation;
+mod child_env;
 mod engine;
 mod memory;
 mod permission;

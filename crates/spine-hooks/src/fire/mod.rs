@@ -3,6 +3,8 @@
 //! Contract of [`fire`]:
 //! - The hooks are built as for a run, except that `async` hooks run in the foreground (so
 //!   their answers can be shown), and each call's raw answer is recorded ([`crate::record`]).
+//!   Their processes get [`FireRequest::child_env`], the environment a run of the same
+//!   settings gives its children.
 //!   Prompt hooks ask [`FireRequest::models`] and agent hooks run the verifiers of
 //!   [`FireRequest::agents`], as in a run; without them such a hook fails when it fires.
 //! - The event's input is built from defaults overlaid with the caller's fields (`--input`,
@@ -56,6 +58,7 @@ use spine_core::registry::{PreparedCall, ToolRegistry};
 use spine_core::session::{Transcript, TranscriptRecord};
 use spine_core::trace::Trace;
 use spine_core::workspace::Workspace;
+use spine_process::ChildEnv;
 use spine_protocol::hook::{HookEventName, WireInput};
 use spine_protocol::message::{AssistantMessage, Message};
 use spine_protocol::tool::{ToolArguments, ToolCall};
@@ -89,6 +92,9 @@ pub struct FireRequest {
     /// The verifiers of agent hooks, as a run builds them (without them, an agent hook fails
     /// when it fires).
     pub agents: Option<Arc<dyn HookAgents>>,
+    /// The environment of the hooks' processes (the settings' `env`, the provider keys passed
+    /// through), as in a run.
+    pub child_env: ChildEnv,
 }
 
 /// The transcript the hooks read at `transcript_path`.
@@ -140,6 +146,7 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
     let sink = Arc::new(Collect::default());
     let mut builder = HookRegistryBuilder::new();
     let options = BuildOptions {
+        child_env: request.child_env.clone(),
         sink: Some(Arc::clone(&sink) as Arc<dyn AnswerSink>),
         force_blocking: true,
         models: request.models.clone(),

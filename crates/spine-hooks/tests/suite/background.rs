@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use spine_core::hooks::SessionInfo;
 use spine_core::registry::ToolRegistryBuilder;
+use spine_core::tool::ChildEnv;
 use spine_hooks::fire::{FireRequest, TranscriptFile, fire};
 use spine_hooks::record::Raw;
 use spine_protocol::hook::{HookEventName, PreToolUse};
@@ -209,6 +210,7 @@ async fn fire_pre_tool_use(p: &Project, handler: Value) -> spine_hooks::fire::Fi
         transcript: TranscriptFile::Existing,
         models: None,
         agents: None,
+        child_env: ChildEnv::default(),
     };
     fire(&config, request).await.expect("fired")
 }

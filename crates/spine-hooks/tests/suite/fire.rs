@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use spine_core::hooks::SessionInfo;
 use spine_core::registry::ToolRegistryBuilder;
+use spine_core::tool::ChildEnv;
 use spine_hooks::fire::{FireRequest, TranscriptFile, fire};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::permission::PermissionMode;
@@ -189,6 +190,7 @@ async fn hooks_test_prints_the_same_merged_decision_for_every_event_and_outcome(
             transcript: TranscriptFile::Existing,
             models: None,
             agents: None,
+            child_env: ChildEnv::default(),
         };
         let report = fire(&config, request).await.expect("fired");
         got.insert(name.to_owned(), json!({"merged": report.merged, "warnings": report.warnings}));

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use spine_core::CancellationToken;
 use spine_core::hooks::{HookContext, HookErrorKind, HookRegistryBuilder, SessionInfo};
+use spine_core::tool::ChildEnv;
 use spine_hooks::BuildOptions;
 use spine_protocol::hook::{HookEventName, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::permission::{PermissionMode, PermissionSuggestion};
@@ -70,7 +71,7 @@ impl Direct {
     fn new(p: &Project, hook: Value) -> Self {
         let config = p.hook_config(&[hooks("PreToolUse", "", vec![hook])]);
         let mut builder = HookRegistryBuilder::new();
-        spine_hooks::register(&config, &mut builder, &BuildOptions::default()).expect("build");
+        spine_hooks::register(&config, &mut builder, &BuildOptions::new(ChildEnv::default())).expect("build");
         let ctx = HookContext {
             session: Arc::new(SessionInfo {
                 session_id: "s1".into(),

@@ -15,7 +15,7 @@ use spine_core::permission::{DenyApprover, PermissionPolicy, PermissionRule, Per
 use spine_core::registry::ToolRegistryBuilder;
 use spine_core::runner::{Agent, AgentConfig, RunOutcome, RunRequest};
 use spine_core::session::Transcript;
-use spine_core::tool::{Tool, ToolContext};
+use spine_core::tool::{ChildEnv, Tool, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_hooks::{BuildOptions, HookConfig};
 use spine_protocol::message::{AssistantMessage, Message, ToolResultMessage};
@@ -207,7 +207,7 @@ pub async fn run(project: &Project, setup: Setup, replies: Vec<AssistantMessage>
 /// [`run`] with a hook configuration built by the caller (`setup.layers` is not read).
 pub async fn run_config(project: &Project, config: &HookConfig, setup: Setup, replies: Vec<AssistantMessage>) -> Ran {
     let mut hooks = HookRegistryBuilder::new();
-    spine_hooks::register(config, &mut hooks, &BuildOptions::default()).expect("hooks build");
+    spine_hooks::register(config, &mut hooks, &BuildOptions::new(ChildEnv::default())).expect("hooks build");
     let mut tools = ToolRegistryBuilder::new();
     spine_tools::register_builtins(&mut tools);
     tools.register(McpStore);

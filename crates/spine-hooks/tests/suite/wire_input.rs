@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use spine_core::hooks::SessionInfo;
 use spine_core::registry::ToolRegistryBuilder;
+use spine_core::tool::ChildEnv;
 use spine_hooks::fire::{FireRequest, TranscriptFile, fire};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::permission::PermissionMode;
@@ -117,6 +118,7 @@ async fn compaction_and_notification_inputs_have_their_own_fields() {
             transcript: TranscriptFile::Existing,
             models: None,
             agents: None,
+            child_env: ChildEnv::default(),
         };
         fire(&config, request).await.expect("fired");
         let lines = json_lines(std::path::Path::new(&log));

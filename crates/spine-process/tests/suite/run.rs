@@ -1,12 +1,16 @@
-//! `run`: stdin payload, concurrent capped reads, time limit, cancellation, drop; `join_readers`.
+//! `run`: stdin payload, concurrent capped reads, time limit, cancellation, drop, the child
+//! environment; `join_readers` and `drain`.
 
+use std::collections::BTreeMap;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use spine_process::{Ending, Limits, RunOptions, StdinOutcome, Stream, run};
+use spine_process::run::pump;
+use spine_process::{CappedText, ChildEnv, Ending, GroupChild, Limits, RunOptions, StdinOutcome, Stream, drain, run};
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{eventually_dead, read_pid, sh};
+use crate::support::{NO_SETTINGS, eventually_dead, read_pid, sh};
 
 fn limits(timeout_ms: u64, cap: usize) -> Limits {
     Limits { timeout: Duration::from_millis(timeout_ms), stdout_cap: cap, stderr_cap: cap }
@@ -15,7 +19,9 @@ fn limits(timeout_ms: u64, cap: usize) -> Limits {
 #[tokio::test]
 async fn stdin_payload_is_written_then_closed() {
     let payload = b"{\"hello\": \"world\"}".to_vec();
-    let f = run(sh("cat; echo done >&2"), RunOptions::new(limits(5000, 1000)).stdin(payload)).await.expect("run");
+    let f = run(sh("cat; echo done >&2"), RunOptions::new(limits(5000, 1000), &NO_SETTINGS).stdin(payload))
+        .await
+        .expect("run");
     assert_eq!(f.ending, Ending::Exited);
     assert_eq!(f.status.and_then(|s| s.code()), Some(0));
     assert_eq!(f.stdout.text(), "{\"hello\": \"world\"}");
@@ -27,7 +33,7 @@ async fn stdin_payload_is_written_then_closed() {
 async fn a_large_payload_does_not_deadlock_against_a_child_that_writes_first() {
     // 1 MB in, 1 MB out: the child fills its stdout before reading all of stdin.
     let payload = vec![b'x'; 1 << 20];
-    let f = run(sh("cat"), RunOptions::new(limits(10_000, 2 << 20)).stdin(payload)).await.expect("run");
+    let f = run(sh("cat"), RunOptions::new(limits(10_000, 2 << 20), &NO_SETTINGS).stdin(payload)).await.expect("run");
     assert_eq!(f.stdout.total_chars(), 1 << 20);
     assert_eq!(f.stdin, StdinOutcome::Written);
 }
@@ -36,7 +42,7 @@ async fn a_large_payload_does_not_deadlock_against_a_child_that_writes_first() {
 async fn a_child_that_never_reads_stdin_is_not_an_error() {
     for _ in 0..20 {
         let payload = vec![b'x'; 256 * 1024];
-        let f = run(sh("true"), RunOptions::new(limits(5000, 100)).stdin(payload)).await.expect("run");
+        let f = run(sh("true"), RunOptions::new(limits(5000, 100), &NO_SETTINGS).stdin(payload)).await.expect("run");
         assert_eq!(f.status.and_then(|s| s.code()), Some(0));
         assert_eq!(f.stdin, StdinOutcome::NotRead);
     }
@@ -44,15 +50,16 @@ async fn a_child_that_never_reads_stdin_is_not_an_error() {
 
 #[tokio::test]
 async fn no_payload_means_stdin_is_dev_null() {
-    let f = run(sh("cat; echo end"), RunOptions::new(limits(5000, 100))).await.expect("run");
+    let f = run(sh("cat; echo end"), RunOptions::new(limits(5000, 100), &NO_SETTINGS)).await.expect("run");
     assert_eq!(f.stdout.text(), "end\n");
     assert_eq!(f.stdin, StdinOutcome::Null);
 }
 
 #[tokio::test]
 async fn output_is_capped_in_bounded_memory_and_overflow_is_visible() {
-    let f =
-        run(sh("head -c 10000000 /dev/zero | tr '\\0' a"), RunOptions::new(limits(20_000, 1000))).await.expect("run");
+    let f = run(sh("head -c 10000000 /dev/zero | tr '\\0' a"), RunOptions::new(limits(20_000, 1000), &NO_SETTINGS))
+        .await
+        .expect("run");
     assert_eq!(f.stdout.total_chars(), 10_000_000);
     assert!(f.stdout.exceeded());
     assert!(f.stdout.text().len() < 1200);
@@ -64,7 +71,7 @@ async fn time_limit_terminates_the_whole_group() {
     let pidfile = dir.path().join("child.pid");
     let started = Instant::now();
     let script = format!("sleep 100 & echo $! > {}; wait", pidfile.display());
-    let f = run(sh(&script), RunOptions::new(limits(300, 100))).await.expect("run");
+    let f = run(sh(&script), RunOptions::new(limits(300, 100), &NO_SETTINGS)).await.expect("run");
     assert_eq!(f.ending, Ending::TimedOut);
     assert!(started.elapsed() < Duration::from_secs(5));
     let pid = read_pid(&pidfile).await;
@@ -80,7 +87,7 @@ async fn cancellation_terminates_the_group_fast() {
         canceller.cancel();
     });
     let started = Instant::now();
-    let f = run(sh("sleep 100"), RunOptions::new(limits(60_000, 100)).cancel(&token)).await.expect("run");
+    let f = run(sh("sleep 100"), RunOptions::new(limits(60_000, 100), &NO_SETTINGS).cancel(&token)).await.expect("run");
     assert_eq!(f.ending, Ending::Canceled);
     assert!(started.elapsed() < Duration::from_secs(3));
 }
@@ -90,7 +97,7 @@ async fn background_children_do_not_outlive_the_command() {
     let dir = tempfile::tempdir().expect("tmp");
     let pidfile = dir.path().join("bg.pid");
     let script = format!("sleep 100 & echo $! > {}; echo done", pidfile.display());
-    let f = run(sh(&script), RunOptions::new(limits(5000, 100))).await.expect("run");
+    let f = run(sh(&script), RunOptions::new(limits(5000, 100), &NO_SETTINGS)).await.expect("run");
     assert_eq!(f.stdout.text(), "done\n");
     let pid = read_pid(&pidfile).await;
     assert!(eventually_dead(pid).await, "background child {pid} survived");
@@ -101,7 +108,7 @@ async fn dropping_the_run_midway_kills_the_group() {
     let dir = tempfile::tempdir().expect("tmp");
     let pidfile = dir.path().join("child.pid");
     let script = format!("sleep 100 & echo $! > {}; wait", pidfile.display());
-    let task = tokio::spawn(async move { run(sh(&script), RunOptions::new(limits(60_000, 100))).await });
+    let task = tokio::spawn(async move { run(sh(&script), RunOptions::new(limits(60_000, 100), &NO_SETTINGS)).await });
     let pid = read_pid(&pidfile).await;
     task.abort();
     let _ = task.await;
@@ -114,7 +121,7 @@ async fn chunks_are_emitted_per_stream_as_they_arrive() {
     let sink = Arc::clone(&seen);
     let emit: spine_process::Emit =
         Arc::new(move |stream, text| sink.lock().expect("lock").push((stream, text.to_owned())));
-    run(sh("echo out; echo err >&2"), RunOptions::new(limits(5000, 100)).emit(emit)).await.expect("run");
+    run(sh("echo out; echo err >&2"), RunOptions::new(limits(5000, 100), &NO_SETTINGS).emit(emit)).await.expect("run");
     let seen = seen.lock().expect("lock").clone();
     assert!(seen.contains(&(Stream::Stdout, "out\n".to_owned())));
     assert!(seen.contains(&(Stream::Stderr, "err\n".to_owned())));
@@ -123,7 +130,7 @@ async fn chunks_are_emitted_per_stream_as_they_arrive() {
 #[tokio::test]
 async fn a_missing_program_is_a_spawn_error() {
     let cmd = tokio::process::Command::new("/definitely/not/here");
-    let err = run(cmd, RunOptions::new(limits(1000, 100))).await.expect_err("spawn");
+    let err = run(cmd, RunOptions::new(limits(1000, 100), &NO_SETTINGS)).await.expect_err("spawn");
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
 }
 
@@ -145,4 +152,44 @@ async fn join_readers_says_whether_every_reader_finished_within_the_limit() {
     assert!(!spine_process::join_readers(&mut readers, Duration::from_millis(50)).await);
     assert!(!readers[1].is_finished(), "the blocked reader is left running");
     readers[1].abort();
+}
+
+#[tokio::test]
+async fn each_run_gets_the_settings_vars_of_its_own_child_env_and_an_explicit_variable_wins() {
+    let vars = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    };
+    let one = ChildEnv::new(vars(&[("SPINE_T_MARK", "one"), ("SPINE_T_OTHER", "settings")]), Vec::<String>::new());
+    let two = ChildEnv::new(vars(&[("SPINE_T_MARK", "two")]), Vec::<String>::new());
+    let mut explicit = sh("echo $SPINE_T_MARK $SPINE_T_OTHER");
+    explicit.env("SPINE_T_OTHER", "explicit");
+    let (a, b, none) = tokio::join!(
+        run(explicit, RunOptions::new(limits(5000, 100), &one)),
+        run(sh("echo $SPINE_T_MARK"), RunOptions::new(limits(5000, 100), &two)),
+        run(sh("echo \"[${SPINE_T_MARK-unset}]\""), RunOptions::new(limits(5000, 100), &NO_SETTINGS)),
+    );
+    assert_eq!(a.expect("run").stdout.text(), "one explicit\n");
+    assert_eq!(b.expect("run").stdout.text(), "two\n");
+    assert_eq!(none.expect("run").stdout.text(), "[unset]\n");
+}
+
+#[tokio::test]
+async fn drain_ends_what_the_leader_left_in_its_group_and_completes_the_output() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let pidfile = dir.path().join("bg.pid");
+    // The background member holds stdout open long after the leader exited.
+    let mut cmd = sh(&format!("(sleep 100; echo never) & echo $! > {}; echo leader", pidfile.display()));
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = GroupChild::spawn(&mut cmd, &NO_SETTINGS).expect("spawn");
+    let out = Arc::new(Mutex::new(CappedText::new(100)));
+    let pipe = child.take_stdout().expect("stdout");
+    let mut readers = vec![tokio::spawn(pump(pipe, Arc::clone(&out), None, Stream::Stdout))];
+    child.wait().await.expect("leader exits");
+    let pid = read_pid(&pidfile).await;
+    let started = Instant::now();
+    drain(&mut child, &mut readers).await;
+    assert!(started.elapsed() < Duration::from_secs(3), "drain took {:?}", started.elapsed());
+    assert!(eventually_dead(pid).await, "background member {pid} survived");
+    let _ = readers.pop().expect("reader").await;
+    assert_eq!(out.lock().expect("lock").text(), "leader\n");
 }

@@ -3,15 +3,18 @@
 //!
 //! Contract:
 //! - [`Live::spawn`] starts `bash -c COMMAND` (`sh -c` without `/bin/bash`) in the call's
-//!   working directory with the run's environment file applied, as the leader of a **new
-//!   process group** ([`spine_process::GroupChild`]), with pipes or a pseudo-terminal
-//!   ([`pty`]).
+//!   working directory with the run's environment file applied and the call's
+//!   [`ChildEnv`](spine_process::ChildEnv) (the settings' `env`, the provider keys passed
+//!   through), as the leader of a **new process group** ([`spine_process::GroupChild`]), with
+//!   pipes or a pseudo-terminal ([`pty`]).
 //! - Output is read as it comes into one bounded [`OutputRing`](crate::ring::OutputRing) per stream (bytes counted, the
 //!   newest kept) and forwarded, decoded, to the listeners attached with [`Live::listen`] (the
 //!   tool calls currently waiting on the process, which stream it as progress).
-//! - A supervisor task waits for the leader to exit (or for the kill token), gives the output
-//!   [`DRAIN_GRACE`](spine_process::DRAIN_GRACE) to reach end-of-file, ends whatever the command left in its group, and
-//!   only then records the [`Exit`]: once a process reads as exited, its output is complete.
+//! - A supervisor task waits for the leader to exit (or for the kill token), then ends the
+//!   child as [`spine_process::run()`] does ([`spine_process::drain`]: the output gets
+//!   [`DRAIN_GRACE`](spine_process::DRAIN_GRACE) to reach end-of-file, whatever the command
+//!   left in its group is ended), and only then records the [`Exit`]: once a process reads as
+//!   exited, its output is complete.
 //! - [`Live::terminate`] ends the group (SIGTERM, then SIGKILL) and waits for the supervisor.
 //!   Canceling the kill token has the same effect without waiting; it is a child of the owning
 //!   registry's token, so dropping the registry ends every process it holds. If the runtime
@@ -34,6 +37,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use spine_core::tool::{OutputStream, ToolContext};
+use spine_process::ChildEnv;
 use thiserror::Error;
 
 use crate::ring::Tail;
@@ -69,6 +73,8 @@ pub(crate) struct SpawnSpec<'a> {
     pub cwd: &'a Path,
     /// The run's `export NAME=value` file.
     pub env_file: Option<&'a PathBuf>,
+    /// The environment the agent gives its children.
+    pub env: &'a ChildEnv,
     /// Pipes or a pty.
     pub terminal: Terminal,
     /// stdin for pipes.
@@ -84,6 +90,7 @@ impl<'a> SpawnSpec<'a> {
             command,
             cwd: &ctx.cwd,
             env_file: ctx.env_file.as_ref(),
+            env: &ctx.child_env,
             terminal: Terminal::Pipes,
             stdin: StdinMode::Null,
             ring_cap,

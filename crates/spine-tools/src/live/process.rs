@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use spine_core::tool::OutputStream;
 use spine_process::capture::Utf8Stream;
-use spine_process::{DRAIN_GRACE, GroupChild, ProcessError, join_readers};
+use spine_process::{GroupChild, ProcessError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::watch;
@@ -87,7 +87,7 @@ impl Live {
                 pty_ends = Some((pty.reader, pty.writer));
             }
         }
-        let mut child = GroupChild::spawn(&mut cmd)?;
+        let mut child = GroupChild::spawn(&mut cmd, spec.env)?;
         // The command keeps its copies of the pty slave: drop them, or the pty never reports
         // end of output.
         drop(cmd);
@@ -369,14 +369,7 @@ async fn supervise(mut child: GroupChild, live: Arc<Live>, mut readers: Vec<Join
         () = kill.cancelled() => (child.terminate().await, true),
     };
     // Background members of the group may still hold the output open.
-    let drained = join_readers(&mut readers, DRAIN_GRACE).await;
-    child.reap_leftovers().await;
-    if !drained {
-        join_readers(&mut readers, DRAIN_GRACE).await;
-    }
-    for reader in &readers {
-        reader.abort();
-    }
+    spine_process::drain(&mut child, &mut readers).await;
     *live.input.lock().await = Input::Closed;
     live.finish(Exit::from_status(status, terminated));
 }

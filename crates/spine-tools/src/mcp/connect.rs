@@ -85,7 +85,8 @@ pub(crate) async fn connect(
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            let mut child = GroupChild::spawn(&mut cmd).map_err(|e| fail(McpIssueKind::Start, e.to_string()))?;
+            let mut child = GroupChild::spawn(&mut cmd, &options.child_env)
+                .map_err(|e| fail(McpIssueKind::Start, e.to_string()))?;
             let stderr = Arc::new(Mutex::new(OutputRing::new(STDERR_CAP)));
             if let Some(mut pipe) = child.take_stderr() {
                 let ring = Arc::clone(&stderr);

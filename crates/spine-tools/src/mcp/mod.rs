@@ -5,7 +5,8 @@
 //!
 //! ```ignore
 //! let config = spine_tools::mcp::load_mcp_json(project_dir)?.unwrap_or_default(); // or settings' mcpServers
-//! let (mcp, issues) = spine_tools::mcp::connect_mcp_servers(&config, &McpOptions::new(project_dir)).await;
+//! let options = McpOptions::new(project_dir, child_env); // the agent's ChildEnv (settings' env)
+//! let (mcp, issues) = spine_tools::mcp::connect_mcp_servers(&config, &options).await;
 //! for issue in &issues { eprintln!("{issue}"); }                // the run goes on without those
 //! mcp.register(&mut builder);                                    // before the registry is built
 //! // … run the agent; keep `mcp` alive for the whole run …
@@ -21,9 +22,10 @@
 //!   that fails — bad entry, command not found, crash, time-out — becomes an [`McpIssue`] and
 //!   its tools are absent; the others are unaffected.
 //! - Stdio servers run in their own **process group** ([`spine_process::GroupChild`]) in
-//!   [`McpOptions::cwd`], with the configured `env` added to spine's environment; their stderr
-//!   is kept (the last 16 KiB) and quoted in start-up issues. HTTP servers use reqwest on
-//!   rustls/ring.
+//!   [`McpOptions::cwd`], with the configured `env` added to spine's environment and prepared
+//!   by [`McpOptions::child_env`] (the settings' `env` under the server's own, provider keys
+//!   removed unless passed through or set by the server's `env`); their stderr is kept (the
+//!   last 16 KiB) and quoted in start-up issues. HTTP servers use reqwest on rustls/ring.
 //! - Each listed tool becomes an [`McpTool`] named `mcp__<server>__<tool>` (characters other
 //!   than letters, digits, `_` and `-` become `_`, as Claude Code does) with the server's
 //!   description and input schema, validated like any tool's by the registry. A schema that
@@ -64,6 +66,7 @@ use std::time::Duration;
 use serde_json::Value;
 use spine_core::registry::ToolRegistryBuilder;
 use spine_core::tool::Tool;
+use spine_process::ChildEnv;
 
 pub use config::{MCP_JSON, McpConfigError, ServerConfig, ServerTransport, load_mcp_json, parse_servers};
 #[cfg(not(feature = "mcp"))]
@@ -91,13 +94,17 @@ pub struct McpOptions {
     pub call_timeout: Duration,
     /// Characters of a result's text given to the model at most (default 100 000).
     pub text_chars: usize,
+    /// The environment stdio servers get (the agent's settings' `env`, its provider keys
+    /// passed through).
+    pub child_env: ChildEnv,
 }
 
 impl McpOptions {
-    /// Defaults, with stdio servers started in `cwd`.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+    /// Defaults, with stdio servers started in `cwd` with `child_env`.
+    pub fn new(cwd: impl Into<PathBuf>, child_env: ChildEnv) -> Self {
         McpOptions {
             cwd: cwd.into(),
+            child_env,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: Duration::from_secs(600),
             text_chars: 100_000,

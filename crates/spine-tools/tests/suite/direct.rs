@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
-use spine_core::tool::{Projection, ToolContext};
+use spine_core::tool::{ChildEnv, Projection, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_protocol::tool::ToolError;
 use spine_tools::{FamilyConfig, FamilyHandles, register_families};
@@ -35,7 +35,7 @@ impl Direct {
         let mut builder = ToolRegistryBuilder::new();
         let handles = register_families(&mut builder, config);
         let registry = builder.build().expect("registry");
-        let ctx = ToolContext::new(workspace, "call-1", "tool");
+        let ctx = ToolContext::new(workspace, "call-1", "tool", ChildEnv::default());
         Direct { dir, registry, handles, ctx }
     }
 

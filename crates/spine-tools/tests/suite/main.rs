@@ -15,6 +15,7 @@ mod bash;
 mod bash_cwd;
 mod boundary;
 mod calculator;
+mod child_env;
 mod command_runs;
 mod families;
 mod files;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use spine_core::hooks::{HookContext, hook_fn};
 use spine_core::registry::ToolRegistryBuilder;
-use spine_core::tool::Tool;
+use spine_core::tool::{ChildEnv, Tool};
 use spine_protocol::hook::{HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::run::RunSubtype;
 use spine_protocol::tool::{Effect, ErrorCode};
@@ -60,7 +60,7 @@ impl Drop for HttpPeer {
 async fn call(tool: &Arc<dyn Tool>, args: Value) -> Result<Value, spine_protocol::tool::ToolError> {
     let dir = tempfile::tempdir().expect("tmp");
     let ws = Arc::new(spine_core::workspace::Workspace::new(dir.path()).expect("ws"));
-    let ctx = spine_core::tool::ToolContext::new(ws, "c", tool.spec().name);
+    let ctx = spine_core::tool::ToolContext::new(ws, "c", tool.spec().name, ChildEnv::default());
     tool.execute(args.as_object().expect("object"), &ctx).await
 }
 
@@ -74,7 +74,7 @@ async fn filesystem_server_over_stdio_lists_reads_and_reports_is_error_results_t
     let root = h.root();
     std::fs::write(root.join("notes.txt"), "hello from the workspace\n").expect("write");
     let config = json!({"fs": {"command": "node", "args": [server_js("server-filesystem"), root]}});
-    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(&root)).await;
+    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(&root, ChildEnv::default())).await;
     assert!(issues.is_empty(), "{issues:?}");
     let names = mcp.tool_names();
     for expected in ["mcp__fs__read_text_file", "mcp__fs__list_allowed_directories", "mcp__fs__write_file"] {
@@ -148,7 +148,7 @@ async fn everything_server_over_stdio_and_http_while_a_missing_server_is_an_issu
     });
     let dir = tempfile::tempdir().expect("tmp");
     let started = Instant::now();
-    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(dir.path())).await;
+    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(dir.path(), ChildEnv::default())).await;
     let took = started.elapsed();
     assert!(took < Duration::from_secs(10), "servers connect concurrently: {took:?}");
     assert_eq!(issues.len(), 1, "{issues:?}");
@@ -192,7 +192,7 @@ async fn everything_server_over_stdio_and_http_while_a_missing_server_is_an_issu
 async fn dropping_the_handle_kills_stdio_servers() {
     let config = json!({"ev": {"command": "node", "args": [server_js("server-everything"), "stdio"]}});
     let dir = tempfile::tempdir().expect("tmp");
-    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(dir.path())).await;
+    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(dir.path(), ChildEnv::default())).await;
     assert!(issues.is_empty(), "{issues:?}");
     let pid = mcp.server_pids()[0];
     drop(mcp);
@@ -226,7 +226,7 @@ server.connect(new StdioServerTransport());
     )
     .expect("script");
     let config = json!({"odd": {"command": "node", "args": [script]}});
-    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(dir.path())).await;
+    let (mcp, issues) = connect_mcp_servers(&config, &McpOptions::new(dir.path(), ChildEnv::default())).await;
     assert_eq!(issues.len(), 1, "{issues:?}");
     assert_eq!(issues[0].kind, McpIssueKind::InvalidSchema);
     assert_eq!(issues[0].tool.as_deref(), Some("bad"));

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use spine_core::registry::{ToolRegistry, ToolRegistryBuilder};
-use spine_core::tool::{OutputStream, ProgressSink, Projection, ToolContext};
+use spine_core::tool::{ChildEnv, OutputStream, ProgressSink, Projection, ToolContext};
 use spine_core::workspace::Workspace;
 use spine_protocol::tool::ToolError;
 
@@ -32,7 +32,7 @@ impl Fixture {
         let mut builder = ToolRegistryBuilder::new();
         spine_tools::register_builtins(&mut builder);
         let registry = builder.build().expect("registry");
-        let ctx = ToolContext::new(workspace, "call-1", "tool");
+        let ctx = ToolContext::new(workspace, "call-1", "tool", ChildEnv::default());
         Fixture { _dir: dir, registry, ctx }
     }
 

@@ -33,7 +33,7 @@ use spine_core::stages::handle_error::ExecutionError;
 use spine_core::stages::prepare_request::{Compaction, RequestInputs, ThresholdSources, prepare_request};
 use spine_core::stages::prepare_turn::{AgentProfile, ModelContext, TurnSettings, normalize_transcript};
 use spine_core::stages::review_tool_call::Visibility;
-use spine_core::tokens::{TokenEstimator, WordsEstimator, estimator_for};
+use spine_core::tokens::{TokenEstimator, estimator_for};
 use spine_core::trace::Trace;
 use spine_protocol::assignment::{ItemRequest, MailboxItem, RequestPayload};
 use spine_protocol::message::Message;
@@ -186,11 +186,8 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
     for issue in issues {
         ctx.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
     }
-    let estimator: Arc<dyn TokenEstimator> = if env.words_estimator {
-        Arc::new(WordsEstimator)
-    } else {
-        estimator_for(settings.model_context.likely_model())
-    };
+    let estimator: Arc<dyn TokenEstimator> =
+        env.run_defaults.estimator().unwrap_or_else(|| estimator_for(settings.model_context.likely_model()));
     let cached = env.token_counts.around(estimator.as_ref());
     let hints = payload.budget_hints.as_ref().and_then(|h| serde_json::to_value(h).ok());
     // The tools the program's model request will carry count in the estimate.
@@ -208,7 +205,7 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
         memory: None,
         threshold: ThresholdSources {
             budget_hints: hints.as_ref(),
-            configured: env.compaction_threshold,
+            configured: env.run_defaults.compaction_threshold,
             context_window: None,
         },
         default_model: None,
@@ -221,7 +218,7 @@ pub async fn prepare_round(ctx: &ItemContext, payload: &RequestPayload) -> Resul
     let likely = prepared.likely_model;
     let messages = match prepared.compaction {
         Compaction::Due => {
-            let strategy = env.compaction_strategy;
+            let strategy = env.run_defaults.compaction_strategy;
             compact_context(
                 &prepared.turn.messages,
                 likely.as_deref(),

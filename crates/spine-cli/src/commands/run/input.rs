@@ -106,7 +106,7 @@ pub(super) fn load_images(
         .iter()
         .map(|path| {
             let full = started_in.join(path);
-            spine_tools::image::load(&full)
+            spine_agent::image::load(&full)
                 .map(|image| image.block)
                 .map_err(|e| config(format!("--image {}: {e}", path.display())))
         })

@@ -130,7 +130,7 @@ pub(super) fn summarise(id: &str, path: PathBuf, file: std::io::Result<File>) ->
                     last_model = Some(model.clone());
                 }
                 if let Some(usage) = message.usage.and_then(|u| usage_of(&serde_json::from_str(u.get()).ok()?)) {
-                    match model.as_deref().and_then(spine_models::pricing::price) {
+                    match model.as_deref().and_then(spine_agent::models::pricing::price) {
                         Some(price) => *s.cost.get_or_insert(0.0) += price.cost(&usage),
                         None => s.unpriced = true,
                     }

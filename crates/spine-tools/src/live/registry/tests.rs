@@ -1,8 +1,10 @@
 //! The registry's own rules, with a family of its own and real processes.
 
 use std::path::Path;
+use std::sync::LazyLock;
 use std::time::Duration;
 
+use spine_process::ChildEnv;
 use spine_protocol::tool::{ErrorCode, ToolError};
 use tokio_util::sync::CancellationToken;
 
@@ -26,11 +28,15 @@ impl Family for Probe {
     }
 }
 
+/// The probes run without settings.
+static NO_SETTINGS: LazyLock<ChildEnv> = LazyLock::new(ChildEnv::default);
+
 fn spec(command: &str) -> SpawnSpec<'_> {
     SpawnSpec {
         command,
         cwd: Path::new("/"),
         env_file: None,
+        env: &NO_SETTINGS,
         terminal: Terminal::Pipes,
         stdin: StdinMode::Null,
         ring_cap: 1024,

@@ -5,14 +5,17 @@
 //! current names are equal ([`same_tool`]); a tool is offered, run, traced and shown to hooks
 //! under its current name only. The places that apply the rule:
 //! - the runner: a model's call of a former name runs as a call of the current name
-//!   (`runner/call.rs`), so hooks, rules, the trace and the result see `Agent`;
-//! - the registry ([`ToolRegistry::lookup`](crate::registry::ToolRegistry::lookup)): `--tools
-//!   Task` or an assignment's allowed tools `["Task"]` still name the tool;
-//! - visible-tool lists ([`Visibility::allows`](crate::stages::review_tool_call::Visibility::allows))
-//!   and an agent definition's `tools` / `disallowedTools`;
+//!   (spine-core's `runner/call.rs`), so hooks, rules, the trace and the result see `Agent`;
+//! - the registry (spine-core's `ToolRegistry::lookup`): `--tools Task` or an assignment's
+//!   allowed tools `["Task"]` still name the tool;
+//! - visible-tool lists (spine-core's `Visibility::allows`) and an agent definition's `tools` /
+//!   `disallowedTools`;
 //! - permission rules and hook `if` rules: `Task(reviewer)` matches an `Agent` call;
 //! - hook matchers of tool events: a matcher `Task` matches an `Agent` call, whose input's
 //!   `tool_name` stays `Agent` (the hook engine).
+//!
+//! Plain vocabulary, here so that settings and the engine share it; spine-core re-exports it
+//! as `spine_core::tool_names`.
 
 /// Renamed tools: `(former name, current name)`.
 pub const RENAMED: &[(&str, &str)] = &[("Task", "Agent")];

@@ -7,6 +7,9 @@
 //! their former names ([`crate::tool_names`]) and MCP tools (`mcp__<server>__<tool>`, which
 //! Claude Code offers too). A tool outside the set is left out of the run's registry by the
 //! assembler, so the model is not offered it and a call of it is an `unknown_tool`.
+//!
+//! Plain vocabulary, here so that settings and the engine share it; spine-core re-exports it
+//! as `spine_core::tool_set`.
 
 use std::fmt;
 use std::str::FromStr;

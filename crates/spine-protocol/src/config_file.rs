@@ -11,6 +11,9 @@
 //! - The text must be UTF-8.
 //!
 //! Errors say why in words meant to follow the file's name ("is a FIFO, not a regular file").
+//!
+//! The one file read of this crate: settings (`spine-settings`) and the engine (`spine-core`,
+//! which re-exports this module as `spine_core::config_file`) read configuration the same way.
 
 use std::fs::File;
 use std::io::{self, Read};
