@@ -7,6 +7,9 @@
 //!   everything else in it; a missing file (and its folder) is created; a file that is not a
 //!   JSON object, or whose `permissions` or list is of the wrong type, is never overwritten
 //!   (an error says why). The file is written to a temporary file beside it and renamed.
+//!   [`edit_settings_text`] is the same change on a text, for callers that open the file
+//!   themselves (the approver's "always for this project", which never follows a link).
+//! - A project destination whose `.spine` folder or file is a symbolic link is refused.
 //! - [`SettingsStore`] maps a destination to spine's file of that scope: `localSettings` →
 //!   `<project>/.spine/settings.local.json` (where the approver saves), `projectSettings` →
 //!   `<project>/.spine/settings.json`, `userSettings` → `$SPINE_HOME/settings.json`. It saves
@@ -26,11 +29,34 @@ pub fn edit_permissions(
     path: &Path,
     edit: impl FnOnce(&mut Map<String, Value>) -> Result<(), String>,
 ) -> Result<(), String> {
-    let mut settings = match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => json!({}),
-        Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+    let old = match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let text = edit_settings_text(old.as_deref(), path, edit)?;
+    let dir = path.parent().ok_or_else(|| format!("{} has no folder", path.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The settings text `old` (`None`: no file yet) with its `permissions` object changed by
+/// `edit`, as [`edit_permissions`] writes it; `path` names the file in errors. For callers
+/// that read and write the file themselves (the approver opens it without following links).
+pub fn edit_settings_text(
+    old: Option<&str>,
+    path: &Path,
+    edit: impl FnOnce(&mut Map<String, Value>) -> Result<(), String>,
+) -> Result<String, String> {
+    let mut settings = match old {
+        None => json!({}),
+        Some(text) if text.trim().is_empty() => json!({}),
+        Some(text) => {
+            serde_json::from_str::<Value>(text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?
+        }
     };
     let Some(root) = settings.as_object_mut() else {
         return Err(format!("{} is not a JSON object", path.display()));
@@ -40,13 +66,40 @@ pub fn edit_permissions(
         return Err(format!("{}: `permissions` is not an object", path.display()));
     };
     edit(permissions).map_err(|e| format!("{}: {e}", path.display()))?;
-    let dir = path.parent().ok_or_else(|| format!("{} has no folder", path.display()))?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let text = serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())? + "\n";
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    Ok(serde_json::to_string_pretty(&settings).map_err(|e| e.to_string())? + "\n")
+}
+
+/// [`edit_settings_text`] adding `rules` to `permissions.<behavior>`, each once.
+pub fn rules_added_text(
+    old: Option<&str>,
+    path: &Path,
+    behavior: RuleBehavior,
+    rules: &[String],
+) -> Result<String, String> {
+    edit_settings_text(old, path, |permissions| {
+        append(list(permissions, behavior.as_str())?, rules);
+        Ok(())
+    })
+}
+
+/// Refuses a project settings file (`<project>/.spine/…`) whose folder or the file itself is
+/// a symbolic link: spine never writes project settings through a link.
+fn refuse_links(project: &Path, path: &Path) -> Result<(), String> {
+    let Ok(rel) = path.strip_prefix(project) else {
+        return Ok(());
+    };
+    let mut at = project.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = std::fs::read_link(&at).map(|t| t.display().to_string()).unwrap_or_default();
+            return Err(format!(
+                "{} is a symbolic link (to {target}); spine does not write project settings through a link",
+                at.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The list `permissions.<key>` as strings to change.
@@ -104,6 +157,9 @@ impl PermissionStore for SettingsStore {
     fn save(&self, update: &PermissionUpdate) -> Result<PathBuf, String> {
         let destination = update.destination();
         let path = self.file(destination).ok_or_else(|| format!("{destination} is not a settings file"))?;
+        if matches!(destination, UpdateDestination::LocalSettings | UpdateDestination::ProjectSettings) {
+            refuse_links(&self.project, &path)?;
+        }
         let texts = |rules: &[RuleValue]| rules.iter().map(RuleValue::rule).collect::<Vec<_>>();
         let rules_refused = |_: &[RuleValue]| match &self.managed_rules_only {
             Some(by) => Err(format!(
@@ -246,6 +302,24 @@ mod tests {
         let err = store.save(&deny).expect_err("refused");
         assert!(err.contains("allowManagedPermissionRulesOnly"), "{err}");
         assert!(!dir.path().join(".spine/settings.local.json").exists());
+    }
+
+    #[test]
+    fn a_project_settings_folder_that_is_a_symbolic_link_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (project, outside) = (dir.path().join("p"), dir.path().join("outside"));
+        std::fs::create_dir_all(&project).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::os::unix::fs::symlink(&outside, project.join(".spine")).expect("symlink");
+        let store = SettingsStore::new(project.clone(), dir.path().join("home"), None);
+        let local = PermissionUpdate::AddRules {
+            rules: rules(&["Bash(npm test:*)"]),
+            behavior: RuleBehavior::Allow,
+            destination: UpdateDestination::LocalSettings,
+        };
+        let err = store.save(&local).expect_err("refused");
+        assert!(err.contains("is a symbolic link"), "{err}");
+        assert!(!outside.join("settings.local.json").exists(), "nothing written through the link");
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //!   compound command) are remembered, and a later call whose rules are all remembered is
 //!   allowed without asking;
 //! - `p` — always for this project: the same, and the rules are added to
-//!   `<project>/.spine/settings.local.json` (`permissions.allow`), said on stderr with the file;
+//!   `<project>/.spine/settings.local.json` (`permissions.allow`), said on stderr with the file,
+//!   never through a symbolic link (a `.spine` folder or settings file that is one is refused,
+//!   with a message, and the rules hold for the session only: [`super::project_rules`]);
 //!   when managed settings allow only their own rules (`allowManagedPermissionRulesOnly`),
 //!   nothing is saved (the rule would not apply) and stderr says so: the rules hold for the
 //!   session only, as in Claude Code.
@@ -20,7 +22,8 @@
 //! fields one by one, or the page to open ([`super::elicit`]).
 //!
 //! The question names the tool, its arguments and who asked: the rule (`rule Bash(git push:*)`),
-//! the hook, the mode's default or the workspace boundary, with the reason.
+//! the hook, the mode's default or the workspace boundary, with the reason; and, before the
+//! answer, the rules an "always" answer would remember (`"always" remembers Bash(npm test:*)`).
 //!
 //! When no rule narrower than the whole tool exists (an opaque command), only `y`/`n` are
 //! offered. A canceled turn (Ctrl-C while the question waits) stops waiting: the answer is
@@ -100,7 +103,7 @@ impl Approver for TerminalApprover {
             status.suspend();
         }
         let cancel = self.cancel.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let answer = ask(request, rules.is_some(), cancel).await;
+        let answer = ask(request, rules.as_deref(), cancel).await;
         let approval = match answer {
             Ok(Answer::Yes) => Approval::Allow,
             Ok(Answer::No(reason)) => {
@@ -113,8 +116,7 @@ impl Approver for TerminalApprover {
             Ok(Answer::Project) => {
                 let rules = rules.unwrap_or_default();
                 self.remember(rules.clone());
-                let file = self.project.join(".spine").join("settings.local.json");
-                let note = save_project_rules(&file, &rules, self.managed_rules_only.as_deref());
+                let note = save_project_rules(&self.project, &rules, self.managed_rules_only.as_deref());
                 let _ = writeln!(std::io::stderr().lock(), "{note}");
                 Approval::Allow
             }
@@ -161,14 +163,21 @@ impl TerminalApprover {
 }
 
 /// Asks on stderr and reads the answer (and a reason after a bare `n`) from stdin.
-async fn ask(request: &ApprovalRequest<'_>, always: bool, cancel: CancellationToken) -> Result<Answer, String> {
-    let choices = if always {
-        "[y]es / [n]o (reason) / [a]lways this session / always for this [p]roject"
-    } else {
-        "[y]es / [n]o (reason)"
+async fn ask(
+    request: &ApprovalRequest<'_>,
+    rules: Option<&[String]>,
+    cancel: CancellationToken,
+) -> Result<Answer, String> {
+    let always = rules.is_some();
+    let (remembers, choices) = match rules {
+        Some(rules) => (
+            format!("  \"always\" remembers {}\n", rules.join(", ")),
+            "[y]es / [n]o (reason) / [a]lways this session / always for this [p]roject",
+        ),
+        None => (String::new(), "[y]es / [n]o (reason)"),
     };
     let question = format!(
-        "Allow {} {}?\n  asked by {}: {}\n{choices}: ",
+        "Allow {} {}?\n  asked by {}: {}\n{remembers}{choices}: ",
         request.tool_name,
         Value::Object(request.args.clone()),
         asked_by(request.asked_by),
@@ -252,24 +261,18 @@ fn parse_answer(line: &str, always: bool) -> Answer {
     }
 }
 
-/// Adds `rules` to `permissions.allow` of the settings file at `path` (created with its folder
-/// when missing), keeping everything else in it ([`spine_settings::persist`], which also saves
-/// PermissionRequest hooks' `updatedPermissions`).
-fn add_allow_rules(path: &Path, rules: &[String]) -> Result<(), String> {
-    spine_settings::persist::add_rules(path, spine_protocol::permission_update::RuleBehavior::Allow, rules)
-}
-
-/// Saves "always for this project" rules to `file`, unless managed settings allow only their
-/// own rules (`managed_only`: their source); the line that says what became of them.
-fn save_project_rules(file: &Path, rules: &[String], managed_only: Option<&str>) -> String {
+/// Saves "always for this project" rules to the project's `.spine/settings.local.json`, unless
+/// managed settings allow only their own rules (`managed_only`: their source); the line that
+/// says what became of them.
+fn save_project_rules(project: &Path, rules: &[String], managed_only: Option<&str>) -> String {
     if let Some(by) = managed_only {
         return format!(
             "Not saved: `allowManagedPermissionRulesOnly` in {by} lets only managed settings add allow rules; \
              allowed for this session only"
         );
     }
-    match add_allow_rules(file, rules) {
-        Ok(()) => format!("Added {} to {}", rules.join(", "), file.display()),
+    match super::project_rules::add_project_allow_rules(project, rules) {
+        Ok(file) => format!("Added {} to {}", rules.join(", "), file.display()),
         Err(e) => format!("Not saved ({e}); allowed for this session only"),
     }
 }
@@ -277,7 +280,6 @@ fn save_project_rules(file: &Path, rules: &[String], managed_only: Option<&str>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn answers_are_yes_no_with_a_reason_session_or_project_and_anything_else_is_no() {
@@ -293,29 +295,13 @@ mod tests {
     }
 
     #[test]
-    fn project_rules_are_added_to_settings_local_json_keeping_the_rest() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join(".spine/settings.local.json");
-        add_allow_rules(&path, &["Bash(npm test:*)".into()]).expect("created");
-        std::fs::write(&path, r#"{"env": {"A": "1"}, "permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"]}}"#)
-            .expect("write");
-        add_allow_rules(&path, &["Bash(npm test:*)".into(), "Read".into()]).expect("merged");
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
-        assert_eq!(v["permissions"]["allow"], json!(["Read", "Bash(npm test:*)"]));
-        assert_eq!(v["permissions"]["deny"], json!(["Bash(rm:*)"]));
-        assert_eq!(v["env"]["A"], "1");
-        std::fs::write(&path, "[1, 2]").expect("write");
-        assert!(add_allow_rules(&path, &["Read".into()]).is_err(), "never overwrites what it cannot read");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), "[1, 2]");
-    }
-
-    #[test]
     fn project_rules_are_not_saved_when_managed_settings_allow_only_their_own_rules() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join(".spine/settings.local.json");
-        let note = save_project_rules(&path, &["Read".into()], Some("/etc/spine/managed-settings.json (managed)"));
+        let note = save_project_rules(dir.path(), &["Read".into()], Some("/etc/spine/managed-settings.json (managed)"));
         assert!(note.starts_with("Not saved: `allowManagedPermissionRulesOnly` in /etc/spine/"), "{note}");
         assert!(!path.exists());
-        assert!(save_project_rules(&path, &["Read".into()], None).starts_with("Added Read to"));
+        assert!(save_project_rules(dir.path(), &["Read".into()], None).starts_with("Added Read to"));
+        assert!(path.exists());
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod approver;
 mod elicit;
+mod project_rules;
 pub mod result;
 pub mod status;
 pub mod stderr;

@@ -126,3 +126,79 @@ fn allow_rule_approves_only_commands_it_covers_entirely() {
     assert!(!s.dir.path().join("outside.txt").exists(), "nothing was written outside the workspace");
     assert!(!s.project().join("inside.txt").exists(), "a write needs an Edit allow rule or acceptEdits");
 }
+
+/// Commands that each ran `rm victim.txt` in bash while the rule layer saw only harmless
+/// commands: code hidden in data, builtins that run strings or rebind names, an alias, a line
+/// continuation inside the command name, a script read from stdin through a path, and
+/// `find -exec … +` with a `+` that does not end the command.
+const HIDDEN_RM: &[&str] = &[
+    "x='$(rm victim.txt)'; echo ${x@P}",
+    "x='a[$(rm victim.txt)]'; echo $((x))",
+    "x='a[$(rm victim.txt)]'; [[ x -eq 0 ]]",
+    "printf -v 'a[$(rm victim.txt)]' x",
+    "read -r 'a[$(rm victim.txt)]' <<< x",
+    "test -v 'a[$(rm victim.txt)]'",
+    "let 'a[$(rm victim.txt)]=1'",
+    "declare 'a[$(rm victim.txt)]=1'",
+    "PS4='$(rm victim.txt)'; set -x; echo",
+    "compgen -C 'rm victim.txt' x",
+    "mapfile -C 'rm victim.txt' -c 1 a <<< x",
+    "hash -p /bin/rm ls; ls victim.txt",
+    "shopt -s expand_aliases\nalias ls='rm victim.txt'\nls",
+    "r\\\nm victim.txt",
+    "bash /dev/stdin <<< 'rm victim.txt'",
+    "echo 'rm victim.txt' | sh /dev/fd/0",
+    "find . -maxdepth 0 -exec env -u + rm victim.txt {} +",
+];
+
+#[test]
+fn deny_rule_holds_on_commands_that_hide_rm_from_the_rule_layer_in_bypass_mode() {
+    let s = Sandbox::new();
+    let victim = s.write("victim.txt", "precious");
+    let calls: Vec<Value> = HIDDEN_RM.iter().enumerate().map(|(i, c)| call(format!("hidden{i}"), "Bash", c)).collect();
+    let script = s.script(json!([{"tool_calls": calls}, {"text": "done"}]));
+    let settings = r#"{"permissions": {"deny": ["Bash(rm *)"]}}"#;
+    let out = s.run(
+        &script,
+        &[
+            "--settings",
+            settings,
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "json",
+            "--include-messages",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = results(&json(&out));
+    assert_eq!(results.len(), HIDDEN_RM.len(), "{results:?}");
+    for (id, content) in &results {
+        assert!(content.starts_with("Error [permission_denied]") && content.contains("Bash(rm *)"), "{id}: {content}");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).expect("the victim survives"), "precious");
+}
+
+#[test]
+fn allow_rule_does_not_cover_echo_that_evaluates_hidden_code() {
+    let s = Sandbox::new();
+    let victim = s.write("victim.txt", "precious");
+    let commands = [
+        "x='$(rm victim.txt)'; echo ${x@P}",
+        "x='a[$(rm victim.txt)]'; echo $((x))",
+        "x='a[$(rm victim.txt)]'; echo ${a[x]}",
+        "shopt -s expand_aliases\nalias echo='rm victim.txt'\necho",
+        "echo 'rm victim.txt' | bash /dev/stdin",
+    ];
+    let calls: Vec<Value> = commands.iter().enumerate().map(|(i, c)| call(format!("echo{i}"), "Bash", c)).collect();
+    let script = s.script(json!([{"tool_calls": calls}, {"text": "done"}]));
+    let settings = r#"{"permissions": {"allow": ["Bash(echo *)"]}}"#;
+    let out = s.run(&script, &["--settings", settings, "--output-format", "json", "--include-messages"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = results(&json(&out));
+    assert_eq!(results.len(), commands.len(), "{results:?}");
+    for (id, content) in &results {
+        assert!(content.starts_with("Error [permission_denied]"), "{id}: {content}");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).expect("the victim survives"), "precious");
+}

@@ -8,6 +8,7 @@
 //! remove rules, never reorder the precedence.
 
 pub mod approver;
+pub mod exact;
 pub mod narrow;
 pub mod policy;
 pub mod protected;

@@ -7,7 +7,10 @@
 //!   `Edit(./src/lib.rs)` for a file edit) as one `{"type": "addRules", "behavior": "allow",
 //!   "destination": "localSettings"}` entry — the approver's "always for this project" writes
 //!   the project's local settings file. No entry when no rule narrower than the whole tool
-//!   exists (an opaque command), as the approver then offers no "always".
+//!   exists (an opaque command, or one whose rule would hold a wildcard the user did not see,
+//!   `'*'`), as the approver then offers no "always". Interpreters, shells, wrappers and
+//!   run/exec subcommands are offered their exact command only (`Bash(python3 -c print(1))`,
+//!   `Bash(npm run build)`), never a prefix ([`super::exact`]).
 //! - for each path of the call outside the workspace, its directory (the path itself when it
 //!   is a directory, else its parent) in one `{"type": "addDirectories", "destination":
 //!   "session"}` entry, as Claude Code suggests. A run refuses such a call before any question
@@ -89,6 +92,34 @@ mod tests {
         assert!(
             permission_suggestions("Bash", &args(json!({"command": "eval \"$X\""})), &ws, ws.root(), &[]).is_empty()
         );
+    }
+
+    fn offered_rules(command: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = Workspace::new(dir.path()).expect("workspace");
+        permission_suggestions("Bash", &args(json!({"command": command})), &ws, ws.root(), &[])
+            .iter()
+            .flat_map(|u| match u {
+                PermissionUpdate::AddRules { rules, .. } => rules.iter().map(RuleValue::rule).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_command_whose_rule_would_hold_a_literal_star_is_offered_no_rule() {
+        for command in ["'*'", "git '*'", "python3 -c 'print(\"*\")'"] {
+            assert!(offered_rules(command).is_empty(), "{command}: {:?}", offered_rules(command));
+        }
+    }
+
+    #[test]
+    fn an_interpreter_wrapper_or_run_subcommand_is_offered_its_exact_command_only() {
+        assert_eq!(offered_rules("python3 -c 'print(1)'"), ["Bash(python3 -c print(1))"]);
+        assert_eq!(offered_rules("bash -c 'npm test'"), ["Bash(bash -c npm test)", "Bash(npm test:*)"]);
+        assert_eq!(offered_rules("npm run build"), ["Bash(npm run build)"]);
+        assert_eq!(offered_rules("sudo ls"), ["Bash(sudo ls)", "Bash(ls:*)"]);
+        assert!(offered_rules("bash /dev/stdin <<< 'rm victim'").is_empty(), "a script on stdin is opaque");
     }
 
     #[test]

@@ -10,18 +10,30 @@
 //!   `time`, `timeout`, `stdbuf`, `setsid`, `busybox`, `coproc`, `sudo`, `doas`, `xargs`, `find -exec`…) — the
 //!   wrapper and the wrapped command are both listed; into `sh`/`bash`/`zsh`/`dash`/`ksh -c
 //!   STRING` and `trap STRING`, recursively up to [`MAX_DEPTH`]. `find -delete` is listed as
-//!   `rm` on find's start paths. Leading `NAME=value` assignments are dropped.
+//!   `rm` on find's start paths; `find -exec … +` ends only at `{} +`. Leading `NAME=value`
+//!   assignments are dropped. A line continuation the grammar splits a word at (`r\⏎m`) is
+//!   removed, as bash removes it.
 //! - [`ShellAnalysis::writes`] lists the files the command writes through output redirections
 //!   (`>`, `>>`, `&>`, `&>>`, `>|`, `>&FILE`, fd forms) and `tee` (and `find -fprint`)
 //!   operands, as written; `/dev/null`, `/dev/stdout` and `/dev/stderr` are not writes.
 //! - [`ShellAnalysis::opaque`] says why the analysis cannot be trusted to be complete: a parse
 //!   error, a command name that is an expansion, `eval`, `source`/`.`, a script fed to an
-//!   interpreter on stdin (here-document, here-string, or a shell with no script operand), a
-//!   `-c` string that is not a literal, a write target that is not a literal, a relative write
-//!   target after a `cd`, an option of a wrapper that is not understood, or nesting deeper than
-//!   [`MAX_DEPTH`]. Whatever could still be read is listed even then, so deny rules keep working
-//!   on the parts that are visible.
+//!   interpreter on stdin (here-document, here-string, `-s`, a shell with no script
+//!   operand, or one whose script operand is a path to its stdin: `/dev/stdin`, `/dev/fd/0`,
+//!   `/proc/self/fd/0`), a `-c` string or script operand that is not a literal, a write target
+//!   that is not a literal, a relative write target after a `cd`, an option of a wrapper that
+//!   is not understood, code hidden in data ([`data`]: a variable the command fills with data
+//!   evaluated in arithmetic or as a name, a subscript holding an expansion in an arithmetic
+//!   context or a name argument, a `${x@P}` transform, a nameref, a prompt variable holding
+//!   expansions), a builtin that runs a string or rebinds a command name ([`builtins`]:
+//!   `compgen`, `complete`, `mapfile -C`, `fc`, `alias`, `shopt -s expand_aliases`,
+//!   `hash -p`, `enable -f`), a line continuation joining anything but a command's plain
+//!   words, or nesting deeper than [`MAX_DEPTH`]. Whatever could still be read is listed even
+//!   then, so deny rules keep working on the parts that are visible.
 
+mod builtins;
+mod data;
+mod evaluated;
 mod syntax;
 mod words;
 mod wrappers;
@@ -54,6 +66,9 @@ pub struct ShellAnalysis {
     pub writes: Vec<String>,
     /// Why the analysis is incomplete; empty when every part was seen through.
     pub opaque: Vec<OpaqueReason>,
+    /// Variables evaluated as code and variables the command fills with data
+    /// ([`data`]), settled when the walk ends.
+    names: data::Names,
 }
 
 impl ShellAnalysis {
@@ -146,6 +161,26 @@ pub enum OpaqueReason {
     },
     /// Nesting deeper than [`MAX_DEPTH`].
     TooDeep,
+    /// Bash evaluates a value as code: an arithmetic text, a subscript or a variable name that
+    /// holds data the command chooses at run time, or a `${x@P}` transform.
+    CodeInData {
+        /// The construct as written (`$x`, `a[$(…)]`, `${x@P}`).
+        text: String,
+    },
+    /// A builtin that runs a string as a command (`compgen`, `complete`, `mapfile -C`, `fc`).
+    RunsString {
+        /// The builtin.
+        program: String,
+    },
+    /// A builtin or variable that changes what a command name runs (`alias`,
+    /// `shopt -s expand_aliases`, `hash -p`, `enable -f`, `BASH_ALIASES`, `BASH_CMDS`).
+    Rebinding {
+        /// The builtin or variable.
+        program: String,
+    },
+    /// A line continuation joins words the grammar split (`r\⏎m` is `rm`) where the words are
+    /// not a command's plain words.
+    LineContinuation,
 }
 
 impl fmt::Display for OpaqueReason {
@@ -161,6 +196,10 @@ impl fmt::Display for OpaqueReason {
             OpaqueReason::CwdChange => f.write_str("a relative write target follows a change of directory"),
             OpaqueReason::UnknownOption { program, option } => write!(f, "unknown option `{option}` of `{program}`"),
             OpaqueReason::TooDeep => write!(f, "nesting deeper than {MAX_DEPTH} levels"),
+            OpaqueReason::CodeInData { text } => write!(f, "`{text}` makes bash evaluate data as code"),
+            OpaqueReason::RunsString { program } => write!(f, "`{program}` runs a string as a command"),
+            OpaqueReason::Rebinding { program } => write!(f, "`{program}` changes what a command name runs"),
+            OpaqueReason::LineContinuation => f.write_str("a line continuation joins words inside a construct"),
         }
     }
 }
@@ -169,11 +208,19 @@ impl fmt::Display for OpaqueReason {
 pub fn analyze(command: &str) -> ShellAnalysis {
     let mut out = ShellAnalysis::default();
     analyze_into(command, 0, &mut out);
+    data::finish(&mut out);
     let changes_dir = out.commands.iter().any(|c| matches!(basename(c.program()), "cd" | "pushd" | "popd"));
     if changes_dir && out.writes.iter().any(|w| !w.starts_with('/')) {
         out.opaque.push(OpaqueReason::CwdChange);
     }
-    out.opaque.dedup();
+    let mut seen: Vec<OpaqueReason> = Vec::new();
+    out.opaque.retain(|r| {
+        let new = !seen.contains(r);
+        if new {
+            seen.push(r.clone());
+        }
+        new
+    });
     out
 }
 
@@ -191,6 +238,7 @@ fn analyze_into(source: &str, depth: usize, out: &mut ShellAnalysis) {
     if root.has_error() {
         out.opaque.push(OpaqueReason::ParseError);
     }
+    syntax::continuations(root, source, out);
     syntax::walk(root, source, depth, out);
 }
 
@@ -218,5 +266,7 @@ pub fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
+#[cfg(test)]
+mod blind_spot_tests;
 #[cfg(test)]
 mod tests;

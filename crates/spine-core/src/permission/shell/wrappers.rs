@@ -9,8 +9,9 @@
 //! allow rule must cover both and a deny rule catches either. A wrapper option that is not
 //! known makes the command opaque instead of guessing where the wrapped command starts.
 
+use super::data::{self, Assigned};
 use super::words::{Word, WordKind};
-use super::{MAX_DEPTH, OpaqueReason, ShellAnalysis, SimpleCommand, analyze_into, basename, syntax};
+use super::{MAX_DEPTH, OpaqueReason, ShellAnalysis, SimpleCommand, analyze_into, basename, builtins, syntax};
 
 /// Where the command's stdin comes from, as far as the syntax shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,15 +161,31 @@ pub(super) fn simple(words: &[Word], depth: usize, stdin: Stdin, out: &mut Shell
         }
         "env" => env(args, depth, stdin, out),
         "xargs" => xargs(args, depth, out),
-        _ if SHELLS.contains(&program) => shell(program, args, depth, out),
+        _ if SHELLS.contains(&program) => shell(program, args, depth, stdin, out),
         _ if is_interpreter(program) => {
-            let reads_stdin = stdin == Stdin::Script || args.iter().all(|a| a.value.starts_with('-'));
+            let reads_stdin = stdin == Stdin::Script
+                || args.iter().all(|a| a.value.starts_with('-'))
+                || args.iter().any(|a| a.is_literal() && is_stdin_path(&a.value));
             if reads_stdin {
                 out.opaque.push(OpaqueReason::InterpreterInput { program: program.to_owned() });
             }
         }
-        _ => {}
+        _ => builtins::check(program, args, out),
     }
+}
+
+/// A path through which a program reads its stdin (or another descriptor, a device or a
+/// process's file): `/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`, anything under `/dev/` or
+/// `/proc/`, and a relative `…/stdin` or `fd/N`.
+pub(super) fn is_stdin_path(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let absolute_device = path.starts_with('/') && matches!(parts.first(), Some(&"dev" | &"proc"));
+    let named = match parts.as_slice() {
+        [.., last] if *last == "stdin" => true,
+        [.., "fd", n] => n.chars().all(|c| c.is_ascii_digit()),
+        _ => false,
+    };
+    absolute_device || named
 }
 
 /// The index of the first operand after the options, or an error for an option not in `spec`.
@@ -241,7 +258,16 @@ fn env(args: &[Word], depth: usize, stdin: Stdin, out: &mut ShellAnalysis) {
     let rest = args.get(start..).unwrap_or_default();
     match first_operand("env", rest, &options) {
         Ok(mut i) => {
-            while rest.get(i).is_some_and(|w| is_assignment(&w.value)) {
+            // GNU env takes every word holding `=` before the command as an assignment.
+            while let Some(w) = rest.get(i).filter(|w| w.value.contains('=')) {
+                let name = w.value.split('=').next().unwrap_or_default();
+                if w.kind == WordKind::Dynamic || !is_assignment(&w.value) {
+                    // `BASH_FUNC_ls%%=() { …; }` defines a function in a child bash.
+                    out.opaque.push(OpaqueReason::CodeInData { text: w.value.clone() });
+                } else {
+                    let value = w.value.get(name.len() + 1..).unwrap_or_default();
+                    data::assigned(name, Assigned::Literal(value), out);
+                }
                 i += 1;
             }
             simple(rest.get(i..).unwrap_or_default(), depth + 1, stdin, out);
@@ -285,16 +311,55 @@ fn xargs(args: &[Word], depth: usize, out: &mut ShellAnalysis) {
     };
     match first_operand("xargs", args, &options) {
         Ok(i) if i >= args.len() => simple(&[Word::literal("echo")], depth + 1, Stdin::Inherited, out),
-        Ok(i) => simple(args.get(i..).unwrap_or_default(), depth + 1, Stdin::Inherited, out),
+        Ok(i) => {
+            // With `-I R` (`-i`, `--replace`), every `R` in the command becomes an input line:
+            // a word holding it is computed at run time (`xargs -I{} sh -c '{}'`).
+            let mut command = args.get(i..).unwrap_or_default().to_vec();
+            if let Some(replace) = replace_string(args.get(..i).unwrap_or_default()) {
+                for word in command.iter_mut().filter(|w| w.value.contains(replace.as_str())) {
+                    word.kind = WordKind::Dynamic;
+                }
+            }
+            simple(&command, depth + 1, Stdin::Inherited, out);
+        }
         Err(reason) => out.opaque.push(reason),
     }
 }
 
-/// `sh -c STRING`: the string is analysed as a command; a shell with neither `-c` nor a
-/// script operand reads its commands from stdin.
-fn shell(program: &str, args: &[Word], depth: usize, out: &mut ShellAnalysis) {
+/// The replace string of xargs options (`-I R`, `-IR`, `-i[R]`, `--replace[=R]`; `{}` by
+/// default).
+fn replace_string(options: &[Word]) -> Option<String> {
+    let mut found = None;
+    for (i, option) in options.iter().enumerate() {
+        let v = option.value.as_str();
+        if v == "--replace" {
+            found = Some("{}".to_owned());
+        } else if let Some(r) = v.strip_prefix("--replace=") {
+            found = Some(r.to_owned());
+        } else if v.starts_with('-') && !v.starts_with("--") {
+            let cluster = v.get(1..).unwrap_or_default();
+            if let Some(at) = cluster.find('I') {
+                let rest = cluster.get(at + 1..).unwrap_or_default();
+                found = Some(if rest.is_empty() { options.get(i + 1).map(|w| w.value.clone())? } else { rest.into() });
+            } else if let Some(at) = cluster.find('i') {
+                let rest = cluster.get(at + 1..).unwrap_or_default();
+                found = Some(if rest.is_empty() { "{}".to_owned() } else { rest.to_owned() });
+            }
+        }
+    }
+    found.filter(|r| !r.is_empty())
+}
+
+/// `sh -c STRING`: the string is analysed as a command. A shell reads its commands from
+/// stdin with neither `-c` nor a script operand, with `-s`, with a script operand that is a
+/// path to its stdin (`/dev/stdin`, `/dev/fd/0`, [`is_stdin_path`]) and, as far as the
+/// analysis can tell, whenever a here-document or here-string feeds it; a script operand
+/// computed at run time (`bash <(…)`, `bash "$F"`) and `--rcfile`/`--init-file` (a file it
+/// sources) cannot be seen through either.
+fn shell(program: &str, args: &[Word], depth: usize, stdin: Stdin, out: &mut ShellAnalysis) {
     let mut i = 0;
     let mut command_string = false;
+    let mut reads_stdin = stdin == Stdin::Script;
     while let Some(arg) = args.get(i) {
         let v = arg.value.as_str();
         if arg.kind == WordKind::Dynamic {
@@ -306,13 +371,23 @@ fn shell(program: &str, args: &[Word], depth: usize, out: &mut ShellAnalysis) {
             break;
         }
         if v.starts_with("--") {
-            i += if matches!(v, "--rcfile" | "--init-file") { 2 } else { 1 };
+            let name = v.split('=').next().unwrap_or(v);
+            if matches!(name, "--rcfile" | "--init-file" | "--init-command") {
+                out.opaque.push(OpaqueReason::Source);
+                return;
+            }
+            i += 1;
             continue;
         }
         if (v.starts_with('-') || v.starts_with('+')) && v.len() > 1 {
             let cluster = v.get(1..).unwrap_or_default();
             if v.starts_with('-') && cluster.contains('c') {
                 command_string = true;
+            }
+            reads_stdin |= v.starts_with('-') && cluster.contains('s');
+            if program == "fish" && cluster.contains('C') {
+                out.opaque.push(OpaqueReason::DynamicScript { program: program.to_owned() });
+                return;
             }
             i += if cluster.contains(['o', 'O']) { 2 } else { 1 };
             continue;
@@ -323,6 +398,9 @@ fn shell(program: &str, args: &[Word], depth: usize, out: &mut ShellAnalysis) {
         (true, Some(script)) if script.kind != WordKind::Dynamic => analyze_into(&script.value, depth + 1, out),
         (true, _) => out.opaque.push(OpaqueReason::DynamicScript { program: program.to_owned() }),
         (false, None) => out.opaque.push(OpaqueReason::InterpreterInput { program: program.to_owned() }),
+        (false, Some(script)) if reads_stdin || is_stdin_path(&script.value) => {
+            out.opaque.push(OpaqueReason::InterpreterInput { program: program.to_owned() });
+        }
         // A script file: what it does is decided at run time (see the documented limits).
         (false, Some(_)) => {}
     }
@@ -371,7 +449,14 @@ fn find(args: &[Word], depth: usize, out: &mut ShellAnalysis) {
         match arg.value.as_str() {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let rest = args.get(i + 1..).unwrap_or_default();
-                let end = rest.iter().position(|a| a.value == ";" || a.value == "+").unwrap_or(rest.len());
+                // `;` ends the command anywhere; `+` only right after `{}` (GNU find).
+                let end = rest
+                    .iter()
+                    .enumerate()
+                    .position(|(k, a)| {
+                        a.value == ";" || (a.value == "+" && k > 0 && rest.get(k - 1).is_some_and(|p| p.value == "{}"))
+                    })
+                    .unwrap_or(rest.len());
                 simple(rest.get(..end).unwrap_or_default(), depth + 1, Stdin::Inherited, out);
                 i += end + 2;
             }
