@@ -15,12 +15,13 @@ use spine_core::model::{ModelClient, ToolChoice};
 use spine_protocol::message::ReasoningEffort;
 
 use crate::anthropic::cache::PromptCaching;
-use crate::anthropic::{AnthropicClient, AnthropicConfig, Streaming, Thinking};
+use crate::anthropic::{AnthropicClient, AnthropicConfig, Thinking};
+use crate::config::{ProviderConfig, Streaming};
 use crate::error::ClientError;
 use crate::http::Timeouts;
-use crate::openai::{Mode, OpenAiClient, OpenAiConfig};
+use crate::openai::{Mode, OpenAiClient, OpenAiConfig, OpenAiOptions};
 use crate::pricing::{Price, PriceTable};
-use crate::responses::{ResponsesClient, ResponsesConfig};
+use crate::responses::{ResponsesClient, ResponsesConfig, ResponsesOptions};
 use crate::scripted::ScriptedModel;
 use crate::spec::ModelSpec;
 
@@ -42,7 +43,7 @@ pub struct ClientOptions {
     pub tool_choice: Option<ToolChoice>,
     /// Streamed replies (the default) or whole ones (`model_options.stream: false`).
     pub streaming: Streaming,
-    /// The output limit (unset: the provider's default; Anthropic requires one and gets
+    /// The output limit (unset: the provider's default; Anthropic requires one and sends
     /// [`crate::anthropic::DEFAULT_MAX_TOKENS`]).
     pub max_tokens: Option<u32>,
     /// `temperature`, sent when set.
@@ -57,6 +58,19 @@ pub struct ClientOptions {
 }
 
 impl ClientOptions {
+    /// `config` with these options' timeouts, request fields and price.
+    fn apply<P>(&self, config: ProviderConfig<P>) -> ProviderConfig<P> {
+        let price = self.price(&config.model);
+        ProviderConfig {
+            timeouts: self.timeouts,
+            tool_choice: self.tool_choice.clone(),
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+            price,
+            ..config
+        }
+    }
+
     /// The price of `model`: the built-in table with these options' rows over it.
     fn price(&self, model: &str) -> Option<Price> {
         if self.prices.is_empty() {
@@ -108,49 +122,28 @@ pub fn client_with_vars(
     match spec {
         ModelSpec::Scripted(path) => Ok(Arc::new(ScriptedModel::from_file(path)?)),
         ModelSpec::OpenAi(model) => {
+            let config = options.apply(OpenAiConfig::from_vars(model, var)?);
             let mode = match options.streaming {
                 Streaming::On => Mode::default(),
                 Streaming::Off => Mode::NonStreaming,
             };
-            let config = OpenAiConfig {
-                timeouts: options.timeouts,
-                mode,
-                tool_choice: options.tool_choice.clone(),
-                max_tokens: options.max_tokens,
-                temperature: options.temperature,
-                price: options.price(model),
-                reasoning_effort: options.reasoning.reasoning_effort,
-                ..OpenAiConfig::from_vars(model, var)?
-            };
-            OpenAiClient::shared(config)
+            let provider = OpenAiOptions { mode, reasoning_effort: options.reasoning.reasoning_effort };
+            OpenAiClient::shared(ProviderConfig { provider, ..config })
         }
         ModelSpec::OpenAiResponses(model) => {
-            let config = ResponsesConfig {
-                timeouts: options.timeouts,
-                reasoning_effort: options.reasoning.reasoning_effort,
-                tool_choice: options.tool_choice.clone(),
-                max_tokens: options.max_tokens,
-                temperature: options.temperature,
-                price: options.price(model),
-                ..ResponsesConfig::from_vars(model, var)?
-            };
-            ResponsesClient::shared(config)
+            let config = options.apply(ResponsesConfig::from_vars(model, var)?);
+            let provider = ResponsesOptions { reasoning_effort: options.reasoning.reasoning_effort };
+            ResponsesClient::shared(ProviderConfig { provider, ..config })
         }
         ModelSpec::Anthropic(model) => {
-            let config = AnthropicConfig {
-                timeouts: options.timeouts,
-                streaming: options.streaming,
-                tool_choice: options.tool_choice.clone(),
-                max_tokens: options.max_tokens.unwrap_or(crate::anthropic::DEFAULT_MAX_TOKENS),
-                temperature: options.temperature,
-                price: options.price(model),
-                thinking: options.reasoning.thinking_budget_tokens.map(|budget_tokens| Thinking { budget_tokens }),
-                ..AnthropicConfig::from_vars(model, var)?
-            };
-            let config = match options.prompt_caching {
-                PromptCaching::Off => AnthropicConfig { prompt_caching: PromptCaching::Off, ..config },
-                PromptCaching::On => config,
-            };
+            let mut config = options.apply(AnthropicConfig::from_vars(model, var)?);
+            let provider = &mut config.provider;
+            provider.streaming = options.streaming;
+            provider.thinking =
+                options.reasoning.thinking_budget_tokens.map(|budget_tokens| Thinking { budget_tokens });
+            if options.prompt_caching == PromptCaching::Off {
+                provider.prompt_caching = PromptCaching::Off;
+            }
             AnthropicClient::shared(config)
         }
     }

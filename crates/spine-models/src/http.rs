@@ -14,7 +14,9 @@
 //! [`ModelErrorKind::Http`] with a message naming the endpoint (scheme, host, port and path only:
 //! never credentials or a query), the status, and the server's text ([`server_error_text`]),
 //! with the key scrubbed from it. TLS uses rustls with the ring provider, installed once per
-//! process ([`install_crypto_provider`]).
+//! process ([`install_crypto_provider`]), and the platform's root certificates; a client that
+//! cannot meet TLS (an `http://` endpoint without a TLS proxy) does not load them. One reqwest
+//! client per endpoint, kept for the client's life: connections are pooled (keep-alive).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -109,7 +111,8 @@ impl BodyError {
 /// A response body as chunks, each within the idle timeout of the previous one.
 pub type BodyStream = IdleTimeout<Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>>;
 
-/// One POST endpoint.
+/// One POST endpoint. Clones share the reqwest client and its connection pool.
+#[derive(Clone)]
 pub(crate) struct Endpoint {
     client: reqwest::Client,
     url: Url,
@@ -140,14 +143,20 @@ impl Endpoint {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(USER_AGENT, HeaderValue::from_static(concat!("spine/", env!("CARGO_PKG_VERSION"))));
         install_crypto_provider();
-        let client = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .connect_timeout(timeouts.connect)
             .default_headers(headers)
             // A redirect could carry `x-api-key` to another host (reqwest only strips
             // `authorization`); APIs do not redirect POSTs, so a 3xx is reported as is.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| ClientError::HttpClient(error_chain(&e.without_url())))?;
+            .redirect(reqwest::redirect::Policy::none());
+        // Loading the platform's root certificates reads and parses every file of the system
+        // store (about 5 ms): only for a client that can meet TLS.
+        let builder = if may_use_tls(&url, |name| std::env::var(name).ok()) {
+            builder
+        } else {
+            builder.tls_certs_only(std::iter::empty())
+        };
+        let client = builder.build().map_err(|e| ClientError::HttpClient(error_chain(&e.without_url())))?;
         Ok(Endpoint { client, url, shown, timeouts, secret })
     }
 
@@ -250,6 +259,20 @@ impl Endpoint {
         };
         AttemptError::new(kind, self.scrub(&what)).context(&self.shown)
     }
+}
+
+/// The proxy variables reqwest reads for an `http://` URL.
+const HTTP_PROXY_VARS: &[&str] = &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+
+/// Whether requests to `url` can need TLS: an `https://` URL, or an `http://` one sent through a
+/// proxy (from the environment, read through `var`) that is not itself a plain `http://` one.
+/// Redirects are not followed, so nothing else can lead to TLS.
+fn may_use_tls(url: &Url, var: impl Fn(&str) -> Option<String>) -> bool {
+    url.scheme() != "http"
+        || HTTP_PROXY_VARS.iter().filter_map(|name| var(name)).any(|proxy| {
+            let proxy = proxy.trim().to_ascii_lowercase();
+            !proxy.is_empty() && !proxy.starts_with("http://")
+        })
 }
 
 /// `base` with `path` appended to its path (trailing slashes ignored; a query on the base,
@@ -411,6 +434,21 @@ mod tests {
         assert_eq!(url.as_str(), "http://127.0.0.1:8080/v1/messages");
         assert!(join_url("ftp://example.com", "/x").is_err());
         assert!(join_url("not a url", "/x").is_err());
+    }
+
+    #[test]
+    fn only_https_urls_and_http_ones_behind_a_tls_proxy_load_root_certificates() {
+        let url = |u: &str| Url::parse(u).expect("url");
+        let none = |_: &str| None;
+        assert!(may_use_tls(&url("https://api.anthropic.com"), none));
+        assert!(!may_use_tls(&url("http://127.0.0.1:8080/v1"), none));
+        let proxy = |value: &'static str| move |name: &str| (name == "HTTP_PROXY").then(|| value.to_owned());
+        assert!(!may_use_tls(&url("http://127.0.0.1:8080"), proxy("http://proxy:3128")));
+        assert!(may_use_tls(&url("http://127.0.0.1:8080"), proxy("https://proxy:3128")));
+        assert!(
+            may_use_tls(&url("http://127.0.0.1:8080"), proxy("proxy:3128")),
+            "a form not known to be plain keeps them"
+        );
     }
 }
 

@@ -285,14 +285,15 @@ fn parse_seconds(value: &str) -> Option<Duration> {
     if n.is_finite() && n >= 0.0 { Duration::try_from_secs_f64(n).ok() } else { None }
 }
 
-/// Sends one provider request: encodes `body` once, runs `attempt` with it under the retry
-/// policy and the `total` deadline (see [`with_retries`]), reporting attempts to `sink`, and
-/// returns `Canceled` as soon as `cancel` fires (dropping the in-flight attempt).
+/// Sends one provider request: runs `attempt` with the encoded `body` under the retry policy and
+/// the `total` deadline (see [`with_retries`]), reporting attempts to `sink`, and returns
+/// `Canceled` as soon as `cancel` fires (dropping the in-flight attempt). Each attempt gets the
+/// same bytes (a reference-counted [`bytes::Bytes`]: no copy).
 pub async fn send_request<T, F, Fut>(
     policy: &RetryPolicy,
     total: Duration,
     sink: &dyn StreamSink,
-    body: &impl serde::Serialize,
+    body: bytes::Bytes,
     cancel: &spine_core::CancellationToken,
     attempt: F,
 ) -> Result<T, ModelError>
@@ -300,9 +301,6 @@ where
     F: Fn(bytes::Bytes) -> Fut,
     Fut: Future<Output = Result<T, AttemptError>>,
 {
-    let body = serde_json::to_vec(body)
-        .map(bytes::Bytes::from)
-        .map_err(|e| ModelError::new(ModelErrorKind::Config, format!("cannot encode the request: {e}")))?;
     let work = with_retries(policy, total, sink, |_| attempt(body.clone()));
     tokio::select! {
         biased;

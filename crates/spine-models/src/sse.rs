@@ -8,19 +8,27 @@
 //! A partial event at the end of the body (no blank line after it) is dropped: the provider
 //! parsers then see the stream end before its terminator and report it.
 //!
+//! `assemble` is the step every provider's reader shares: it feeds each event's data to the
+//! provider's `Assemble` until a terminal event, and turns a broken body or a malformed
+//! stream into the attempt's error (with what was delivered before it).
+//!
 //! Each byte is scanned once (`memchr` over each new chunk only): a line that arrives in many
 //! reads costs the same as one that arrives whole. `eventsource-stream`, used before, re-parsed
 //! its whole buffer after every read, which made a 16 MB line without a newline cost 98 s.
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
+use serde::Deserialize;
+use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use thiserror::Error;
 
 use crate::http::BodyError;
+use crate::retry::AttemptError;
 
 /// The default cap on one line, and on the data of one event: 16 MiB.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -102,6 +110,73 @@ where
             }
         }
     }
+}
+
+/// A provider's reply as its events arrive.
+pub(crate) trait Assemble {
+    /// What the terminal event leaves for [`Assemble::finish`].
+    type End;
+    /// The event that completes a reply, named when a stream ends without it.
+    const TERMINAL: &'static str;
+
+    /// Takes one event's data; `Break` at the terminal event. Errors are already marked by
+    /// [`Assemble::fail`].
+    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<ControlFlow<Self::End>, AttemptError>;
+
+    /// Marks an error with whether content was already delivered (and what it cost so far).
+    fn fail(&self, error: AttemptError) -> AttemptError;
+
+    /// The reply, after the terminal event.
+    fn finish(self, end: Self::End) -> Result<ModelReply, AttemptError>;
+
+    /// The stream broke (`Some`) or ended (`None`) before the terminal event: by default the
+    /// body's error, or a transport error "stream ended before the reply was complete".
+    fn cut(self, broken: Option<BodyError>) -> Result<ModelReply, AttemptError>
+    where
+        Self: Sized,
+    {
+        Err(self.fail(match broken {
+            Some(e) => e.into_attempt_error(),
+            None => AttemptError::new(
+                ModelErrorKind::Transport,
+                format!("stream ended before the reply was complete (no {})", Self::TERMINAL),
+            ),
+        }))
+    }
+}
+
+/// One event's data as the provider's event type; data that is not (that shape of) JSON is an
+/// invalid reply quoting the line.
+pub(crate) fn parse_event<'a, T: Deserialize<'a>>(data: &'a str) -> Result<T, AttemptError> {
+    serde_json::from_str(data).map_err(|e| {
+        AttemptError::new(
+            ModelErrorKind::InvalidReply,
+            format!("invalid JSON in stream line `data: {}` ({e})", quote(data)),
+        )
+    })
+}
+
+/// Reads a streamed reply: the events of `body` into `reply`, forwarding text to `sink`.
+pub(crate) async fn assemble<A, S>(body: S, sink: &dyn StreamSink, mut reply: A) -> Result<ModelReply, AttemptError>
+where
+    A: Assemble,
+    S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
+{
+    let mut events = events(body);
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(event) => {
+                if let ControlFlow::Break(end) = reply.push(&event.data, sink)? {
+                    return reply.finish(end);
+                }
+            }
+            Err(SseError::Body(e)) => return reply.cut(Some(e)),
+            Err(e @ SseError::Malformed(_)) => {
+                return Err(reply.fail(AttemptError::new(ModelErrorKind::InvalidReply, e.to_string())));
+            }
+        }
+    }
+    reply.cut(None)
 }
 
 /// The incremental parser: a partial line, and the event being built.

@@ -30,7 +30,9 @@
 //!   quoting the line; `ping` and unknown event types are ignored.
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use std::ops::ControlFlow;
+
+use futures_util::Stream;
 use serde_json::{Map, Value};
 use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use spine_protocol::message::ReasoningItem;
@@ -40,41 +42,19 @@ use spine_protocol::tool::{ToolArguments, ToolCall};
 use super::wire::{BlockDelta, Event, StartBlock, WholeMessage, WireError};
 use crate::http::BodyError;
 use crate::retry::{AttemptError, Progress, stream_error_kind};
-use crate::sse::{self, SseError, quote};
+use crate::sse::{self, Assemble};
 
 /// Reads a streamed reply from its body chunks, forwarding text to `sink`.
 pub async fn read_stream<S>(body: S, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError>
 where
     S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
 {
-    let mut events = std::pin::pin!(sse::events(body));
-    let mut reply = Assembler::default();
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(e) => e,
-            Err(SseError::Body(e)) => return Err(reply.fail(e.into_attempt_error())),
-            Err(e @ SseError::Malformed(_)) => {
-                return Err(reply.fail(AttemptError::new(ModelErrorKind::InvalidReply, e.to_string())));
-            }
-        };
-        if reply.push(&event.data, sink)? == Flow::Done {
-            return reply.finish();
-        }
-    }
-    Err(reply.fail(AttemptError::new(
-        ModelErrorKind::Transport,
-        "stream ended before the reply was complete (no message_stop)",
-    )))
+    sse::assemble(body, sink, Assembler::default()).await
 }
 
 /// Reads a whole (non-streamed) reply; its text goes to `sink` in one piece.
 pub fn read_whole(body: &[u8], sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
-    let message: WholeMessage = serde_json::from_slice(body).map_err(|e| {
-        AttemptError::new(
-            ModelErrorKind::InvalidReply,
-            format!("the reply is not valid JSON ({e}): {}", quote(&String::from_utf8_lossy(body))),
-        )
-    })?;
+    let message: WholeMessage = crate::reply::parse_whole(body)?;
     if let Some(error) = &message.error {
         return Err(stream_error(error));
     }
@@ -86,13 +66,7 @@ pub fn read_whole(body: &[u8], sink: &dyn StreamSink) -> Result<ModelReply, Atte
         reply.start_block(u32::try_from(index).unwrap_or(u32::MAX), block, sink);
     }
     reply.stop_reason = message.stop_reason;
-    reply.finish()
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum Flow {
-    Continue,
-    Done,
+    reply.finish(())
 }
 
 #[derive(Debug)]
@@ -131,22 +105,12 @@ impl Default for Assembler {
     }
 }
 
-impl Assembler {
-    /// Takes the figures a `usage` object sends (each is cumulative; absent ones stay).
-    fn usage(&mut self, usage: &super::wire::WireUsage) {
-        self.input_tokens = usage.input().or(self.input_tokens);
-        self.output_tokens = usage.output_tokens.or(self.output_tokens);
-        self.cache_creation_tokens = usage.cache_creation_input_tokens.unwrap_or(self.cache_creation_tokens);
-        self.cache_read_tokens = usage.cache_read_input_tokens.unwrap_or(self.cache_read_tokens);
-    }
+impl Assemble for Assembler {
+    type End = ();
+    const TERMINAL: &'static str = "message_stop";
 
-    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<Flow, AttemptError> {
-        let event: Event<'_> = serde_json::from_str(data).map_err(|e| {
-            self.fail(AttemptError::new(
-                ModelErrorKind::InvalidReply,
-                format!("invalid JSON in stream line `data: {}` ({e})", quote(data)),
-            ))
-        })?;
+    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<ControlFlow<()>, AttemptError> {
+        let event: Event<'_> = sse::parse_event(data).map_err(|e| self.fail(e))?;
         match event {
             Event::MessageStart { message } => {
                 if let Some(usage) = message.usage {
@@ -200,49 +164,10 @@ impl Assembler {
                     self.usage(&usage);
                 }
             }
-            Event::MessageStop => return Ok(Flow::Done),
+            Event::MessageStop => return Ok(ControlFlow::Break(())),
             Event::Error { error } => return Err(self.fail(stream_error(&error))),
         }
-        Ok(Flow::Continue)
-    }
-
-    fn start_block(&mut self, index: u32, block: StartBlock, sink: &dyn StreamSink) {
-        let block = match block {
-            StartBlock::Text { text } => {
-                if !text.is_empty() {
-                    self.text_delta(&text, sink);
-                }
-                Block::Text
-            }
-            StartBlock::ToolUse { id, name, input } => {
-                self.progress = Progress::ContentDelivered;
-                Block::ToolUse { id, name, start_input: input, json: String::new() }
-            }
-            StartBlock::Thinking { thinking, signature } => Block::Thinking { thinking, signature },
-            StartBlock::RedactedThinking { data } => Block::RedactedThinking { data },
-            StartBlock::Other => Block::Ignored,
-        };
-        self.blocks.push((index, block));
-    }
-
-    /// The last block opened with `index`.
-    fn block(&mut self, index: u32) -> Option<&mut Block> {
-        self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
-    }
-
-    fn not_thinking(&self, delta: &str, index: u32) -> AttemptError {
-        self.fail(AttemptError::new(
-            ModelErrorKind::InvalidReply,
-            format!("{delta} for block {index}, which is not a thinking block"),
-        ))
-    }
-
-    fn text_delta(&mut self, text: &str, sink: &dyn StreamSink) {
-        if !text.is_empty() {
-            self.progress = Progress::ContentDelivered;
-            sink.text_delta(text);
-            self.text.push_str(text);
-        }
+        Ok(ControlFlow::Continue(()))
     }
 
     /// Marks an error with whether content was already delivered, and with the usage the
@@ -253,20 +178,8 @@ impl Assembler {
         error
     }
 
-    /// The usage reported so far; `None` when the server sent no counts.
-    fn reported_usage(&self) -> Option<Usage> {
-        match (self.input_tokens, self.output_tokens) {
-            (None, None) => None,
-            (i, o) => Some(Usage {
-                input_tokens: i.unwrap_or(0),
-                output_tokens: o.unwrap_or(0),
-                cache_creation_input_tokens: self.cache_creation_tokens,
-                cache_read_input_tokens: self.cache_read_tokens,
-            }),
-        }
-    }
-
-    fn finish(self) -> Result<ModelReply, AttemptError> {
+    /// The reply at `message_stop` (or of a whole message): the stop reason decides.
+    fn finish(self, (): ()) -> Result<ModelReply, AttemptError> {
         let fail = |kind, message: &str| Err(self.fail(AttemptError::new(kind, message)));
         match self.stop_reason.as_deref() {
             Some("max_tokens") => {
@@ -308,6 +221,68 @@ impl Assembler {
             &["end_turn", "stop_sequence", "tool_use"],
             usage,
         ))
+    }
+}
+
+impl Assembler {
+    /// Takes the figures a `usage` object sends (each is cumulative; absent ones stay).
+    fn usage(&mut self, usage: &super::wire::WireUsage) {
+        self.input_tokens = usage.input().or(self.input_tokens);
+        self.output_tokens = usage.output_tokens.or(self.output_tokens);
+        self.cache_creation_tokens = usage.cache_creation_input_tokens.unwrap_or(self.cache_creation_tokens);
+        self.cache_read_tokens = usage.cache_read_input_tokens.unwrap_or(self.cache_read_tokens);
+    }
+
+    fn start_block(&mut self, index: u32, block: StartBlock, sink: &dyn StreamSink) {
+        let block = match block {
+            StartBlock::Text { text } => {
+                if !text.is_empty() {
+                    self.text_delta(&text, sink);
+                }
+                Block::Text
+            }
+            StartBlock::ToolUse { id, name, input } => {
+                self.progress = Progress::ContentDelivered;
+                Block::ToolUse { id, name, start_input: input, json: String::new() }
+            }
+            StartBlock::Thinking { thinking, signature } => Block::Thinking { thinking, signature },
+            StartBlock::RedactedThinking { data } => Block::RedactedThinking { data },
+            StartBlock::Other => Block::Ignored,
+        };
+        self.blocks.push((index, block));
+    }
+
+    /// The last block opened with `index`.
+    fn block(&mut self, index: u32) -> Option<&mut Block> {
+        self.blocks.iter_mut().rev().find(|(i, _)| *i == index).map(|(_, b)| b)
+    }
+
+    fn not_thinking(&self, delta: &str, index: u32) -> AttemptError {
+        self.fail(AttemptError::new(
+            ModelErrorKind::InvalidReply,
+            format!("{delta} for block {index}, which is not a thinking block"),
+        ))
+    }
+
+    fn text_delta(&mut self, text: &str, sink: &dyn StreamSink) {
+        if !text.is_empty() {
+            self.progress = Progress::ContentDelivered;
+            sink.text_delta(text);
+            self.text.push_str(text);
+        }
+    }
+
+    /// The usage reported so far; `None` when the server sent no counts.
+    fn reported_usage(&self) -> Option<Usage> {
+        match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(Usage {
+                input_tokens: i.unwrap_or(0),
+                output_tokens: o.unwrap_or(0),
+                cache_creation_input_tokens: self.cache_creation_tokens,
+                cache_read_input_tokens: self.cache_read_tokens,
+            }),
+        }
     }
 }
 

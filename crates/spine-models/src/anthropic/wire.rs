@@ -28,6 +28,8 @@
 //! - With tools, `tool_choice` is sent when set: `{"type":"auto"}`, `{"type":"any"}`
 //!   (`required`), `{"type":"none"}` or `{"type":"tool","name":…}`. `temperature` is sent when
 //!   set; `stream` follows the configuration.
+//! - The prompt-cache breakpoints ([`super::cache`]) are fields of the body's types
+//!   (`cache_control`, serialised last, only when set), so the body is encoded in one pass.
 
 use std::borrow::Cow;
 
@@ -43,10 +45,10 @@ pub(crate) struct MessagesRequest<'a> {
     model: &'a str,
     max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<String>,
-    messages: Vec<Turn<'a>>,
+    pub(super) system: Option<System>,
+    pub(super) messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
+    pub(super) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,26 +101,93 @@ enum Role {
     Assistant,
 }
 
+/// The top-level `system`: the text, or text blocks once it carries a cache breakpoint.
 #[derive(Debug, Serialize)]
-struct Turn<'a> {
-    role: Role,
-    content: Vec<Block<'a>>,
+#[serde(untagged)]
+pub(super) enum System {
+    Text(String),
+    Blocks(Vec<SystemBlock>),
 }
 
+/// A `system` text block.
+#[derive(Debug, Serialize)]
+pub(super) struct SystemBlock {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
+
+/// A prompt-cache breakpoint: `{"type": "ephemeral"}`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(super) struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The one kind of breakpoint.
+pub(super) const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Debug, Serialize)]
+pub(super) struct Turn<'a> {
+    role: Role,
+    pub(super) content: Vec<Block<'a>>,
+}
+
+/// A content block; `cache_control` is set by [`super::cache`] only.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Block<'a> {
-    Thinking { thinking: &'a str, signature: &'a str },
-    RedactedThinking { data: &'a str },
-    Text { text: Cow<'a, str> },
-    ToolUse { id: &'a str, name: &'a str, input: Cow<'a, Value> },
-    Image { source: ImageSource<'a> },
-    ToolResult { tool_use_id: &'a str, content: ToolResultContent<'a>, is_error: bool },
+pub(super) enum Block<'a> {
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    Text {
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: ToolResultContent<'a>,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+impl Block<'_> {
+    /// The block's breakpoint slot; `None` for thinking blocks, which cannot carry one.
+    pub(super) fn cache_control(&mut self) -> Option<&mut Option<CacheControl>> {
+        match self {
+            Block::Thinking { .. } | Block::RedactedThinking { .. } => None,
+            Block::Text { cache_control, .. }
+            | Block::ToolUse { cache_control, .. }
+            | Block::Image { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => Some(cache_control),
+        }
+    }
 }
 
 /// An image block's `source`.
 #[derive(Debug, Serialize)]
-struct ImageSource<'a> {
+pub(super) struct ImageSource<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     media_type: &'a str,
@@ -128,20 +197,23 @@ struct ImageSource<'a> {
 /// A `tool_result`'s `content`: the text alone, or blocks when the result has images.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-enum ToolResultContent<'a> {
+pub(super) enum ToolResultContent<'a> {
     Text(&'a str),
     Blocks(Vec<Block<'a>>),
 }
 
 fn image(image: &ImageBlock) -> Block<'_> {
-    Block::Image { source: ImageSource { kind: "base64", media_type: &image.media_type, data: &image.data } }
+    let source = ImageSource { kind: "base64", media_type: &image.media_type, data: &image.data };
+    Block::Image { source, cache_control: None }
 }
 
 #[derive(Debug, Serialize)]
-struct Tool<'a> {
+pub(super) struct Tool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) cache_control: Option<CacheControl>,
 }
 
 /// Builds the request body.
@@ -154,7 +226,7 @@ pub(crate) fn request<'a>(model: &'a str, options: Options<'_>, request: ModelRe
             _ => None,
         })
         .collect();
-    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    let system = (!system.is_empty()).then(|| System::Text(system.join("\n\n")));
     let mut turns: Vec<Turn<'a>> = Vec::new();
     for m in &request.messages[leading..] {
         let (role, blocks) = turn(m);
@@ -175,7 +247,12 @@ pub(crate) fn request<'a>(model: &'a str, options: Options<'_>, request: ModelRe
     let tools: Vec<Tool<'a>> = request
         .tools
         .iter()
-        .map(|t| Tool { name: &t.name, description: &t.description, input_schema: &t.input_schema })
+        .map(|t| Tool {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.input_schema,
+            cache_control: None,
+        })
         .collect();
     let tool_choice = options.tool_choice.filter(|_| !tools.is_empty()).map(tool_choice);
     let max_tokens = match options.thinking {
@@ -197,11 +274,16 @@ pub(crate) fn request<'a>(model: &'a str, options: Options<'_>, request: ModelRe
 }
 
 fn text(content: &str) -> Vec<Block<'_>> {
-    if content.is_empty() { Vec::new() } else { vec![Block::Text { text: Cow::Borrowed(content) }] }
+    if content.is_empty() {
+        Vec::new()
+    } else {
+        vec![Block::Text { text: Cow::Borrowed(content), cache_control: None }]
+    }
 }
 
 fn reminder(content: &str) -> Vec<Block<'_>> {
-    vec![Block::Text { text: Cow::Owned(format!("<system-reminder>\n{content}\n</system-reminder>")) }]
+    let text = Cow::Owned(format!("<system-reminder>\n{content}\n</system-reminder>"));
+    vec![Block::Text { text, cache_control: None }]
 }
 
 fn turn(m: &Message) -> (Role, Vec<Block<'_>>) {
@@ -221,7 +303,13 @@ fn turn(m: &Message) -> (Role, Vec<Block<'_>>) {
                 blocks.extend(t.images.iter().map(image));
                 ToolResultContent::Blocks(blocks)
             };
-            (Role::User, vec![Block::ToolResult { tool_use_id: &t.tool_call_id, content, is_error: t.is_error() }])
+            let result = Block::ToolResult {
+                tool_use_id: &t.tool_call_id,
+                content,
+                is_error: t.is_error(),
+                cache_control: None,
+            };
+            (Role::User, vec![result])
         }
         Message::Assistant(a) => {
             let mut blocks: Vec<Block<'_>> = a
@@ -239,7 +327,7 @@ fn turn(m: &Message) -> (Role, Vec<Block<'_>>) {
                     ToolArguments::Json(v @ Value::Object(_)) => Cow::Borrowed(v),
                     ToolArguments::Json(_) | ToolArguments::Raw(_) => Cow::Owned(Value::Object(Map::new())),
                 };
-                blocks.push(Block::ToolUse { id: &call.id, name: &call.name, input });
+                blocks.push(Block::ToolUse { id: &call.id, name: &call.name, input, cache_control: None });
             }
             (Role::Assistant, blocks)
         }

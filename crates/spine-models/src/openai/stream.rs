@@ -29,7 +29,9 @@
 //! - Only choice 0 is read.
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use std::ops::ControlFlow;
+
+use futures_util::Stream;
 use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolArguments, ToolCall};
@@ -37,43 +39,19 @@ use spine_protocol::tool::{ToolArguments, ToolCall};
 use super::wire::{Chunk, Completion, ToolCallDelta, WireError};
 use crate::http::BodyError;
 use crate::retry::{AttemptError, Progress, stream_error_kind};
-use crate::sse::{self, SseError, quote};
+use crate::sse::{self, Assemble};
 
 /// Reads a streamed reply from its body chunks, forwarding text to `sink`.
 pub async fn read_stream<S>(body: S, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError>
 where
     S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
 {
-    let mut events = std::pin::pin!(sse::events(body));
-    let mut reply = Assembler::default();
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(e) => e,
-            // After `finish_reason` only the usage chunk and `[DONE]` can be lost.
-            Err(SseError::Body(e)) if reply.finish.is_some() => {
-                tracing::debug!(error = %e, "stream broke after finish_reason; the reply is complete");
-                break;
-            }
-            Err(SseError::Body(e)) => return Err(reply.fail(e.into_attempt_error())),
-            Err(e @ SseError::Malformed(_)) => {
-                return Err(reply.fail(AttemptError::new(ModelErrorKind::InvalidReply, e.to_string())));
-            }
-        };
-        if reply.push(&event.data, sink)? == Flow::Done {
-            break;
-        }
-    }
-    reply.finish()
+    sse::assemble(body, sink, Assembler::default()).await
 }
 
 /// Reads a whole (non-streamed) reply; its text goes to `sink` in one piece.
 pub fn read_whole(body: &[u8], sink: &dyn StreamSink) -> Result<ModelReply, AttemptError> {
-    let completion: Completion = serde_json::from_slice(body).map_err(|e| {
-        AttemptError::new(
-            ModelErrorKind::InvalidReply,
-            format!("the reply is not valid JSON ({e}): {}", quote(&String::from_utf8_lossy(body))),
-        )
-    })?;
+    let completion: Completion = crate::reply::parse_whole(body)?;
     if let Some(error) = completion.error {
         return Err(server_error(&error));
     }
@@ -105,13 +83,7 @@ pub fn read_whole(body: &[u8], sink: &dyn StreamSink) -> Result<ModelReply, Atte
             });
         }
     }
-    reply.finish()
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum Flow {
-    Continue,
-    Done,
+    reply.finish(())
 }
 
 #[derive(Debug)]
@@ -157,19 +129,17 @@ impl Default for Assembler {
     }
 }
 
-impl Assembler {
+impl Assemble for Assembler {
+    type End = ();
+    const TERMINAL: &'static str = "[DONE]";
+
     /// Takes one event's data.
-    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<Flow, AttemptError> {
+    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<ControlFlow<()>, AttemptError> {
         if data.trim() == "[DONE]" {
             self.done = true;
-            return Ok(Flow::Done);
+            return Ok(ControlFlow::Break(()));
         }
-        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
-            self.fail(AttemptError::new(
-                ModelErrorKind::InvalidReply,
-                format!("invalid JSON in stream line `data: {}` ({e})", quote(data)),
-            ))
-        })?;
+        let chunk: Chunk<'_> = sse::parse_event(data).map_err(|e| self.fail(e))?;
         if let Some(error) = &chunk.error {
             return Err(self.fail(server_error(error)));
         }
@@ -198,46 +168,7 @@ impl Assembler {
                 self.finish = Some(reason);
             }
         }
-        Ok(Flow::Continue)
-    }
-
-    fn push_call(&mut self, delta: ToolCallDelta<'_>) {
-        let slot = match delta.index {
-            Some(index) => self.calls.iter().rposition(|c| c.index == index).unwrap_or_else(|| {
-                self.calls.push(PartialCall::new(index));
-                self.calls.len() - 1
-            }),
-            None => {
-                let known = delta.id.as_deref().and_then(|id| self.calls.iter().rposition(|c| c.id == id));
-                match (known, &delta.id, self.calls.len()) {
-                    (Some(i), _, _) => i,
-                    (None, None, len) if len > 0 => len - 1,
-                    (None, _, _) => {
-                        let next = self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0);
-                        self.calls.push(PartialCall::new(next));
-                        self.calls.len() - 1
-                    }
-                }
-            }
-        };
-        let Some(call) = self.calls.get_mut(slot) else {
-            return;
-        };
-        if let Some(id) = delta.id.filter(|s| !s.is_empty())
-            && call.id.is_empty()
-        {
-            call.id = id.into_owned();
-        }
-        if let Some(function) = delta.function {
-            if let Some(name) = function.name.filter(|s| !s.is_empty())
-                && call.name.is_empty()
-            {
-                call.name = name.into_owned();
-            }
-            if let (Some(fragment), Arguments::Fragments(args)) = (function.arguments, &mut call.arguments) {
-                args.push_str(&fragment);
-            }
-        }
+        Ok(ControlFlow::Continue(()))
     }
 
     /// Marks an error with whether content was already delivered, and with the usage the
@@ -249,7 +180,7 @@ impl Assembler {
     }
 
     /// The reply, once the stream ended.
-    fn finish(mut self) -> Result<ModelReply, AttemptError> {
+    fn finish(mut self, (): ()) -> Result<ModelReply, AttemptError> {
         let silent = self.text.is_empty() && self.refusal.is_empty() && self.calls.is_empty();
         let normal_end = matches!(self.finish.as_deref(), None | Some("stop" | "tool_calls" | "function_call"));
         if silent && normal_end && self.progress == Progress::NothingDelivered && !self.whole {
@@ -308,6 +239,60 @@ impl Assembler {
             &["stop", "tool_calls", "function_call"],
             self.usage,
         ))
+    }
+
+    /// A stream that ends (or breaks) after `finish_reason` is complete: only the usage chunk
+    /// and `[DONE]` can be lost. [`Assemble::finish`] judges one that ends without either.
+    fn cut(self, broken: Option<BodyError>) -> Result<ModelReply, AttemptError> {
+        match broken {
+            Some(e) if self.finish.is_none() => Err(self.fail(e.into_attempt_error())),
+            Some(e) => {
+                tracing::debug!(error = %e, "stream broke after finish_reason; the reply is complete");
+                self.finish(())
+            }
+            None => self.finish(()),
+        }
+    }
+}
+
+impl Assembler {
+    fn push_call(&mut self, delta: ToolCallDelta<'_>) {
+        let slot = match delta.index {
+            Some(index) => self.calls.iter().rposition(|c| c.index == index).unwrap_or_else(|| {
+                self.calls.push(PartialCall::new(index));
+                self.calls.len() - 1
+            }),
+            None => {
+                let known = delta.id.as_deref().and_then(|id| self.calls.iter().rposition(|c| c.id == id));
+                match (known, &delta.id, self.calls.len()) {
+                    (Some(i), _, _) => i,
+                    (None, None, len) if len > 0 => len - 1,
+                    (None, _, _) => {
+                        let next = self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0);
+                        self.calls.push(PartialCall::new(next));
+                        self.calls.len() - 1
+                    }
+                }
+            }
+        };
+        let Some(call) = self.calls.get_mut(slot) else {
+            return;
+        };
+        if let Some(id) = delta.id.filter(|s| !s.is_empty())
+            && call.id.is_empty()
+        {
+            call.id = id.into_owned();
+        }
+        if let Some(function) = delta.function {
+            if let Some(name) = function.name.filter(|s| !s.is_empty())
+                && call.name.is_empty()
+            {
+                call.name = name.into_owned();
+            }
+            if let (Some(fragment), Arguments::Fragments(args)) = (function.arguments, &mut call.arguments) {
+                args.push_str(&fragment);
+            }
+        }
     }
 }
 

@@ -25,7 +25,9 @@
 //!   quoting the line; unknown event types are ignored.
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use std::ops::ControlFlow;
+
+use futures_util::Stream;
 use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
 use spine_protocol::message::ReasoningItem;
 use spine_protocol::run::Usage;
@@ -34,39 +36,14 @@ use spine_protocol::tool::{ToolArguments, ToolCall};
 use super::wire::{Event, OutputContent, OutputItem, WireError, WireResponse};
 use crate::http::BodyError;
 use crate::retry::{AttemptError, Progress, stream_error_kind};
-use crate::sse::{self, SseError, quote};
+use crate::sse::{self, Assemble, quote};
 
 /// Reads a streamed reply from its body chunks, forwarding text to `sink`.
 pub async fn read_stream<S>(body: S, sink: &dyn StreamSink) -> Result<ModelReply, AttemptError>
 where
     S: Stream<Item = Result<Bytes, BodyError>> + Unpin,
 {
-    let mut events = std::pin::pin!(sse::events(body));
-    let mut reply = Assembler::default();
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(e) => e,
-            Err(SseError::Body(e)) => return Err(reply.fail(e.into_attempt_error())),
-            Err(e @ SseError::Malformed(_)) => {
-                return Err(reply.fail(AttemptError::new(ModelErrorKind::InvalidReply, e.to_string())));
-            }
-        };
-        if data_is_done(&event.data) {
-            continue;
-        }
-        if let Some(done) = reply.push(&event.data, sink)? {
-            return reply.finish(done);
-        }
-    }
-    Err(reply.fail(AttemptError::new(
-        ModelErrorKind::Transport,
-        "stream ended before the reply was complete (no response.completed)",
-    )))
-}
-
-/// Some compatible servers end with `data: [DONE]`, which carries nothing.
-fn data_is_done(data: &str) -> bool {
-    data.trim() == "[DONE]"
+    sse::assemble(body, sink, Assembler::default()).await
 }
 
 #[derive(Debug)]
@@ -113,15 +90,97 @@ impl Default for Assembler {
     }
 }
 
+impl Assemble for Assembler {
+    type End = WireResponse;
+    const TERMINAL: &'static str = "response.completed";
+
+    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<ControlFlow<WireResponse>, AttemptError> {
+        // Some compatible servers end with `data: [DONE]`, which carries nothing.
+        if data.trim() == "[DONE]" {
+            return Ok(ControlFlow::Continue(()));
+        }
+        Ok(match self.event(data, sink)? {
+            Some(response) => ControlFlow::Break(response),
+            None => ControlFlow::Continue(()),
+        })
+    }
+
+    fn fail(&self, mut error: AttemptError) -> AttemptError {
+        error.progress = self.progress;
+        error
+    }
+
+    fn finish(mut self, response: WireResponse) -> Result<ModelReply, AttemptError> {
+        let status = response.status.as_deref().unwrap_or("completed");
+        if status == "incomplete" {
+            let reason = response.incomplete_details.and_then(|d| d.reason);
+            let error = match reason.as_deref() {
+                Some("content_filter") => {
+                    AttemptError::new(ModelErrorKind::Refusal, "the reply was stopped by the content filter")
+                }
+                Some("max_output_tokens") | None => AttemptError::new(
+                    ModelErrorKind::Incomplete,
+                    "the model's reply was cut off by the output token limit",
+                ),
+                Some(other) => {
+                    AttemptError::new(ModelErrorKind::Incomplete, format!("the model's reply is incomplete ({other})"))
+                }
+            };
+            return Err(self.fail(error));
+        }
+        self.items.sort_by_key(|(index, _)| *index);
+        let mut text = String::new();
+        let mut refusal = String::new();
+        let mut reasoning = Vec::new();
+        let mut tool_calls = Vec::new();
+        for (index, item) in self.items {
+            match item {
+                Item::Message { text: t, refusal: r, .. } => {
+                    text.push_str(&t);
+                    refusal.push_str(&r);
+                }
+                Item::FunctionCall { call_id, name, arguments } => {
+                    if name.is_empty() {
+                        let error = AttemptError::new(
+                            ModelErrorKind::InvalidReply,
+                            format!("function call in output item {index} has no name"),
+                        );
+                        return Err(AttemptError { progress: self.progress, ..error });
+                    }
+                    tool_calls.push(ToolCall { id: call_id, name, arguments: ToolArguments::from_wire(&arguments) });
+                }
+                Item::Reasoning { id, summary, encrypted_content } => {
+                    reasoning.push(ReasoningItem::Reasoning { id, summary, encrypted_content });
+                }
+                Item::Ignored => {}
+            }
+        }
+        if text.is_empty() && tool_calls.is_empty() && !refusal.is_empty() {
+            let error = AttemptError::new(ModelErrorKind::Refusal, format!("the model refused: {}", quote(&refusal)));
+            return Err(AttemptError { progress: self.progress, ..error });
+        }
+        let usage = response.usage.and_then(|u| {
+            if let Some(reasoning_tokens) = u.output_tokens_details.and_then(|d| d.reasoning_tokens) {
+                tracing::debug!(reasoning_tokens, "responses usage");
+            }
+            match (u.input_tokens, u.output_tokens) {
+                (None, None) => None,
+                (input, output) => Some(Usage {
+                    input_tokens: input.unwrap_or(0),
+                    output_tokens: output.unwrap_or(0),
+                    cache_creation_input_tokens: 0,
+                    cache_read_input_tokens: u.input_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0),
+                }),
+            }
+        });
+        Ok(crate::reply::assemble(reasoning, text, tool_calls, Some(status), &["completed"], usage))
+    }
+}
+
 impl Assembler {
     /// Takes one event's data; the terminal response when the reply is complete.
-    fn push(&mut self, data: &str, sink: &dyn StreamSink) -> Result<Option<WireResponse>, AttemptError> {
-        let event: Event<'_> = serde_json::from_str(data).map_err(|e| {
-            self.fail(AttemptError::new(
-                ModelErrorKind::InvalidReply,
-                format!("invalid JSON in stream line `data: {}` ({e})", quote(data)),
-            ))
-        })?;
+    fn event(&mut self, data: &str, sink: &dyn StreamSink) -> Result<Option<WireResponse>, AttemptError> {
+        let event: Event<'_> = sse::parse_event(data).map_err(|e| self.fail(e))?;
         match event {
             Event::OutputItemAdded { output_index, item } => {
                 let item = Item::from_wire(item);
@@ -272,77 +331,6 @@ impl Assembler {
             ModelErrorKind::InvalidReply,
             format!("{event} for output item {index}, which is not a {expected} item"),
         ))
-    }
-
-    fn fail(&self, mut error: AttemptError) -> AttemptError {
-        error.progress = self.progress;
-        error
-    }
-
-    fn finish(mut self, response: WireResponse) -> Result<ModelReply, AttemptError> {
-        let status = response.status.as_deref().unwrap_or("completed");
-        if status == "incomplete" {
-            let reason = response.incomplete_details.and_then(|d| d.reason);
-            let error = match reason.as_deref() {
-                Some("content_filter") => {
-                    AttemptError::new(ModelErrorKind::Refusal, "the reply was stopped by the content filter")
-                }
-                Some("max_output_tokens") | None => AttemptError::new(
-                    ModelErrorKind::Incomplete,
-                    "the model's reply was cut off by the output token limit",
-                ),
-                Some(other) => {
-                    AttemptError::new(ModelErrorKind::Incomplete, format!("the model's reply is incomplete ({other})"))
-                }
-            };
-            return Err(self.fail(error));
-        }
-        self.items.sort_by_key(|(index, _)| *index);
-        let mut text = String::new();
-        let mut refusal = String::new();
-        let mut reasoning = Vec::new();
-        let mut tool_calls = Vec::new();
-        for (index, item) in self.items {
-            match item {
-                Item::Message { text: t, refusal: r, .. } => {
-                    text.push_str(&t);
-                    refusal.push_str(&r);
-                }
-                Item::FunctionCall { call_id, name, arguments } => {
-                    if name.is_empty() {
-                        let error = AttemptError::new(
-                            ModelErrorKind::InvalidReply,
-                            format!("function call in output item {index} has no name"),
-                        );
-                        return Err(AttemptError { progress: self.progress, ..error });
-                    }
-                    tool_calls.push(ToolCall { id: call_id, name, arguments: ToolArguments::from_wire(&arguments) });
-                }
-                Item::Reasoning { id, summary, encrypted_content } => {
-                    reasoning.push(ReasoningItem::Reasoning { id, summary, encrypted_content });
-                }
-                Item::Ignored => {}
-            }
-        }
-        if text.is_empty() && tool_calls.is_empty() && !refusal.is_empty() {
-            let error = AttemptError::new(ModelErrorKind::Refusal, format!("the model refused: {}", quote(&refusal)));
-            return Err(AttemptError { progress: self.progress, ..error });
-        }
-        let usage = response.usage.and_then(|u| {
-            if let Some(reasoning_tokens) = u.output_tokens_details.and_then(|d| d.reasoning_tokens) {
-                tracing::debug!(reasoning_tokens, "responses usage");
-            }
-            match (u.input_tokens, u.output_tokens) {
-                (None, None) => None,
-                (input, output) => Some(Usage {
-                    input_tokens: input.unwrap_or(0),
-                    output_tokens: output.unwrap_or(0),
-                    cache_creation_input_tokens: 0,
-                    cache_read_input_tokens: u.input_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0),
-                }),
-            }
-        });
-        Ok(crate::reply::assemble(reasoning, text, tool_calls, Some(status), &["completed"], usage))
     }
 }
 

@@ -266,7 +266,8 @@ async fn status_529_is_retried() {
 async fn request_body_places_system_tool_results_and_context_field_by_field() {
     let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
     // The wire rules alone: cache breakpoints are `anthropic::cache`'s and tested there.
-    let cfg = AnthropicConfig { prompt_caching: PromptCaching::Off, ..config(&server) };
+    let mut cfg = config(&server);
+    cfg.provider.prompt_caching = PromptCaching::Off;
     let (reply, _) = complete(cfg, &full_conversation()).await;
     reply.expect("reply");
     let req = server.only_request();
@@ -326,8 +327,8 @@ async fn request_body_places_system_tool_results_and_context_field_by_field() {
 async fn consecutive_assistant_turns_merge_and_empty_text_is_not_sent() {
     let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
     let mut cfg = config(&server);
-    cfg.max_tokens = 1024;
-    cfg.prompt_caching = PromptCaching::Off;
+    cfg.max_tokens = Some(1024);
+    cfg.provider.prompt_caching = PromptCaching::Off;
     let messages = vec![
         Message::context(HookEventName::SessionStart, "started"),
         Message::user("one"),
@@ -377,7 +378,7 @@ async fn tool_choice_is_sent_in_the_messages_format_when_set() {
 #[tokio::test]
 async fn max_tokens_and_temperature_come_from_the_configuration() {
     let server = TestServer::start(vec![Reply::Sse(text_reply("ok"), End::Close)]).await;
-    let config = AnthropicConfig { max_tokens: 1000, temperature: Some(0.3), ..config(&server) };
+    let config = AnthropicConfig { max_tokens: Some(1000), temperature: Some(0.3), ..config(&server) };
     complete(config, &user()).await.0.expect("reply");
     let body = server.only_request().body;
     assert_eq!((body["max_tokens"].clone(), body["temperature"].clone()), (json!(1000), json!(0.3)));
@@ -390,7 +391,8 @@ async fn stream_false_reads_one_whole_message_with_its_usage() {
         "stop_reason": "tool_use",
         "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 4}});
     let server = TestServer::start(vec![Reply::Json(whole)]).await;
-    let config = AnthropicConfig { streaming: spine_models::Streaming::Off, ..config(&server) };
+    let mut config = config(&server);
+    config.provider.streaming = spine_models::Streaming::Off;
     let (reply, sink) = complete(config, &user()).await;
     let reply = reply.expect("reply");
     assert_eq!(server.only_request().body["stream"], false);

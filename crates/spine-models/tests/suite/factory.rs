@@ -66,7 +66,7 @@ fn anthropic_auth_token_is_a_credential_for_the_public_endpoint_and_selects_anth
     let env = vars(&[("ANTHROPIC_AUTH_TOKEN", "tok")]);
     let config = AnthropicConfig::from_vars("claude-x", &env).expect("a token is enough");
     assert_eq!(config.base_url, "https://api.anthropic.com");
-    assert!(config.auth_token.is_some() && config.api_key.is_none());
+    assert!(config.provider.auth_token.is_some() && config.api_key.is_none());
     assert_eq!(default_spec_from_vars(env), Some(ModelSpec::Anthropic(spine_models::DEFAULT_ANTHROPIC_MODEL.into())));
 }
 

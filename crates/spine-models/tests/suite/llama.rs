@@ -89,12 +89,9 @@ async fn without_tool_choice_the_server_ignores_the_tools_and_with_a_tool_name_i
     let plain = OpenAiClient::new(config(&server)).expect("client");
     let reply = send(&plain, &messages, &Recorder::default()).await;
     assert_eq!(reply.message.content.as_deref(), Some(TOOLS_IGNORED));
-    let named = OpenAiClient::new(OpenAiConfig {
-        tool_choice: Some(ToolChoice::Tool("Bash".into())),
-        mode: Mode::NonStreaming,
-        ..config(&server)
-    })
-    .expect("client");
+    let mut named = OpenAiConfig { tool_choice: Some(ToolChoice::Tool("Bash".into())), ..config(&server) };
+    named.provider.mode = Mode::NonStreaming;
+    let named = OpenAiClient::new(named).expect("client");
     let reply = send(&named, &messages, &Recorder::default()).await;
     assert_eq!(reply.message.tool_calls[0].name, "Bash");
     let bodies: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();

@@ -324,7 +324,7 @@ async fn non_streaming_mode_sends_stream_false_and_reads_the_whole_reply() {
     });
     let server = TestServer::start(vec![Reply::Json(whole)]).await;
     let mut cfg = config(&server);
-    cfg.mode = Mode::NonStreaming;
+    cfg.provider.mode = Mode::NonStreaming;
     let (reply, sink) = complete(cfg, &user()).await;
     let reply = reply.expect("reply");
     let body = server.only_request().body;
@@ -350,7 +350,7 @@ async fn a_server_ignoring_stream_true_is_read_as_a_whole_reply() {
 async fn usage_option_can_be_left_out_for_servers_that_reject_it() {
     let server = TestServer::start(vec![Reply::Sse(sse(&[text("ok"), finish("stop")]), End::Close)]).await;
     let mut cfg = config(&server);
-    cfg.mode = Mode::Streaming { include_usage: false };
+    cfg.provider.mode = Mode::Streaming { include_usage: false };
     let (reply, _) = complete(cfg, &user()).await;
     reply.expect("reply");
     let body = server.only_request().body;

@@ -96,7 +96,7 @@ async fn a_full_tool_loop_sends_reasoning_calls_and_outputs_back_statelessly() {
     let server =
         TestServer::start(vec![Reply::Sse(rechunk(first, 13), End::Close), Reply::Sse(second, End::Close)]).await;
     let mut config = config(&server);
-    config.reasoning_effort = Some(ReasoningEffort::High);
+    config.provider.reasoning_effort = Some(ReasoningEffort::High);
 
     let mut conversation = vec![Message::system("You are spine."), Message::user("read main.rs")];
     let (reply, _) = complete(config.clone(), &conversation).await;
@@ -317,7 +317,7 @@ async fn encrypted_reasoning_is_asked_only_of_reasoning_models() {
     let mut gpt = config(&server);
     gpt.model = "gpt-4.1".into();
     complete(gpt.clone(), &[Message::user("hi")]).await.0.expect("reply");
-    gpt.reasoning_effort = Some(ReasoningEffort::Low);
+    gpt.provider.reasoning_effort = Some(ReasoningEffort::Low);
     complete(gpt, &[Message::user("hi")]).await.0.expect("reply");
     complete(config(&server), &[Message::user("hi")]).await.0.expect("reply");
     let requests = server.requests();

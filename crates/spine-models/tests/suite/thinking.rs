@@ -51,7 +51,7 @@ fn thinking_then_tool_use() -> Vec<spine_testkit::http::Piece> {
 
 fn thinking_config(server: &TestServer, budget_tokens: u32) -> spine_models::AnthropicConfig {
     let mut config = anthropic::config(server);
-    config.thinking = Some(Thinking { budget_tokens });
+    config.provider.thinking = Some(Thinking { budget_tokens });
     config
 }
 
@@ -188,7 +188,7 @@ async fn reasoning_effort_is_sent_on_chat_completions_when_set() {
     let server = TestServer::start(vec![reply(), reply()]).await;
     let mut config = crate::openai::config(&server);
     crate::openai::complete(config.clone(), &[Message::user("hi")]).await.0.expect("reply");
-    config.reasoning_effort = Some(ReasoningEffort::Minimal);
+    config.provider.reasoning_effort = Some(ReasoningEffort::Minimal);
     crate::openai::complete(config, &[Message::user("hi")]).await.0.expect("reply");
     let requests = server.requests();
     assert!(requests[0].body.get("reasoning_effort").is_none(), "unset: not sent");
