@@ -58,6 +58,7 @@ mod output;
 mod patch;
 mod paths;
 pub mod processes;
+pub mod proxy;
 pub mod read;
 mod ring;
 mod shell_cwd;

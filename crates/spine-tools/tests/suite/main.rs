@@ -23,6 +23,7 @@ mod mcp;
 mod memory;
 mod patches;
 mod processes;
+mod proxy;
 mod race;
 mod registry;
 mod schemas;
