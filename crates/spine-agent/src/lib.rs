@@ -14,7 +14,9 @@
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
 //! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`agent_scope`] (a definition's hooks, skills and MCP servers), [`agent_mcp`] (a definition's inline MCP servers, started per subagent), [`policy`] (permission rules, hooks, skill roots),
 //! [`roots`] (the workspace roots: the project and the added directories), [`run_defaults`]
-//! (compaction and token counting, read once from the settings), [`verifier`] (the
+//! (compaction and token counting, read once from the settings), [`sandbox`] (the session's
+//! command sandbox: policy, probe, the confinement of the tools' child environment and the
+//! permission step's sandbox rules), [`verifier`] (the
 //! read-only agents of `agent` hooks), [`mcp`] (the configured MCP servers and their
 //! connection) and [`watch`] (the settings files and skills directories ConfigChange watches). Their functions are
 //! re-exported here.
@@ -41,6 +43,7 @@ pub mod model;
 pub mod policy;
 pub mod roots;
 pub mod run_defaults;
+pub mod sandbox;
 #[cfg(test)]
 mod tests;
 pub mod tools;
@@ -61,7 +64,10 @@ use spine_protocol::permission::PermissionMode;
 use spine_settings::Settings;
 use thiserror::Error;
 
-pub use mcp::{ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, mcp_options, untrusted_notice};
+pub use mcp::{
+    ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, connect_mcp_sandboxed, mcp_options,
+    untrusted_notice,
+};
 pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
 pub use policy::{PromptModels, skill_roots};
 pub use roots::{WorkspaceRoot, workspace_roots};
@@ -202,6 +208,10 @@ pub struct AgentOptions {
     /// The tools: a set built once and shared (a worker's), or `Fresh` with extra tools (MCP
     /// servers connected with [`connect_mcp`]) to build a set for this agent alone.
     pub tools: Tools,
+    /// The session's command sandbox ([`sandbox::SessionSandbox::start`]): the agent's tools
+    /// get its confinement, its permission step its rules; hooks stay outside. `None`: no
+    /// sandbox.
+    pub sandbox: Option<Arc<sandbox::SessionSandbox>>,
 }
 
 /// Where an agent's model comes from.
@@ -340,7 +350,11 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
     config.allow_defer = options.allow_defer;
     config.operator_state = Some(tool_set.families.operator_state());
     config.effort = settings.model_options.reasoning_effort;
-    config.child_env = hook_options.child_env.clone();
+    // The tools' commands run in the session's sandbox; hooks keep the unconfined environment.
+    config.child_env = match &options.sandbox {
+        Some(sandbox) => sandbox.confine(hook_options.child_env.clone()),
+        None => hook_options.child_env.clone(),
+    };
     let home = spine_protocol::home::user_home();
     let scope = agent_scope::Scope {
         settings,
@@ -383,11 +397,22 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         model: main.model,
         tools: Arc::clone(&tool_set.registry),
         hooks,
-        policy: PermissionPolicy::new(rules, main.mode, options.project).with_limits(limits),
+        policy: with_sandbox_rules(
+            PermissionPolicy::new(rules, main.mode, options.project).with_limits(limits),
+            options.sandbox.as_deref(),
+        ),
         approver: options.approver,
         config,
     };
     Ok(Assembled { agent, warnings, tools: tool_set })
+}
+
+/// `policy` with the session's sandbox rules, when its commands run in a sandbox.
+fn with_sandbox_rules(policy: PermissionPolicy, sandbox: Option<&sandbox::SessionSandbox>) -> PermissionPolicy {
+    match sandbox.and_then(sandbox::SessionSandbox::rules) {
+        Some(rules) => policy.with_sandbox(rules.clone()),
+        None => policy,
+    }
 }
 
 /// The agent prompt layer: `--system-prompt` (else the built-in prompt, left to the turn when
@@ -445,6 +470,7 @@ pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std
         conversation_id: None,
         tools: Tools::Fresh(Vec::new()),
         command_line: CommandLine::default(),
+        sandbox: None,
     };
     // Assembled and dropped: nothing was started, and dropping the families ends them.
     if let Err(e) = assemble(settings, options) {

@@ -111,6 +111,17 @@ pub async fn connect_mcp(
     project: &Path,
     child_env: &ChildEnv,
 ) -> Result<McpConnection, AssemblyError> {
+    connect_mcp_sandboxed(settings, project, child_env, None).await
+}
+
+/// [`connect_mcp`], with the session's sandbox for the servers configured with `"sandbox":
+/// true` (without one, such a server does not start: it is an issue naming why).
+pub async fn connect_mcp_sandboxed(
+    settings: &Settings,
+    project: &Path,
+    child_env: &ChildEnv,
+    sandbox: Option<&crate::sandbox::SessionSandbox>,
+) -> Result<McpConnection, AssemblyError> {
     let configured = configured_mcp_servers(settings, project)?;
     let mut servers = Map::new();
     let mut skipped = Vec::new();
@@ -125,9 +136,9 @@ pub async fn connect_mcp(
     if servers.is_empty() {
         return Ok(McpConnection { tools: McpTools::empty(), warnings: Vec::new(), issues: Vec::new(), skipped });
     }
-    let (tools, issues) =
-        spine_tools::mcp::connect_mcp_servers(&Value::Object(servers), &mcp_options(settings, project, child_env))
-            .await;
+    let mut options = mcp_options(settings, project, child_env);
+    options.sandboxed_env = sandbox.and_then(|s| s.mcp_env(child_env));
+    let (tools, issues) = spine_tools::mcp::connect_mcp_servers(&Value::Object(servers), &options).await;
     let warnings = issues.iter().map(|i| format!("MCP: {i}")).collect();
     Ok(McpConnection { tools, warnings, issues, skipped })
 }

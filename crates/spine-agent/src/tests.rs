@@ -26,6 +26,7 @@ fn options(dir: &Path) -> AgentOptions {
         allow_defer: true,
         conversation_id: None,
         tools: Tools::Fresh(vec![]),
+        sandbox: None,
     }
 }
 

@@ -6,46 +6,21 @@
 // Test targets link every dependency of the package; each one is used by the library or here.
 #![allow(unused_crate_dependencies)]
 
-use std::error::Error as _;
-use std::path::Path;
-use std::sync::Arc;
+mod common;
 
-use serde_json::{Value, json};
-use spine_agent::{AgentOptions, AssemblyError, CommandLine, ModelChoice, RunDefaults, Tools, assemble, validate};
-use spine_core::hooks::{HookContext, HookRegistryBuilder, hook_fn};
-use spine_core::permission::DenyApprover;
+use std::error::Error as _;
+
+use common::{options, settings};
+use serde_json::json;
+use spine_agent::{AssemblyError, ModelChoice, RunDefaults, assemble, validate};
+use spine_core::hooks::{HookContext, hook_fn};
 use spine_core::runner::RunRequest;
 use spine_core::session::Transcript;
 use spine_protocol::compaction::{CompactStrategy, TokenEstimatorKind};
 use spine_protocol::hook::{HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput};
 use spine_protocol::message::Message;
-use spine_settings::{Origin, Settings, SettingsLayer};
+use spine_settings::Settings;
 use spine_testkit::script::{Script, calls, text};
-
-fn settings(json: Value) -> Settings {
-    let layer = SettingsLayer {
-        origin: Origin::Cli { index: 1, path: None },
-        value: json.as_object().cloned().unwrap_or_default(),
-    };
-    Settings::from_layers(vec![layer]).expect("settings")
-}
-
-fn options(dir: &Path, model: ModelChoice) -> AgentOptions {
-    AgentOptions {
-        project: dir.to_path_buf(),
-        spine_home: dir.join("home"),
-        model,
-        hooks: HookRegistryBuilder::new(),
-        permission_mode: None,
-        max_turns: None,
-        allowed_tools: vec![],
-        command_line: CommandLine::default(),
-        approver: Arc::new(DenyApprover),
-        allow_defer: false,
-        conversation_id: None,
-        tools: Tools::Fresh(vec![]),
-    }
-}
 
 fn tool_results(messages: &[Message]) -> Vec<String> {
     messages

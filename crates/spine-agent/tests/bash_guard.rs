@@ -7,47 +7,22 @@
 
 #![allow(unused_crate_dependencies)]
 
-use std::path::Path;
+mod common;
+
 use std::sync::Arc;
 
+use common::{options, settings};
 use serde_json::{Map, Value, json};
-use spine_agent::{AgentOptions, CommandLine, ModelChoice, Tools, assemble};
+use spine_agent::{ModelChoice, assemble};
 use spine_core::CancellationToken;
 use spine_core::observer::NullObserver;
-use spine_core::permission::DenyApprover;
 use spine_core::runner::SingleCall;
 use spine_core::trace::Trace;
 use spine_protocol::tool::{Effect, ErrorCode, ToolArguments, ToolCall};
-use spine_settings::{Origin, Settings, SettingsLayer};
 
 /// `Execute` tools that start no program: they signal or stop one a command tool started
 /// (and that start passed the hooks).
 const STARTS_NO_PROGRAM: &[&str] = &["command_run_terminate", "process_stop"];
-
-fn settings(json: Value) -> Settings {
-    let layer = SettingsLayer {
-        origin: Origin::Cli { index: 1, path: None },
-        value: json.as_object().cloned().unwrap_or_default(),
-    };
-    Settings::from_layers(vec![layer]).expect("settings")
-}
-
-fn options(dir: &Path) -> AgentOptions {
-    AgentOptions {
-        project: dir.to_path_buf(),
-        spine_home: dir.join("home"),
-        model: ModelChoice::ToolCallsOnly,
-        hooks: spine_core::hooks::HookRegistryBuilder::new(),
-        permission_mode: None,
-        max_turns: None,
-        allowed_tools: vec![],
-        command_line: CommandLine::default(),
-        approver: Arc::new(DenyApprover),
-        allow_defer: false,
-        conversation_id: None,
-        tools: Tools::Fresh(vec![]),
-    }
-}
 
 /// Arguments that satisfy `schema`, with `command_line` in the command argument.
 fn sample_args(schema: &Value, command_key: &str, command_line: &str) -> Map<String, Value> {
@@ -73,7 +48,7 @@ fn every_tool_that_runs_a_program_is_seen_by_a_bash_guard() {
         "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
             "command": "cmd=$(jq -r .tool_input.command); [[ \"$cmd\" == *\"rm -rf\"* ]] && { echo \"refused: $cmd\" >&2; exit 2; }; exit 0"}]}]}
     });
-    let assembled = assemble(&settings(guard), options(dir.path())).expect("assembled");
+    let assembled = assemble(&settings(guard), options(dir.path(), ModelChoice::ToolCallsOnly)).expect("assembled");
     let registry = Arc::clone(&assembled.agent.tools);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let mut guarded = Vec::new();

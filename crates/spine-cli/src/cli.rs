@@ -203,6 +203,9 @@ pub struct RunArgs {
     /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
     #[arg(long)]
     pub trust: bool,
+    /// Confine the agent's commands (over the settings' `sandbox`; see docs/sandbox.md).
+    #[arg(long = "sandbox", value_enum, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::SandboxFlag>,
     /// One stderr line per lifecycle event.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -362,6 +365,9 @@ pub struct WorkerArgs {
     /// Trust the project for this run only: its hooks, allow rules and MCP servers apply.
     #[arg(long)]
     pub trust: bool,
+    /// Run commands unconfined (the worker sandboxes them, workspace-write, by default).
+    #[arg(long = "no-sandbox")]
+    pub no_sandbox: bool,
 }
 
 /// `spine trust`.

@@ -2,6 +2,10 @@
 //!
 //! Exit status: 0 success; 1 the run failed (error, max turns, blocked); 2 bad usage or bad
 //! configuration; 130, 143 or 129 canceled by SIGINT (Ctrl-C), SIGTERM or SIGHUP.
+//!
+//! `spine __sandbox ENCODED-POLICY -- PROGRAM ARGS…` (hidden) is the sandbox helper
+//! (spine-sandbox's `helper_main`): intercepted before anything else runs, because it must
+//! confine a single-threaded process; it exits like the command (126 when confinement fails).
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // binary's own list (see the workspace Cargo.toml).
@@ -15,6 +19,7 @@ mod flags;
 mod guard;
 mod out;
 mod render;
+mod sandbox;
 mod session_open;
 mod sessions;
 mod signals;
@@ -28,6 +33,11 @@ use crate::cli::{Cli, Command};
 use crate::error::{ConfigError, exit};
 
 fn main() -> ExitCode {
+    // `spine __sandbox POLICY -- COMMAND…`: the sandbox helper confines itself and runs the
+    // command. First thing, before any thread starts (confinement refuses a threaded process).
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(spine_sandbox::SPINE_SUBCOMMAND)) {
+        return spine_sandbox::helper_main(std::env::args_os().skip(2));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -7,8 +7,9 @@
 //!   `--resume [ID]` or `--continue`), the project it runs in (a resumed session's directory
 //!   unless `--cwd`), the model flag (a resumed session's model unless `--model`) and the
 //!   settings (their notes on stderr with `-v`).
-//! - [`build`] then connects the MCP servers and assembles the agent with its tool families
-//!   ([`Built`]); the caller shuts the families and the MCP servers down after the agent.
+//! - [`build`] then starts the session's command sandbox ([`crate::sandbox`]), connects the MCP
+//!   servers and assembles the agent with its tool families ([`Built`]); the caller shuts the
+//!   families and the MCP servers down after the agent.
 //! - Both run before any prompt; their problems are configuration errors (exit status 2),
 //!   except a failure to read the project's sessions or the answer of the `--resume` picker.
 //!   Notes and warnings go to stderr unless `-q`.
@@ -27,6 +28,8 @@ use crate::cli::RunArgs;
 use crate::commands::context;
 use crate::error::config;
 use crate::flags::split_list;
+use crate::sandbox::{Request, Verbosity};
+use spine_settings::SandboxMode;
 
 /// What `spine run` and the interactive session open before their first prompt: the session
 /// (new, `--resume`d or `--continue`d), the project it runs in, the model flag and the settings.
@@ -82,10 +85,38 @@ pub(crate) async fn build(
         None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
         None => None,
     };
+    let command_line = CommandLine {
+        allow: split_list(&args.allowed_tools),
+        deny: split_list(&args.disallowed_tools),
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        add_dirs: add_dirs(&args.add_dir, project),
+        agents: args.agents.clone(),
+        agent: args.agent.clone(),
+        tool_set: args.tool_set,
+    };
+    // The agent's commands run in the session's sandbox (off unless the flag or the settings
+    // turn it on); hooks stay outside it.
+    let verbosity = match (args.quiet, args.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (false, true) => Verbosity::Verbose,
+        (false, false) => Verbosity::Normal,
+    };
+    let request = Request {
+        flag: args.sandbox,
+        default_mode: SandboxMode::Off,
+        require: false,
+        project,
+        home,
+        command_line: &command_line,
+        verbosity,
+    };
+    let sandbox = crate::sandbox::start(settings, request)?;
     // The settings' environment of the agent's children: assembly builds the same value.
     let child_env = spine_agent::child_env(settings);
-    let connection =
-        spine_agent::connect_mcp(settings, project, &child_env).await.map_err(|e| config(e.to_string()))?;
+    let connection = spine_agent::connect_mcp_sandboxed(settings, project, &child_env, Some(&sandbox))
+        .await
+        .map_err(|e| config(e.to_string()))?;
     if !args.quiet
         && let Some(notice) = spine_agent::untrusted_notice(settings, project, &connection)
     {
@@ -102,20 +133,12 @@ pub(crate) async fn build(
             permission_mode,
             max_turns: Some(args.max_turns.or(settings.max_turns).unwrap_or(NO_TURN_LIMIT)),
             allowed_tools: visible_tools(&args.tools)?,
-            command_line: CommandLine {
-                allow: split_list(&args.allowed_tools),
-                deny: split_list(&args.disallowed_tools),
-                system_prompt: args.system_prompt.clone(),
-                append_system_prompt: args.append_system_prompt.clone(),
-                add_dirs: add_dirs(&args.add_dir, project),
-                agents: args.agents.clone(),
-                agent: args.agent.clone(),
-                tool_set: args.tool_set,
-            },
+            command_line,
             approver,
             allow_defer,
             conversation_id: Some(session_id.to_owned()),
             tools: Tools::Fresh(mcp.tools()),
+            sandbox: Some(sandbox),
         },
     )
     .map_err(|e| config(e.to_string()))?;

@@ -12,6 +12,8 @@
 //! - [`hooks`]: the [`Hook`](hooks::Hook) contract, the registry of hooks, the engine and one
 //!   module per event with its merge rules.
 //! - [`permission`]: rules in Claude Code's syntax, the policy's precedence table, the approver.
+//! - [`sandbox_rules`]: what the permission step knows of the command sandbox (which shell
+//!   calls run in it, `dangerouslyDisableSandbox`, `autoAllowBashIfSandboxed`).
 //! - [`elicitation`]: an MCP server's questions during a tool call — hooks, the approver, the
 //!   answer sent back.
 //! - [`model`]: the [`ModelClient`](model::ModelClient) contract.
@@ -44,6 +46,7 @@ pub mod permission;
 pub mod registry;
 pub mod reports;
 pub mod runner;
+pub mod sandbox_rules;
 pub mod session;
 pub mod skills;
 pub mod stages;

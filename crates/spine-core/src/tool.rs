@@ -196,6 +196,11 @@ pub struct ToolContext {
     /// ([`AgentConfig::child_env`](crate::runner::AgentConfig::child_env)). A tool that starts
     /// a process hands it to the spawn.
     pub child_env: ChildEnv,
+    /// Why this call's commands run outside the session's sandbox although the agent's
+    /// [`child_env`](Self::child_env) is confined (`excludedCommands: …`, an approved
+    /// `dangerouslyDisableSandbox`): the runner then gives the call the unconfined environment
+    /// and the `execute` trace entry records this. `None` otherwise.
+    pub sandbox_exemption: Option<String>,
     /// Where streamed output goes.
     pub progress: Option<Arc<dyn ProgressSink>>,
     /// Decides redirect hops of network tools; `None` outside a run with a policy (direct
@@ -225,6 +230,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             env_file: None,
             child_env,
+            sandbox_exemption: None,
             progress: None,
             url_gate: None,
             elicitor: None,

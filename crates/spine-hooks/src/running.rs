@@ -100,7 +100,7 @@ impl Running {
     /// Waits for the end, or for the async form on the first line, within `limit` of the spawn.
     pub async fn first(&mut self, limit: Duration) -> Phase {
         enum Step {
-            Done(Result<Finished, ProcessError>),
+            Done(Box<Result<Finished, ProcessError>>),
             Form(AsyncForm),
             Late,
         }
@@ -110,7 +110,7 @@ impl Running {
             let announced = &mut self.announced;
             tokio::select! {
                 biased;
-                finished = process => Step::Done(finished),
+                finished = process => Step::Done(Box::new(finished)),
                 Ok(form) = async {
                     match announced {
                         Some(rx) => rx.await,
@@ -121,7 +121,7 @@ impl Running {
             }
         };
         match step {
-            Step::Done(finished) => Phase::Ended(Box::new(Ended { finished, timed_out: None })),
+            Step::Done(finished) => Phase::Ended(Box::new(Ended { finished: *finished, timed_out: None })),
             Step::Form(form) => Phase::Announced(form),
             Step::Late => Phase::Ended(Box::new(self.kill_and_wait(limit).await)),
         }

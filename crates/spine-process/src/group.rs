@@ -5,7 +5,12 @@
 //!   with `kill_on_drop`; the caller chooses stdin, stdout and stderr beforehand, and gives the
 //!   [`ChildEnv`] of the agent it starts the child for (required: there is no spawn without
 //!   one). Its settings variables are set and inherited provider keys and telemetry
-//!   credentials removed first ([`ChildEnv::apply`]).
+//!   credentials removed first ([`ChildEnv::apply`]). A confined environment
+//!   ([`crate::confine`]) also takes the confinement's guard for the spawn: a command not built
+//!   with [`ChildEnv::command`], or a spawn the confinement refuses, fails with
+//!   [`ProcessError::Confinement`] and nothing starts. The guard is finished once the group is
+//!   gone ([`GroupChild::terminate`], [`GroupChild::reap_leftovers`], or the drop); its lines
+//!   are kept for [`GroupChild::take_sandbox_notes`].
 //! - [`GroupChild::terminate`] sends SIGTERM to the **whole group**, then SIGKILL once
 //!   [`TERM_GRACE`] has passed with members left, so grandchildren (`sleep 100 &`) die too. The
 //!   leader is reaped along the way.
@@ -26,6 +31,7 @@ use nix::unistd::Pid;
 use thiserror::Error;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
+use crate::confine::{ConfineError, SpawnGuard, is_wrapped};
 use crate::secrets::ChildEnv;
 
 /// How long a group has between SIGTERM and SIGKILL.
@@ -44,13 +50,22 @@ pub enum ProcessError {
         /// The operating system's refusal (`ENOENT`, `EACCES`, …).
         source: io::Error,
     },
+    /// The environment's confinement refused the spawn.
+    #[error("cannot start {program}: {source}")]
+    Confinement {
+        /// The program as given to the command (the sandbox launcher).
+        program: String,
+        /// Why.
+        source: ConfineError,
+    },
 }
 
 impl ProcessError {
-    /// The underlying I/O error kind.
+    /// The underlying I/O error kind (`PermissionDenied` for a refused confinement).
     pub fn kind(&self) -> io::ErrorKind {
         match self {
             ProcessError::Spawn { source, .. } => source.kind(),
+            ProcessError::Confinement { .. } => io::ErrorKind::PermissionDenied,
         }
     }
 }
@@ -61,6 +76,10 @@ impl ProcessError {
 pub struct GroupChild {
     child: Child,
     pgid: Option<Pid>,
+    /// The confinement's guard of this spawn, until the group is gone.
+    guard: Option<Box<dyn SpawnGuard>>,
+    /// What the guard said when it was finished.
+    notes: Vec<String>,
 }
 
 impl GroupChild {
@@ -68,15 +87,46 @@ impl GroupChild {
     /// as the leader of a new process group, its environment prepared by `env`.
     pub fn spawn(command: &mut Command, env: &ChildEnv) -> Result<GroupChild, ProcessError> {
         let program = command.as_std().get_program().to_string_lossy().into_owned();
+        let guard = match env.confinement() {
+            None => None,
+            Some(confinement) => {
+                let refused = |source| ProcessError::Confinement { program: program.clone(), source };
+                if !is_wrapped(confinement.as_ref(), command.as_std()) {
+                    return Err(refused(ConfineError::NotWrapped));
+                }
+                Some(confinement.before_spawn().map_err(refused)?)
+            }
+        };
         env.apply(command);
         command.process_group(0).kill_on_drop(true);
-        let child = command.spawn().map_err(|source| ProcessError::Spawn { program, source })?;
+        let child = match command.spawn() {
+            Ok(child) => child,
+            Err(source) => {
+                if let Some(guard) = guard {
+                    let _ = guard.finish();
+                }
+                return Err(ProcessError::Spawn { program, source });
+            }
+        };
         // A freshly spawned child has not been reaped, so its id is known; it leads its group.
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).filter(|id| *id > 0).map(Pid::from_raw);
         if let Some(pgid) = pgid {
             crate::guard::register(pgid);
         }
-        Ok(GroupChild { child, pgid })
+        Ok(GroupChild { child, pgid, guard, notes: Vec::new() })
+    }
+
+    /// What the confinement's guard said once the group was gone (a protected path the
+    /// command created and that was removed…); empty before, and for an unconfined child.
+    pub fn take_sandbox_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    /// Finishes the confinement's guard: the group is gone.
+    fn finish_guard(&mut self) {
+        if let Some(guard) = self.guard.take() {
+            self.notes.extend(guard.finish());
+        }
     }
 
     /// The leader's process id (absent once reaped).
@@ -121,6 +171,7 @@ impl GroupChild {
         if let Some(pgid) = self.pgid.take() {
             crate::guard::unregister(pgid);
         }
+        self.finish_guard();
         status
     }
 
@@ -130,6 +181,7 @@ impl GroupChild {
             terminate_group(pgid, None).await;
             crate::guard::unregister(pgid);
         }
+        self.finish_guard();
     }
 }
 
@@ -139,6 +191,8 @@ impl Drop for GroupChild {
             let _ = killpg(pgid, Signal::SIGKILL);
             crate::guard::unregister(pgid);
         }
+        // Nobody reads the notes of an abandoned child; the guard's work is still done.
+        self.finish_guard();
     }
 }
 

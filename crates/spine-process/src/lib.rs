@@ -19,6 +19,8 @@
 //! - [`secrets`]: [`ChildEnv`], the environment one agent gives its children (its settings'
 //!   `env`, the provider keys it passes through), a value every spawn of [`GroupChild`] takes;
 //!   provider keys and telemetry credentials removed from every child's environment there.
+//! - [`confine`]: the [`Confine`] seam a sandbox engine implements: a confined [`ChildEnv`]
+//!   starts its commands through a launcher and every spawn through the engine's guard.
 //!
 //! This crate knows nothing of spine's engine: it depends on tokio and nix only.
 
@@ -28,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod capture;
+pub mod confine;
 pub mod group;
 pub mod guard;
 pub mod orphans;
@@ -35,6 +38,7 @@ pub mod run;
 pub mod secrets;
 
 pub use capture::CappedText;
+pub use confine::{Confine, ConfineError, NoGuard, SpawnGuard};
 pub use group::{GroupChild, ProcessError, TERM_GRACE};
 pub use run::{
     DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, drain, join_readers, run,

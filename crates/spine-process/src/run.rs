@@ -138,6 +138,8 @@ pub struct Finished {
     pub stderr: CappedText,
     /// What happened to the stdin payload.
     pub stdin: StdinOutcome,
+    /// What the confinement's guard said once the group was gone (empty unconfined).
+    pub sandbox_notes: Vec<String>,
 }
 
 /// Runs `command` (program, arguments, cwd and environment already set) to completion, time
@@ -185,7 +187,8 @@ pub async fn run(mut command: Command, options: RunOptions<'_>) -> Result<Finish
         }
     };
 
-    Ok(Finished { ending, status, stdout: take(&stdout), stderr: take(&stderr), stdin })
+    let sandbox_notes = child.take_sandbox_notes();
+    Ok(Finished { ending, status, stdout: take(&stdout), stderr: take(&stderr), stdin, sandbox_notes })
 }
 
 /// Writes the payload and closes stdin; EPIPE means the child did not read it.

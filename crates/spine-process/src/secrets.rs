@@ -27,12 +27,20 @@
 //!   choice and stays.
 //! - [`ChildEnv::default`] sets nothing and passes nothing through: the environment of
 //!   children started without settings (tests, a tool called outside any run).
+//! - A `ChildEnv` may carry a confinement ([`ChildEnv::confined`], see [`crate::confine`]): its
+//!   commands are then built with [`ChildEnv::command`] (the sandbox launcher in front of the
+//!   program) and every spawn goes through the confinement's guard. [`ChildEnv::unconfined`]
+//!   is the same environment without it (a command the configuration runs outside the
+//!   sandbox). The agent's tools get the confined value; hooks keep the unconfined one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
+use std::fmt;
 use std::sync::Arc;
 
 use tokio::process::Command;
+
+use crate::confine::{Confine, launcher_line};
 
 /// The environment variables holding provider credentials, removed from children.
 pub const PROVIDER_KEYS: &[&str] = &[
@@ -64,15 +72,44 @@ pub const TELEMETRY_SECRETS: &[&str] = &[
 ];
 
 /// The environment one agent gives its children: the settings' `env` and the provider keys
-/// passed through (see the module contract). Cheap to clone.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChildEnv(Arc<Inner>);
+/// passed through, and the confinement of its commands if any (see the module contract).
+/// Cheap to clone.
+#[derive(Clone, Default)]
+pub struct ChildEnv {
+    inner: Arc<Inner>,
+    confinement: Option<Arc<dyn Confine>>,
+}
 
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Inner {
     vars: BTreeMap<String, String>,
     passthrough: BTreeSet<String>,
 }
+
+impl fmt::Debug for ChildEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChildEnv")
+            .field("vars", &self.inner.vars)
+            .field("passthrough", &self.inner.passthrough)
+            .field("confinement", &self.confinement.as_ref().map(|c| c.profile()))
+            .finish()
+    }
+}
+
+/// Equal when the variables and pass-through are, and both carry the same confinement (the
+/// same value, by identity) or none.
+impl PartialEq for ChildEnv {
+    fn eq(&self, other: &Self) -> bool {
+        let same_confinement = match (&self.confinement, &other.confinement) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(_), None) | (None, Some(_)) => false,
+        };
+        self.inner == other.inner && same_confinement
+    }
+}
+
+impl Eq for ChildEnv {}
 
 impl ChildEnv {
     /// Children get `vars` (the settings' `env`) and inherit the provider keys named in
@@ -84,17 +121,47 @@ impl ChildEnv {
         S: Into<String>,
     {
         let passthrough = passthrough.into_iter().map(Into::into).collect();
-        ChildEnv(Arc::new(Inner { vars, passthrough }))
+        ChildEnv { inner: Arc::new(Inner { vars, passthrough }), confinement: None }
+    }
+
+    /// The same environment, its commands confined by `confinement`.
+    pub fn confined(self, confinement: Arc<dyn Confine>) -> Self {
+        ChildEnv { confinement: Some(confinement), ..self }
+    }
+
+    /// The same environment without confinement.
+    pub fn unconfined(&self) -> Self {
+        ChildEnv { inner: Arc::clone(&self.inner), confinement: None }
+    }
+
+    /// The confinement of this environment's commands, if any.
+    pub fn confinement(&self) -> Option<&Arc<dyn Confine>> {
+        self.confinement.as_ref()
+    }
+
+    /// A command running `program`: under a confinement, the launcher with `program` after
+    /// its prefix (arguments added to the command go to `program`) and the confinement's
+    /// variables set; else `program` itself.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        match &self.confinement {
+            None => Command::new(program),
+            Some(confinement) => {
+                let (launcher, args) = launcher_line(confinement.as_ref(), program.as_ref());
+                let mut command = Command::new(launcher);
+                command.args(args).envs(confinement.env());
+                command
+            }
+        }
     }
 
     /// The variables set on every child.
     pub fn vars(&self) -> &BTreeMap<String, String> {
-        &self.0.vars
+        &self.inner.vars
     }
 
     /// The provider keys children inherit after all.
     pub fn passed_through(&self) -> &BTreeSet<String> {
-        &self.0.passthrough
+        &self.inner.passthrough
     }
 
     /// Prepares `command`'s environment: the settings variables it does not set (or remove)
@@ -106,12 +173,12 @@ impl ChildEnv {
     }
 
     fn set_vars(&self, command: &mut Command) {
-        if self.0.vars.is_empty() {
+        if self.inner.vars.is_empty() {
             return;
         }
         let explicit: BTreeSet<String> =
             command.as_std().get_envs().map(|(name, _)| name.to_string_lossy().into_owned()).collect();
-        for (name, value) in &self.0.vars {
+        for (name, value) in &self.inner.vars {
             if !explicit.contains(name) {
                 command.env(name, value);
             }
@@ -126,7 +193,7 @@ impl ChildEnv {
             .map(|(name, _)| name.to_string_lossy().into_owned())
             .collect();
         for key in PROVIDER_KEYS {
-            if !self.0.passthrough.contains(*key) && !explicit.contains(*key) {
+            if !self.inner.passthrough.contains(*key) && !explicit.contains(*key) {
                 command.env_remove(OsStr::new(key));
             }
         }

@@ -333,6 +333,13 @@ fn withhold(layer: &mut SettingsLayer, enabled: &McpEnabled, skipped: &mut Vec<S
             out.insert("web".to_owned(), Value::Object(withheld_web));
         }
     }
+    // The sandbox: a project may tighten it, never loosen it.
+    if let Some(sandbox) = layer.value.get_mut("sandbox")
+        && let Some((withheld, names)) = crate::sandbox::withhold(sandbox)
+    {
+        skip(SkippedItem::Sandbox(names));
+        out.insert("sandbox".to_owned(), withheld);
+    }
     // Where traces are sent: an untrusted project may not send them away.
     if let Some(telemetry) = layer.value.remove("telemetry") {
         skip(SkippedItem::Telemetry);

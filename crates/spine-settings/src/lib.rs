@@ -43,6 +43,8 @@
 //!   are worth a warning.
 //! - [`unknown`]: what a key spine does not know means (a warning, or an error for a near miss
 //!   of a known key).
+//! - [`sandbox`]: the `sandbox` key (Claude Code's sandbox settings, spine's `mode`), and
+//!   what an untrusted project may not set in it.
 //! - [`model_options`]: the `model_options` key (timeouts, tool choice, streaming, output
 //!   limit, temperature, prices, thinking
 //!   budget, reasoning effort).
@@ -60,6 +62,7 @@ pub mod model_options;
 pub mod persist;
 pub mod policy;
 pub mod project;
+pub mod sandbox;
 mod settings;
 mod source;
 pub mod trust;
@@ -72,6 +75,7 @@ pub use model_options::{ModelOptionSettings, ModelPrice, ModelTimeoutSettings};
 pub use persist::SettingsStore;
 pub use policy::{AllowList, DroppedRules, ListEntry, ManagedPolicy};
 pub use project::{SettingSource, SettingSources, find_project_dir};
+pub use sandbox::{SandboxMode, SandboxPath, SandboxSettings};
 pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting, TelemetryProtocol};
 pub use source::{Origin, SettingsError, SettingsLayer, type_name};
 pub use trust::{ProjectTrust, TrustStore};

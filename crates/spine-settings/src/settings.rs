@@ -128,6 +128,8 @@ pub struct Settings {
     pub telemetry_otlp_endpoint: Option<String>,
     /// `telemetry.otlp.protocol`, by precedence.
     pub telemetry_otlp_protocol: Option<TelemetryProtocol>,
+    /// `sandbox`: Claude Code's sandbox settings and spine's `mode` ([`crate::sandbox`]).
+    pub sandbox: crate::sandbox::SandboxSettings,
     /// What managed settings enforce ([`crate::policy`]): `allowManagedHooksOnly`,
     /// `allowManagedPermissionRulesOnly` (and the rules it kept from applying),
     /// `allowedHttpHookUrls`, `httpHookAllowedEnvVars`.
@@ -189,6 +191,7 @@ const KNOWN_KEYS: &[&str] = &[
     "mcp",
     "subagents",
     "telemetry",
+    "sandbox",
 ];
 
 impl Settings {
@@ -376,9 +379,10 @@ impl Settings {
                         }
                     }
                     "telemetry" => merge_telemetry(&mut s, origin, value)?,
+                    "sandbox" => crate::sandbox::merge(&mut s.sandbox, &mut s.warnings, &mut s.notes, origin, value)?,
                     k if crate::policy::POLICY_KEYS.contains(&k) => crate::policy::merge_key(&mut s, origin, k, value)?,
                     k if KNOWN_KEYS.contains(&k) => {}
-                    other => ignored_top_level(&mut s, origin, other, value)?,
+                    other => ignored_top_level(&mut s, origin, other)?,
                 }
             }
         }
@@ -400,19 +404,13 @@ impl Settings {
 
 /// A top-level key spine does not read: a Claude Code key (a note, or a warning when leaving
 /// it out matters), or an unknown one ([`crate::unknown`]).
-fn ignored_top_level(s: &mut Settings, origin: &Origin, key: &str, value: &Value) -> Result<(), SettingsError> {
+fn ignored_top_level(s: &mut Settings, origin: &Origin, key: &str) -> Result<(), SettingsError> {
     if !claude_keys::SETTINGS_KEYS.contains(&key) {
         let known = KNOWN_KEYS.iter().chain(claude_keys::SETTINGS_KEYS).copied();
         s.warnings.push(unknown_key(origin, key, key, known)?);
         return Ok(());
     }
-    let sandboxed = key == "sandbox" && value.get("enabled") == Some(&Value::Bool(true));
-    if sandboxed {
-        s.warnings.push(format!(
-            "{origin}: sandbox.enabled is set, but spine has no OS sandbox yet: commands run unconfined, \
-             governed by permission rules and hooks only"
-        ));
-    } else if let Some((_, why)) = claude_keys::WARN_WHEN_IGNORED.iter().find(|(k, _)| *k == key) {
+    if let Some((_, why)) = claude_keys::WARN_WHEN_IGNORED.iter().find(|(k, _)| *k == key) {
         s.warnings.push(format!("{origin}: `{key}` is not applied ({why})"));
     } else {
         s.notes.push(format!("{origin}: ignoring `{key}` (a Claude Code setting spine does not use)"));

@@ -94,7 +94,8 @@ fn claude_code_keys_spine_does_not_use_are_notes_and_those_that_matter_are_warni
     assert!(s.notes[0].contains("statusLine"));
     let warnings = s.warnings.join("\n");
     assert!(warnings.contains("`enabledPlugins` is not applied (spine does not load plugins"), "{warnings}");
-    assert!(warnings.contains("sandbox.enabled is set, but spine has no OS sandbox"), "{warnings}");
+    assert!(!warnings.contains("sandbox"), "sandbox.enabled is applied now: {warnings}");
+    assert_eq!(s.sandbox.mode(), crate::SandboxMode::WorkspaceWrite);
     assert!(warnings.contains("`permissions.disableAutoMode` is not applied"), "{warnings}");
     assert!(s.permissions.bypass_disabled_by.is_some(), "disableBypassPermissionsMode is applied");
     assert_eq!(s.permissions.default_mode, Some(PermissionMode::Default), "manual is default");

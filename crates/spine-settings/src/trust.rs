@@ -18,6 +18,7 @@
 //! | `skills.roots` | skipped (could point anywhere on disk); the default roots still apply |
 //! | `web.search_url` | skipped (would send the agent's searches to a host the project chose) |
 //! | `subagents.directories` | skipped (could point anywhere on disk); the project's `.claude/agents/` and `.spine/agents/` still apply (a definition only narrows what the agent may do) |
+//! | `sandbox` | what tightens it applied; what loosens it skipped (`enabled: false`, a `mode` other than `read-only`, `failIfUnavailable: false`, `autoAllowBashIfSandboxed: true`, `allowUnsandboxedCommands: true`, `excludedCommands`, `filesystem.allowWrite`, `filesystem.allowRead`, the `network` keys that open something) |
 //! | `model`, `maxTurns`, `stop`, `context` | applied (they run nothing and reach no new host) |
 //! | `enableAllProjectMcpServers`, `enabledMcpjsonServers` | ignored (only the user's settings or `--settings` may set them) |
 //!
@@ -156,6 +157,8 @@ pub enum SkippedItem {
     WebPrivateNetworks,
     /// `telemetry` (where traces are exported).
     Telemetry,
+    /// `sandbox` keys that would loosen the sandbox, by JSON path.
+    Sandbox(Vec<String>),
 }
 
 impl fmt::Display for SkippedItem {
@@ -175,6 +178,7 @@ impl fmt::Display for SkippedItem {
             SkippedItem::SubagentDirectories => f.write_str("subagents.directories"),
             SkippedItem::WebPrivateNetworks => f.write_str("web.allow_private_networks"),
             SkippedItem::Telemetry => f.write_str("telemetry"),
+            SkippedItem::Sandbox(names) => f.write_str(&names.join(", ")),
         }
     }
 }
@@ -206,7 +210,8 @@ pub fn untrusted_notice(project: &Path, skipped: &[Skipped]) -> Option<String> {
             | SkippedItem::WebSearchUrl
             | SkippedItem::SubagentDirectories
             | SkippedItem::WebPrivateNetworks
-            | SkippedItem::Telemetry) => {
+            | SkippedItem::Telemetry
+            | SkippedItem::Sandbox(_)) => {
                 let text = other.to_string();
                 if !others.contains(&text) {
                     others.push(text);

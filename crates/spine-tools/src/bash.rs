@@ -12,6 +12,14 @@
 //! `timeout` is in milliseconds (default [`DEFAULT_TIMEOUT_MS`], at most [`MAX_TIMEOUT_MS`]).
 //! `run_in_background: true` is refused (`validation_error`) with a pointer to `exec_command` and `process_exec`.
 //!
+//! Under a sandbox (a confined [`ChildEnv`](spine_process::ChildEnv) in the context) the shell
+//! starts through the sandbox launcher. Lines the sandbox has for the call end `stderr`: a
+//! protected path the command created and that was removed, and, when the command failed, one
+//! `… (sandbox: REASON)` line per denial its output shows that the policy explains (so the
+//! model can ask instead of guessing). `dangerouslyDisableSandbox: true` (Claude Code's
+//! parameter) is read by the permission step, not here: only an approved call gets an
+//! unconfined context; the tool itself never leaves the sandbox.
+//!
 //! The response is Claude Code's `{stdout, stderr, interrupted, isImage, noOutputExpected}`
 //! (the last two always `false`: spine neither detects image output nor classifies silent
 //! commands) plus spine's `exit_code` (null when the shell died of a signal). As in Claude
@@ -66,6 +74,10 @@ struct BashArgs {
     timeout: Option<Count>,
     /// Not supported: use exec_command or process_exec; must be false or absent.
     run_in_background: Option<bool>,
+    /// Set this to true to dangerously override sandbox mode and run commands without sandboxing.
+    #[serde(rename = "dangerouslyDisableSandbox")]
+    #[allow(dead_code, reason = "read by the permission step; the tool runs in the context it is given")]
+    dangerously_disable_sandbox: Option<bool>,
 }
 
 #[async_trait]
@@ -113,7 +125,7 @@ impl Tool for BashTool {
             Some(report) => report.wrap(&command),
             None => command,
         };
-        let mut cmd = tokio::process::Command::new(shell);
+        let mut cmd = ctx.child_env.command(shell);
         cmd.arg("-c").arg(script).current_dir(&start);
         if let Some(path) = &ctx.env_file {
             cmd.envs(env_file::load(path));
@@ -137,7 +149,9 @@ impl Tool for BashTool {
         if let Some(report) = &report {
             note = shell_cwd::settle(ctx, &start, report.read().as_deref()).or(note);
         }
-        outcome(&finished, timeout_ms, note.as_deref())
+        let mut notes: Vec<String> = note.into_iter().collect();
+        notes.extend(sandbox_notes(ctx, &finished, &start));
+        outcome(&finished, timeout_ms, &notes)
     }
 
     fn project(&self, response: &Value) -> Projection {
@@ -168,14 +182,24 @@ impl Tool for BashTool {
     }
 }
 
-/// Maps a finished run to the tool's result; `note` (the shell's directory was reset) ends
-/// `stderr`.
-fn outcome(finished: &Finished, timeout_ms: u64, note: Option<&str>) -> Result<Value, ToolError> {
+/// What the sandbox says about a finished command: the guard's lines, then, when the command
+/// failed, the denials its output shows that the policy explains.
+fn sandbox_notes(ctx: &ToolContext, finished: &Finished, cwd: &Path) -> Vec<String> {
+    let Some(confinement) = ctx.child_env.confinement() else { return Vec::new() };
+    let mut notes = finished.sandbox_notes.clone();
+    let failed = finished.ending == Ending::Exited && finished.status.is_none_or(|s| !s.success());
+    if failed {
+        let printed = format!("{}\n{}", finished.stdout.text(), finished.stderr.text());
+        notes.extend(confinement.explain(&printed, cwd));
+    }
+    notes
+}
+
+/// Maps a finished run to the tool's result; `notes` (the shell's directory was reset, what
+/// the sandbox says) end `stderr`.
+fn outcome(finished: &Finished, timeout_ms: u64, notes: &[String]) -> Result<Value, ToolError> {
     let (stdout, stderr, _) = output::render_pair(&finished.stdout, &finished.stderr, OUTPUT_CAP);
-    let stderr = match note {
-        Some(note) => shell_cwd::with_note(&stderr, note),
-        None => stderr,
-    };
+    let stderr = notes.iter().fold(stderr, |stderr, note| shell_cwd::with_note(&stderr, note));
     // Claude Code's `tool_response.stdout` has no trailing newline.
     let stdout = stdout.trim_end_matches(['\n', '\r']).to_owned();
     let exit_code = finished.status.and_then(|s| s.code());

@@ -30,6 +30,9 @@
 //! - [`families`]: [`register_families`] adds the families with their per-run registries and
 //!   returns the [`FamilyHandles`] (operator state, shutdown); MCP tools come from
 //!   [`mcp::connect_mcp_servers`] and are added with [`mcp::McpTools::register`].
+//! - [`sandbox`]: [`sandbox::SandboxLauncher`], the confinement (spine-sandbox's helper) a
+//!   child environment puts on the commands of Bash, the families and opted-in MCP servers,
+//!   and the reading of a failed command's output for sandbox denials.
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
@@ -61,6 +64,7 @@ pub mod processes;
 pub mod proxy;
 pub mod read;
 mod ring;
+pub mod sandbox;
 mod shell_cwd;
 mod time_limit;
 mod walk;

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
+use spine_agent::sandbox::SessionSandbox;
 use spine_agent::{AgentOptions, ModelChoice, ToolSet, Tools, assemble};
 use spine_core::hooks::HookRegistryBuilder;
 use spine_core::permission::DenyApprover;
@@ -63,16 +64,19 @@ pub struct SettingsAgents {
     skill_roots: Vec<SkillRoot>,
     tools: ToolSet,
     calls: Arc<Agent>,
+    sandbox: Option<Arc<SessionSandbox>>,
 }
 
 impl SettingsAgents {
-    /// Checks the hooks of the settings once (their warnings are returned for stderr).
+    /// Checks the hooks of the settings once (their warnings are returned for stderr). Every
+    /// agent's commands run in `sandbox` when there is one.
     pub fn new(
         settings: Settings,
         workspace: Arc<Workspace>,
         spine_home: PathBuf,
         skill_roots: Vec<SkillRoot>,
         tools: ToolSet,
+        sandbox: Option<Arc<SessionSandbox>>,
     ) -> Result<(Self, Vec<String>), AgentBuildError> {
         // Assignments keep one root, their workspace: the settings' added directories
         // (`permissions.additionalDirectories`) are for `spine run`.
@@ -91,12 +95,13 @@ impl SettingsAgents {
             allow_defer: false,
             conversation_id: None,
             tools: Tools::Shared(tools.clone()),
+            sandbox: sandbox.clone(),
         };
         // Assembled once; its warnings (hooks spine does not run…) are the worker's.
         let calls = spine_agent::assemble(&settings, options).map_err(|e| AgentBuildError(e.to_string()))?;
         let warnings = calls.warnings;
         let calls = Arc::new(calls.agent);
-        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, tools, calls }, warnings))
+        Ok((SettingsAgents { settings, workspace, spine_home, skill_roots, tools, calls, sandbox }, warnings))
     }
 
     /// The agent that runs the worker's single tool calls (deterministic assignments and
@@ -133,6 +138,7 @@ impl AgentFactory for SettingsAgents {
             allow_defer: true,
             conversation_id: spec.turn.conversation_id.clone(),
             tools: Tools::Shared(self.tools.clone()),
+            sandbox: self.sandbox.clone(),
         };
         let mut agent = assemble(&self.settings, options).map_err(|e| AgentBuildError(e.to_string()))?.agent;
         let config = &mut agent.config;

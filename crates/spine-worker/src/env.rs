@@ -118,6 +118,18 @@ impl Environment {
         settings: Settings,
         extra_tools: Vec<Arc<dyn Tool>>,
     ) -> Result<Self, EnvironmentError> {
+        Environment::sandboxed(workspace_root, spine_home, settings, extra_tools, None)
+    }
+
+    /// [`Environment::new`], the commands of every assignment running in `sandbox` when there
+    /// is one.
+    pub fn sandboxed(
+        workspace_root: &Path,
+        spine_home: Option<&Path>,
+        settings: Settings,
+        extra_tools: Vec<Arc<dyn Tool>>,
+        sandbox: Option<Arc<spine_agent::sandbox::SessionSandbox>>,
+    ) -> Result<Self, EnvironmentError> {
         let workspace =
             Arc::new(Workspace::new(workspace_root).map_err(|e| EnvironmentError::Workspace {
                 path: workspace_root.to_path_buf(),
@@ -133,7 +145,7 @@ impl Environment {
         let skill_roots = spine_agent::skill_roots(&settings, &home, &root);
         let run_defaults = spine_agent::RunDefaults::of(&settings);
         let (agents, warnings) =
-            SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone(), tool_set)?;
+            SettingsAgents::new(settings, Arc::clone(&workspace), home, skill_roots.clone(), tool_set, sandbox)?;
         let calls = agents.call_agent();
         Ok(Environment {
             calls,

@@ -287,6 +287,7 @@ impl AgentBuilder {
             allow_defer: false,
             conversation_id: None,
             tools: spine_agent::Tools::Fresh(self.tools),
+            sandbox: None,
         };
         let assembled = spine_agent::assemble(&self.settings, options)?;
         Ok(Built { agent: assembled.agent, tools: assembled.tools })

@@ -1,6 +1,8 @@
 //! `spine doctor`: is this machine and this project ready to run spine? One line per check —
 //! settings files, project trust, the model and its key, hooks, permission rules and the rest
-//! of the settings, MCP servers, a shell for `Bash`, and the mailbox when one is configured —
+//! of the settings, MCP servers, a shell for `Bash`, the command sandbox (what the kernel
+//! offers, and the profile this project's settings would run commands under), and the mailbox
+//! when one is configured —
 //! each `ok`, `warning` or `failed`, with the fix for the last two. A key is never printed:
 //! only the name of the variable that holds it.
 //!
@@ -92,6 +94,7 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<u8> {
     checks.push(validation_check(&settings, &project, &home));
     checks.push(mcp_check(&settings, &project));
     checks.push(shell_check());
+    checks.push(sandbox_check(&settings, &project, &home));
     if let Some(mailbox) = &args.mailbox {
         checks.push(mailbox_check(mailbox).await);
     }
@@ -326,6 +329,63 @@ fn shell_check() -> Check {
     match find_program("bash") {
         Some(path) => Check::ok("shell", format!("{} runs the Bash tool", path.display())),
         None => Check::failed("shell", "bash is not on PATH: the Bash tool cannot run", "install bash"),
+    }
+}
+
+/// What the kernel offers the sandbox, and the layers this project's settings would use.
+fn sandbox_check(settings: &Settings, project: &Path, home: &Path) -> Check {
+    use spine_settings::SandboxMode;
+    let helper = spine_sandbox::Helper::spine_current_exe();
+    let capabilities = match &helper {
+        Ok(helper) => spine_sandbox::probe_with(helper),
+        Err(_) => spine_sandbox::probe(),
+    };
+    let kernel = format!("kernel {}: {}", capabilities.kernel, capabilities.summary());
+    let enable = "`--sandbox workspace-write`, or \"sandbox\": {\"enabled\": true} in the settings";
+    let (mode, required) = (settings.sandbox.mode(), settings.sandbox.fail_if_unavailable == Some(true));
+    if mode == SandboxMode::Off {
+        return match capabilities.is_complete() {
+            true => Check::ok("sandbox", format!("{kernel}; off for this project (turn it on with {enable})")),
+            false => Check::warning(
+                "sandbox",
+                format!("{kernel}; off for this project"),
+                "a sandbox here would be partial: see docs/sandbox.md for the kernel settings each layer needs",
+            ),
+        };
+    }
+    let Ok(helper) = helper else {
+        return Check::failed(
+            "sandbox",
+            format!("{kernel}; spine's own executable cannot be found"),
+            "reinstall spine",
+        );
+    };
+    let options = spine_agent::sandbox::SandboxOptions {
+        flag: None,
+        default_mode: SandboxMode::Off,
+        require: false,
+        project: project.to_path_buf(),
+        spine_home: home.to_path_buf(),
+        command_line: spine_agent::CommandLine::default(),
+        helper,
+    };
+    let sandbox = match spine_agent::sandbox::SessionSandbox::start(settings, options) {
+        Ok(sandbox) => sandbox,
+        Err(e) => return Check::failed("sandbox", e.to_string(), "correct the setting named above"),
+    };
+    let detail = format!("{kernel}; this project's commands would run under {}", sandbox.profile());
+    match (capabilities.is_complete(), required) {
+        (true, _) => Check::ok("sandbox", detail),
+        (false, false) => Check::warning(
+            "sandbox",
+            format!("{detail} (best effort: a layer is missing)"),
+            "see docs/sandbox.md for the kernel settings each layer needs, or set sandbox.failIfUnavailable",
+        ),
+        (false, true) => Check::failed(
+            "sandbox",
+            format!("{detail}; sandbox.failIfUnavailable refuses every command"),
+            "see docs/sandbox.md for the kernel settings each layer needs",
+        ),
     }
 }
 

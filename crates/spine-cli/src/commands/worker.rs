@@ -3,10 +3,14 @@
 //! (exit 2 on a bad one); waits for an unreachable NATS server for the URL's `connect_wait_ms`
 //! (default 30 s, one stderr line per failed attempt with `-v`) before failing; stops gracefully on SIGTERM or Ctrl-C (a second signal exits 130).
 //! Worker warnings go to stderr (`SPINE_LOG` sets the filter, default `warn`).
+//! Assignments' commands run in the sandbox (`workspace-write`, no network) unless
+//! `--no-sandbox` or the settings turn it off; when a layer is missing they are refused, never
+//! run bare. The `-v` start-up line names the sandbox profile.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use spine_settings::SandboxMode;
 use spine_worker::shutdown::{self, ShutdownTrigger};
 use spine_worker::url::ConnectRetry;
 use spine_worker::{Environment, MailboxUrl, Worker, WorkerConfig};
@@ -36,10 +40,24 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     }
     let project = context::project_dir(args.cwd.as_ref())?;
     let settings = context::settings(&home, &project, &args.settings, args.trust)?;
+    // Assignments' commands run in a sandbox (workspace-write, no network) unless --no-sandbox
+    // or the settings say otherwise; one that cannot be set up refuses them rather than run
+    // them bare.
+    let request = crate::sandbox::Request {
+        flag: args.no_sandbox.then_some(crate::sandbox::SandboxFlag::Off),
+        default_mode: SandboxMode::WorkspaceWrite,
+        require: true,
+        project: &project,
+        home: &home,
+        command_line: &spine_agent::CommandLine::default(),
+        verbosity: if args.verbose { crate::sandbox::Verbosity::Verbose } else { crate::sandbox::Verbosity::Normal },
+    };
+    let sandbox = crate::sandbox::start(&settings, request)?;
     // MCP servers are connected once per worker and shared by its assignments.
     let child_env = spine_agent::child_env(&settings);
-    let connection =
-        spine_agent::connect_mcp(&settings, &project, &child_env).await.map_err(|e| config(e.to_string()))?;
+    let connection = spine_agent::connect_mcp_sandboxed(&settings, &project, &child_env, Some(&sandbox))
+        .await
+        .map_err(|e| config(e.to_string()))?;
     if let Some(notice) = spine_agent::untrusted_notice(&settings, &project, &connection) {
         eprintln!("{notice}");
     }
@@ -48,7 +66,12 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     }
     let mcp = connection.tools;
     let telemetry = crate::telemetry::exporter(&settings, "spine-worker", false);
-    let env = Environment::new(&project, Some(&home), settings, mcp.tools()).map_err(|e| config(e.to_string()))?;
+    let sandbox_word = match sandbox.mode() {
+        SandboxMode::Off => "sandbox off: commands run unconfined".to_owned(),
+        _ => format!("sandbox {}", sandbox.profile()),
+    };
+    let env = Environment::sandboxed(&project, Some(&home), settings, mcp.tools(), Some(sandbox))
+        .map_err(|e| config(e.to_string()))?;
     for warning in &env.warnings {
         eprintln!("warning: {warning}");
     }
@@ -75,7 +98,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     worker_config.telemetry = telemetry.clone();
     if args.verbose {
         eprintln!(
-            "spine worker {}: {} (concurrency {}, workspace {})",
+            "spine worker {}: {} (concurrency {}, workspace {}, {sandbox_word})",
             worker_config.worker_id,
             mailbox.describe(),
             args.concurrency,

@@ -16,14 +16,14 @@ use crate::support::*;
 type Requests = Arc<Mutex<Vec<(axum::http::HeaderMap, Vec<u8>)>>>;
 
 /// An OTLP/HTTP receiver: `POST /v1/traces` answers 200 and keeps the body and headers.
-struct Receiver {
+pub(crate) struct Receiver {
     addr: std::net::SocketAddr,
     requests: Requests,
     _runtime: tokio::runtime::Runtime,
 }
 
 impl Receiver {
-    fn start() -> Receiver {
+    pub(crate) fn start() -> Receiver {
         let runtime = spine_testkit::http::server_runtime();
         let requests: Requests = Arc::default();
         let kept = Arc::clone(&requests);
@@ -48,7 +48,7 @@ impl Receiver {
         Receiver { addr, requests, _runtime: runtime }
     }
 
-    fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
     }
 
@@ -61,7 +61,7 @@ impl Receiver {
     }
 
     /// Every exported span, with its resource's attributes.
-    fn spans(&self) -> Vec<(Span, Vec<KeyValue>)> {
+    pub(crate) fn spans(&self) -> Vec<(Span, Vec<KeyValue>)> {
         let mut spans = Vec::new();
         for body in self.bodies() {
             let request = ExportTraceServiceRequest::decode(body.as_slice()).expect("an ExportTraceServiceRequest");
@@ -100,11 +100,11 @@ fn attrs(list: &[KeyValue]) -> HashMap<String, Value> {
     list.iter().map(|kv| (kv.key.clone(), kv.value.as_ref().map(value).unwrap_or(Value::Null))).collect()
 }
 
-fn attr(span: &Span, key: &str) -> Value {
+pub(crate) fn attr(span: &Span, key: &str) -> Value {
     attrs(&span.attributes).remove(key).unwrap_or(Value::Null)
 }
 
-fn named<'a>(spans: &'a [(Span, Vec<KeyValue>)], prefix: &str) -> Vec<&'a Span> {
+pub(crate) fn named<'a>(spans: &'a [(Span, Vec<KeyValue>)], prefix: &str) -> Vec<&'a Span> {
     spans.iter().map(|(s, _)| s).filter(|s| s.name.starts_with(prefix)).collect()
 }
 

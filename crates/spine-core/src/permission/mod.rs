@@ -9,6 +9,8 @@
 
 pub mod approver;
 pub mod exact;
+pub mod file_glob;
+pub mod file_rules;
 pub mod narrow;
 pub mod policy;
 pub mod protected;

@@ -8,25 +8,33 @@
 //! | 3 | a hook suggested `deny` | deny (hook) |
 //! | 4 | mode `plan` and the tool is not read-only | deny (mode) |
 //! | 5 | a write into `.spine/`, `.claude/` or `.git/` that no `allow` rule names explicitly | ask (protected path) — in every mode, even after a hook `allow` (see [`super::protected`]) |
+//! | 5b | a shell call that asks to leave the sandbox (`dangerouslyDisableSandbox`, see [`crate::sandbox_rules`]) | ask (the approver only) — in every mode, even after a hook `allow` or an `allow` rule |
 //! | 6 | a hook suggested `defer` | defer (hook) |
 //! | 7 | an `ask` rule matches | ask (rule) — even after a hook `allow`, even in bypass |
 //! | 8 | a hook suggested `ask` | ask (hook) |
 //! | 9 | a hook suggested `allow` | allow (hook) |
 //! | 10 | an `allow` rule matches | allow (rule) |
+//! | 10b | `autoAllowBashIfSandboxed` and the shell call runs in the sandbox | allow (sandboxed) |
 //! | 11 | mode `bypassPermissions` | allow (mode) |
 //! | 12 | mode `acceptEdits` and the tool edits files | allow (mode) |
 //! | 13 | otherwise | read tools allow, others ask (default) |
 //!
-//! Row 5 comes after every deny row, so a deny rule, a hook `deny` or plan mode still deny a
-//! protected write outright.
+//! Rows 5 and 5b come after every deny row, so a deny rule, a hook `deny` or plan mode still
+//! deny a protected write or an unsandboxed command outright. Both asks carry
+//! `DecisionSource::Workspace`: they go to the approver, never to PermissionRequest hooks.
+//! Row 10b carries `DecisionSource::Mode` and says in its reason that the sandbox allowed it.
 //!
 //! Shell tools (`Bash`, `exec_command`, `process_exec`) are decided on the analysis of their
 //! `command` ([`super::shell`], computed once per call: [`CallFacts::shell`], or here when the
 //! caller passes none):
 //! - rows 2 and 7: a deny/ask rule matches when it matches ANY simple command; a deny/ask
 //!   file-edit rule (`Edit(...)`) matches when it matches any write target
-//!   ([`CallFacts::write_paths`]). Row 7 also asks when the command is opaque while a deny or
-//!   ask rule with a command pattern applies to the tool: such a rule cannot be checked.
+//!   ([`CallFacts::write_paths`]); a deny/ask `Read(...)`/`Edit(...)` rule matches when it
+//!   matches a file the command reads/writes ([`super::file_rules`], against
+//!   [`CallFacts::cwd`]), and the reason names the file. Row 7 also asks when the command is
+//!   opaque while a deny or ask rule with a command pattern, or any deny or ask file rule,
+//!   applies: such a rule cannot be checked; and when a file the command reads or writes is
+//!   computed at run time under a deny or ask file rule of its kind.
 //! - row 10: allow rules allow only when EVERY simple command is covered by some allow rule
 //!   (across the whole allow list), nothing is opaque (a bare `Bash` allow rule covers every
 //!   command, opaque or not), and every write target is covered by a file-edit allow rule or
@@ -44,10 +52,12 @@ use spine_protocol::permission::{
 };
 use spine_protocol::tool::Effect;
 
+use super::file_rules::{self, FileCheck};
 use super::protected;
 use super::rule::{PermissionRule, RuleUse};
 use super::session::{SessionPermissions, UpdateLimits};
 use super::shell::{self, ShellAnalysis};
+use crate::sandbox_rules::{Confinement, DISABLE_SANDBOX_ARG, SandboxRules};
 use crate::workspace::{BoundaryError, Workspace};
 
 /// The configured rules.
@@ -80,12 +90,16 @@ pub struct CallFacts<'a> {
     /// The analysis of a shell tool's `command`, when the caller computed it (the policy
     /// computes it itself otherwise).
     pub shell: Option<&'a ShellAnalysis>,
+    /// The directory a shell command starts in (the project directory when `None`): its
+    /// relative file operands resolve against it.
+    pub cwd: Option<&'a Path>,
 }
 
 impl<'a> CallFacts<'a> {
-    /// Facts with no boundary violation, no write paths and no precomputed shell analysis.
+    /// Facts with no boundary violation, no write paths, no precomputed shell analysis and
+    /// the project directory as the shell's working directory.
     pub fn new(tool_name: &'a str, effect: Effect, args: &'a Map<String, Value>) -> Self {
-        CallFacts { tool_name, effect, args, boundary: None, write_paths: &[], shell: None }
+        CallFacts { tool_name, effect, args, boundary: None, write_paths: &[], shell: None, cwd: None }
     }
 }
 
@@ -145,6 +159,8 @@ pub struct PermissionPolicy {
     project_dir: PathBuf,
     pub(super) session: Arc<SessionPermissions>,
     pub(super) limits: Arc<UpdateLimits>,
+    /// The session's command sandbox, when its commands run in one.
+    sandbox: Option<Arc<SandboxRules>>,
 }
 
 impl PermissionPolicy {
@@ -156,7 +172,20 @@ impl PermissionPolicy {
             project_dir,
             session: Arc::default(),
             limits: Arc::default(),
+            sandbox: None,
         }
+    }
+
+    /// The same policy, for a session whose commands run in a sandbox with these rules.
+    pub fn with_sandbox(mut self, rules: SandboxRules) -> Self {
+        self.sandbox = Some(Arc::new(rules));
+        self
+    }
+
+    /// Where a call's commands run: `None` for a session without a sandbox or a tool that
+    /// starts no command.
+    pub fn confinement(&self, tool_name: &str, args: &Map<String, Value>) -> Option<Confinement> {
+        self.sandbox.as_ref()?.confinement(tool_name, args, None)
     }
 
     /// The same policy with what session updates may not do (where the rules came from, the
@@ -252,11 +281,19 @@ impl PermissionPolicy {
             }
             (true, None, _) | (false, _, _) => None,
         };
+        let cwd = call.cwd.unwrap_or(project_dir);
+        let files: Option<FileCheck<'p>> = shell_call
+            .as_ref()
+            .map(|sc| file_rules::check(sc.analysis, cwd, project_dir, rules.deny.iter().chain(&rules.ask)));
+        let file_hit = |rule: &PermissionRule| {
+            files.as_ref().and_then(|f| f.certain(rule)).map(|hit| format!(": {}", hit.reason()))
+        };
         let restricting = |rules: &'p [PermissionRule]| -> Option<&'p PermissionRule> {
             rules.iter().find(|r| match &shell_call {
                 Some(sc) => {
                     r.restricts_shell(call.tool_name, sc.analysis, sc.command)
                         || call.write_paths.iter().any(|p| r.matches_write(p, project_dir))
+                        || files.as_ref().is_some_and(|f| f.certain(r).is_some())
                 }
                 None => r.matches(call.tool_name, call.args, project_dir, RuleUse::Restrict),
             })
@@ -267,7 +304,8 @@ impl PermissionPolicy {
             return PermissionDecision::new(B::Deny, DecisionSource::Workspace, violation.to_string());
         }
         if let Some(rule) = restricting(&rules.deny) {
-            return PermissionDecision::new(B::Deny, by_rule(rule), format!("denied by rule {}", rule.as_str()));
+            let why = file_hit(rule).unwrap_or_default();
+            return PermissionDecision::new(B::Deny, by_rule(rule), format!("denied by rule {}{why}", rule.as_str()));
         }
         if let PermissionSuggestion::Deny { reason } = suggestion {
             let reason = reason.clone().unwrap_or_else(|| "PreToolUse hook requested deny".to_owned());
@@ -290,20 +328,34 @@ impl PermissionPolicy {
         ) {
             return PermissionDecision::new(B::Ask, DecisionSource::Workspace, hit.reason());
         }
+        let confinement = match (&self.sandbox, &shell_call) {
+            (Some(sandbox), Some(sc)) => sandbox.confinement(call.tool_name, call.args, Some(sc.analysis)),
+            (None, _) | (_, None) => None,
+        };
+        if confinement == Some(Confinement::Disabled) {
+            return PermissionDecision::new(
+                B::Ask,
+                DecisionSource::Workspace,
+                format!(
+                    "{DISABLE_SANDBOX_ARG}: the command would run outside the sandbox, with your access to files \
+                     and the network; only you can approve that"
+                ),
+            );
+        }
         if matches!(suggestion, PermissionSuggestion::Defer) {
             return PermissionDecision::new(B::Defer, hook(), "PreToolUse hook requested defer");
         }
         if let Some(rule) = restricting(&rules.ask) {
-            return PermissionDecision::new(B::Ask, by_rule(rule), format!("rule {} asks", rule.as_str()));
+            let why = file_hit(rule).unwrap_or_default();
+            return PermissionDecision::new(B::Ask, by_rule(rule), format!("rule {} asks{why}", rule.as_str()));
         }
         if let Some(sc) = &shell_call
             && sc.analysis.is_opaque()
-            && let Some(rule) = self
-                .rules
-                .deny
-                .iter()
-                .chain(&rules.ask)
-                .find(|r| r.has_command_pattern() && r.tool_matches(call.tool_name))
+            && let Some(rule) = self.rules.deny.iter().chain(&rules.ask).find(|r| {
+                (r.has_command_pattern() && r.tool_matches(call.tool_name))
+                    || r.is_file_rule(false)
+                    || r.is_file_rule(true)
+            })
         {
             return PermissionDecision::new(
                 B::Ask,
@@ -314,6 +366,9 @@ impl PermissionPolicy {
                     sc.analysis.opaque_summary()
                 ),
             );
+        }
+        if let Some(hit) = files.as_ref().and_then(FileCheck::uncertain) {
+            return PermissionDecision::new(B::Ask, by_rule(hit.rule), hit.reason());
         }
         match suggestion {
             PermissionSuggestion::Ask { reason } => {
@@ -339,6 +394,13 @@ impl PermissionPolicy {
             let reason =
                 if rules.len() > 1 { format!("allowed by rules {text}") } else { format!("allowed by rule {text}") };
             return PermissionDecision::new(B::Allow, DecisionSource::Rule { rule: text }, reason);
+        }
+        if confinement == Some(Confinement::Sandboxed) && self.sandbox.as_ref().is_some_and(|s| s.auto_allow) {
+            return PermissionDecision::new(
+                B::Allow,
+                DecisionSource::Mode,
+                "the command runs in the sandbox (sandbox.autoAllowBashIfSandboxed)",
+            );
         }
         match (mode, call.effect) {
             (PermissionMode::BypassPermissions, _) => {

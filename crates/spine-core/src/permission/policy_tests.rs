@@ -147,3 +147,41 @@ fn hook_defer_defers_unless_a_deny_applies() {
         PermissionBehavior::Defer
     );
 }
+
+fn sandboxed(p: PermissionPolicy, auto_allow: bool, allow_unsandboxed: bool) -> PermissionPolicy {
+    p.with_sandbox(SandboxRules { auto_allow, allow_unsandboxed, excluded: Vec::new() })
+}
+
+#[test]
+fn row_5b_leaving_the_sandbox_asks_the_approver_past_allow_rules_hooks_and_bypass() {
+    let out = json!({"command": "curl example.com", "dangerouslyDisableSandbox": true});
+    for mode in [PermissionMode::Default, PermissionMode::BypassPermissions] {
+        let p = sandboxed(policy(&["Bash"], &[], &[], mode), true, true);
+        let d = decide(&p, "Bash", Effect::Execute, out.clone(), ALLOW);
+        assert_eq!((d.behavior, &d.source), (PermissionBehavior::Ask, &DecisionSource::Workspace), "{mode:?}");
+        assert!(d.reason.contains("dangerouslyDisableSandbox"), "{}", d.reason);
+    }
+    let denied = sandboxed(policy(&[], &[], &["Bash(curl *)"], PermissionMode::Default), true, true);
+    let d = decide(&denied, "Bash", Effect::Execute, out.clone(), PermissionSuggestion::Passthrough);
+    assert_eq!(d.behavior, PermissionBehavior::Deny, "never past a deny rule");
+    let ignored = sandboxed(policy(&["Bash"], &[], &[], PermissionMode::Default), false, false);
+    let d = decide(&ignored, "Bash", Effect::Execute, out, PermissionSuggestion::Passthrough);
+    assert_eq!(d.behavior, PermissionBehavior::Allow, "allowUnsandboxedCommands off: the parameter is ignored");
+}
+
+#[test]
+fn row_10b_auto_allow_lets_a_sandboxed_command_skip_the_question_and_nothing_more() {
+    let pass = PermissionSuggestion::Passthrough;
+    let p = sandboxed(policy(&[], &["Bash(git push *)"], &[], PermissionMode::Default), true, true);
+    let d = decide(&p, "Bash", Effect::Execute, json!({"command": "make test"}), pass.clone());
+    assert_eq!((d.behavior, &d.source), (PermissionBehavior::Allow, &DecisionSource::Mode));
+    assert!(d.reason.contains("autoAllowBashIfSandboxed"), "{}", d.reason);
+    let asked = decide(&p, "Bash", Effect::Execute, json!({"command": "git push origin"}), pass.clone());
+    assert_eq!(asked.behavior, PermissionBehavior::Ask, "an ask rule still asks");
+    let hook = PermissionSuggestion::Ask { reason: None };
+    assert_eq!(decide(&p, "Bash", Effect::Execute, json!({"command": "ls"}), hook).behavior, PermissionBehavior::Ask);
+    let write = decide(&p, "Write", Effect::Write, json!({"file_path": "/proj/x"}), pass.clone());
+    assert_eq!(write.behavior, PermissionBehavior::Ask, "only shell calls");
+    let off = sandboxed(policy(&[], &[], &[], PermissionMode::Default), false, true);
+    assert_eq!(decide(&off, "Bash", Effect::Execute, json!({"command": "ls"}), pass).behavior, PermissionBehavior::Ask);
+}

@@ -32,6 +32,9 @@ use thiserror::Error;
 use super::shell::{self, ShellAnalysis, SimpleCommand};
 use crate::workspace::Workspace;
 
+#[path = "rule_files.rs"]
+mod files;
+
 /// A rule that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("invalid permission rule `{rule}`: {reason}")]
@@ -275,6 +278,14 @@ fn glob_matches(
 }
 
 fn glob_for(pattern: &str, project_dir: &Path) -> Option<GlobMatcher> {
+    let text = absolute_pattern(pattern, project_dir)?;
+    GlobBuilder::new(&text).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+}
+
+/// A path pattern as the glob it is matched with (`//x` absolute, `~/` home, `/x` and `a/b`
+/// at the project, a name without a slash `**/name`; a directory pattern covers what is
+/// below it).
+fn absolute_pattern(pattern: &str, project_dir: &Path) -> Option<String> {
     let absolute: PathBuf = if let Some(rest) = pattern.strip_prefix("//") {
         PathBuf::from("/").join(rest)
     } else if let Some(rest) = pattern.strip_prefix("~/") {
@@ -290,8 +301,7 @@ fn glob_for(pattern: &str, project_dir: &Path) -> Option<GlobMatcher> {
     };
     let text = absolute.to_string_lossy();
     // A directory pattern also covers what is below it.
-    let text = if text.ends_with('/') { format!("{text}**") } else { text.into_owned() };
-    GlobBuilder::new(&text).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+    Some(if text.ends_with('/') { format!("{text}**") } else { text.into_owned() })
 }
 
 fn path_arg(input: &Map<String, Value>) -> Option<&str> {

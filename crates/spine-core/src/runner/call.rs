@@ -218,6 +218,13 @@ impl Run<'_> {
             self.trace.clone(),
             call.id.clone(),
         ));
+        // A call the sandbox rules take out of the sandbox (an excluded command, an approved
+        // `dangerouslyDisableSandbox`) gets the unconfined environment.
+        let exemption = self.agent.policy.confinement(&call.name, args).and_then(|c| c.exemption());
+        let child_env = match &exemption {
+            Some(_) => self.agent.config.child_env.unconfined(),
+            None => self.agent.config.child_env.clone(),
+        };
         let ctx = ToolContext {
             call_id: call.id.clone(),
             tool_name: call.name.clone(),
@@ -227,7 +234,8 @@ impl Run<'_> {
             // The call's own token: canceled with the run, or alone when the time limit passes.
             cancel: self.cancel.child_token(),
             env_file: self.hook_ctx.session.env_file.clone(),
-            child_env: self.agent.config.child_env.clone(),
+            child_env,
+            sandbox_exemption: exemption,
             progress: self.progress.clone(),
             url_gate: super::permit::url_gate(&self.agent.policy, &call.name, tool.effect()),
             elicitor: Some(Arc::clone(&elicitor) as Arc<dyn crate::elicitation::Elicitor>),

@@ -324,6 +324,7 @@ impl Run<'_> {
             boundary: boundary.as_ref(),
             write_paths: &write_paths,
             shell: shell.as_ref(),
+            cwd: Some(cwd),
         };
         self.agent.policy.decide(facts, suggestion, suggested_by)
     }

@@ -1,6 +1,9 @@
 //! `execute`: runs one approved call's tool and says how it ended — completed with a
 //! structured response, failed with a [`ToolError`], or canceled — in one trace entry
-//! `{"hook": "execute", "tool_name", "ok"}`.
+//! `{"hook": "execute", "tool_name", "ok"}`. A command tool (one with a command argument)
+//! whose session has a sandbox also records `"sandbox"`: the profile its commands ran under
+//! (`workspace-write,net=off,landlock-v7,seccomp,userns`), or `off (WHY)` for a call the
+//! sandbox rules took out of it.
 //!
 //! Two clocks bound a call:
 //! - the run's cancel token: the tool is asked to stop (its [`ToolContext::cancel`] is a child
@@ -90,18 +93,28 @@ pub async fn execute(
         }
     };
     let duration = started.elapsed();
-    trace.stage(
-        StageName::Execute,
-        Some(&ctx.call_id),
-        started,
-        fields! { "tool_name" => ctx.tool_name, "ok" => result.is_ok() },
-    );
+    let mut fields = fields! { "tool_name" => ctx.tool_name, "ok" => result.is_ok() };
+    if tool.command_argument().is_some()
+        && let Some(sandbox) = sandbox_label(ctx)
+    {
+        fields.insert("sandbox".to_owned(), Value::String(sandbox));
+    }
+    trace.stage(StageName::Execute, Some(&ctx.call_id), started, fields);
     let executed = match result {
         Ok(response) => Executed::Completed(response),
         Err(error) if run_cancel.is_cancelled() || error.code == ErrorCode::Canceled => Executed::Canceled,
         Err(error) => Executed::Failed(error),
     };
     Execution { executed, duration }
+}
+
+/// The sandbox a command tool's call ran under, when the session has one.
+fn sandbox_label(ctx: &ToolContext) -> Option<String> {
+    match (&ctx.sandbox_exemption, ctx.child_env.confinement()) {
+        (Some(why), _) => Some(format!("off ({why})")),
+        (None, Some(confinement)) => Some(confinement.profile()),
+        (None, None) => None,
+    }
 }
 
 /// The error of a call stopped at its tool's time limit.

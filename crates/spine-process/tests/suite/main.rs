@@ -8,5 +8,6 @@
 
 mod support;
 
+mod confine;
 mod group;
 mod run;

@@ -63,7 +63,7 @@ impl Live {
     /// Starts a process; `owner` is the registry's token (canceling it ends the process).
     pub(crate) fn spawn(spec: SpawnSpec<'_>, owner: &CancellationToken) -> Result<Arc<Live>, ProcessError> {
         let shell = if Path::new("/bin/bash").exists() { "/bin/bash" } else { "/bin/sh" };
-        let mut cmd = tokio::process::Command::new(shell);
+        let mut cmd = spec.env.command(shell);
         cmd.arg("-c").arg(spec.command).current_dir(spec.cwd);
         if let Some(path) = spec.env_file {
             cmd.envs(env_file::load(path));
@@ -125,7 +125,8 @@ impl Live {
             widen(&pipe);
             readers.push(tokio::spawn(pump(pipe, Arc::clone(&live), OutputStream::Stderr)));
         }
-        let handle = tokio::spawn(supervise(child, Arc::clone(&live), readers));
+        let sandbox = spec.env.confinement().map(|c| (Arc::clone(c), spec.cwd.to_path_buf()));
+        let handle = tokio::spawn(supervise(child, Arc::clone(&live), readers, sandbox));
         *lock(&live.supervisor) = Some(handle);
         Ok(live)
     }
@@ -362,7 +363,10 @@ fn flush(live: &Live, stream: OutputStream, decoder: &mut Utf8Stream) {
     }
 }
 
-async fn supervise(mut child: GroupChild, live: Arc<Live>, mut readers: Vec<JoinHandle<()>>) {
+/// The confinement of a sandboxed process and the directory it started in.
+type Sandboxed = Option<(Arc<dyn spine_process::Confine>, std::path::PathBuf)>;
+
+async fn supervise(mut child: GroupChild, live: Arc<Live>, mut readers: Vec<JoinHandle<()>>, sandbox: Sandboxed) {
     let kill = live.kill.clone();
     let (status, terminated) = tokio::select! {
         status = child.wait() => (status.ok(), false),
@@ -370,6 +374,32 @@ async fn supervise(mut child: GroupChild, live: Arc<Live>, mut readers: Vec<Join
     };
     // Background members of the group may still hold the output open.
     spine_process::drain(&mut child, &mut readers).await;
+    let exit = Exit::from_status(status, terminated);
+    if let Some((confinement, cwd)) = &sandbox {
+        sandbox_notes(&live, &mut child, confinement.as_ref(), cwd, exit);
+    }
     *live.input.lock().await = Input::Closed;
-    live.finish(Exit::from_status(status, terminated));
+    live.finish(exit);
+}
+
+/// Bytes of each stream's tail read for sandbox denials.
+const EXPLAIN_TAIL: usize = 64 * 1024;
+
+/// Ends stderr with what the sandbox says: the guard's lines, and for a failed command the
+/// denials its output shows that the policy explains.
+fn sandbox_notes(
+    live: &Live,
+    child: &mut GroupChild,
+    confinement: &dyn spine_process::Confine,
+    cwd: &Path,
+    exit: Exit,
+) {
+    let mut notes = child.take_sandbox_notes();
+    if !exit.terminated && exit.code != Some(0) {
+        let snapshot = live.snapshot(EXPLAIN_TAIL);
+        notes.extend(confinement.explain(&format!("{}\n{}", snapshot.stdout.text, snapshot.stderr.text), cwd));
+    }
+    for note in notes {
+        live.record(OutputStream::Stderr, format!("{note}\n").as_bytes(), &mut Utf8Stream::default());
+    }
 }

@@ -13,6 +13,10 @@
 //!   unset and has no default makes that server an issue.
 //! - `startupTimeoutMs` (a positive integer) gives one server its own start-up time limit,
 //!   replacing [`McpOptions::startup_timeout`](super::McpOptions::startup_timeout) for it.
+//! - `"sandbox": true` (spine's own field) starts a stdio server confined by the session's
+//!   sandbox ([`McpOptions::sandboxed_env`](super::McpOptions::sandboxed_env)); a server
+//!   without it runs unconfined, like the user's other programs. On an http server it is an
+//!   issue (there is no process to confine).
 //! - Problems are [`McpIssue`]s of kind [`McpIssueKind::Config`]: the server is skipped, the
 //!   others go on.
 //! - [`load_mcp_json`] reads `<project>/.mcp.json` (`{"mcpServers": {...}}`): a regular file
@@ -42,6 +46,8 @@ pub enum ServerTransport {
         args: Vec<String>,
         /// Added to the server's environment.
         env: BTreeMap<String, String>,
+        /// `"sandbox": true`: the server runs confined by the session's sandbox.
+        sandbox: bool,
     },
     /// A streamable-HTTP endpoint.
     Http {
@@ -182,8 +188,16 @@ fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err("`args` is not a list of strings".to_owned()),
         };
-        ServerTransport::Stdio { command, args, env: string_map(e.get("env"), "env")? }
+        let sandbox = match e.get("sandbox") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(on)) => *on,
+            Some(v) => return Err(format!("`sandbox` is not true or false: {v}")),
+        };
+        ServerTransport::Stdio { command, args, env: string_map(e.get("env"), "env")?, sandbox }
     } else {
+        if e.get("sandbox").is_some_and(|v| v != &Value::Bool(false) && !v.is_null()) {
+            return Err("`sandbox` applies to stdio servers only (an http server has no process to confine)".to_owned());
+        }
         let url = match e.get("url") {
             Some(Value::String(u)) if !u.trim().is_empty() => expand(u)?,
             _ => return Err("an http server needs a non-empty `url`".to_owned()),

@@ -77,16 +77,24 @@ pub(crate) async fn connect(
     let routes = Arc::new(Routes::default());
     let spine_client = || SpineClient::new(&config.name, Arc::clone(&routes));
     let (service, child, stderr) = match &config.transport {
-        ServerTransport::Stdio { command, args, env } => {
-            let mut cmd = tokio::process::Command::new(command);
+        ServerTransport::Stdio { command, args, env, sandbox } => {
+            let child_env = match (sandbox, &options.sandboxed_env) {
+                (false, _) => &options.child_env,
+                (true, Some(confined)) => confined,
+                (true, None) => {
+                    let why = "configured with \"sandbox\": true, but this session has no sandbox to run it in";
+                    return Err(fail(McpIssueKind::Start, why.to_owned()));
+                }
+            };
+            let mut cmd = child_env.command(command);
             cmd.args(args)
                 .envs(env)
                 .current_dir(&options.cwd)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            let mut child = GroupChild::spawn(&mut cmd, &options.child_env)
-                .map_err(|e| fail(McpIssueKind::Start, e.to_string()))?;
+            let mut child =
+                GroupChild::spawn(&mut cmd, child_env).map_err(|e| fail(McpIssueKind::Start, e.to_string()))?;
             let stderr = Arc::new(Mutex::new(OutputRing::new(STDERR_CAP)));
             if let Some(mut pipe) = child.take_stderr() {
                 let ring = Arc::clone(&stderr);

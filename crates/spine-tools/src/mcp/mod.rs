@@ -97,6 +97,10 @@ pub struct McpOptions {
     /// The environment stdio servers get (the agent's settings' `env`, its provider keys
     /// passed through).
     pub child_env: ChildEnv,
+    /// The confined environment of servers configured with `"sandbox": true` (the session's
+    /// sandbox); `None`: such a server is an issue and does not start (it asked for a sandbox
+    /// this session cannot give).
+    pub sandboxed_env: Option<ChildEnv>,
 }
 
 impl McpOptions {
@@ -105,6 +109,7 @@ impl McpOptions {
         McpOptions {
             cwd: cwd.into(),
             child_env,
+            sandboxed_env: None,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: Duration::from_secs(600),
             text_chars: 100_000,

@@ -149,7 +149,7 @@ fn options<'a>(args: &'a [Word], valued: &str) -> Parsed<'a> {
                         i += 1;
                     }
                 } else {
-                    parsed.values.push((c, Word { value: rest.to_owned(), kind: arg.kind }));
+                    parsed.values.push((c, Word { value: rest.to_owned(), kind: arg.kind, raw: rest.to_owned() }));
                 }
                 break;
             }
@@ -214,7 +214,7 @@ fn split_assignment<'w>(
         WordKind::Literal | WordKind::Pattern => Assigned::Literal(arg.value.get(at + 1..).unwrap_or_default()),
     };
     let (unquoted, _) = super::words::unquote(name_part);
-    let name = data::name_argument(&Word { value: unquoted, kind: WordKind::Literal }, out)?;
+    let name = data::name_argument(&Word { raw: unquoted.clone(), value: unquoted, kind: WordKind::Literal }, out)?;
     Some((name, Some(value)))
 }
 

@@ -65,6 +65,15 @@ pub(super) struct Names {
     tainted: Vec<String>,
     /// Variables given the integer attribute (every assignment to them is arithmetic).
     integer: Vec<String>,
+    /// Every variable the command assigns, whatever the value (for [`super::files`]).
+    assigned: Vec<String>,
+}
+
+impl Names {
+    /// Whether the command assigns `name` anywhere.
+    pub(super) fn was_assigned(&self, name: &str) -> bool {
+        self.assigned.iter().any(|n| n == name)
+    }
 }
 
 /// The value an assignment gives.
@@ -111,6 +120,7 @@ pub(super) fn integer(name: &str, out: &mut ShellAnalysis) {
 /// Records an assignment of `value` to `name` (the base name or `NAME[index]`).
 pub(super) fn assigned(name: &str, value: Assigned<'_>, out: &mut ShellAnalysis) {
     let base = name.split('[').next().unwrap_or(name);
+    push(&mut out.names.assigned, base);
     if PROMPTS.contains(&base) {
         let plain = match value {
             Assigned::Integer => true,

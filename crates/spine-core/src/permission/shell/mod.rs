@@ -30,13 +30,30 @@
 //!   `hash -p`, `enable -f`), a line continuation joining anything but a command's plain
 //!   words, or nesting deeper than [`MAX_DEPTH`]. Whatever could still be read is listed even
 //!   then, so deny rules keep working on the parts that are visible.
+//! - [`ShellAnalysis::files`] lists the files each simple command reads and writes: the file
+//!   operands of the well-known readers and writers of [`file_table`] (read with each one's
+//!   option grammar by [`operands`] and [`special`]), input redirections (`< FILE`), output
+//!   redirections and `tee` operands ([`files`] says how a path is known: literal, a pattern
+//!   bash expands, computed at run time). [`ShellAnalysis::dirs`] lists where `cd`/`pushd`
+//!   move. The policy checks them against `Read(...)`/`Edit(...)` rules
+//!   (`permission::file_rules`).
 
+mod archives;
 mod builtins;
 mod data;
 mod evaluated;
+mod file_readers;
+mod file_table;
+mod file_writers;
+pub mod files;
+mod operands;
+mod scripts;
+mod special;
 mod syntax;
 mod words;
 mod wrappers;
+
+pub use files::{Access, FileOperand, OperandPath, Reach};
 
 use std::cell::RefCell;
 use std::fmt;
@@ -66,9 +83,16 @@ pub struct ShellAnalysis {
     pub writes: Vec<String>,
     /// Why the analysis is incomplete; empty when every part was seen through.
     pub opaque: Vec<OpaqueReason>,
+    /// The files the commands read and write (see [`files`]).
+    pub files: Vec<FileOperand>,
+    /// The directories `cd`/`pushd`/`popd` move to, in order of discovery; relative paths of
+    /// [`files`](Self::files) may resolve against any of them.
+    pub dirs: Vec<OperandPath>,
     /// Variables evaluated as code and variables the command fills with data
     /// ([`data`]), settled when the walk ends.
     names: data::Names,
+    /// What only the whole command settles about [`files`](Self::files).
+    pending: files::Pending,
 }
 
 impl ShellAnalysis {
@@ -209,6 +233,7 @@ pub fn analyze(command: &str) -> ShellAnalysis {
     let mut out = ShellAnalysis::default();
     analyze_into(command, 0, &mut out);
     data::finish(&mut out);
+    files::finish(&mut out);
     let changes_dir = out.commands.iter().any(|c| matches!(basename(c.program()), "cd" | "pushd" | "popd"));
     if changes_dir && out.writes.iter().any(|w| !w.starts_with('/')) {
         out.opaque.push(OpaqueReason::CwdChange);
@@ -268,5 +293,7 @@ pub fn basename(program: &str) -> &str {
 
 #[cfg(test)]
 mod blind_spot_tests;
+#[cfg(test)]
+mod file_tests;
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@
 
 use tree_sitter::Node;
 
+use super::files::{self, Access, Reach};
 use super::words::{Word, WordKind, word};
 use super::wrappers::{self, Stdin};
 use super::{OpaqueReason, ShellAnalysis, SimpleCommand, builtins, evaluated};
@@ -171,6 +172,7 @@ fn is_reserved_or_assignment(name: &str) -> bool {
 /// Appends a word the grammar split at a line continuation to the word before it.
 fn join_continued(last: &mut Word, next: Word) {
     last.value.push_str(&next.value);
+    last.raw.push_str(&next.raw);
     last.kind = match (last.kind, next.kind) {
         (WordKind::Dynamic, _) | (_, WordKind::Dynamic) => WordKind::Dynamic,
         (WordKind::Pattern, _) | (_, WordKind::Pattern) => WordKind::Pattern,
@@ -228,33 +230,43 @@ fn command_word(leaf: Node<'_>) -> Option<Node<'_>> {
     }
 }
 
-/// Records the target of an output redirection.
+/// Records the file of a redirection: an output target is written, an input file read.
 fn file_redirect(node: Node<'_>, src: &str, out: &mut ShellAnalysis) {
     let Some(destination) = node.child_by_field_name("destination") else {
         return;
     };
     let mut cursor = node.walk();
     let operator = node.children(&mut cursor).find(|c| !c.is_named()).map_or("", |c| c.kind());
-    let writes = match operator {
-        ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => true,
+    let (reads, writes) = match operator {
+        "<" => (true, false),
+        "<>" => (true, true),
+        ">" | ">>" | "&>" | "&>>" | ">|" => (false, true),
         // `>&WORD` is `&>WORD` unless WORD is a descriptor or `-`.
-        ">&" => !matches!(destination.kind(), "number") && src.get(destination.byte_range()) != Some("-"),
-        _ => false,
+        ">&" => (false, !matches!(destination.kind(), "number") && src.get(destination.byte_range()) != Some("-")),
+        _ => (false, false),
     };
-    if !writes || destination.kind() == "process_substitution" {
+    if destination.kind() == "process_substitution" {
         return;
     }
-    write_target(word(destination, src), out);
+    let target = word(destination, src);
+    if reads && let Some(path) = files::operand_path(&target) {
+        files::push(out, operator, path, Access::READ, Reach::Path, Access::NONE);
+    }
+    if writes {
+        write_target(target, operator, out);
+    }
 }
 
-/// Records a write target (redirection, `tee` or `find -fprint` operand).
-pub(super) fn write_target(target: Word, out: &mut ShellAnalysis) {
+/// Records a write target (redirection, `tee` or `find -fprint` operand) of `by`.
+pub(super) fn write_target(target: Word, by: &str, out: &mut ShellAnalysis) {
+    if NOT_FILES.contains(&target.value.as_str()) && target.is_literal() {
+        return;
+    }
+    if let Some(path) = files::operand_path(&target) {
+        files::push(out, by, path, Access::WRITE, Reach::Path, Access::NONE);
+    }
     match target.kind {
-        WordKind::Literal => {
-            if !NOT_FILES.contains(&target.value.as_str()) {
-                out.writes.push(target.value);
-            }
-        }
+        WordKind::Literal => out.writes.push(target.value),
         WordKind::Pattern | WordKind::Dynamic => {
             out.opaque.push(OpaqueReason::DynamicWriteTarget { text: target.value });
         }

@@ -5,6 +5,11 @@
 //! is [`WordKind::Dynamic`] and keeps its source text. A word with an unquoted glob or brace
 //! character (`*`, `?`, `[`, `{`) is [`WordKind::Pattern`]: the shell may rewrite it, so it
 //! never counts as a known command name.
+//!
+//! Each word also keeps its source text ([`Word::raw`]): [`marked`] gives its characters after
+//! quote removal with a flag saying which were quoted (a quoted `*` is no glob), and
+//! [`single_field`] / [`could_start_with_dash`] say what word splitting and option parsing
+//! could make of an expansion (see [`super::operands`]).
 
 use tree_sitter::Node;
 
@@ -26,12 +31,14 @@ pub(super) struct Word {
     pub value: String,
     /// How far the value is known.
     pub kind: WordKind,
+    /// The source text, quotes included.
+    pub raw: String,
 }
 
 impl Word {
     /// A literal word (for synthesized commands).
     pub fn literal(value: &str) -> Word {
-        Word { value: value.to_owned(), kind: WordKind::Literal }
+        Word { value: value.to_owned(), kind: WordKind::Literal, raw: value.to_owned() }
     }
 
     /// Whether the word is a fully known string.
@@ -53,10 +60,10 @@ const EXPANSIONS: &[&str] = &[
 pub(super) fn word(node: Node<'_>, src: &str) -> Word {
     let raw = src.get(node.byte_range()).unwrap_or_default();
     if has_expansion(node) {
-        return Word { value: raw.to_owned(), kind: WordKind::Dynamic };
+        return Word { value: raw.to_owned(), kind: WordKind::Dynamic, raw: raw.to_owned() };
     }
     let (value, pattern) = unquote(raw);
-    Word { value, kind: if pattern { WordKind::Pattern } else { WordKind::Literal } }
+    Word { value, kind: if pattern { WordKind::Pattern } else { WordKind::Literal }, raw: raw.to_owned() }
 }
 
 fn has_expansion(node: Node<'_>) -> bool {
@@ -70,21 +77,28 @@ fn has_expansion(node: Node<'_>) -> bool {
 /// Removes shell quoting from the source text of a word without expansions. Returns the value
 /// and whether an unquoted glob or brace character was seen.
 pub(super) fn unquote(raw: &str) -> (String, bool) {
-    let mut out = String::with_capacity(raw.len());
-    let mut pattern = false;
+    let chars = marked(raw);
+    let pattern = chars.iter().any(|&(c, quoted)| !quoted && matches!(c, '*' | '?' | '[' | '{'));
+    (chars.into_iter().map(|(c, _)| c).collect(), pattern)
+}
+
+/// The characters of a word without expansions after quote removal, each with whether it was
+/// quoted (inside `'…'`, `"…"`, `$'…'`, `$"…"` or after a backslash).
+pub(super) fn marked(raw: &str) -> Vec<(char, bool)> {
+    let mut out = Vec::with_capacity(raw.len());
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
                 Some('\n') | None => {}
-                Some(n) => out.push(n),
+                Some(n) => out.push((n, true)),
             },
             '\'' => {
                 for n in chars.by_ref() {
                     if n == '\'' {
                         break;
                     }
-                    out.push(n);
+                    out.push((n, true));
                 }
             }
             '"' => double_quoted(&mut chars, &mut out),
@@ -96,56 +110,108 @@ pub(super) fn unquote(raw: &str) -> (String, bool) {
                 chars.next();
                 double_quoted(&mut chars, &mut out);
             }
-            '*' | '?' | '[' | '{' => {
-                pattern = true;
-                out.push(c);
-            }
-            c => out.push(c),
+            c => out.push((c, false)),
         }
     }
-    (out, pattern)
+    out
 }
 
-fn double_quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut String) {
+/// Whether an expansion word stays one field: every `$`, backquote, glob or brace character
+/// is inside double quotes (or the word has none), and no `@` (`"$@"`, `"${a[@]}"`) appears in
+/// a double-quoted expansion. Anything not understood counts as splitting.
+pub(super) fn single_field(raw: &str) -> bool {
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' if !chars.by_ref().any(|n| n == '\'') => return false,
+            '\'' => {}
+            '$' if chars.peek() == Some(&'\'') => {
+                chars.next();
+                let mut escaped = false;
+                let closed = chars.by_ref().any(|n| {
+                    let end = n == '\'' && !escaped;
+                    escaped = n == '\\' && !escaped;
+                    end
+                });
+                if !closed {
+                    return false;
+                }
+            }
+            '$' if chars.peek() == Some(&'"') => {}
+            '"' => {
+                let mut expansion = false;
+                loop {
+                    match chars.next() {
+                        None => return false,
+                        Some('"') => break,
+                        Some('\\') => {
+                            chars.next();
+                        }
+                        Some('$' | '`') => expansion = true,
+                        // `"$@"`, `"${a[@]}"`, `"${!p@}"`; a nested quote may end the string early.
+                        Some('@' | '\'') if expansion => return false,
+                        Some(_) => {}
+                    }
+                }
+            }
+            '$' | '`' | '*' | '?' | '[' | '{' | '<' | '>' => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Whether a word computed at run time could start with `-` (and so be read as an option):
+/// its first character after quotes is anything but a letter, a digit or one of `./_~+=:,@%`
+/// (an expansion, a glob, a brace, a `-`).
+pub(super) fn could_start_with_dash(raw: &str) -> bool {
+    let first = raw.trim_start_matches(['"', '\'']).chars().next();
+    !first.is_some_and(|c| c.is_alphanumeric() || "./_~+=:,@%".contains(c))
+}
+
+fn double_quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut Vec<(char, bool)>) {
     while let Some(n) = chars.next() {
         match n {
             '"' => return,
             '\\' => match chars.peek() {
                 Some('$' | '`' | '"' | '\\') => {
                     if let Some(e) = chars.next() {
-                        out.push(e);
+                        out.push((e, true));
                     }
                 }
                 Some('\n') => {
                     chars.next();
                 }
-                _ => out.push('\\'),
+                _ => out.push(('\\', true)),
             },
-            n => out.push(n),
+            n => out.push((n, true)),
         }
     }
 }
 
 /// `$'…'` with bash's backslash escapes.
-fn ansi_c(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut String) {
+fn ansi_c(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut Vec<(char, bool)>) {
     while let Some(n) = chars.next() {
         match n {
             '\'' => return,
             '\\' => {
                 let Some(e) = chars.next() else {
-                    out.push('\\');
+                    out.push(('\\', true));
                     return;
                 };
                 match e {
-                    'a' => out.push('\x07'),
-                    'b' => out.push('\x08'),
-                    'e' | 'E' => out.push('\x1b'),
-                    'f' => out.push('\x0c'),
-                    'n' => out.push('\n'),
-                    'r' => out.push('\r'),
-                    't' => out.push('\t'),
-                    'v' => out.push('\x0b'),
-                    '\\' | '\'' | '"' | '?' => out.push(e),
+                    'a' => out.push(('\x07', true)),
+                    'b' => out.push(('\x08', true)),
+                    'e' | 'E' => out.push(('\x1b', true)),
+                    'f' => out.push(('\x0c', true)),
+                    'n' => out.push(('\n', true)),
+                    'r' => out.push(('\r', true)),
+                    't' => out.push(('\t', true)),
+                    'v' => out.push(('\x0b', true)),
+                    '\\' | '\'' | '"' | '?' => out.push((e, true)),
                     '0'..='7' => {
                         let mut digits = String::from(e);
                         while digits.len() < 3 && chars.peek().is_some_and(|d| ('0'..='7').contains(d)) {
@@ -164,8 +230,8 @@ fn ansi_c(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut String
                             digits.extend(chars.next());
                         }
                         if digits.is_empty() {
-                            out.push('\\');
-                            out.push(e);
+                            out.push(('\\', true));
+                            out.push((e, true));
                         } else {
                             push_code(out, u32::from_str_radix(&digits, 16).ok());
                         }
@@ -176,18 +242,18 @@ fn ansi_c(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut String
                         }
                     }
                     other => {
-                        out.push('\\');
-                        out.push(other);
+                        out.push(('\\', true));
+                        out.push((other, true));
                     }
                 }
             }
-            n => out.push(n),
+            n => out.push((n, true)),
         }
     }
 }
 
-fn push_code(out: &mut String, code: Option<u32>) {
+fn push_code(out: &mut Vec<(char, bool)>, code: Option<u32>) {
     if let Some(c) = code.and_then(char::from_u32) {
-        out.push(c);
+        out.push((c, true));
     }
 }

@@ -11,7 +11,9 @@
 
 use super::data::{self, Assigned};
 use super::words::{Word, WordKind};
-use super::{MAX_DEPTH, OpaqueReason, ShellAnalysis, SimpleCommand, analyze_into, basename, builtins, syntax};
+use super::{
+    MAX_DEPTH, OpaqueReason, ShellAnalysis, SimpleCommand, analyze_into, basename, builtins, operands, syntax,
+};
 
 /// Where the command's stdin comes from, as far as the syntax shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +72,7 @@ pub(super) fn simple(words: &[Word], depth: usize, stdin: Stdin, out: &mut Shell
         return;
     }
     let program = basename(&name.value);
+    operands::record(program, args, out);
     let inner = |at: Result<usize, OpaqueReason>, out: &mut ShellAnalysis| match at {
         Ok(i) => simple(args.get(i..).unwrap_or_default(), depth + 1, stdin, out),
         Err(reason) => out.opaque.push(reason),
@@ -315,12 +318,17 @@ fn xargs(args: &[Word], depth: usize, out: &mut ShellAnalysis) {
             // With `-I R` (`-i`, `--replace`), every `R` in the command becomes an input line:
             // a word holding it is computed at run time (`xargs -I{} sh -c '{}'`).
             let mut command = args.get(i..).unwrap_or_default().to_vec();
-            if let Some(replace) = replace_string(args.get(..i).unwrap_or_default()) {
+            let replace = replace_string(args.get(..i).unwrap_or_default());
+            if let Some(replace) = &replace {
                 for word in command.iter_mut().filter(|w| w.value.contains(replace.as_str())) {
                     word.kind = WordKind::Dynamic;
                 }
             }
             simple(&command, depth + 1, Stdin::Inherited, out);
+            if replace.is_none() {
+                // The input's words are appended to the command as more operands.
+                operands::appended(&command, out);
+            }
         }
         Err(reason) => out.opaque.push(reason),
     }
@@ -427,7 +435,7 @@ fn tee(args: &[Word], out: &mut ShellAnalysis) {
         if !options_done && arg.value == "--" {
             options_done = true;
         } else if options_done || !arg.value.starts_with('-') || arg.value == "-" {
-            syntax::write_target(arg.clone(), out);
+            syntax::write_target(arg.clone(), "tee", out);
         }
     }
 }
@@ -457,18 +465,26 @@ fn find(args: &[Word], depth: usize, out: &mut ShellAnalysis) {
                         a.value == ";" || (a.value == "+" && k > 0 && rest.get(k - 1).is_some_and(|p| p.value == "{}"))
                     })
                     .unwrap_or(rest.len());
-                simple(rest.get(..end).unwrap_or_default(), depth + 1, Stdin::Inherited, out);
+                // Each `{}` becomes a path find found: computed at run time.
+                let mut command = rest.get(..end).unwrap_or_default().to_vec();
+                for word in command.iter_mut().skip(1).filter(|w| w.value.contains("{}")) {
+                    word.kind = WordKind::Dynamic;
+                }
+                simple(&command, depth + 1, Stdin::Inherited, out);
                 i += end + 2;
             }
             "-delete" => {
                 let mut words = vec![Word::literal("rm")];
                 words.extend(start.iter().cloned());
-                out.commands.push(SimpleCommand { argv: words.into_iter().map(|w| w.value).collect() });
+                out.commands.push(SimpleCommand { argv: words.iter().map(|w| w.value.clone()).collect() });
+                let mut recursive = vec![Word::literal("-r")];
+                recursive.extend(if start.is_empty() { vec![Word::literal(".")] } else { start.clone() });
+                operands::record("rm", &recursive, out);
                 i += 1;
             }
             "-fprint" | "-fprint0" | "-fls" | "-fprintf" => {
                 if let Some(target) = args.get(i + 1) {
-                    syntax::write_target(target.clone(), out);
+                    syntax::write_target(target.clone(), "find", out);
                 }
                 i += 2;
             }
