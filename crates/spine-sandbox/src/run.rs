@@ -13,7 +13,8 @@
 //!   signal (Ctrl-C, spine's timeout) reaches both. The helper catches SIGINT, SIGTERM,
 //!   SIGHUP and SIGQUIT with a handler that only notes them, so it outlives the command long
 //!   enough to undo protected paths and report the command's fate; handlers are reset by
-//!   `exec`, so the command starts with the default dispositions and the mask it was given.
+//!   `exec`, so the command starts with the dispositions and the mask it was given (a signal
+//!   the caller ignores gets no handler and stays ignored, as `nohup` expects).
 //!   A signal sent to the helper's pid alone is not forwarded: signal the group. SIGKILL
 //!   ends the helper at once, without the undo.
 //! - With `SPINE_SANDBOX_REPORT` set in its environment, the helper prints
@@ -89,7 +90,13 @@ mod imp {
     pub(super) fn run(policy: &Policy, program: &OsString, args: &[OsString]) -> ExitCode {
         // Noted, not acted on: the command decides its own fate and the helper follows it.
         let noted = Arc::new(AtomicBool::new(false));
+        // A signal the caller ignores stays ignored (`nohup`, a background job's SIGINT): a
+        // handler would be reset to the default action at exec, so none is installed for it.
+        let ignored = ignored_signals();
         for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+            if is_set(ignored, signal) {
+                continue;
+            }
             if let Err(error) = signal_hook::flag::register(signal, Arc::clone(&noted)) {
                 return refuse(&format!("cannot install a signal handler: {error}"));
             }
@@ -118,6 +125,22 @@ mod imp {
             eprintln!("spine sandbox: {message}");
         }
         exit_like(status)
+    }
+
+    /// The signals this process ignores, as the kernel reports them (`SigIgn` in
+    /// `/proc/self/status`: bit `n - 1` for signal `n`); none when it cannot be read.
+    fn ignored_signals() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigIgn:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .unwrap_or(0)
+    }
+
+    /// Whether `signal` is in `mask` (bit `signal - 1`).
+    fn is_set(mask: u64, signal: i32) -> bool {
+        u32::try_from(signal - 1).ok().and_then(|bit| 1u64.checked_shl(bit)).is_some_and(|b| mask & b != 0)
     }
 
     fn spawn_error(error: &io::Error) -> String {
