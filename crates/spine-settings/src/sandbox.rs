@@ -1,6 +1,6 @@
 //! The `sandbox` key: Claude Code 2.1's sandbox settings, plus spine's `mode`
-//! ([`SandboxSettings`], merged by [`merge`]); and what an untrusted project may not set in it
-//! ([`withhold`]).
+//! ([`SandboxSettings`], merged by `merge`); and what an untrusted project may not set in it
+//! (`withhold`).
 //!
 //! Contract:
 //! - Booleans and `mode` take the value of the highest-precedence source that sets them; the

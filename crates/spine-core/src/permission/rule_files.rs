@@ -10,7 +10,7 @@ impl PermissionRule {
     /// Whether this is a file rule of the `Read` family (`write` false: `Read`, `Read(...)`)
     /// or of the `Edit` family (`write` true: `Edit`, `Write`, `Edit(...)`): no specifier or a
     /// path one. Shell commands' file operands are checked against these
-    /// ([`super::file_rules`]).
+    /// ([`file_rules`](crate::permission::file_rules)).
     pub fn is_file_rule(&self, write: bool) -> bool {
         self.tool_matches(if write { "Write" } else { "Read" })
             && matches!(self.specifier, None | Some(Specifier::Path { .. }))

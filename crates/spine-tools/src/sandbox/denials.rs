@@ -1,7 +1,7 @@
 //! Reading a failed command's output for sandbox denials: [`explain_output`] finds the lines
 //! that report `Permission denied`, `Operation not permitted`, `Read-only file system` or
 //! `Network is unreachable`, works out the path or the operation they are about, and asks
-//! [`spine_sandbox::explain`] whether the policy is the cause.
+//! [`spine_sandbox::explain()`] whether the policy is the cause.
 //!
 //! Contract:
 //! - The kernel does not say which layer refused, so this is a diagnosis from the policy: a

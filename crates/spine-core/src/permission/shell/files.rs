@@ -1,4 +1,4 @@
-//! The files a command reads and writes, as its words show them: what [`super::operands`]
+//! The files a command reads and writes, as its words show them: what `super::operands`
 //! finds for the commands of its table, what redirections name (`< in`, `> out`), and the
 //! directories `cd`/`pushd` move to. The policy checks them against `Read(...)` and
 //! `Edit(...)` rules (`permission::file_rules`).
@@ -9,7 +9,7 @@
 //!   a pattern bash expands against the file system (globs, braces; each character with its
 //!   quoted flag), a name placed into a directory (`cp a dir/` writes `dir/a`), or computed at
 //!   run time (an expansion, or words whose meaning as options is not known).
-//! - [`finish`] settles what only the whole command shows: when the command assigns `HOME`,
+//! - `finish` settles what only the whole command shows: when the command assigns `HOME`,
 //!   a tilde is computed; when it assigns `PWD`, `OLDPWD`, `CDPATH` or `HOME`, every `cd`
 //!   target is; when it runs `shopt` or assigns `GLOBIGNORE`, `BASHOPTS` or `SHELLOPTS`, glob
 //!   semantics may differ from bash's defaults, so every pattern is computed; when
@@ -126,7 +126,7 @@ pub struct FileOperand {
     pub as_option: Access,
 }
 
-/// The parts of the files analysis only [`finish`] settles.
+/// The parts of the files analysis only `finish` settles.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Pending {
     /// Operands only POSIX argument order adds.

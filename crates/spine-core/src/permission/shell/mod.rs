@@ -22,17 +22,17 @@
 //!   operand, or one whose script operand is a path to its stdin: `/dev/stdin`, `/dev/fd/0`,
 //!   `/proc/self/fd/0`), a `-c` string or script operand that is not a literal, a write target
 //!   that is not a literal, a relative write target after a `cd`, an option of a wrapper that
-//!   is not understood, code hidden in data ([`data`]: a variable the command fills with data
+//!   is not understood, code hidden in data (`data`: a variable the command fills with data
 //!   evaluated in arithmetic or as a name, a subscript holding an expansion in an arithmetic
 //!   context or a name argument, a `${x@P}` transform, a nameref, a prompt variable holding
-//!   expansions), a builtin that runs a string or rebinds a command name ([`builtins`]:
+//!   expansions), a builtin that runs a string or rebinds a command name (`builtins`:
 //!   `compgen`, `complete`, `mapfile -C`, `fc`, `alias`, `shopt -s expand_aliases`,
 //!   `hash -p`, `enable -f`), a line continuation joining anything but a command's plain
 //!   words, or nesting deeper than [`MAX_DEPTH`]. Whatever could still be read is listed even
 //!   then, so deny rules keep working on the parts that are visible.
 //! - [`ShellAnalysis::files`] lists the files each simple command reads and writes: the file
-//!   operands of the well-known readers and writers of [`file_table`] (read with each one's
-//!   option grammar by [`operands`] and [`special`]), input redirections (`< FILE`), output
+//!   operands of the well-known readers and writers of `file_table` (read with each one's
+//!   option grammar by `operands` and `special`), input redirections (`< FILE`), output
 //!   redirections and `tee` operands ([`files`] says how a path is known: literal, a pattern
 //!   bash expands, computed at run time). [`ShellAnalysis::dirs`] lists where `cd`/`pushd`
 //!   move. The policy checks them against `Read(...)`/`Edit(...)` rules
@@ -89,7 +89,7 @@ pub struct ShellAnalysis {
     /// [`files`](Self::files) may resolve against any of them.
     pub dirs: Vec<OperandPath>,
     /// Variables evaluated as code and variables the command fills with data
-    /// ([`data`]), settled when the walk ends.
+    /// (`data`), settled when the walk ends.
     names: data::Names,
     /// What only the whole command settles about [`files`](Self::files).
     pending: files::Pending,
