@@ -52,6 +52,9 @@ pub struct Scope<'a> {
     pub hooks: &'a BuildOptions,
     /// The agent type the main session runs as (`--agent`).
     pub main_agent: Option<&'a str>,
+    /// The environment of MCP servers configured with `"sandbox": true` (the session's
+    /// sandbox); `None` without one, and such a server does not start.
+    pub mcp_sandboxed_env: Option<spine_process::ChildEnv>,
 }
 
 /// A definition's resolved fields.
@@ -141,7 +144,8 @@ fn inline_servers(file: &AgentFile, scope: &Scope<'_>, warnings: &mut Vec<String
         return None;
     }
     // The hook options carry the environment assembly built for the agent's children.
-    let options = crate::mcp::mcp_options(scope.settings, scope.project, &scope.hooks.child_env);
+    let mut options = crate::mcp::mcp_options(scope.settings, scope.project, &scope.hooks.child_env);
+    options.sandboxed_env = scope.mcp_sandboxed_env.clone();
     Some(Arc::new(crate::agent_mcp::InlineServers::new(&file.inline_mcp_servers, options)))
 }
 
@@ -230,6 +234,7 @@ mod tests {
                 skills: SkillCatalog::scan(&[root]).0,
                 hooks: &self.options,
                 main_agent: Some("r"),
+                mcp_sandboxed_env: None,
             }
         }
     }

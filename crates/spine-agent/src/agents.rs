@@ -262,6 +262,7 @@ mod tests {
             skills: SkillCatalog::default(),
             hooks: &options,
             main_agent: None,
+            mcp_sandboxed_env: None,
         };
         let types = subagents(&settings, project, spine_home, None, flag, &scope).expect("valid");
         (types.subagents, types.warnings)

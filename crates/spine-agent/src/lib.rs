@@ -364,6 +364,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         skills: spine_core::skills::SkillCatalog::scan(&config.skill_roots).0,
         hooks: &hook_options,
         main_agent: options.command_line.agent.as_deref(),
+        mcp_sandboxed_env: options.sandbox.as_ref().and_then(|s| s.mcp_env(&hook_options.child_env)),
     };
     let agent_types = agents::subagents(
         settings,

@@ -71,6 +71,9 @@ pub struct Request<'a> {
     pub command_line: &'a CommandLine,
     /// How loud.
     pub verbosity: Verbosity,
+    /// The person's approver in an interactive session (the proxy asks about domains no rule
+    /// allows); `None` refuses them.
+    pub network_approver: Option<Arc<dyn spine_core::permission::Approver>>,
 }
 
 /// The session's sandbox (see the module contract).
@@ -94,6 +97,7 @@ pub fn start(settings: &Settings, request: Request<'_>) -> anyhow::Result<Arc<Se
         spine_home: request.home.to_path_buf(),
         command_line: request.command_line.clone(),
         helper,
+        network_approver: request.network_approver,
     };
     let sandbox = SessionSandbox::start(settings, options).map_err(|e| config(e.to_string()))?;
     if request.verbosity != Verbosity::Quiet {

@@ -110,6 +110,8 @@ pub(crate) async fn build(
         home,
         command_line: &command_line,
         verbosity,
+        // A person at a terminal answers the proxy's questions about new domains.
+        network_approver: approver.asks_elicitations().then(|| Arc::clone(&approver)),
     };
     let sandbox = crate::sandbox::start(settings, request)?;
     // The settings' environment of the agent's children: assembly builds the same value.

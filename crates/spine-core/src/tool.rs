@@ -170,6 +170,22 @@ pub trait UrlGate: Send + Sync {
     fn check(&self, url: &url::Url) -> Result<(), String>;
 }
 
+/// The sandbox's lines about one call ([`ToolContext::sandbox_report`]); clones share them.
+#[derive(Debug, Clone, Default)]
+pub struct SandboxReport(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl SandboxReport {
+    /// Adds `lines`.
+    pub fn extend(&self, lines: impl IntoIterator<Item = String>) {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(lines);
+    }
+
+    /// The lines so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
 /// What a running tool may use.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -201,6 +217,10 @@ pub struct ToolContext {
     /// `dangerouslyDisableSandbox`): the runner then gives the call the unconfined environment
     /// and the `execute` trace entry records this. `None` otherwise.
     pub sandbox_exemption: Option<String>,
+    /// What the sandbox said about this call's commands (a denial it explains, a destination
+    /// its proxy refused, a protected path undone): a command tool adds the lines it also
+    /// shows the model, and the call's `execute` trace entry lists them (`sandbox_notes`).
+    pub sandbox_report: SandboxReport,
     /// Where streamed output goes.
     pub progress: Option<Arc<dyn ProgressSink>>,
     /// Decides redirect hops of network tools; `None` outside a run with a policy (direct
@@ -231,6 +251,7 @@ impl ToolContext {
             env_file: None,
             child_env,
             sandbox_exemption: None,
+            sandbox_report: SandboxReport::default(),
             progress: None,
             url_gate: None,
             elicitor: None,

@@ -12,7 +12,8 @@
 //!   so no spawn path can run a command bare by mistake.
 //! - [`Confine::before_spawn`] runs just before each spawn: it may refuse the spawn (the sandbox
 //!   cannot run and the configuration forbids running bare: the [`ConfineError`] names why),
-//!   else it returns a [`SpawnGuard`], finished once the process group is gone (reaped,
+//!   else it returns a [`SpawnGuard`], told the launcher's process id once it is spawned
+//!   ([`SpawnGuard::spawned`]) and finished once the process group is gone (reaped,
 //!   terminated or dropped); the lines it returns say what it did (for the tool's output or the
 //!   trace).
 
@@ -51,6 +52,12 @@ pub trait Confine: Send + Sync + fmt::Debug {
 
 /// What one confined spawn must do once its process group is gone.
 pub trait SpawnGuard: Send + fmt::Debug {
+    /// Told the process id of the launcher once it is spawned (before anything else is done
+    /// with the child); nothing by default.
+    fn spawned(&mut self, pid: u32) {
+        let _ = pid;
+    }
+
     /// Finishes the spawn; one line per thing it did or could not do.
     fn finish(self: Box<Self>) -> Vec<String>;
 }

@@ -108,6 +108,10 @@ impl GroupChild {
                 return Err(ProcessError::Spawn { program, source });
             }
         };
+        let mut guard = guard;
+        if let (Some(guard), Some(pid)) = (guard.as_mut(), child.id()) {
+            guard.spawned(pid);
+        }
         // A freshly spawned child has not been reaped, so its id is known; it leads its group.
         let pgid = child.id().and_then(|id| i32::try_from(id).ok()).filter(|id| *id > 0).map(Pid::from_raw);
         if let Some(pgid) = pgid {

@@ -91,9 +91,9 @@ pub struct SandboxSettings {
     pub deny_read: Vec<SandboxPath>,
     /// `filesystem.allowRead`: lifts a denied read equal to or beneath it.
     pub allow_read: Vec<SandboxPath>,
-    /// `network.allowedDomains` (applied once the proxy is wired: kept).
+    /// `network.allowedDomains`.
     pub allowed_domains: Vec<String>,
-    /// `network.deniedDomains` (kept).
+    /// `network.deniedDomains`.
     pub denied_domains: Vec<String>,
     /// `network.allowUnixSockets`.
     pub allow_unix_sockets: Vec<SandboxPath>,
@@ -101,9 +101,9 @@ pub struct SandboxSettings {
     pub allow_all_unix_sockets: Option<bool>,
     /// `network.allowLocalBinding`.
     pub allow_local_binding: Option<bool>,
-    /// `network.httpProxyPort` (kept).
+    /// `network.httpProxyPort`: the user's own proxy on loopback.
     pub http_proxy_port: Option<u16>,
-    /// `network.socksProxyPort` (kept).
+    /// `network.socksProxyPort` (not applied: one line says so).
     pub socks_proxy_port: Option<u16>,
 }
 
@@ -251,8 +251,8 @@ fn merge_network(
             "socksProxyPort" => s.socks_proxy_port = Some(port(origin, &path, v)?),
             "allowMachLookup" => notes.push(format!("{origin}: ignoring `{path}` (macOS only)")),
             "strictAllowlist" | "allowManagedDomainsOnly" | "tlsTerminate" => warnings.push(format!(
-                "{origin}: `{path}` is not applied (domain filtering arrives with spine's proxy; until then the \
-                 sandbox has no network unless a domain list opens it)"
+                "{origin}: `{path}` is not applied (spine's proxy filters by allowedDomains, deniedDomains and \
+                 the WebFetch(domain:…) rules; it does not terminate TLS)"
             )),
             other => warnings.push(unknown_key(origin, &path, other, NETWORK_KEYS.iter().copied())?),
         }

@@ -150,7 +150,9 @@ impl Tool for BashTool {
             note = shell_cwd::settle(ctx, &start, report.read().as_deref()).or(note);
         }
         let mut notes: Vec<String> = note.into_iter().collect();
-        notes.extend(sandbox_notes(ctx, &finished, &start));
+        let sandboxed = sandbox_notes(ctx, &finished, &start);
+        ctx.sandbox_report.extend(sandboxed.iter().cloned());
+        notes.extend(sandboxed);
         outcome(&finished, timeout_ms, &notes)
     }
 

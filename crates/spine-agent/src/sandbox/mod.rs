@@ -16,11 +16,9 @@
 //!   `sandbox.filesystem.allowWrite`; write-protected: [`paths::PROTECTED_IN_ROOTS`] in each
 //!   root, the home's startup and configuration files when the home is inside a root, the
 //!   `Edit(…)` deny rules and `sandbox.filesystem.denyWrite`.
-//! - The network is off. `allowedDomains` with `"*"` is the whole network
-//!   ([`Network::Full`]); any other domain list leaves it off and says so in one line: domain
-//!   filtering needs spine's proxy, which is not wired yet ([`proxy_network`] is the seam,
-//!   not selectable). `allowLocalBinding`, `allowUnixSockets` and `allowAllUnixSockets`
-//!   apply.
+//! - The network: off, the whole network (`allowedDomains: ["*"]`), or only spine's
+//!   filtering proxy when domains are allowed or a person can be asked ([`network`]).
+//!   `allowLocalBinding`, `allowUnixSockets` and `allowAllUnixSockets` apply.
 //! - The kernel is probed once ([`probe_with`]). When a layer is missing, one line names it;
 //!   with `failIfUnavailable` (or a caller that requires the sandbox: the worker) every
 //!   command is refused with that reason (and `dangerouslyDisableSandbox` cannot take a
@@ -29,6 +27,7 @@
 //! - Hooks are the user's own code and stay outside: only the agent's tool context (and MCP
 //!   servers configured with `"sandbox": true`) get the confinement.
 
+pub mod network;
 pub mod paths;
 
 use std::path::{Path, PathBuf};
@@ -37,8 +36,7 @@ use std::sync::Arc;
 use spine_core::permission::PermissionRule;
 use spine_core::sandbox_rules::SandboxRules;
 use spine_process::ChildEnv;
-use spine_sandbox::policy::DEFAULT_PROXY_PORT;
-use spine_sandbox::{Capabilities, Helper, Network, Policy, ProxyUpstream, Support, probe_with};
+use spine_sandbox::{Capabilities, Helper, Network, Policy, Support, probe_with};
 use spine_settings::{SandboxMode, Settings};
 use spine_tools::sandbox::SandboxLauncher;
 use thiserror::Error;
@@ -46,7 +44,7 @@ use thiserror::Error;
 use crate::CommandLine;
 
 /// What the caller decides about the sandbox beyond the settings.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SandboxOptions {
     /// `--sandbox`: wins over the settings.
     pub flag: Option<SandboxMode>,
@@ -62,6 +60,23 @@ pub struct SandboxOptions {
     pub command_line: CommandLine,
     /// How to start the helper (spine: its own binary's `__sandbox`).
     pub helper: Helper,
+    /// The person's approver in an interactive session: the proxy asks about destinations no
+    /// allowed domain covers. `None`: such destinations are refused.
+    pub network_approver: Option<Arc<dyn spine_core::permission::Approver>>,
+}
+
+impl std::fmt::Debug for SandboxOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxOptions")
+            .field("flag", &self.flag)
+            .field("default_mode", &self.default_mode)
+            .field("require", &self.require)
+            .field("project", &self.project)
+            .field("spine_home", &self.spine_home)
+            .field("helper", &self.helper)
+            .field("network_approver", &self.network_approver.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The sandbox could not be set up (a configuration problem, or the temporary directory).
@@ -74,6 +89,14 @@ pub enum SandboxSetupError {
         at: String,
         /// Why it does not parse.
         source: spine_core::permission::RuleError,
+    },
+    /// A `sandbox.network` domain pattern is not a host.
+    #[error("{at}: {source}")]
+    Domain {
+        /// The settings key and index.
+        at: String,
+        /// Why it is not a pattern.
+        source: spine_tools::proxy::PatternError,
     },
     /// A workspace root is unusable.
     #[error(transparent)]
@@ -132,10 +155,14 @@ impl SessionSandbox {
             .into_iter()
             .map(|r| r.path)
             .collect();
+        let (plan, network_lines) = network::plan(settings, &options.command_line, options.network_approver.clone())?;
         let tmpdir = private_tmpdir()?;
-        let built = build_policy(settings, &options, mode, &roots, &tmpdir);
+        let (network, proxy, proxy_line) = start_network(plan)?;
+        let built = build_policy(settings, &options, mode, &roots, &tmpdir, network);
         let mut policy = built.policy;
-        let mut lines = built.lines;
+        let mut lines = network_lines;
+        lines.extend(proxy_line);
+        lines.extend(built.lines);
         let capabilities = probe_with(&options.helper);
         let missing = missing_layers(&capabilities);
         let require = options.require || config.fail_if_unavailable == Some(true);
@@ -167,6 +194,9 @@ impl SessionSandbox {
             .read_only(mode == SandboxMode::ReadOnly);
         if let Some(reason) = &refusal {
             launcher = launcher.refusing(reason.clone());
+        }
+        if let Some(proxy) = proxy {
+            launcher = launcher.with_proxy(proxy);
         }
         let rules = SandboxRules {
             auto_allow: config.auto_allow_bash_if_sandboxed == Some(true),
@@ -216,6 +246,11 @@ impl SessionSandbox {
         &self.notes
     }
 
+    /// spine's filtering proxy, when commands reach the network through it.
+    pub fn proxy(&self) -> Option<&spine_tools::sandbox::SessionProxy> {
+        self.launcher.as_deref().and_then(SandboxLauncher::proxy)
+    }
+
     /// The permission step's rules, when there is a sandbox.
     pub fn rules(&self) -> Option<&SandboxRules> {
         self.rules.as_ref()
@@ -236,11 +271,25 @@ impl SessionSandbox {
     }
 }
 
-/// The network of spine's filtering proxy: the seam the proxy is wired through next. Nothing
-/// selects it yet (no setting or flag reaches it): until then a domain list leaves the
-/// network off.
-pub fn proxy_network(upstream: ProxyUpstream) -> Network {
-    Network::Proxy { http: upstream, port: DEFAULT_PROXY_PORT }
+/// The network of `plan`, spine's proxy started when it is in the plan (in a private
+/// directory of its own), and the line saying why it is off when the proxy could not start.
+fn start_network(
+    plan: network::Plan,
+) -> Result<(Network, Option<spine_tools::sandbox::SessionProxy>, Option<String>), SandboxSetupError> {
+    let gate = match plan {
+        network::Plan::Off => return Ok((Network::Off, None, None)),
+        network::Plan::Full => return Ok((Network::Full, None, None)),
+        network::Plan::UserProxy(port) => return Ok((network::user_proxy(port), None, None)),
+        network::Plan::Filtered(gate, private) => (gate, private),
+    };
+    let dir = private_tmpdir()?;
+    match network::start_proxy(gate.0, gate.1, dir) {
+        Ok((proxy, network)) => Ok((network, Some(proxy), None)),
+        Err(why) => {
+            let line = format!("spine: sandbox: the network proxy cannot start ({why}); commands have no network");
+            Ok((Network::Off, None, Some(line)))
+        }
+    }
 }
 
 /// A policy and what building it had to say.
@@ -256,6 +305,7 @@ fn build_policy(
     mode: SandboxMode,
     roots: &[PathBuf],
     tmp: &Path,
+    network: Network,
 ) -> Built {
     let config = &settings.sandbox;
     let home = spine_protocol::home::user_home();
@@ -310,8 +360,6 @@ fn build_policy(
         }
     }
 
-    let (network, network_line) = network(config);
-    lines.extend(network_line);
     let unix_sockets = paths::entry_paths(&config.allow_unix_sockets, project, home.as_deref(), roots);
     notes.extend(unix_sockets.notes);
     dedup(&mut read_deny);
@@ -328,22 +376,6 @@ fn build_policy(
         best_effort: false,
     };
     Built { policy, lines, notes }
-}
-
-/// The network commands get, and the line about a setting not applied yet.
-fn network(config: &spine_settings::SandboxSettings) -> (Network, Option<String>) {
-    if config.allowed_domains.iter().any(|d| d == "*") {
-        return (Network::Full, None);
-    }
-    let pending =
-        !config.allowed_domains.is_empty() || config.http_proxy_port.is_some() || config.socks_proxy_port.is_some();
-    let line = pending.then(|| {
-        "spine: sandbox: network.allowedDomains (and the proxy ports) are kept but not applied yet: domain \
-         filtering arrives with spine's proxy; until then sandboxed commands have no network (allowedDomains \
-         [\"*\"] gives them all of it)"
-            .to_owned()
-    });
-    (Network::Off, line)
 }
 
 /// The `Read` and `Edit` deny rules of the settings and the command line, each with where it

@@ -368,6 +368,7 @@ fn sandbox_check(settings: &Settings, project: &Path, home: &Path) -> Check {
         spine_home: home.to_path_buf(),
         command_line: spine_agent::CommandLine::default(),
         helper,
+        network_approver: None,
     };
     let sandbox = match spine_agent::sandbox::SessionSandbox::start(settings, options) {
         Ok(sandbox) => sandbox,

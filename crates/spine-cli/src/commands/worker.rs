@@ -51,6 +51,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
         home: &home,
         command_line: &spine_agent::CommandLine::default(),
         verbosity: if args.verbose { crate::sandbox::Verbosity::Verbose } else { crate::sandbox::Verbosity::Normal },
+        network_approver: None,
     };
     let sandbox = crate::sandbox::start(&settings, request)?;
     // MCP servers are connected once per worker and shared by its assignments.

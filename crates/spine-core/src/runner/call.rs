@@ -236,6 +236,7 @@ impl Run<'_> {
             env_file: self.hook_ctx.session.env_file.clone(),
             child_env,
             sandbox_exemption: exemption,
+            sandbox_report: crate::tool::SandboxReport::default(),
             progress: self.progress.clone(),
             url_gate: super::permit::url_gate(&self.agent.policy, &call.name, tool.effect()),
             elicitor: Some(Arc::clone(&elicitor) as Arc<dyn crate::elicitation::Elicitor>),

@@ -98,6 +98,10 @@ pub async fn execute(
         && let Some(sandbox) = sandbox_label(ctx)
     {
         fields.insert("sandbox".to_owned(), Value::String(sandbox));
+        let notes = ctx.sandbox_report.lines();
+        if !notes.is_empty() {
+            fields.insert("sandbox_notes".to_owned(), Value::from(notes));
+        }
     }
     trace.stage(StageName::Execute, Some(&ctx.call_id), started, fields);
     let executed = match result {

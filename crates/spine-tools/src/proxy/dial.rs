@@ -27,6 +27,14 @@ use tokio::net::TcpStream;
 use url::Host;
 
 use super::gate::{Answer, Decision, DenyReason, Gate, Observer, Outcome, Protocol, ProxyEvent};
+
+/// How one client reached the proxy: the protocol it spoke and, on a unix socket, the process
+/// id of its peer (`SO_PEERCRED`), which the observer uses to tell whose connection it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Via {
+    pub(crate) protocol: Protocol,
+    pub(crate) peer: Option<u32>,
+}
 use crate::web::address::{PrivateNetworks, is_public};
 
 /// Resolves host names to addresses (the proxy runs outside the sandbox, which has no DNS).
@@ -90,21 +98,16 @@ pub(crate) struct Dialer {
 
 impl Dialer {
     /// Reports an event to the observer, if there is one.
-    pub(crate) fn report(&self, protocol: Protocol, host: String, port: u16, outcome: Outcome) {
+    pub(crate) fn report(&self, via: Via, host: String, port: u16, outcome: Outcome) {
         if let Some(observer) = &self.observer {
-            observer(&ProxyEvent { protocol, host, port, outcome });
+            observer(&ProxyEvent { protocol: via.protocol, peer_pid: via.peer, host, port, outcome });
         }
     }
 
     /// Decides about `host:port` and connects to it (see the module contract).
-    pub(crate) async fn dial(
-        &self,
-        protocol: Protocol,
-        host: &Host<String>,
-        port: u16,
-    ) -> Result<TcpStream, DialError> {
+    pub(crate) async fn dial(&self, via: Via, host: &Host<String>, port: u16) -> Result<TcpStream, DialError> {
         let shown = host.to_string();
-        let result = self.decide_and_connect(protocol, host, port).await;
+        let result = self.decide_and_connect(via, host, port).await;
         let outcome = match &result {
             Ok((stream, approved)) => match stream.peer_addr() {
                 Ok(address) => Outcome::Allowed { address, approved: *approved },
@@ -113,13 +116,13 @@ impl Dialer {
             Err(DialError::Denied(reason)) => Outcome::Denied(reason.clone()),
             Err(e) => Outcome::Failed { error: e.to_string() },
         };
-        self.report(protocol, shown, port, outcome);
+        self.report(via, shown, port, outcome);
         result.map(|(stream, _)| stream)
     }
 
     async fn decide_and_connect(
         &self,
-        protocol: Protocol,
+        via: Via,
         host: &Host<String>,
         port: u16,
     ) -> Result<(TcpStream, bool), DialError> {
@@ -132,7 +135,7 @@ impl Dialer {
             Decision::Allow => false,
             Decision::Deny(reason) => return Err(DialError::Denied(reason)),
             Decision::Ask(answer) => {
-                self.report(protocol, shown.clone(), port, Outcome::Asked);
+                self.report(via, shown.clone(), port, Outcome::Asked);
                 match answer.await {
                     Answer::Allow => true,
                     Answer::Deny(why) => return Err(DialError::Denied(DenyReason::Declined { host: shown, why })),

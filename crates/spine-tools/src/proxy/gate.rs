@@ -186,6 +186,9 @@ pub enum Outcome {
 pub struct ProxyEvent {
     /// How the client asked.
     pub protocol: Protocol,
+    /// The process id of the client, when it came through the unix socket (`SO_PEERCRED`, in
+    /// the proxy's own PID namespace): the sandbox helper whose bridge carried it.
+    pub peer_pid: Option<u32>,
     /// The destination host (as parsed when it parsed, as written when it did not).
     pub host: String,
     /// The destination port.

@@ -34,14 +34,19 @@ use tokio::sync::OwnedSemaphorePermit;
 use url::Host;
 
 use super::Shared;
-use super::dial::DialError;
+use super::dial::{DialError, Via};
 use super::gate::{DenyReason, Outcome, Protocol};
 
 /// A response body: the upstream's, streamed, or the proxy's own text.
 type Body = Either<Incoming, Full<Bytes>>;
 
 /// Serves one HTTP client (keep-alive: any number of requests).
-pub(crate) async fn serve<S>(io: S, shared: Arc<Shared>, permit: OwnedSemaphorePermit) -> Result<(), hyper::Error>
+pub(crate) async fn serve<S>(
+    io: S,
+    shared: Arc<Shared>,
+    permit: OwnedSemaphorePermit,
+    peer: Option<u32>,
+) -> Result<(), hyper::Error>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -53,13 +58,22 @@ where
     let service = service_fn(move |req: Request<Incoming>| {
         let shared = Arc::clone(&shared);
         let permit = Arc::clone(&permit);
-        async move { Ok::<_, Infallible>(handle(req, shared, permit).await) }
+        async move { Ok::<_, Infallible>(handle(req, shared, permit, peer).await) }
     });
     builder.serve_connection(TokioIo::new(io), service).with_upgrades().await
 }
 
-async fn handle(req: Request<Incoming>, shared: Arc<Shared>, permit: Arc<OwnedSemaphorePermit>) -> Response<Body> {
-    if req.method() == Method::CONNECT { tunnel(req, shared, permit).await } else { forward(req, &shared).await }
+async fn handle(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+    permit: Arc<OwnedSemaphorePermit>,
+    peer: Option<u32>,
+) -> Response<Body> {
+    if req.method() == Method::CONNECT {
+        tunnel(req, shared, permit, Via { protocol: Protocol::HttpConnect, peer }).await
+    } else {
+        forward(req, &shared, Via { protocol: Protocol::HttpForward, peer }).await
+    }
 }
 
 /// The destination of a request target: host (parsed by [`url::Host`]) and port.
@@ -78,15 +92,20 @@ fn destination(
     Ok((host, port))
 }
 
-async fn tunnel(req: Request<Incoming>, shared: Arc<Shared>, permit: Arc<OwnedSemaphorePermit>) -> Response<Body> {
+async fn tunnel(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+    permit: Arc<OwnedSemaphorePermit>,
+    via: Via,
+) -> Response<Body> {
     let Some(authority) = req.uri().authority().cloned() else {
         return text(StatusCode::BAD_REQUEST, format!("CONNECT needs host:port, not {}", req.uri()));
     };
     let (host, port) = match destination(&authority, None) {
         Ok(found) => found,
-        Err((status, message)) => return refuse_target(&shared, Protocol::HttpConnect, &authority, status, message),
+        Err((status, message)) => return refuse_target(&shared, via, &authority, status, message),
     };
-    let mut upstream = match shared.dialer.dial(Protocol::HttpConnect, &host, port).await {
+    let mut upstream = match shared.dialer.dial(via, &host, port).await {
         Ok(upstream) => upstream,
         Err(e) => return dial_failure(&e),
     };
@@ -108,7 +127,7 @@ async fn tunnel(req: Request<Incoming>, shared: Arc<Shared>, permit: Arc<OwnedSe
     Response::new(Either::Right(Full::new(Bytes::new())))
 }
 
-async fn forward(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
+async fn forward(req: Request<Incoming>, shared: &Shared, via: Via) -> Response<Body> {
     let target = req.uri().clone();
     let (Some("http"), Some(authority)) = (target.scheme_str(), target.authority()) else {
         return text(
@@ -120,7 +139,7 @@ async fn forward(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
     };
     let (host, port) = match destination(authority, Some(80)) {
         Ok(found) => found,
-        Err((status, message)) => return refuse_target(shared, Protocol::HttpForward, authority, status, message),
+        Err((status, message)) => return refuse_target(shared, via, authority, status, message),
     };
     let Ok(host_header) = HeaderValue::try_from(if port == 80 { host.to_string() } else { format!("{host}:{port}") })
     else {
@@ -132,7 +151,7 @@ async fn forward(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
     let Ok(origin) = Uri::from_parts(origin) else {
         return text(StatusCode::BAD_REQUEST, format!("{target} has no usable path"));
     };
-    let upstream = match shared.dialer.dial(Protocol::HttpForward, &host, port).await {
+    let upstream = match shared.dialer.dial(via, &host, port).await {
         Ok(upstream) => upstream,
         Err(e) => return dial_failure(&e),
     };
@@ -165,7 +184,7 @@ async fn forward(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
 /// Answers a target that cannot be checked, reporting refusals.
 fn refuse_target(
     shared: &Shared,
-    protocol: Protocol,
+    via: Via,
     authority: &uri::Authority,
     status: StatusCode,
     message: String,
@@ -173,7 +192,7 @@ fn refuse_target(
     if status == StatusCode::FORBIDDEN {
         let reason = DenyReason::InvalidTarget { target: authority.to_string() };
         let port = authority.port_u16().unwrap_or(0);
-        shared.dialer.report(protocol, authority.host().to_owned(), port, Outcome::Denied(reason));
+        shared.dialer.report(via, authority.host().to_owned(), port, Outcome::Denied(reason));
     }
     text(status, message)
 }

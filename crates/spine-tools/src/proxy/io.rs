@@ -31,6 +31,9 @@ pub enum ProxyError {
     /// Not a loopback address.
     #[error("the sandbox proxy listens on loopback only; {0} is not a loopback address")]
     NotLoopback(SocketAddr),
+    /// Started outside a tokio runtime.
+    #[error("the sandbox proxy must be started within a tokio runtime")]
+    NoRuntime,
     /// Binding failed.
     #[error("cannot listen on {listen:?}: {source}")]
     Bind {
@@ -55,14 +58,17 @@ pub(crate) enum Client {
 }
 
 impl Listener {
-    pub(crate) async fn bind(listen: &Listen) -> Result<(Listener, Listen), ProxyError> {
+    /// Binds `listen`; must be called within a tokio runtime (checked by the caller).
+    pub(crate) fn bind(listen: &Listen) -> Result<(Listener, Listen), ProxyError> {
         let fail = |source| ProxyError::Bind { listen: listen.clone(), source };
         match listen {
             Listen::Tcp(address) => {
                 if !address.ip().is_loopback() {
                     return Err(ProxyError::NotLoopback(*address));
                 }
-                let listener = TcpListener::bind(address).await.map_err(fail)?;
+                let listener = std::net::TcpListener::bind(address).map_err(fail)?;
+                listener.set_nonblocking(true).map_err(fail)?;
+                let listener = TcpListener::from_std(listener).map_err(fail)?;
                 let bound = listener.local_addr().map_err(fail)?;
                 Ok((Listener::Tcp(listener), Listen::Tcp(bound)))
             }

@@ -116,7 +116,16 @@ impl Proxy {
 
     /// Binds the listener and starts serving on the current tokio runtime.
     pub async fn start(self) -> Result<ProxyHandle, ProxyError> {
-        let (listener, listening) = Listener::bind(&self.config.listen).await?;
+        self.spawn()
+    }
+
+    /// [`Proxy::start`] from synchronous code running within a tokio runtime (its tasks run
+    /// there); [`ProxyError::NoRuntime`] outside one.
+    pub fn spawn(self) -> Result<ProxyHandle, ProxyError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(ProxyError::NoRuntime);
+        }
+        let (listener, listening) = Listener::bind(&self.config.listen)?;
         let cancel = CancellationToken::new();
         let tracker = TaskTracker::new();
         let shared = Arc::new(Shared {
@@ -224,14 +233,17 @@ async fn accept_loop(listener: Listener, shared: Arc<Shared>, slots: Arc<Semapho
 
 async fn serve_client(client: Client, shared: Arc<Shared>, permit: OwnedSemaphorePermit) {
     match client {
-        Client::Unix(stream) => serve_stream(stream, shared, permit).await,
-        Client::Tcp(stream) => serve_stream(stream, shared, permit).await,
+        Client::Unix(stream) => {
+            let peer = stream.peer_cred().ok().and_then(|cred| cred.pid()).and_then(|pid| u32::try_from(pid).ok());
+            serve_stream(stream, shared, permit, peer).await;
+        }
+        Client::Tcp(stream) => serve_stream(stream, shared, permit, None).await,
     }
 }
 
 /// Reads the first byte and hands the client to SOCKS5 or HTTP. Errors end the connection:
 /// the client sees it closed.
-async fn serve_stream<S>(mut stream: S, shared: Arc<Shared>, permit: OwnedSemaphorePermit)
+async fn serve_stream<S>(mut stream: S, shared: Arc<Shared>, permit: OwnedSemaphorePermit, peer: Option<u32>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -242,8 +254,8 @@ where
     }
     if first[0] == SOCKS5 {
         let _permit = permit;
-        let _ = socks::serve(stream, &shared).await;
+        let _ = socks::serve(stream, &shared, peer).await;
     } else {
-        let _ = http::serve(Prefixed::new(first[0], stream), shared, permit).await;
+        let _ = http::serve(Prefixed::new(first[0], stream), shared, permit, peer).await;
     }
 }

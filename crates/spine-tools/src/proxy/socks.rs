@@ -23,7 +23,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use url::Host;
 
 use super::Shared;
-use super::dial::DialError;
+use super::dial::{DialError, Via};
 use super::gate::{DenyReason, Outcome, Protocol};
 
 const VERSION: u8 = 0x05;
@@ -58,7 +58,12 @@ enum Request {
 }
 
 /// Serves one SOCKS5 client whose version byte was read.
-pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut client: S, shared: &Shared) -> io::Result<()> {
+pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut client: S,
+    shared: &Shared,
+    peer: Option<u32>,
+) -> io::Result<()> {
+    let via = Via { protocol: Protocol::Socks5, peer };
     let request = match tokio::time::timeout(shared.head_timeout, handshake(&mut client)).await {
         Ok(Ok(Some(request))) => request,
         Ok(Ok(None)) | Err(_) => return Ok(()),
@@ -76,12 +81,12 @@ pub(crate) async fn serve<S: AsyncRead + AsyncWrite + Unpin>(mut client: S, shar
             None => {
                 let target = String::from_utf8_lossy(&bytes).into_owned();
                 let reason = DenyReason::InvalidTarget { target: target.clone() };
-                shared.dialer.report(Protocol::Socks5, target, port, Outcome::Denied(reason));
+                shared.dialer.report(via, target, port, Outcome::Denied(reason));
                 return send_reply(&mut client, NOT_ALLOWED, None).await;
             }
         },
     };
-    let mut upstream = match shared.dialer.dial(Protocol::Socks5, &host, port).await {
+    let mut upstream = match shared.dialer.dial(via, &host, port).await {
         Ok(upstream) => upstream,
         Err(e) => return send_reply(&mut client, failure_code(&e), None).await,
     };

@@ -17,14 +17,21 @@
 //!   the reason (the sandbox cannot run here and the configuration forbids running bare).
 //! - [`Confine::explain`] reads a failed command's output for denials the policy explains
 //!   ([`denials`]).
+//! - With a [`SessionProxy`] ([`SandboxLauncher::with_proxy`]: the session runs spine's
+//!   filtering proxy, which the launcher keeps alive), each spawn's guard also hands back what
+//!   the proxy refused that command ([`network`]).
 
 pub mod denials;
+pub mod network;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use spine_process::{Confine, ConfineError, SpawnGuard};
 use spine_sandbox::{Helper, MissingGuard, Policy};
+
+pub use network::{NetworkLog, SessionProxy};
 
 /// The confinement of an agent's commands under one [`Policy`].
 #[derive(Debug)]
@@ -37,6 +44,8 @@ pub struct SandboxLauncher {
     owns_tmpdir: bool,
     read_only: bool,
     refusal: Option<String>,
+    network: Option<Arc<NetworkLog>>,
+    proxy: Option<SessionProxy>,
 }
 
 impl SandboxLauncher {
@@ -55,6 +64,8 @@ impl SandboxLauncher {
             owns_tmpdir: false,
             read_only: false,
             refusal: None,
+            network: None,
+            proxy: None,
         }
     }
 
@@ -77,6 +88,19 @@ impl SandboxLauncher {
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
         self
+    }
+
+    /// Keeps `proxy` (the one the policy's network names) alive with the launcher; each
+    /// spawn's guard reports what it refused the command.
+    pub fn with_proxy(mut self, proxy: SessionProxy) -> Self {
+        self.network = Some(Arc::clone(proxy.log()));
+        self.proxy = Some(proxy);
+        self
+    }
+
+    /// spine's proxy, when commands reach the network through it.
+    pub fn proxy(&self) -> Option<&SessionProxy> {
+        self.proxy.as_ref()
     }
 
     /// Every spawn is refused with `reason`.
@@ -108,7 +132,11 @@ impl Confine for SandboxLauncher {
         if let Some(reason) = &self.refusal {
             return Err(ConfineError::Unavailable(reason.clone()));
         }
-        Ok(Box::new(ProtectedPaths(MissingGuard::before(&self.policy))))
+        Ok(Box::new(Spawned {
+            protected: MissingGuard::before(&self.policy),
+            network: self.network.clone(),
+            pid: None,
+        }))
     }
 
     fn profile(&self) -> String {
@@ -142,12 +170,26 @@ impl Drop for SandboxLauncher {
     }
 }
 
-/// Undoes what a command created at protected paths that did not exist before it.
+/// One confined spawn: undoes what the command created at protected paths that did not exist
+/// before it, and collects what the proxy refused its launcher.
 #[derive(Debug)]
-struct ProtectedPaths(MissingGuard);
+struct Spawned {
+    protected: MissingGuard,
+    network: Option<Arc<NetworkLog>>,
+    pid: Option<u32>,
+}
 
-impl SpawnGuard for ProtectedPaths {
+impl SpawnGuard for Spawned {
+    fn spawned(&mut self, pid: u32) {
+        self.pid = Some(pid);
+    }
+
     fn finish(self: Box<Self>) -> Vec<String> {
-        self.0.undo().into_iter().map(|line| format!("spine sandbox: {line}")).collect()
+        let mut lines: Vec<String> =
+            self.protected.undo().into_iter().map(|line| format!("spine sandbox: {line}")).collect();
+        if let (Some(log), Some(pid)) = (&self.network, self.pid) {
+            lines.extend(log.take(pid));
+        }
+        lines
     }
 }
