@@ -51,7 +51,7 @@ pub(crate) fn update_limits(settings: &Settings, flag_allow: usize, flag_deny: u
             Origin::User(_) => Some(UpdateDestination::UserSettings),
             Origin::Project(_) => Some(UpdateDestination::ProjectSettings),
             Origin::Local(_) => Some(UpdateDestination::LocalSettings),
-            Origin::Cli { .. } | Origin::Managed(_) => None,
+            Origin::Cli { .. } | Origin::Managed(_) | Origin::Plugin(_) => None,
         });
         files.chain(std::iter::repeat_n(Some(UpdateDestination::CliArg), flags)).collect()
     };

@@ -51,7 +51,7 @@ pub(crate) fn open(args: &RunArgs) -> anyhow::Result<Opened> {
     // otherwise.
     let project = resumed_project(args, session.resumed.as_ref(), &launch_dir);
     let model = resumed_model(args, session.resumed.as_ref());
-    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref(), &args.plugin_dirs)?;
     if args.verbose {
         for note in &settings.notes {
             eprintln!("note: {note}");

@@ -15,7 +15,10 @@
 //! - Every process a hook starts (command and persistent hooks, the syntax checks of command
 //!   lines) gets [`BuildOptions::child_env`], the environment of the agent the hooks belong to
 //!   (its settings' `env`, the provider keys it passes through); mcp_tool hooks call their tool
-//!   with it. There is no default: [`BuildOptions::new`] takes it.
+//!   with it. There is no default: [`BuildOptions::new`] takes it. A plugin's handlers
+//!   ([`Origin::Plugin`](spine_settings::Origin::Plugin)) also get `CLAUDE_PLUGIN_ROOT` and
+//!   `CLAUDE_PLUGIN_DATA`, and their dedup key is the plugin's own (two plugins never share
+//!   a command or a persistent process).
 //! - Only [`HookConfig::active_groups`] are registered: with `disableAllHooks`, nothing (or
 //!   only managed settings' hooks), with `allowManagedHooksOnly` only managed settings' hooks.
 //!   An HTTP hook that `allowedHttpHookUrls` blocks is registered and fails each firing with a
@@ -155,10 +158,14 @@ impl WireVisitor for AddGroup<'_> {
 }
 
 fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Shared) -> Option<HookSpec<E>> {
-    let key = match &h.handler {
+    let mut key = match &h.handler {
         Handler::Http(http) if http.blocked.is_some() => format!("{}#blocked", h.handler.dedup_key()),
         other => other.dedup_key(),
     };
+    // Two plugins' identical commands are two processes, each with its plugin's variables.
+    if let Some(plugin) = group.origin.plugin() {
+        key = format!("{key}#plugin:{}", plugin.id);
+    }
     let meta = Arc::new(HookMeta {
         hook_id: h.handler.target(),
         path: h.path.clone(),
@@ -167,9 +174,17 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         sink: shared.sink.clone(),
     });
     let mut run = if shared.force_blocking { RunMode::Blocking } else { h.run };
+    // A plugin's commands find their files through CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA.
+    let child_env = match group.origin.plugin() {
+        Some(plugin) => shared.child_env.with_vars([
+            ("CLAUDE_PLUGIN_ROOT".to_owned(), plugin.root.to_string_lossy().into_owned()),
+            ("CLAUDE_PLUGIN_DATA".to_owned(), plugin.data.to_string_lossy().into_owned()),
+        ]),
+        None => shared.child_env.clone(),
+    };
     let hook: Arc<dyn Hook<E>> = match &h.handler {
         Handler::Command { program, persistent: false } => {
-            let command = CommandHook::new(program.clone(), h.timeout, meta, shared.child_env.clone());
+            let command = CommandHook::new(program.clone(), h.timeout, meta, child_env);
             match &h.rewake {
                 _ if shared.force_blocking => Arc::new(command.in_foreground()),
                 Some(rewake) => {
@@ -181,11 +196,10 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
             }
         }
         Handler::Command { program, persistent: true } => {
-            let child_env = &shared.child_env;
             let process = shared
                 .processes
                 .entry(key.clone())
-                .or_insert_with(|| Arc::new(PersistentProcess::new(program.clone(), child_env.clone())));
+                .or_insert_with(|| Arc::new(PersistentProcess::new(program.clone(), child_env)));
             Arc::new(PersistentHook::new(Arc::clone(process), h.timeout, meta))
         }
         Handler::Http(http) => {

@@ -124,6 +124,15 @@ impl ChildEnv {
         ChildEnv { inner: Arc::new(Inner { vars, passthrough }), confinement: None }
     }
 
+    /// The same environment with `vars` set too (they win over a settings variable of the same
+    /// name): a plugin's hooks get `CLAUDE_PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA` this way.
+    pub fn with_vars(&self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut all = self.inner.vars.clone();
+        all.extend(vars);
+        let inner = Inner { vars: all, passthrough: self.inner.passthrough.clone() };
+        ChildEnv { inner: Arc::new(inner), confinement: self.confinement.clone() }
+    }
+
     /// The same environment, its commands confined by `confinement`.
     pub fn confined(self, confinement: Arc<dyn Confine>) -> Self {
         ChildEnv { confinement: Some(confinement), ..self }

@@ -233,7 +233,6 @@ pub const PERMISSIONS_KEYS: &[&str] = &[
 /// Claude Code keys spine does not apply whose absence a user would want to hear about without
 /// `-v`, with what is not applied. Any other Claude Code key spine does not read is a note.
 pub const WARN_WHEN_IGNORED: &[(&str, &str)] = &[
-    ("enabledPlugins", "spine does not load plugins: their hooks, commands, agents and MCP servers do not run"),
     ("allowManagedMcpServersOnly", "spine does not apply managed-settings restrictions on MCP servers"),
     ("allowedMcpServers", "spine does not filter MCP servers by this list"),
     ("deniedMcpServers", "spine does not filter MCP servers by this list: listed servers still start"),

@@ -36,6 +36,8 @@ pub struct Discovery<'a> {
     pub sources: SettingSources,
     /// Where managed settings are read ([`ManagedLocation::None`]: nowhere).
     pub managed: ManagedLocation,
+    /// `--plugin-dir`, in order.
+    pub plugin_dirs: &'a [PathBuf],
 }
 
 /// A settings file discovery looked for, and what became of it.
@@ -79,6 +81,7 @@ impl Settings {
             trust,
             sources: SettingSources::default(),
             managed: ManagedLocation::None,
+            plugin_dirs: &[],
         })
     }
 
@@ -159,7 +162,21 @@ impl Settings {
                 }
             }
         }
+        let plugins = crate::plugins::load(&crate::plugins::Request {
+            layers: &layers,
+            withheld_layers: &withheld,
+            trust: d.trust,
+            spine_home: d.spine_home,
+            home: d.home,
+            project_dir: d.project_dir,
+            plugin_dirs: d.plugin_dirs,
+        });
+        layers.extend(plugins.layers);
         let mut settings = Self::from_layers(layers)?;
+        settings.plugins = plugins.plugins;
+        settings.withheld_plugins = plugins.withheld;
+        settings.warnings.extend(plugins.warnings);
+        settings.notes.extend(plugins.notes);
         settings.trust = d.trust;
         settings.skipped = skipped;
         settings.withheld = withheld;

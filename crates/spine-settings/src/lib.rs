@@ -60,6 +60,7 @@ pub mod managed;
 mod merge;
 pub mod model_options;
 pub mod persist;
+pub mod plugins;
 pub mod policy;
 pub mod project;
 pub mod sandbox;
@@ -77,7 +78,7 @@ pub use policy::{AllowList, DroppedRules, ListEntry, ManagedPolicy};
 pub use project::{SettingSource, SettingSources, find_project_dir};
 pub use sandbox::{SandboxMode, SandboxPath, SandboxSettings};
 pub use settings::{McpEnabled, PermissionSettings, RuleEntry, Settings, SkillRootSetting, TelemetryProtocol};
-pub use source::{Origin, SettingsError, SettingsLayer, type_name};
+pub use source::{Origin, PluginOrigin, SettingsError, SettingsLayer, type_name};
 pub use trust::{ProjectTrust, TrustStore};
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ impl Tree {
             trust,
             sources,
             managed: ManagedLocation::Dir(self.dir("managed")),
+            plugin_dirs: &[],
         })
     }
 }

@@ -213,7 +213,7 @@ pub(crate) fn merge_env_passthrough(s: &mut Settings, origin: &Origin, value: &V
                 }
             }
         }
-        Origin::Project(_) | Origin::Local(_) => s.notes.push(format!(
+        Origin::Project(_) | Origin::Local(_) | Origin::Plugin(_) => s.notes.push(format!(
             "{origin}: ignoring `env_passthrough` (only user settings and --settings may hand provider keys to tools and hooks)"
         )),
     }

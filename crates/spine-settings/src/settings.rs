@@ -139,6 +139,10 @@ pub struct Settings {
     /// Warnings about values spine reads but does not implement (always shown, one line
     /// each, naming the file and the value).
     pub warnings: Vec<String>,
+    /// The enabled plugins ([`crate::plugins`]); their hooks and MCP servers are layers.
+    pub plugins: Vec<crate::plugins::Plugin>,
+    /// Plugins an untrusted project enables, not loaded: (the settings file, the plugin id).
+    pub withheld_plugins: Vec<(std::path::PathBuf, String)>,
 }
 
 /// Project MCP servers enabled by the user's settings.
@@ -379,6 +383,8 @@ impl Settings {
                         }
                     }
                     "telemetry" => merge_telemetry(&mut s, origin, value)?,
+                    // Read by `plugins::load` (before the merge) and by `spine plugin`.
+                    "enabledPlugins" | "extraKnownMarketplaces" => {}
                     "sandbox" => crate::sandbox::merge(&mut s.sandbox, &mut s.warnings, &mut s.notes, origin, value)?,
                     k if crate::policy::POLICY_KEYS.contains(&k) => crate::policy::merge_key(&mut s, origin, k, value)?,
                     k if KNOWN_KEYS.contains(&k) => {}

@@ -31,6 +31,24 @@ pub enum Origin {
     /// `/etc/claude-code/managed-settings.d/`, `/etc/spine/managed-settings.json`; see
     /// [`crate::managed`]): the highest precedence, never withheld, never filtered.
     Managed(PathBuf),
+    /// A file of an enabled plugin (its hooks file, its MCP servers): see
+    /// [`crate::plugins`].
+    Plugin(Box<PluginOrigin>),
+}
+
+/// Which plugin a [`Origin::Plugin`] value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginOrigin {
+    /// The plugin's id (`name@marketplace`, or `name@plugin-dir` for `--plugin-dir`).
+    pub id: String,
+    /// The plugin's file the value was read from.
+    pub file: PathBuf,
+    /// The plugin's root directory (`CLAUDE_PLUGIN_ROOT`).
+    pub root: PathBuf,
+    /// Its persistent data directory (`CLAUDE_PLUGIN_DATA`).
+    pub data: PathBuf,
+    /// Who enabled it: the scope of the settings file (or the command line).
+    pub enabled_by: Scope,
 }
 
 impl Origin {
@@ -39,6 +57,15 @@ impl Origin {
         match self {
             Origin::User(p) | Origin::Project(p) | Origin::Local(p) | Origin::Managed(p) => Some(p),
             Origin::Cli { path, .. } => path.as_deref(),
+            Origin::Plugin(plugin) => Some(&plugin.file),
+        }
+    }
+
+    /// The plugin this value comes from, if it does.
+    pub fn plugin(&self) -> Option<&PluginOrigin> {
+        match self {
+            Origin::Plugin(plugin) => Some(plugin),
+            _ => None,
         }
     }
 
@@ -56,6 +83,7 @@ impl Origin {
             Origin::Project(_) | Origin::Local(_) => Scope::Project,
             Origin::Cli { .. } => Scope::CommandLine,
             Origin::Managed(_) => Scope::Managed,
+            Origin::Plugin(plugin) => plugin.enabled_by,
         }
     }
 
@@ -63,7 +91,7 @@ impl Origin {
     /// count as [`SettingSource::User`] here but are never filtered).
     pub fn source(&self) -> SettingSource {
         match self {
-            Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) => SettingSource::User,
+            Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) | Origin::Plugin(_) => SettingSource::User,
             Origin::Project(_) => SettingSource::Project,
             Origin::Local(_) => SettingSource::Local,
         }
@@ -83,6 +111,7 @@ impl fmt::Display for Origin {
             Origin::Cli { index, path: Some(p) } => write!(f, "{} (--settings #{index})", p.display()),
             Origin::Cli { index, path: None } => write!(f, "--settings #{index} (inline JSON)"),
             Origin::Managed(p) => write!(f, "{} (managed)", p.display()),
+            Origin::Plugin(plugin) => write!(f, "{} (plugin {})", plugin.file.display(), plugin.id),
         }
     }
 }

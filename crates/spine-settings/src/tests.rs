@@ -93,7 +93,7 @@ fn claude_code_keys_spine_does_not_use_are_notes_and_those_that_matter_are_warni
     assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
     assert!(s.notes[0].contains("statusLine"));
     let warnings = s.warnings.join("\n");
-    assert!(warnings.contains("`enabledPlugins` is not applied (spine does not load plugins"), "{warnings}");
+    assert!(!warnings.contains("enabledPlugins"), "plugins are loaded now: {warnings}");
     assert!(!warnings.contains("sandbox"), "sandbox.enabled is applied now: {warnings}");
     assert_eq!(s.sandbox.mode(), crate::SandboxMode::WorkspaceWrite);
     assert!(warnings.contains("`permissions.disableAutoMode` is not applied"), "{warnings}");
@@ -281,6 +281,7 @@ fn discover_tree(t: &Tree, sources: &str, cli: &[String]) -> Settings {
         trust: ProjectTrust::Untrusted,
         sources: sources.parse().expect("sources"),
         managed: crate::ManagedLocation::None,
+        plugin_dirs: &[],
     })
     .expect("settings")
 }
@@ -332,6 +333,7 @@ fn files_not_found_are_listed_and_one_file_reached_twice_is_read_once() {
         trust: ProjectTrust::Untrusted,
         sources: crate::SettingSources::default(),
         managed: crate::ManagedLocation::None,
+        plugin_dirs: &[],
     })
     .expect("settings");
     assert_eq!(s.permissions.deny.len(), 1, "read once");

@@ -46,16 +46,17 @@ pub fn settings(
     cli: &[String],
     trust_flag: bool,
 ) -> anyhow::Result<Settings> {
-    settings_with(home, project, cli, trust_flag, None)
+    settings_with(home, project, cli, trust_flag, None, &[])
 }
 
-/// [`settings`] with `--setting-sources` (`None`: all).
+/// [`settings`] with `--setting-sources` (`None`: all) and `--plugin-dir`.
 pub fn settings_with(
     home: &std::path::Path,
     project: &std::path::Path,
     cli: &[String],
     trust_flag: bool,
     sources: Option<&SettingSources>,
+    plugin_dirs: &[std::path::PathBuf],
 ) -> anyhow::Result<Settings> {
     let trust = trust(home, project, trust_flag)?;
     let user_home = spine_protocol::home::user_home();
@@ -67,6 +68,7 @@ pub fn settings_with(
         trust,
         sources: sources.cloned().unwrap_or_default(),
         managed: ManagedLocation::from_env_value(std::env::var_os(MANAGED_DIR_VAR)),
+        plugin_dirs,
     })
     .map_err(|e| config(e.to_string()))
 }

@@ -78,7 +78,7 @@ pub async fn doctor(args: DoctorArgs) -> anyhow::Result<u8> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
     let mut checks = Vec::new();
-    let settings = match context::settings_with(&home, &project, &args.settings, false, None) {
+    let settings = match context::settings_with(&home, &project, &args.settings, false, None, &[]) {
         Ok(settings) => {
             checks.push(settings_check(&settings));
             checks.push(trust_check(&settings, &project));

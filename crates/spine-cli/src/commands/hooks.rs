@@ -44,7 +44,7 @@ pub(super) struct Loaded {
 pub(super) fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref())?;
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref(), &args.plugin_dirs)?;
     Ok(Loaded { project, home, settings })
 }
 

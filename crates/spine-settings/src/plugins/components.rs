@@ -1,0 +1,295 @@
+//! One plugin's components, found and checked: [`read`] (see the `plugins` module contract).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::manifest::{Config, MANIFEST, Manifest, Paths};
+use super::{INLINE, PluginError, Store};
+use crate::source::{Origin, PluginOrigin, SettingsLayer, type_name};
+use crate::trust::Scope;
+
+/// Where a plugin's skills are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkillSource {
+    /// A directory of `<name>/SKILL.md` skills.
+    Directory(PathBuf),
+    /// A directory that is one skill (its `SKILL.md` directly inside).
+    Single(PathBuf),
+}
+
+/// An enabled plugin and what it brings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plugin {
+    /// `name@marketplace` (`name@inline` for `--plugin-dir`).
+    pub id: String,
+    /// Its name (the namespace of its commands and agents: `name:command`).
+    pub name: String,
+    /// Its marketplace (`None` for `--plugin-dir`).
+    pub marketplace: Option<String>,
+    /// Its directory (`CLAUDE_PLUGIN_ROOT`).
+    pub root: PathBuf,
+    /// Its data directory (`CLAUDE_PLUGIN_DATA`).
+    pub data: PathBuf,
+    /// `version`.
+    pub version: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `defaultEnabled`.
+    pub default_enabled: Option<bool>,
+    /// Who enabled it: a settings file, `installed (user scope)` or `--plugin-dir`.
+    pub enabled_by: String,
+    /// The scope of who enabled it.
+    pub scope: Scope,
+    /// Command files and directories of `*.md` commands.
+    pub commands: Vec<PathBuf>,
+    /// Agent files and directories of `*.md` agents.
+    pub agents: Vec<PathBuf>,
+    /// Skills.
+    pub skills: Vec<SkillSource>,
+    /// Output style files and directories.
+    pub output_styles: Vec<PathBuf>,
+    /// The files its hooks came from.
+    pub hook_files: Vec<PathBuf>,
+    /// Its MCP servers, as named in the session (`plugin:<plugin>:<server>`).
+    pub mcp_servers: Vec<String>,
+}
+
+/// A plugin read, with its layers and what reading it said.
+pub(super) struct Read {
+    pub(super) plugin: Plugin,
+    pub(super) layers: Vec<SettingsLayer>,
+    pub(super) warnings: Vec<String>,
+    pub(super) notes: Vec<String>,
+}
+
+/// Reads the plugin at `root`.
+pub(super) fn read(
+    root: &Path,
+    marketplace: Option<&str>,
+    store: &Store,
+    scope: Scope,
+    enabled_by: &str,
+    project_dir: &Path,
+) -> Result<Read, PluginError> {
+    let root = root
+        .canonicalize()
+        .map_err(|e| PluginError::new(root, "(directory)", format!("cannot open the plugin's directory: {e}")))?;
+    if !root.is_dir() {
+        return Err(PluginError::new(&root, "(directory)", "is not a directory"));
+    }
+    let manifest_read = Manifest::read(&root)?;
+    let m = manifest_read.manifest;
+    let manifest_file = root.join(MANIFEST);
+    let id = format!("{}@{}", m.name, marketplace.unwrap_or(INLINE));
+    let data = store.data_dir(&id);
+    std::fs::create_dir_all(&data).map_err(|e| {
+        PluginError::new(&data, "(directory)", format!("cannot create the plugin's data directory: {e}"))
+    })?;
+    let inside = |field: &str, relative: &str| inside(&root, &manifest_file, field, relative);
+    let defaults = |dir: &str, field: &Paths| -> Result<Vec<PathBuf>, PluginError> {
+        match &field.0 {
+            Some(list) => list.iter().map(|p| inside(dir, p)).collect(),
+            None => Ok(existing(&root, dir).into_iter().collect()),
+        }
+    };
+    let commands = defaults("commands", &m.commands)?;
+    let agents = defaults("agents", &m.agents)?;
+    let output_styles = defaults("outputStyles", &m.output_styles)?;
+    let mut skills: Vec<SkillSource> = existing(&root, "skills").into_iter().map(SkillSource::Directory).collect();
+    for p in m.skills.0.iter().flatten() {
+        let dir = inside("skills", p)?;
+        skills.push(match dir.join("SKILL.md").is_file() {
+            true => SkillSource::Single(dir),
+            false => SkillSource::Directory(dir),
+        });
+    }
+    if skills.is_empty() && m.skills.0.is_none() && root.join("SKILL.md").is_file() {
+        skills.push(SkillSource::Single(root.clone()));
+    }
+
+    let origin = |file: &Path| {
+        Origin::Plugin(Box::new(PluginOrigin {
+            id: id.clone(),
+            file: file.to_path_buf(),
+            root: root.clone(),
+            data: data.clone(),
+            enabled_by: scope,
+        }))
+    };
+    let vars = [
+        ("CLAUDE_PLUGIN_ROOT", root.to_string_lossy().into_owned()),
+        ("CLAUDE_PLUGIN_DATA", data.to_string_lossy().into_owned()),
+        ("CLAUDE_PROJECT_DIR", project_dir.to_string_lossy().into_owned()),
+    ];
+    let mut layers = Vec::new();
+    let mut hook_files = Vec::new();
+    for (file, hooks) in configs(&root, &manifest_file, "hooks/hooks.json", m.hooks.as_ref(), "hooks")? {
+        let mut layer = Map::new();
+        layer.insert("hooks".to_owned(), exec_form_replaced(hooks, &vars));
+        layers.push(SettingsLayer { origin: origin(&file), value: layer });
+        hook_files.push(file);
+    }
+    let mut mcp_servers = Vec::new();
+    for (file, servers) in configs(&root, &manifest_file, ".mcp.json", m.mcp_servers.as_ref(), "mcpServers")? {
+        let Value::Object(servers) = servers else {
+            return Err(PluginError::new(
+                &file,
+                "mcpServers",
+                format!("expected an object, found {}", type_name(&servers)),
+            ));
+        };
+        let mut named = Map::new();
+        for (server, config) in servers {
+            let name = format!("plugin:{}:{server}", m.name);
+            named.insert(name.clone(), server_config(config, &vars));
+            mcp_servers.push(name);
+        }
+        let mut layer = Map::new();
+        layer.insert("mcpServers".to_owned(), Value::Object(named));
+        layers.push(SettingsLayer { origin: origin(&file), value: layer });
+    }
+    let plugin = Plugin {
+        id,
+        name: m.name,
+        marketplace: marketplace.map(str::to_owned),
+        root,
+        data,
+        version: m.version,
+        description: m.description,
+        default_enabled: m.default_enabled,
+        enabled_by: enabled_by.to_owned(),
+        scope,
+        commands,
+        agents,
+        skills,
+        output_styles,
+        hook_files,
+        mcp_servers,
+    };
+    Ok(Read { plugin, layers, warnings: manifest_read.warnings, notes: manifest_read.notes })
+}
+
+/// `root/dir` when it is a directory.
+fn existing(root: &Path, dir: &str) -> Option<PathBuf> {
+    let path = root.join(dir);
+    path.is_dir().then_some(path)
+}
+
+/// `relative` (a manifest path) resolved under `root`, refused when it leaves it (links
+/// resolved) or does not exist.
+fn inside(root: &Path, manifest: &Path, field: &str, relative: &str) -> Result<PathBuf, PluginError> {
+    let joined = root.join(relative);
+    let resolved =
+        joined.canonicalize().map_err(|e| PluginError::new(manifest, field, format!("{relative:?}: {e}")))?;
+    match resolved.starts_with(root) {
+        true => Ok(resolved),
+        false => Err(PluginError::new(manifest, field, format!("{relative:?} leads outside the plugin's directory"))),
+    }
+}
+
+/// The hook or MCP configurations of a plugin: the default file when it exists, then the
+/// manifest's files or inline object; each as (its file, the configuration object). A file's
+/// object may wrap the configuration in its key (`{"hooks": {…}}`, `{"mcpServers": {…}}`).
+fn configs(
+    root: &Path,
+    manifest: &Path,
+    default: &str,
+    field: Option<&Config>,
+    key: &str,
+) -> Result<Vec<(PathBuf, Value)>, PluginError> {
+    let mut files = Vec::new();
+    if root.join(default).is_file() {
+        files.push(inside(root, manifest, key, &format!("./{default}"))?);
+    }
+    if let Some(Config::Files(list)) = field {
+        for relative in list {
+            let file = inside(root, manifest, key, relative)?;
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).map_err(|e| PluginError::new(&file, "(file)", e.to_string()))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| PluginError::new(&file, "(file)", format!("not valid JSON: {e}")))?;
+        out.push((file, unwrap_key(value, key)));
+    }
+    if let Some(Config::Inline(object)) = field {
+        out.push((manifest.to_path_buf(), unwrap_key(Value::Object(object.clone()), key)));
+    }
+    Ok(out)
+}
+
+fn unwrap_key(value: Value, key: &str) -> Value {
+    match value {
+        Value::Object(mut map) if map.get(key).is_some_and(Value::is_object) => map.remove(key).unwrap_or_default(),
+        other => other,
+    }
+}
+
+/// Replaces the plugin variables (`${NAME}` and `$NAME`) in `text`.
+fn replaced(text: &str, vars: &[(&str, String)]) -> String {
+    vars.iter().fold(text.to_owned(), |acc, (name, value)| {
+        acc.replace(&format!("${{{name}}}"), value).replace(&format!("${name}"), value)
+    })
+}
+
+/// The hooks object with the variables replaced in exec-form handlers (`args`): their
+/// program and arguments reach no shell. Shell-form commands are left to their shell, which
+/// gets the variables in its environment.
+fn exec_form_replaced(mut hooks: Value, vars: &[(&str, String)]) -> Value {
+    let handlers = hooks.as_object_mut().into_iter().flat_map(|events| events.values_mut());
+    let groups = handlers.filter_map(Value::as_array_mut).flatten();
+    for group in groups {
+        let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else { continue };
+        for handler in list.iter_mut().filter_map(Value::as_object_mut) {
+            if !handler.contains_key("args") {
+                continue;
+            }
+            if let Some(Value::String(program)) = handler.get_mut("command") {
+                *program = replaced(program, vars);
+            }
+            for arg in handler.get_mut("args").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Value::String(text) = arg {
+                    *text = replaced(text, vars);
+                }
+            }
+        }
+    }
+    hooks
+}
+
+/// An MCP server's configuration with the variables replaced in `command`, `args`, `env`,
+/// `url` and `headers`, and given to a stdio server's environment.
+fn server_config(config: Value, vars: &[(&str, String)]) -> Value {
+    let Value::Object(mut fields) = config else { return config };
+    for key in ["command", "url"] {
+        if let Some(Value::String(text)) = fields.get_mut(key) {
+            *text = replaced(text, vars);
+        }
+    }
+    for arg in fields.get_mut("args").and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Value::String(text) = arg {
+            *text = replaced(text, vars);
+        }
+    }
+    for key in ["env", "headers"] {
+        for value in fields.get_mut(key).and_then(Value::as_object_mut).into_iter().flat_map(|m| m.values_mut()) {
+            if let Value::String(text) = value {
+                *text = replaced(text, vars);
+            }
+        }
+    }
+    if fields.contains_key("command") {
+        let env = fields.entry("env").or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(env) = env {
+            for (name, value) in vars {
+                env.entry((*name).to_owned()).or_insert_with(|| Value::String(value.clone()));
+            }
+        }
+    }
+    Value::Object(fields)
+}

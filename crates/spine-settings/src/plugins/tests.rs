@@ -1,0 +1,206 @@
+//! `load`: which plugins are enabled, trust, and the layers of their hooks and MCP servers.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::*;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let f = Fixture { dir: tempfile::tempdir().expect("dir") };
+        std::fs::create_dir_all(f.project()).expect("project");
+        f
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn project(&self) -> PathBuf {
+        self.path("project")
+    }
+
+    fn spine_home(&self) -> PathBuf {
+        self.path("spine-home")
+    }
+
+    /// A plugin directory with `files` (relative path → JSON or text).
+    fn plugin(&self, at: &str, files: &[(&str, Value)]) -> PathBuf {
+        let root = self.path(at);
+        for (rel, content) in files {
+            let file = root.join(rel);
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("dirs");
+            let text = match content {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            std::fs::write(file, text).expect("write");
+        }
+        root
+    }
+
+    /// Records `id` as installed for the user at `root` in spine's store.
+    fn install(&self, id: &str, root: &Path) {
+        self.install_as(id, root, json!({"scope": "user"}));
+    }
+
+    /// Records `id` as installed at `root` with `scope` fields (`scope`, `projectPath`).
+    fn install_as(&self, id: &str, root: &Path, scope: Value) {
+        let store = Store::spine(&self.spine_home());
+        let mut installed = store.installed().expect("read");
+        let mut install = json!({"installPath": root, "version": "1.0.0"});
+        install.as_object_mut().expect("object").extend(scope.as_object().cloned().expect("object"));
+        installed.plugins.insert(id.to_owned(), vec![serde_json::from_value(install).expect("install")]);
+        store.write_installed(&installed).expect("write");
+    }
+
+    fn load(&self, layers: &[SettingsLayer], trust: ProjectTrust, dirs: &[PathBuf]) -> Loaded {
+        let spine_home = self.spine_home();
+        let project = self.project();
+        load(&Request {
+            layers,
+            withheld_layers: &[],
+            trust,
+            spine_home: &spine_home,
+            home: None,
+            project_dir: &project,
+            plugin_dirs: dirs,
+        })
+    }
+}
+
+fn layer(origin: Origin, value: Value) -> SettingsLayer {
+    SettingsLayer { origin, value: value.as_object().cloned().expect("object") }
+}
+
+fn guard_files() -> Vec<(&'static str, Value)> {
+    vec![
+        (".claude-plugin/plugin.json", json!({"name": "guard", "version": "1.0.0"})),
+        (
+            "hooks/hooks.json",
+            json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "\"${CLAUDE_PLUGIN_ROOT}\"/block.sh"},
+            {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/bin/check", "args": ["${CLAUDE_PLUGIN_DATA}/x"]}]}]}}),
+        ),
+        (
+            ".mcp.json",
+            json!({"mcpServers": {"db": {"command": "${CLAUDE_PLUGIN_ROOT}/db", "args": ["--dir", "${CLAUDE_PROJECT_DIR}"]}}}),
+        ),
+        ("commands/review.md", json!("Review the code")),
+        ("skills/lint/SKILL.md", json!("---\nname: lint\n---\nLint")),
+    ]
+}
+
+#[test]
+fn an_installed_plugin_enabled_by_the_user_brings_hooks_mcp_servers_commands_and_skills() {
+    let f = Fixture::new();
+    let root = f.plugin("cache/guard", &guard_files());
+    f.install("guard@market", &root);
+    let user = layer(Origin::User(f.path("settings.json")), json!({"enabledPlugins": {"guard@market": true}}));
+    let loaded = f.load(&[user], ProjectTrust::Untrusted, &[]);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let [plugin] = loaded.plugins.as_slice() else { panic!("one plugin: {:?}", loaded.plugins) };
+    let root = root.canonicalize().expect("root");
+    assert_eq!((plugin.id.as_str(), plugin.root.as_path()), ("guard@market", root.as_path()));
+    assert_eq!(plugin.commands, vec![root.join("commands")]);
+    assert_eq!(plugin.skills, vec![SkillSource::Directory(root.join("skills"))]);
+    assert_eq!(plugin.data, f.spine_home().join("plugins/data/guard-market"));
+    assert!(plugin.data.is_dir(), "the data directory is made");
+
+    let hooks = loaded.layers.iter().find(|l| l.value.contains_key("hooks")).expect("hooks layer");
+    let origin = hooks.origin.plugin().expect("a plugin origin");
+    assert_eq!((origin.id.as_str(), origin.file.as_path()), ("guard@market", root.join("hooks/hooks.json").as_path()));
+    let handlers = &hooks.value["hooks"]["PreToolUse"][0]["hooks"];
+    assert_eq!(handlers[0]["command"], "\"${CLAUDE_PLUGIN_ROOT}\"/block.sh", "shell form: left to the shell");
+    assert_eq!(handlers[1]["command"], format!("{}/bin/check", root.display()), "exec form: replaced");
+    assert_eq!(handlers[1]["args"][0], format!("{}/x", plugin.data.display()));
+
+    let mcp = loaded.layers.iter().find(|l| l.value.contains_key("mcpServers")).expect("mcp layer");
+    let server = &mcp.value["mcpServers"]["plugin:guard:db"];
+    assert_eq!(server["command"], format!("{}/db", root.display()));
+    assert_eq!(server["args"][1], f.project().display().to_string());
+    assert_eq!(server["env"]["CLAUDE_PLUGIN_ROOT"], root.display().to_string());
+}
+
+#[test]
+fn the_highest_precedence_tier_decides_and_a_disabled_plugin_does_not_load() {
+    let f = Fixture::new();
+    let root = f.plugin("cache/guard", &guard_files());
+    f.install("guard@market", &root);
+    let on = layer(Origin::User(f.path("a.json")), json!({"enabledPlugins": {"guard@market": true}}));
+    let off = layer(Origin::Cli { index: 1, path: None }, json!({"enabledPlugins": {"guard@market": false}}));
+    assert!(f.load(&[on.clone(), off.clone()], ProjectTrust::Untrusted, &[]).plugins.is_empty());
+    assert_eq!(f.load(&[off, on], ProjectTrust::Untrusted, &[]).plugins.len(), 1);
+}
+
+#[test]
+fn an_untrusted_projects_plugins_are_withheld_and_a_trusted_ones_load() {
+    let f = Fixture::new();
+    let root = f.plugin("cache/guard", &guard_files());
+    f.install_as("guard@market", &root, json!({"scope": "project", "projectPath": f.project()}));
+    let file = f.project().join(".claude/settings.json");
+    let project = layer(Origin::Project(file.clone()), json!({"enabledPlugins": {"guard@market": true}}));
+    let untrusted = f.load(std::slice::from_ref(&project), ProjectTrust::Untrusted, &[]);
+    assert!(untrusted.plugins.is_empty() && untrusted.layers.is_empty());
+    assert_eq!(untrusted.withheld, vec![(file, "guard@market".to_owned())]);
+    let trusted = f.load(&[project], ProjectTrust::Recorded, &[]);
+    assert_eq!(trusted.plugins.len(), 1);
+}
+
+#[test]
+fn installed_plugins_are_on_by_default_unless_their_manifest_says_otherwise() {
+    let f = Fixture::new();
+    let on = f.plugin("cache/guard", &guard_files());
+    let off =
+        f.plugin("cache/quiet", &[(".claude-plugin/plugin.json", json!({"name": "quiet", "defaultEnabled": false}))]);
+    f.install("guard@market", &on);
+    f.install("quiet@market", &off);
+    let loaded = f.load(&[], ProjectTrust::Untrusted, &[]);
+    let ids: Vec<&str> = loaded.plugins.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["guard@market"]);
+}
+
+#[test]
+fn a_plugin_dir_replaces_an_installed_plugin_of_the_same_name() {
+    let f = Fixture::new();
+    let installed = f.plugin("cache/guard", &guard_files());
+    f.install("guard@market", &installed);
+    let local = f.plugin("dev/guard", &[(".claude-plugin/plugin.json", json!({"name": "guard"}))]);
+    let loaded = f.load(&[], ProjectTrust::Untrusted, &[local.clone()]);
+    let ids: Vec<&str> = loaded.plugins.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["guard@inline"]);
+}
+
+#[test]
+fn a_plugin_that_is_not_installed_or_does_not_load_is_a_warning_and_the_rest_go_on() {
+    let f = Fixture::new();
+    let bad = f.plugin("cache/bad", &[(".claude-plugin/plugin.json", json!({"name": "bad", "keywords": "x"}))]);
+    f.install("bad@market", &bad);
+    let user = layer(Origin::User(f.path("s.json")), json!({"enabledPlugins": {"ghost@market": true}}));
+    let loaded = f.load(&[user], ProjectTrust::Untrusted, &[]);
+    assert!(loaded.plugins.is_empty());
+    let warnings = loaded.warnings.join("\n");
+    assert!(warnings.contains("plugin ghost@market is enabled") && warnings.contains("not installed"), "{warnings}");
+    assert!(warnings.contains("plugin bad@market not loaded: ") && warnings.contains("keywords"), "{warnings}");
+}
+
+#[test]
+fn a_component_path_that_leaves_the_plugin_through_a_link_is_refused() {
+    let f = Fixture::new();
+    let root =
+        f.plugin("dev/sneaky", &[(".claude-plugin/plugin.json", json!({"name": "sneaky", "hooks": "./h.json"}))]);
+    std::fs::write(f.path("outside.json"), "{}").expect("write");
+    std::os::unix::fs::symlink(f.path("outside.json"), root.join("h.json")).expect("link");
+    let loaded = f.load(&[], ProjectTrust::Untrusted, &[root]);
+    assert!(loaded.plugins.is_empty());
+    assert!(
+        loaded.warnings.iter().any(|w| w.contains("leads outside the plugin's directory")),
+        "{:?}",
+        loaded.warnings
+    );
+}
