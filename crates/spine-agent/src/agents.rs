@@ -26,7 +26,8 @@
 //! Sources, highest precedence first (the first definition of a name wins): `--agents`, then
 //! the directories `<project>/.spine/agents/`, `<project>/.claude/agents/` (project), the
 //! settings' `subagents.directories` (later sources first), `$SPINE_HOME/agents/`,
-//! `~/.claude/agents/` (user), then the built-in `general-purpose`. A file that cannot be used
+//! `~/.claude/agents/` (user), then the enabled plugins' agents, named `<plugin>:<name>`
+//! ([`crate::agent_plugins`]), then the built-in `general-purpose`. A file that cannot be used
 //! is skipped with a warning naming the file and the field.
 //!
 //! Trust: a definition only narrows what the agent may do — its tools are a subset of the
@@ -53,7 +54,7 @@ use crate::agent_flags::{AgentFlagError, parse_agents_flag};
 use crate::agent_scope::{self, Scope};
 
 /// The largest definition file read (bigger ones are skipped with a warning).
-const MAX_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The directories agent definitions are read from, highest precedence first (see the module
 /// documentation). `home` is the user's home directory.
@@ -117,6 +118,12 @@ pub fn parse_agent_file(path: &Path) -> Result<(AgentFile, Vec<String>), String>
 
 /// Parses a definition's text (`source` is recorded, not read), with its warnings.
 pub fn parse_agent_text(text: &str, source: &Path) -> Result<(AgentFile, Vec<String>), String> {
+    let (fields, body) = front_matter(text)?;
+    read_fields(&fields, Origin::File { body, path: source }).map_err(|e| e.to_string())
+}
+
+/// A definition's front matter fields and its body.
+pub(crate) fn front_matter(text: &str) -> Result<(Map<String, Value>, &str), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rest = text
         .strip_prefix("---\n")
@@ -129,7 +136,7 @@ pub fn parse_agent_text(text: &str, source: &Path) -> Result<(AgentFile, Vec<Str
         "" => Map::new(),
         _ => serde_saphyr::from_str(yaml).map_err(|e| format!("invalid front matter: {e}"))?,
     };
-    read_fields(&fields, Origin::File { body, path: source }).map_err(|e| e.to_string())
+    Ok((fields, body))
 }
 
 /// The agent types of a session, as [`subagents`] reads them.
@@ -160,8 +167,11 @@ pub fn subagents(
     let (inline, mut warnings) = agents_flag.map(parse_agents_flag).transpose()?.unwrap_or_default();
     let inline_count = inline.len();
     let dirs = agent_directories(settings, project, spine_home, home);
-    let (files, file_warnings) = read_agent_files(&dirs);
+    let (mut files, file_warnings) = read_agent_files(&dirs);
     warnings.extend(file_warnings);
+    let (plugin_files, plugin_warnings) = crate::agent_plugins::plugin_agent_files(&settings.plugins, project);
+    files.extend(plugin_files);
+    warnings.extend(plugin_warnings);
     let mut definitions: Vec<SubagentDefinition> = Vec::new();
     let mut main_hooks = None;
     for (i, file) in inline.into_iter().chain(files).enumerate() {

@@ -12,7 +12,7 @@
 //! error as its source.
 //!
 //! One module per part: [`model`] (the model client and its timeouts), [`tools`] (the tool
-//! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`agent_scope`] (a definition's hooks, skills and MCP servers), [`agent_mcp`] (a definition's inline MCP servers, started per subagent), [`policy`] (permission rules, hooks, skill roots),
+//! registry and which tools the model sees), [`agents`] (the agent types `Agent` may start), [`agent_flags`] (`--agents`, `--agent`), [`agent_plugins`] (the plugins' agents), [`agent_scope`] (a definition's hooks, skills and MCP servers), [`agent_mcp`] (a definition's inline MCP servers, started per subagent), [`policy`] (permission rules, hooks, skill roots), [`skills`] (Claude Code's and Codex's skill roots, the plugins' skills, the models skills ask for), [`output_styles`] (the prompt's output style),
 //! [`roots`] (the workspace roots: the project and the added directories), [`run_defaults`]
 //! (compaction and token counting, read once from the settings), [`sandbox`] (the session's
 //! command sandbox: policy, probe, the confinement of the tools' child environment and the
@@ -29,6 +29,7 @@
 pub mod agent_def;
 pub mod agent_flags;
 pub mod agent_mcp;
+pub mod agent_plugins;
 pub mod agent_scope;
 pub mod agents;
 /// What a front end needs of the model clients beyond assembly: the price table and model
@@ -40,10 +41,12 @@ pub mod models {
 }
 pub mod mcp;
 pub mod model;
+pub mod output_styles;
 pub mod policy;
 pub mod roots;
 pub mod run_defaults;
 pub mod sandbox;
+pub mod skills;
 #[cfg(test)]
 mod tests;
 pub mod tools;
@@ -66,7 +69,7 @@ use thiserror::Error;
 
 pub use mcp::{
     ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, connect_mcp_sandboxed, mcp_options,
-    untrusted_notice,
+    untrusted_notice, withheld_plugins, withheld_plugins_text,
 };
 pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
 pub use policy::{PromptModels, skill_roots};
@@ -343,6 +346,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
     config.turn.allowed_tool_names = visibility.names().to_vec();
     config.visibility = visibility;
     config.skill_roots = skill_roots(settings, &options.spine_home, &options.project);
+    warnings.extend(skills::configure(&mut config, settings, &options.project, model.as_ref()));
     let defaults = RunDefaults::of(settings);
     config.compaction_threshold = defaults.compaction_threshold;
     config.compaction_strategy = defaults.compaction_strategy;
@@ -361,7 +365,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         project: &options.project,
         user_dirs: agents::user_agent_directories(&options.spine_home, home.as_deref()),
         tools: &tool_set.registry,
-        skills: spine_core::skills::SkillCatalog::scan(&config.skill_roots).0,
+        skills: spine_core::skills::SkillCatalog::scan_all(&config.skill_roots, &config.plugin_skills).0,
         hooks: &hook_options,
         main_agent: options.command_line.agent.as_deref(),
         mcp_sandboxed_env: options.sandbox.as_ref().and_then(|s| s.mcp_env(&hook_options.child_env)),

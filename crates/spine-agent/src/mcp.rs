@@ -27,11 +27,14 @@ pub struct ConfiguredMcpServer {
     pub effective: bool,
     /// The entry as written in its source (`command`, `args`, `env`, or `url`…).
     pub config: Value,
+    /// The plugin that brings it (`name@marketplace`): its name is `plugin:<plugin>:<server>`.
+    pub plugin: Option<String>,
 }
 
 /// Every MCP server a run could start, in precedence order: `.mcp.json` in the project, then
 /// each settings source's `mcpServers` (including those withheld from an untrusted project),
-/// each with its approval (see [`spine_settings::trust`]).
+/// then the enabled plugins' (named `plugin:<plugin>:<server>`, approved as the settings file
+/// that enabled the plugin), each with its approval (see [`spine_settings::trust`]).
 pub fn configured_mcp_servers(settings: &Settings, project: &Path) -> Result<Vec<ConfiguredMcpServer>, AssemblyError> {
     let mut entries = Vec::new();
     let mcp_json = project.join(spine_tools::mcp::MCP_JSON);
@@ -44,6 +47,7 @@ pub fn configured_mcp_servers(settings: &Settings, project: &Path) -> Result<Vec
                 effective: false,
                 name,
                 config,
+                plugin: None,
             });
         }
     }
@@ -52,10 +56,19 @@ pub fn configured_mcp_servers(settings: &Settings, project: &Path) -> Result<Vec
     for (origin, value, was_withheld) in kept.chain(withheld) {
         let Value::Object(map) = value else { continue };
         for (name, config) in map {
+            let plugin = origin.plugin().map(|p| p.id.clone());
+            // A plugin's server is written under its own name in the plugin's file.
+            let written = match &plugin {
+                Some(id) => {
+                    let prefix = format!("plugin:{}:", spine_settings::plugins::split_id(id).0);
+                    name.strip_prefix(prefix.as_str()).unwrap_or(name)
+                }
+                None => name,
+            };
             entries.push(ConfiguredMcpServer {
                 name: name.clone(),
                 file: origin.path().map(Path::to_path_buf),
-                source: format!("{origin} mcpServers.{name}"),
+                source: format!("{origin} mcpServers.{written}"),
                 approval: if was_withheld {
                     McpApproval::Untrusted
                 } else {
@@ -63,6 +76,7 @@ pub fn configured_mcp_servers(settings: &Settings, project: &Path) -> Result<Vec
                 },
                 effective: false,
                 config: config.clone(),
+                plugin,
             });
         }
     }
@@ -144,8 +158,138 @@ pub async fn connect_mcp_sandboxed(
 }
 
 /// The one stderr line about what an untrusted project brought and spine skipped (settings
-/// files and `.mcp.json`), or `None`.
+/// files and `.mcp.json`), joined by the plugins it enables that were not loaded
+/// ([`withheld_plugins_text`]), or `None`.
 pub fn untrusted_notice(settings: &Settings, project: &Path, mcp: &McpConnection) -> Option<String> {
     let all: Vec<Skipped> = settings.skipped.iter().chain(&mcp.skipped).cloned().collect();
-    spine_settings::trust::untrusted_notice(project, &all)
+    let skipped = spine_settings::trust::untrusted_notice(project, &all);
+    let plugins = withheld_plugins_text(settings);
+    match (skipped, plugins) {
+        (Some(notice), Some(plugins)) => Some(format!("{notice}; also {plugins}")),
+        (Some(notice), None) => Some(notice),
+        (None, Some(plugins)) => Some(format!(
+            "spine: {plugins}: the project is not trusted — run `spine trust {}` to trust it (or pass --trust for \
+             one run)",
+            project.display()
+        )),
+        (None, None) => None,
+    }
+}
+
+/// The plugins an untrusted project enables and spine did not load, in one phrase:
+/// `plugin guard@market (enabled by /p/.claude/settings.json) not loaded`; `None` without any.
+/// A plugin the project enables that loads all the same (the user installed or enabled it) is
+/// not named.
+pub fn withheld_plugins_text(settings: &Settings) -> Option<String> {
+    let named: Vec<String> =
+        withheld_plugins(settings).map(|(file, id)| format!("{id} (enabled by {})", file.display())).collect();
+    if named.is_empty() {
+        return None;
+    }
+    let plural = if named.len() == 1 { "" } else { "s" };
+    Some(format!("plugin{plural} {} not loaded", named.join(", ")))
+}
+
+/// The plugins an untrusted project enables that spine did not load: the file that enables
+/// each, and its id (one the user installed or enabled, which loads all the same, is left out).
+pub fn withheld_plugins(settings: &Settings) -> impl Iterator<Item = &(PathBuf, String)> {
+    settings.withheld_plugins.iter().filter(|(_, id)| !settings.plugins.iter().any(|p| &p.id == id))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+    use spine_settings::trust::ProjectTrust;
+    use spine_settings::{Origin, PluginOrigin, SettingsLayer};
+
+    use super::*;
+
+    fn no_connection() -> McpConnection {
+        McpConnection { tools: McpTools::empty(), warnings: Vec::new(), issues: Vec::new(), skipped: Vec::new() }
+    }
+
+    fn untrusted(withheld_plugins: Vec<(PathBuf, String)>, skipped: Vec<Skipped>) -> Settings {
+        Settings { trust: ProjectTrust::Untrusted, withheld_plugins, skipped, ..Settings::default() }
+    }
+
+    #[test]
+    fn an_untrusted_projects_plugins_are_named_with_their_file_and_how_to_trust() {
+        let settings = untrusted(vec![(PathBuf::from("/p/.claude/settings.json"), "guard@market".into())], Vec::new());
+        let notice = untrusted_notice(&settings, Path::new("/p"), &no_connection()).expect("a notice");
+        assert_eq!(
+            notice,
+            "spine: plugin guard@market (enabled by /p/.claude/settings.json) not loaded: the project is not trusted \
+             — run `spine trust /p` to trust it (or pass --trust for one run)"
+        );
+    }
+
+    #[test]
+    fn withheld_plugins_join_the_untrusted_projects_one_notice() {
+        let skipped = vec![Skipped { file: PathBuf::from("/p/.claude/settings.json"), item: SkippedItem::Hooks(1) }];
+        let plugins = vec![
+            (PathBuf::from("/p/.claude/settings.json"), "guard@market".into()),
+            (PathBuf::from("/p/.spine/settings.json"), "lint@market".into()),
+        ];
+        let notice = untrusted_notice(&untrusted(plugins, skipped), Path::new("/p"), &no_connection()).expect("notice");
+        assert!(!notice.contains('\n'), "one line: {notice}");
+        assert!(notice.starts_with("spine: untrusted project /p: skipped 1 hook"), "{notice}");
+        assert!(
+            notice.ends_with(
+                "; also plugins guard@market (enabled by /p/.claude/settings.json), lint@market (enabled by \
+                 /p/.spine/settings.json) not loaded"
+            ),
+            "{notice}"
+        );
+        assert_eq!(untrusted_notice(&untrusted(Vec::new(), Vec::new()), Path::new("/p"), &no_connection()), None);
+    }
+
+    #[test]
+    fn a_plugin_the_project_enables_that_loads_all_the_same_is_not_named_as_withheld() {
+        let mut settings =
+            untrusted(vec![(PathBuf::from("/p/.claude/settings.json"), "guard@market".into())], Vec::new());
+        settings.plugins.push(spine_settings::plugins::Plugin {
+            id: "guard@market".into(),
+            name: "guard".into(),
+            marketplace: Some("market".into()),
+            root: PathBuf::from("/plug"),
+            data: PathBuf::from("/data"),
+            version: None,
+            description: None,
+            default_enabled: None,
+            enabled_by: "installed (user scope)".into(),
+            scope: Scope::User,
+            commands: Vec::new(),
+            agents: Vec::new(),
+            skills: Vec::new(),
+            output_styles: Vec::new(),
+            hook_files: Vec::new(),
+            mcp_servers: Vec::new(),
+        });
+        assert_eq!(withheld_plugins_text(&settings), None, "the user installed it: it is loaded");
+        assert_eq!(untrusted_notice(&settings, Path::new("/p"), &no_connection()), None);
+    }
+
+    #[test]
+    fn a_plugins_mcp_server_is_listed_with_its_plugin_and_the_name_it_has_in_the_plugins_file() {
+        let origin = Origin::Plugin(Box::new(PluginOrigin {
+            id: "tools@inline".into(),
+            file: PathBuf::from("/plug/.mcp.json"),
+            root: PathBuf::from("/plug"),
+            data: PathBuf::from("/data"),
+            enabled_by: Scope::CommandLine,
+        }));
+        let value = json!({"mcpServers": {"plugin:tools:echo": {"command": "echo-server"}}});
+        let layer = SettingsLayer { origin, value: value.as_object().cloned().expect("object") };
+        let settings = Settings::from_layers(vec![layer]).expect("settings");
+        let dir = tempfile::tempdir().expect("tmp");
+        let servers = configured_mcp_servers(&settings, dir.path()).expect("servers");
+        assert_eq!(servers.len(), 1);
+        let server = &servers[0];
+        assert_eq!(server.name, "plugin:tools:echo");
+        assert_eq!(server.plugin.as_deref(), Some("tools@inline"));
+        assert_eq!(server.source, "/plug/.mcp.json (plugin tools@inline) mcpServers.echo");
+        assert!(server.effective && server.approval.starts(), "enabled by the command line: {:?}", server.approval);
+    }
 }

@@ -113,9 +113,11 @@ pub(crate) fn hook_options(
     }
 }
 
-/// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live).
+/// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live);
+/// then Claude Code's and Codex's skill directories, the user's and the project's
+/// ([`crate::skills::claude_and_codex_roots`]).
 pub fn skill_roots(settings: &Settings, spine_home: &Path, project: &Path) -> Vec<SkillRoot> {
-    match &settings.skill_roots {
+    let mut roots = match &settings.skill_roots {
         Some(roots) => {
             roots.iter().map(|r| SkillRoot { path: Workspace::normalize(&r.path, project), kind: r.kind }).collect()
         }
@@ -123,7 +125,10 @@ pub fn skill_roots(settings: &Settings, spine_home: &Path, project: &Path) -> Ve
             SkillRoot { path: spine_home.join("skills"), kind: SkillRootKind::System },
             SkillRoot { path: project.join(".spine").join("skills"), kind: SkillRootKind::Live },
         ],
-    }
+    };
+    let home = spine_protocol::home::user_home();
+    roots.extend(crate::skills::claude_and_codex_roots(home.as_deref(), project));
+    roots
 }
 
 /// The models of prompt hooks: a hook's `model` spec, built with the settings' client options

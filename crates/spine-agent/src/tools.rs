@@ -19,7 +19,7 @@ pub fn build_tools(settings: &Settings, extra: &[Arc<dyn Tool>]) -> Result<ToolS
     build_tool_set(settings, extra, settings.tool_set.unwrap_or_default())
 }
 
-/// The tools of a run: the built-ins, `Agent`, the tool families (command runs, processes, memory, web
+/// The tools of a run: the built-ins, `Agent`, `Skill`, the tool families (command runs, processes, memory, web
 /// with settings `web.search_url` and `web.allow_private_networks`), then `extra` (MCP tools) —
 /// those of them `set` holds. A tool outside the set is not registered: the model is not
 /// offered it, a call of it is an `unknown_tool`, and subagents, which share the registry,
@@ -38,7 +38,10 @@ pub fn build_tool_set(
     // `Agent` (formerly `Task`): the runner runs its calls as subagents (the agent types come
     // with the agent).
     let agent: Arc<dyn Tool> = Arc::new(spine_core::subagents::AgentTool);
-    let tools = spine_tools::builtin_tools().into_iter().chain([agent]).chain(family).chain(extra.iter().cloned());
+    // `Skill`: loads one of the run's skills (offered when the run has one the model may load).
+    let skill: Arc<dyn Tool> = Arc::new(spine_tools::SkillTool);
+    let tools =
+        spine_tools::builtin_tools().into_iter().chain([agent, skill]).chain(family).chain(extra.iter().cloned());
     for tool in tools.filter(|t| set.offers(&t.spec().name)) {
         builder.register_arc(tool);
     }

@@ -80,6 +80,7 @@ fn main() -> ExitCode {
             Command::Worker(args) => commands::worker::worker(args).await,
             Command::Trust(args) => commands::trust::trust(args),
             Command::Mcp(cmd) => commands::mcp::mcp(cmd).await,
+            Command::Plugin(args) => commands::plugin::plugin(args),
             #[cfg(feature = "sqlite")]
             Command::Submit(args) => commands::submit::submit(args).await,
             #[cfg(feature = "sqlite")]

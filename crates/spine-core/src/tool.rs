@@ -229,6 +229,9 @@ pub struct ToolContext {
     /// Answers what an MCP server asks during this call (`elicitation/create`); `None` outside
     /// a run, where every elicitation is declined.
     pub elicitor: Option<Arc<dyn crate::elicitation::Elicitor>>,
+    /// The run's skills, which the `Skill` tool loads; `None` outside a run (direct calls),
+    /// where no skill is known.
+    pub skills: Option<Arc<crate::skills::SkillSession>>,
 }
 
 impl ToolContext {
@@ -255,6 +258,7 @@ impl ToolContext {
             progress: None,
             url_gate: None,
             elicitor: None,
+            skills: None,
         }
     }
 

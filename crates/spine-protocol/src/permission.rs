@@ -166,6 +166,11 @@ pub enum DecisionSource {
     },
     /// The approver (a person at a terminal, or the non-interactive deny).
     Approver,
+    /// An active skill's `allowed-tools` or `disallowed-tools` (they only ever refuse).
+    Skill {
+        /// The skill's name.
+        skill: String,
+    },
 }
 
 impl DecisionSource {
@@ -181,6 +186,7 @@ impl DecisionSource {
                 format!("PermissionRequest hook {hook_id}")
             }
             DecisionSource::Approver => "approver".to_owned(),
+            DecisionSource::Skill { skill } => format!("skill {skill}"),
         }
     }
 }

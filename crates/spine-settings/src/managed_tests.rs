@@ -215,3 +215,19 @@ fn managed_mcp_servers_are_approved_as_managed() {
     assert!(McpApproval::Managed.starts());
     assert_eq!(Origin::Managed("/m.json".into()).scope(), Scope::Managed);
 }
+
+#[test]
+fn a_plugin_managed_settings_enable_is_managed_and_one_enabled_elsewhere_is_not() {
+    let plugin = |enabled_by| {
+        Origin::Plugin(Box::new(crate::PluginOrigin {
+            id: "guard@corp".into(),
+            file: "/c/hooks/hooks.json".into(),
+            root: "/c".into(),
+            data: "/d".into(),
+            enabled_by,
+        }))
+    };
+    assert!(plugin(Scope::Managed).is_managed());
+    assert!(!plugin(Scope::User).is_managed());
+    assert_eq!(plugin(Scope::Managed).scope(), Scope::Managed);
+}

@@ -59,6 +59,8 @@ pub struct Settings {
     pub layers: Vec<SettingsLayer>,
     /// `model`, by precedence.
     pub model: Option<String>,
+    /// `outputStyle` (Claude Code's): the output style's name, by precedence.
+    pub output_style: Option<String>,
     /// `tool_set`: `claude` offers only Claude Code's tools (`--tool-set` overrides it).
     pub tool_set: Option<spine_protocol::tool_set::ToolSetName>,
     /// `permissions`.
@@ -224,6 +226,7 @@ impl Settings {
             for (key, value) in &layer.value {
                 match key.as_str() {
                     "model" => s.model = Some(expect_str(origin, "model", value)?.to_owned()),
+                    "outputStyle" => s.output_style = Some(expect_str(origin, key, value)?.to_owned()),
                     "tool_set" => {
                         let name = expect_str(origin, "tool_set", value)?;
                         s.tool_set = Some(name.parse().map_err(|e: String| SettingsError::at(origin, "tool_set", e))?);

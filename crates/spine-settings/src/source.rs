@@ -69,9 +69,14 @@ impl Origin {
         }
     }
 
-    /// Whether this is a managed settings file (the tier nothing below can loosen).
+    /// Whether this is a managed settings file (the tier nothing below can loosen), or a file of
+    /// a plugin managed settings enable (its hooks are the administrator's choice too).
     pub fn is_managed(&self) -> bool {
-        matches!(self, Origin::Managed(_))
+        match self {
+            Origin::Managed(_) => true,
+            Origin::Plugin(plugin) => plugin.enabled_by == Scope::Managed,
+            _ => false,
+        }
     }
 
     /// Who stands behind this source: the user, the project, the command line, or the

@@ -30,6 +30,8 @@
 //! - [`families`]: [`register_families`] adds the families with their per-run registries and
 //!   returns the [`FamilyHandles`] (operator state, shutdown); MCP tools come from
 //!   [`mcp::connect_mcp_servers`] and are added with [`mcp::McpTools::register`].
+//! - [`skill`]: `Skill`, which loads one of the run's skills (the catalog comes with the
+//!   call's context; the assembler registers it beside `Agent`).
 //! - [`sandbox`]: [`sandbox::SandboxLauncher`], the confinement (spine-sandbox's helper) a
 //!   child environment puts on the commands of Bash, the families and opted-in MCP servers,
 //!   and the reading of a failed command's output for sandbox denials.
@@ -66,6 +68,7 @@ pub mod read;
 mod ring;
 pub mod sandbox;
 mod shell_cwd;
+pub mod skill;
 mod time_limit;
 mod walk;
 pub mod web;
@@ -80,6 +83,7 @@ pub use grep::GrepTool;
 pub use live::registry::{Family, LiveRegistry};
 pub use paths::FILE_TOOL_TIME_LIMIT;
 pub use read::ReadTool;
+pub use skill::SkillTool;
 pub use time_limit::TimeLimited;
 pub use write::WriteTool;
 

@@ -70,7 +70,8 @@ impl Chat {
                 } else {
                     ""
                 };
-                text.push_str(&format!("  {name:<26} {} {}{tools}\n", c.description, c.origin()));
+                let alias = c.alias.as_ref().map(|a| format!(" [also /{a}]")).unwrap_or_default();
+                text.push_str(&format!("  {name:<26} {} {}{alias}{tools}\n", c.description, c.origin()));
             }
         }
         text.push_str("Multi-line input: Alt-Enter, or end a line with \\. Ctrl-R searches the history.");

@@ -20,6 +20,9 @@
 //! `allowed-tools` become allow rules for that prompt only. Those of a project's command apply
 //! only when the project is trusted (as its settings' allow rules); otherwise they are ignored
 //! and `/help` says so.
+//!
+//! The enabled plugins' commands join these ([`super::plugin_commands`]): `/plugin:command`,
+//! also `/command` when no other command has that name ([`CustomCommand::alias`], [`find`]).
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +40,8 @@ pub enum Scope {
     User,
     /// The project's folders.
     Project,
+    /// An enabled plugin's commands.
+    Plugin,
 }
 
 impl Scope {
@@ -44,6 +49,7 @@ impl Scope {
         match self {
             Scope::User => "user",
             Scope::Project => "project",
+            Scope::Plugin => "plugin",
         }
     }
 }
@@ -69,16 +75,28 @@ pub struct CustomCommand {
     pub scope: Scope,
     /// The subfolder under `commands/`, if any.
     pub namespace: Option<String>,
+    /// The plugin that brings it (`name@marketplace`); its name is `<plugin>:<command>`.
+    pub plugin: Option<String>,
+    /// The other name it answers to: a plugin's command's own name (`command` of
+    /// `plugin:command`), when no other command has it.
+    pub alias: Option<String>,
 }
 
 impl CustomCommand {
-    /// The `/help` line's origin: `(project)`, `(user:tools)`.
+    /// The `/help` line's origin: `(project)`, `(user:tools)`, `(plugin guard@market)`.
     pub fn origin(&self) -> String {
-        match &self.namespace {
-            Some(ns) => format!("({}:{ns})", self.scope.as_str()),
-            None => format!("({})", self.scope.as_str()),
+        match (&self.plugin, &self.namespace) {
+            (Some(plugin), _) => format!("({} {plugin})", self.scope.as_str()),
+            (None, Some(ns)) => format!("({}:{ns})", self.scope.as_str()),
+            (None, None) => format!("({})", self.scope.as_str()),
         }
     }
+}
+
+/// The command typed as `/name`: the one of that name, else the plugin command whose alias it
+/// is.
+pub fn find<'a>(commands: &'a [CustomCommand], name: &str) -> Option<&'a CustomCommand> {
+    commands.iter().find(|c| c.name == name).or_else(|| commands.iter().find(|c| c.alias.as_deref() == Some(name)))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -162,7 +180,7 @@ pub fn load(dirs: &[(PathBuf, Scope)], project_trusted: bool) -> (Vec<CustomComm
 }
 
 /// The `.md` files under `dir`, two folder levels deep at most.
-fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+pub(super) fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let path = entry.path();
@@ -176,12 +194,28 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 }
 
 fn read_command(root: &Path, file: &Path, scope: Scope, project_trusted: bool) -> Result<CustomCommand, String> {
+    let text = read_text(file)?;
+    command_from_text(&text, root, file, scope, project_trusted)
+}
+
+/// A command file's text (refused when larger than the limit).
+pub(super) fn read_text(file: &Path) -> Result<String, String> {
     let size = std::fs::metadata(file).map_err(|e| e.to_string())?.len();
     if size > MAX_FILE_BYTES {
         return Err(format!("larger than {} KB", MAX_FILE_BYTES / 1024));
     }
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let (meta, body) = spine_core::front_matter::parse::<FrontMatter>(&text)?;
+    std::fs::read_to_string(file).map_err(|e| e.to_string())
+}
+
+/// The command of `file` (under the commands folder `root`) from its `text`.
+pub(super) fn command_from_text(
+    text: &str,
+    root: &Path,
+    file: &Path,
+    scope: Scope,
+    project_trusted: bool,
+) -> Result<CustomCommand, String> {
+    let (meta, body) = spine_core::front_matter::parse::<FrontMatter>(text)?;
     let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     if name.is_empty() || name.contains(char::is_whitespace) {
         return Err("the file name is not a command name".to_owned());
@@ -203,11 +237,13 @@ fn read_command(root: &Path, file: &Path, scope: Scope, project_trusted: bool) -
         description,
         argument_hint: meta.argument_hint,
         allowed_tools,
-        tools_apply: scope == Scope::User || project_trusted,
+        tools_apply: scope != Scope::Project || project_trusted,
         body: body.to_owned(),
         path: file.to_path_buf(),
         scope,
         namespace,
+        plugin: None,
+        alias: None,
     })
 }
 
@@ -230,8 +266,8 @@ pub fn expand(
 }
 
 /// What UserPromptExpansion hooks receive for `command` typed with `arguments`: the command
-/// line as typed in `prompt` (as Claude Code sends it), and where the command comes from
-/// (`projectSettings` or `userSettings`, Claude Code's names).
+/// line in `prompt` (as Claude Code sends it, under the command's full name), and where the
+/// command comes from (`projectSettings`, `userSettings` or `plugin`, Claude Code's names).
 pub fn expansion(command: &CustomCommand, arguments: &str) -> spine_protocol::hook::UserPromptExpansionInput {
     let arguments = arguments.trim();
     let typed =
@@ -244,6 +280,7 @@ pub fn expansion(command: &CustomCommand, arguments: &str) -> spine_protocol::ho
             match command.scope {
                 Scope::Project => "projectSettings",
                 Scope::User => "userSettings",
+                Scope::Plugin => "plugin",
             }
             .to_owned(),
         ),

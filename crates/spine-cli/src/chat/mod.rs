@@ -22,6 +22,9 @@
 //! - [`builtins`]: what the built-in commands do;
 //! - [`custom`]: the custom commands of `.claude/commands/` and `.spine/commands/`
 //!   (UserPromptExpansion fires for each);
+//! - [`plugin_commands`]: the enabled plugins' commands (`/plugin:command`), added to them;
+//! - [`skill_commands`]: `/<skill>`, `/skills`, `/output-style` (a skill before a custom
+//!   command of the same name);
 //! - [`model_switch`]: `/model` through the PreModelSwitch and PostModelSwitch hooks;
 //! - [`watch`]: the session's watch — the shell's directory carries over between prompts, and
 //!   FileChanged and ConfigChange also fire while the session waits at its prompt;
@@ -33,7 +36,9 @@ mod builtins;
 mod custom;
 mod editor;
 mod model_switch;
+mod plugin_commands;
 mod prompt;
+mod skill_commands;
 mod slash;
 mod totals;
 mod view;
@@ -84,8 +89,9 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     let Built { agent, families, mcp } =
         build(&args, &settings, &project, &home, model, &id, Arc::clone(&approver) as Arc<dyn Approver>, false).await?;
     let user_home = spine_protocol::home::user_home();
-    let (commands, warnings) =
+    let (mut commands, mut warnings) =
         custom::load(&custom::command_dirs(&project, &home, user_home.as_deref()), settings.trust.is_trusted());
+    warnings.extend(plugin_commands::add(&mut commands, &settings.plugins, &project));
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
@@ -127,6 +133,7 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
         setup: crate::commands::setup::trigger(&args),
         expansion: None,
         carried: Vec::new(),
+        invoked_skill: None,
     };
     chat.banner();
     let code = chat.run(&editor).await;
@@ -173,6 +180,8 @@ struct Chat {
     expansion: Option<spine_protocol::hook::UserPromptExpansionInput>,
     /// Contexts for the next prompt's run (PostModelSwitch's).
     carried: Vec<(spine_protocol::hook::HookEventName, String)>,
+    /// The skill the next prompt runs (`/name`, [`skill_commands`]): active for its run.
+    invoked_skill: Option<String>,
 }
 
 /// The session the prompts go to.
@@ -268,7 +277,9 @@ impl Chat {
                 }
                 Line::Builtin(command) => self.builtin(command, &mut interrupt).await,
                 Line::Other { name, arguments } => {
-                    self.custom(&name, &arguments, &mut interrupt).await;
+                    if !self.skill_command(&name, &arguments, &mut interrupt).await {
+                        self.custom(&name, &arguments, &mut interrupt).await;
+                    }
                     Next::Continue
                 }
             };

@@ -46,6 +46,7 @@ impl Chat {
             .prompt(prompt)
             .setup(self.setup.take())
             .expansion(self.expansion.take())
+            .invoked_skill(self.invoked_skill.clone())
             .contexts(std::mem::take(&mut self.carried))
             .history(self.session.history.clone())
             .deferred(self.session.deferred.take())
@@ -109,7 +110,7 @@ impl Chat {
     }
 
     pub(super) async fn custom(&mut self, name: &str, arguments: &str, interrupt: &mut tokio::signal::unix::Signal) {
-        let Some(command) = self.commands.iter().find(|c| c.name == name).cloned() else {
+        let Some(command) = custom::find(&self.commands, name).cloned() else {
             println!("unknown command /{name} (/help lists the commands)");
             return;
         };

@@ -51,6 +51,8 @@ pub enum Command {
     /// Inspect configured MCP servers.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Manage plugins: marketplaces, installs, enabling, listing, validating.
+    Plugin(PluginArgs),
     /// Put an item in a mailbox; prints its item id.
     #[cfg(feature = "sqlite")]
     Submit(SubmitArgs),
@@ -280,4 +282,6 @@ pub struct HooksTestArgs {
 }
 
 mod admin;
+mod plugin;
 pub use admin::*;
+pub use plugin::*;

@@ -44,7 +44,14 @@ pub(super) struct Loaded {
 pub(super) fn load(args: &HooksArgs) -> anyhow::Result<Loaded> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref(), &args.plugin_dirs)?;
+    let settings = context::settings_with(
+        &home,
+        &project,
+        &args.settings,
+        args.trust,
+        args.setting_sources.as_ref(),
+        &args.plugin_dirs,
+    )?;
     Ok(Loaded { project, home, settings })
 }
 
@@ -72,6 +79,9 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
                 r
             })
             .collect();
+        let withheld_plugins: Vec<Value> = spine_agent::withheld_plugins(&loaded.settings)
+            .map(|(file, id)| json!({"plugin": id, "enabled_by": file.display().to_string()}))
+            .collect();
         let out = json!({
             "hooks": rows,
             "disabled_by": hooks.disabled_by,
@@ -80,6 +90,7 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
             "untrusted": skipped_rows,
             "agent_hooks": agent_rows,
             "agent_warnings": agent_warnings,
+            "withheld_plugins": withheld_plugins,
         });
         let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(exit::OK);
@@ -105,7 +116,21 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
         ));
         print_table(&untrusted_rows);
     }
+    if let Some(note) = withheld_plugins_note(&loaded.settings, &loaded.project) {
+        let _ = out::line(format!("\n{note}"));
+    }
     Ok(exit::OK)
+}
+
+/// The plugins an untrusted project enables, not loaded, with how to trust it; `None` without
+/// any.
+fn withheld_plugins_note(settings: &spine_settings::Settings, project: &std::path::Path) -> Option<String> {
+    spine_agent::withheld_plugins_text(settings).map(|text| {
+        format!(
+            "{text}: the project is untrusted, so their hooks do not run (run `spine trust {}` to trust it)",
+            project.display()
+        )
+    })
 }
 
 /// The hooks an untrusted project's files configure (none when the project is trusted).
@@ -187,6 +212,9 @@ pub(crate) fn hooks_text(
         text.push_str(&format!("{message}\n"));
     }
     text.push_str(&hooks_agents::text(&agent_rows));
+    if let Some(note) = withheld_plugins_note(settings, project) {
+        text.push_str(&format!("\n{note}\n"));
+    }
     Ok(text)
 }
 

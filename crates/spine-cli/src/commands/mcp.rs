@@ -1,6 +1,11 @@
 //! `spine mcp list [--connect]`: every configured MCP server with its source (file and key),
 //! whether it is approved (your settings, trusted project, enabled by your settings, or skipped
 //! because the project is untrusted), and with `--connect` the tools of the approved ones.
+//!
+//! An enabled plugin's server (`--plugin-dir`, `enabledPlugins`) is listed as
+//! `plugin:<plugin>:<server>` with its plugin's file and id, approved by whoever enabled the
+//! plugin; the plugins an untrusted project enables and spine did not load are named after the
+//! list, with how to trust the project.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +25,15 @@ pub async fn mcp(cmd: McpCommand) -> anyhow::Result<u8> {
 async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
     let home = context::spine_home()?;
     let project = context::project_dir(args.common.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.common.settings, args.common.trust)?;
+    let common = &args.common;
+    let settings = context::settings_with(
+        &home,
+        &project,
+        &common.settings,
+        common.trust,
+        common.setting_sources.as_ref(),
+        &common.plugin_dirs,
+    )?;
     let servers = spine_agent::configured_mcp_servers(&settings, &project).map_err(|e| config(e.to_string()))?;
     let mut tools: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut failures: BTreeMap<String, String> = BTreeMap::new();
@@ -38,11 +51,19 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
     }
     let status = |s: &spine_agent::ConfiguredMcpServer| -> String {
         if s.approval.starts() && !s.effective {
-            "replaced by a later entry".to_owned()
-        } else {
-            s.approval.to_string()
+            return "replaced by a later entry".to_owned();
+        }
+        let plugin = s.plugin.as_ref().and_then(|id| settings.plugins.iter().find(|p| &p.id == id));
+        match plugin {
+            Some(plugin) if s.approval.starts() => {
+                format!("approved (plugin {}, enabled by {})", plugin.id, plugin.enabled_by)
+            }
+            _ => s.approval.to_string(),
         }
     };
+    let withheld: Vec<Value> = spine_agent::withheld_plugins(&settings)
+        .map(|(file, id)| json!({"plugin": id, "enabled_by": file.display().to_string()}))
+        .collect();
     if args.common.output_format != OutputFormat::Text {
         let rows: Vec<Value> = servers
             .iter()
@@ -52,6 +73,7 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
                     "source": s.source,
                     "approved": s.effective,
                     "status": status(s),
+                    "plugin": s.plugin,
                 });
                 if args.connect
                     && s.effective
@@ -65,11 +87,21 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
                 row
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({"servers": rows})).unwrap_or_default());
+        let out = json!({"servers": rows, "withheld_plugins": withheld});
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(exit::OK);
     }
+    let plugins_note = spine_agent::withheld_plugins_text(&settings).map(|text| {
+        format!(
+            "{text}: the project is not trusted, so their MCP servers do not start (run `spine trust {}`)",
+            project.display()
+        )
+    });
     if servers.is_empty() {
         println!("no MCP servers configured");
+        if let Some(note) = plugins_note {
+            println!("{note}");
+        }
         return Ok(exit::OK);
     }
     for s in &servers {
@@ -81,6 +113,9 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
                 (None, None) => println!("    tools: (none)"),
             }
         }
+    }
+    if let Some(note) = plugins_note {
+        println!("{note}");
     }
     if settings.trust.is_trusted() {
         return Ok(exit::OK);

@@ -8,6 +8,7 @@ pub mod hooks;
 mod hooks_agents;
 mod hooks_test;
 pub mod mcp;
+pub mod plugin;
 #[cfg(feature = "sqlite")]
 pub mod reports;
 pub mod run;

@@ -222,6 +222,7 @@ pub(super) fn prompt(text: &str, cancel: &CancellationToken) -> Result<String, S
     drop(err);
     let stdin = std::io::stdin();
     loop {
+        DecisionSource::Skill { skill } => format!("the skill {skill}"),
         if cancel.is_cancelled() {
             let _ = writeln!(std::io::stderr().lock());
             return Err("canceled before an answer".to_owned());

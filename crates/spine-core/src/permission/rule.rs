@@ -314,11 +314,16 @@ fn first_string_arg(input: &Map<String, Value>) -> Option<&str> {
 
 /// What a wildcard specifier of a tool without a command matches: for `Agent` (or `Task`), the
 /// agent type (`Agent(reviewer)`, as in Claude Code; absent: `general-purpose`, the type that
-/// runs); for other tools, the first string argument.
+/// runs); for `Skill`, the skill's name (`Skill(deploy)`, `Skill(deploy *)`); for other tools,
+/// the first string argument.
 fn specifier_subject<'a>(tool_name: &str, input: &'a Map<String, Value>) -> Option<&'a str> {
     use crate::subagents::{AGENT_TOOL, GENERAL_PURPOSE};
     match crate::tool_names::current_name(tool_name) {
         AGENT_TOOL => Some(input.get("subagent_type").and_then(Value::as_str).unwrap_or(GENERAL_PURPOSE)),
+        // `Skill(deploy)`: the skill's name, without a leading `/` (Claude Code's rules).
+        crate::skills::SKILL_TOOL => {
+            input.get("skill").and_then(Value::as_str).map(|s| s.trim().trim_start_matches('/'))
+        }
         _ => first_string_arg(input),
     }
 }

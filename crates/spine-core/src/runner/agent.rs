@@ -20,7 +20,7 @@ use crate::model::ModelClient;
 use crate::observer::RunObserver;
 use crate::permission::{Approver, PermissionPolicy, PermissionStore};
 use crate::registry::ToolRegistry;
-use crate::skills::{SkillCatalog, SkillRoot};
+use crate::skills::{PluginSkills, SKILL_TOOL, SkillCatalog, SkillModels, SkillRoot, SkillSession, SkillVars};
 use crate::stages::compact_context::CompactStrategy;
 use crate::stages::prepare_turn::{OperatorStateSource, TurnSettings};
 use crate::stages::review_tool_call::Visibility;
@@ -65,6 +65,11 @@ pub struct AgentConfig {
     pub allow_defer: bool,
     /// Skill roots, scanned once per run.
     pub skill_roots: Vec<SkillRoot>,
+    /// The enabled plugins' skills (`<plugin>:<skill>`), scanned after the roots.
+    pub plugin_skills: Vec<PluginSkills>,
+    /// Builds the model a skill's `model:` front matter asks for (default: none, and such a
+    /// skill leaves the run on its model, with a warning saying so).
+    pub skill_models: Option<Arc<dyn SkillModels>>,
     /// Budget hints of an assignment (`advisory_hints.recommended_compaction_threshold`, …).
     pub budget_hints: Option<serde_json::Value>,
     /// `context.compaction_threshold_tokens` from settings.
@@ -112,6 +117,8 @@ impl AgentConfig {
             turn: TurnSettings::default(),
             allow_defer: true,
             skill_roots: Vec::new(),
+            plugin_skills: Vec::new(),
+            skill_models: None,
             budget_hints: None,
             compaction_threshold: None,
             compaction_strategy: CompactStrategy::Sandwich,
@@ -227,6 +234,15 @@ impl Agent {
             Some(shared) => hooks.with_background(shared),
             None => hooks,
         };
+        let (skills, issues) = SkillCatalog::scan_all(&self.config.skill_roots, &self.config.plugin_skills);
+        for issue in issues {
+            request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
+        }
+        for note in skills.notes() {
+            request.trace.warn(format!("skill `{}`: {}", note.name, note.reason), None);
+        }
+        // No skill the model may load: no `Skill` tool to offer.
+        let offers_skills = skills.model_invocable().next().is_some();
         let specs: Vec<ToolSpec> = self
             .tools
             .specs()
@@ -237,11 +253,14 @@ impl Agent {
                 (true, Some(subagents)) => Some(ToolSpec { description: subagents.tool_description(), ..s.clone() }),
                 (true, None) => None,
             })
+            .filter(|s| offers_skills || s.name != SKILL_TOOL)
             .collect();
-        let (skills, issues) = SkillCatalog::scan(&self.config.skill_roots);
-        for issue in issues {
-            request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
-        }
+        let skills = Arc::new(skills);
+        let vars = SkillVars {
+            session_id: request.session_id.clone(),
+            project_dir: self.config.workspace.root().to_path_buf(),
+        };
+        let skill_session = Arc::new(SkillSession { catalog: Arc::clone(&skills), vars });
         let (memory, warnings) =
             memory_files::load(&self.config.memory_files, &self.config.workspace, &self.config.cwd);
         for warning in warnings {
@@ -267,6 +286,11 @@ impl Agent {
         );
         run.specs = specs;
         run.skills = skills;
+        run.skill_session = skill_session;
+        run.inherit_skill_limits(request.skill_limits);
+        if let Some(name) = request.skill {
+            run.activate_skill(&name, None);
+        }
         run.memory = memory;
         run.estimator = estimator;
         run.setup = request.setup;

@@ -124,7 +124,11 @@ impl Run<'_> {
         let duration_ms = execution.duration_ms();
         let mut outcome = match execution.executed {
             Executed::Completed(response) => {
-                self.tool_succeeded(tool.as_ref(), call, &args, response, duration_ms, ledger).await
+                let outcome = self.tool_succeeded(tool.as_ref(), call, &args, response, duration_ms, ledger).await;
+                if outcome.executed.is_some() {
+                    self.skill_invoked(call, &args);
+                }
+                outcome
             }
             Executed::Failed(error) => self.tool_failed(tool.as_ref(), call, &args, error, duration_ms, ledger).await,
             Executed::Canceled => {
@@ -240,6 +244,7 @@ impl Run<'_> {
             progress: self.progress.clone(),
             url_gate: super::permit::url_gate(&self.agent.policy, &call.name, tool.effect()),
             elicitor: Some(Arc::clone(&elicitor) as Arc<dyn crate::elicitation::Elicitor>),
+            skills: Some(Arc::clone(&self.skill_session)),
         };
         let execution = execute(tool, args, &ctx, &self.cancel, &self.trace).await;
         (execution, elicitor.halt())

@@ -124,6 +124,7 @@ impl Run<'_> {
             .trace(self.trace.nested(tag))
             .env_file(self.hook_ctx.session.env_file.clone())
             .progress(self.progress.clone())
+            .skill_limits(self.active_skill_limits())
             .subagent(Some(SubagentRun {
                 identity: Arc::clone(&identity),
                 depth,

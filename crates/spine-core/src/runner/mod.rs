@@ -10,7 +10,8 @@
 //! - `call`, `permit`, `post`: the path of one tool call; `delegate`: an `Agent` call's child run;
 //!   `background`: a background `Agent` call (the child runs on, its notification comes later);
 //!   `watch`: CwdChanged after a call, FileChanged and ConfigChange at the safe points;
-//!   `path_rules`: the conditional rule files a call brings in;
+//!   `path_rules`: the conditional rule files a call brings in; `skill_use`: the skills a run
+//!   loads (what they restrict, the model they ask for);
 //! - `prelude`: Setup and UserPromptExpansion, before the prompt;
 //! - `finish`: how a run ends — SessionEnd, reports, the outcome;
 //! - `session_hooks`: hooks fired in a session outside any run (`/model`, `--init-only`);
@@ -33,6 +34,7 @@ pub mod request;
 mod round;
 mod session_hooks;
 pub mod single;
+mod skill_use;
 mod turn;
 mod watch;
 
@@ -57,7 +59,7 @@ use crate::model::FinishReason;
 use crate::observer::{RunEvent, RunObserver};
 use crate::reports::ReportCollector;
 use crate::session::{ReplyMeta, Transcript, TranscriptRecord};
-use crate::skills::SkillCatalog;
+use crate::skills::{ActiveSkills, SkillCatalog, SkillSession};
 use crate::stages::review_tool_call::Visibility;
 use crate::tokens::{TokenCache, TokenEstimator};
 use crate::tool::ProgressSink;
@@ -86,7 +88,13 @@ struct Run<'a> {
     last_request: Vec<Message>,
     /// Why the model's last reply ended.
     last_finish: Option<FinishReason>,
-    skills: SkillCatalog,
+    skills: Arc<SkillCatalog>,
+    /// The skills and variables the `Skill` tool gets in its context.
+    skill_session: Arc<SkillSession>,
+    /// The skills loaded so far in this run and what they restrict (`skill_use`).
+    active_skills: std::sync::Mutex<ActiveSkills>,
+    /// The model an active skill asked for, serving the rest of the run (`skill_use`).
+    skill_model: std::sync::Mutex<Option<Arc<dyn crate::model::ModelClient>>>,
     /// The memory files (`CLAUDE.md`…), loaded once per run.
     memory: MemoryFiles,
     estimator: Arc<dyn TokenEstimator>,
@@ -175,7 +183,10 @@ impl<'a> Run<'a> {
             reports: parts.reports,
             last_request: Vec::new(),
             last_finish: None,
-            skills: SkillCatalog::default(),
+            skills: Arc::default(),
+            skill_session: Arc::default(),
+            active_skills: std::sync::Mutex::default(),
+            skill_model: std::sync::Mutex::default(),
             memory: MemoryFiles::default(),
             estimator: Arc::new(crate::tokens::WordsEstimator),
             token_cache: TokenCache::new(),

@@ -1,4 +1,5 @@
-//! The permission step of a call: the policy decides (`allow`, `deny`, `ask`, `defer`); an
+//! The permission step of a call: the policy decides (`allow`, `deny`, `ask`, `defer`); what
+//! it does not deny, an active skill's tool lists may still refuse (`skill_use`); an
 //! `ask` goes to PermissionRequest hooks, then to the approver; replacement arguments from a
 //! hook are checked against the rules again. A protected-path `ask` goes to the approver only.
 //! A `defer` needs a single call in a run that may defer; otherwise it is asked.
@@ -135,11 +136,25 @@ impl Run<'_> {
                 "defer needs a single call in a non-interactive run; asking instead",
             );
         }
+        // An active skill's tool lists refuse what they do not allow; they never allow more.
+        if decision.behavior != PermissionBehavior::Deny
+            && let Some(refusal) = self.skill_refusal(call, &args)
+        {
+            decision = refusal;
+        }
         if decision.behavior == PermissionBehavior::Ask {
+            let asked_with = Arc::clone(&args);
             decision = match self.ask(call, &mut args, &decision).await {
                 Ok(answered) => answered,
                 Err(stop_reason) => return Authorized::Halt(stop_reason),
             };
+            // A hook's replacement arguments are held to the active skills' lists too.
+            if decision.behavior == PermissionBehavior::Allow
+                && !Arc::ptr_eq(&asked_with, &args)
+                && let Some(refusal) = self.skill_refusal(call, &args)
+            {
+                decision = refusal;
+            }
         }
         self.observer.on_event(&RunEvent::Permission { tool_name: &call.name, decision: &decision });
         let behavior = decision.behavior;

@@ -43,6 +43,8 @@ pub struct RunRequest {
     pub(super) contexts: Vec<(spine_protocol::hook::HookEventName, String)>,
     pub(super) background: Option<BackgroundHooks>,
     pub(super) watch: Option<Arc<crate::watch::SessionWatch>>,
+    pub(super) skill: Option<String>,
+    pub(super) skill_limits: crate::skills::ActiveSkills,
 }
 
 /// Which part of a session a run is. SessionStart and SessionEnd hooks fire once per session:
@@ -99,6 +101,8 @@ impl RunRequest {
             contexts: Vec::new(),
             background: None,
             watch: None,
+            skill: None,
+            skill_limits: crate::skills::ActiveSkills::default(),
         }
     }
 
@@ -218,6 +222,21 @@ impl RunRequest {
     /// and stopped with the run; see [`crate::watch`]).
     pub fn watch(mut self, watch: Option<Arc<crate::watch::SessionWatch>>) -> Self {
         self.watch = watch;
+        self
+    }
+
+    /// The skill the user ran (`/name` in a chat, whose rendered body is the prompt): it is
+    /// active from the run's start — its `allowed-tools` narrow the run, its `model` serves it
+    /// (see `skills::ActiveSkills`). Default: none.
+    pub fn invoked_skill(mut self, skill: Option<String>) -> Self {
+        self.skill = skill;
+        self
+    }
+
+    /// The skills active in the parent of a subagent's run: their restrictions hold in the
+    /// child too.
+    pub(super) fn skill_limits(mut self, limits: crate::skills::ActiveSkills) -> Self {
+        self.skill_limits = limits;
         self
     }
 }

@@ -67,8 +67,10 @@ impl Run<'_> {
             tools: &self.specs,
             stable_prefix: Some(prepared.stable_prefix),
         };
+        // An active skill's model, else the agent's (`skill_use`).
+        let client = self.model();
         let result = tokio::select! {
-            r = self.agent.model.complete(request, &sink, &self.cancel) => r,
+            r = client.complete(request, &sink, &self.cancel) => r,
             () = self.cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Canceled, "canceled")),
         };
         self.last_request = prepared.messages;
@@ -81,8 +83,8 @@ impl Run<'_> {
             ),
             Err(e) => (0, Vec::new(), Some(e.message.clone()), e.usage),
         };
-        let model = self.agent.model.model().to_owned();
-        let cost_usd = usage.and_then(|u| self.agent.model.cost_usd(&u));
+        let model = client.model().to_owned();
+        let cost_usd = usage.and_then(|u| client.cost_usd(&u));
         self.model_usage.entry(model.clone()).or_default().record(usage, cost_usd);
         self.trace.record(TraceRecord::Model(ModelTrace {
             turn,
@@ -104,7 +106,7 @@ impl Run<'_> {
                     self.token_cache.anchor(u.input_tokens + u.output_tokens, self.conversation.len() + 1);
                 }
                 let meta = ReplyMeta {
-                    model: self.agent.model.model().to_owned(),
+                    model: client.model().to_owned(),
                     usage: reply.usage,
                     finish: Some(reply.finish_reason.clone()),
                 };

@@ -74,8 +74,9 @@ pub(super) fn stage_attributes(stage: &StageTrace, keys: &mut FieldKeys, content
     attributes
 }
 
-/// A hook's attributes: its event, id, source (file and JSON path), decision, whether it was
-/// applied, its duration, and (content only) its answer.
+/// A hook's attributes: its event, id, source (file and JSON path, and the plugin of a
+/// plugin's hook), decision, whether it was applied, its duration, and (content only) its
+/// answer.
 pub(super) fn hook_attributes(hook: &HookTrace, content: ContentCapture) -> Vec<KeyValue> {
     let mut attributes = vec![
         KeyValue::new("spine.hook.event", wire(&hook.event)),
@@ -89,6 +90,9 @@ pub(super) fn hook_attributes(hook: &HookTrace, content: ContentCapture) -> Vec<
         attributes.push(KeyValue::new("spine.hook.source.file", file.to_owned()));
         attributes.push(KeyValue::new("spine.hook.source.path", path.to_owned()));
     }
+    if let Some(plugin) = source_plugin(&hook.source) {
+        attributes.push(KeyValue::new("spine.hook.source.plugin", plugin.to_owned()));
+    }
     if let Some(id) = &hook.tool_use_id {
         attributes.push(KeyValue::new("gen_ai.tool.call.id", id.clone()));
     }
@@ -99,10 +103,30 @@ pub(super) fn hook_attributes(hook: &HookTrace, content: ContentCapture) -> Vec<
 }
 
 /// A settings hook's source, `<file> <JSON path>` (`/p/.spine/settings.json
-/// hooks.PreToolUse[0].hooks[0]`), split in two; `None` for hooks without a file (`rust`).
+/// hooks.PreToolUse[0].hooks[0]`), split in two; `None` for hooks without a file (`rust`). A
+/// plugin's hook names its plugin after the file (`/plug/hooks/hooks.json (plugin
+/// guard@market) hooks.PreToolUse[0].hooks[0]`): the file is the part before it
+/// ([`source_plugin`] gives the plugin).
 pub fn split_source(source: &str) -> Option<(&str, &str)> {
     let (file, path) = source.rsplit_once(' ')?;
+    let file = match plugin_part(file) {
+        Some((file, _)) => file,
+        None => file,
+    };
     (path.starts_with("hooks") && !file.is_empty()).then_some((file, path))
+}
+
+/// The plugin (`name@marketplace`) a plugin hook's source names; `None` for other hooks.
+pub fn source_plugin(source: &str) -> Option<&str> {
+    let (file, path) = source.rsplit_once(' ')?;
+    path.starts_with("hooks").then(|| plugin_part(file)).flatten().map(|(_, plugin)| plugin)
+}
+
+/// `<file> (plugin <id>)` as the file and the id.
+fn plugin_part(file: &str) -> Option<(&str, &str)> {
+    let (file, rest) = file.rsplit_once(" (plugin ")?;
+    let id = rest.strip_suffix(')')?;
+    (!id.is_empty() && !id.contains(' ')).then_some((file, id))
 }
 
 /// The attribute keys of JSON fields under a prefix (`spine.stage.<field>`), each made once
@@ -212,6 +236,17 @@ mod tests {
             Some(("/p/.spine/settings.json", "hooks.PreToolUse[0].hooks[1]"))
         );
         assert_eq!(split_source("rust"), None);
+    }
+
+    #[test]
+    fn a_plugin_hook_source_splits_into_its_file_and_json_path_and_names_its_plugin() {
+        let source = "/plug/hooks/hooks.json (plugin guard@market) hooks.PreToolUse[0].hooks[0]";
+        assert_eq!(split_source(source), Some(("/plug/hooks/hooks.json", "hooks.PreToolUse[0].hooks[0]")));
+        assert_eq!(source_plugin(source), Some("guard@market"));
+        assert_eq!(source_plugin("/p/.spine/settings.json hooks.Stop[0].hooks[0]"), None);
+        assert_eq!(source_plugin("rust"), None);
+        let spaced = "/my plugins/g/hooks/hooks.json (plugin g@inline) hooks.Stop[0].hooks[0]";
+        assert_eq!(split_source(spaced), Some(("/my plugins/g/hooks/hooks.json", "hooks.Stop[0].hooks[0]")));
     }
 
     #[test]

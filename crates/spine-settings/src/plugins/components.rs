@@ -63,10 +63,12 @@ pub(super) struct Read {
     pub(super) notes: Vec<String>,
 }
 
-/// Reads the plugin at `root`.
+/// Reads the plugin at `root`; `installed_as` is the name of an installed plugin's id, its name
+/// when it has no manifest (its directory is then a version's, not the plugin's name).
 pub(super) fn read(
     root: &Path,
     marketplace: Option<&str>,
+    installed_as: Option<&str>,
     store: &Store,
     scope: Scope,
     enabled_by: &str,
@@ -79,7 +81,10 @@ pub(super) fn read(
         return Err(PluginError::new(&root, "(directory)", "is not a directory"));
     }
     let manifest_read = Manifest::read(&root)?;
-    let m = manifest_read.manifest;
+    let mut m = manifest_read.manifest;
+    if let Some(name) = installed_as.filter(|_| !m.present) {
+        name.clone_into(&mut m.name);
+    }
     let manifest_file = root.join(MANIFEST);
     let id = format!("{}@{}", m.name, marketplace.unwrap_or(INLINE));
     let data = store.data_dir(&id);

@@ -12,6 +12,7 @@
 //!   wrote; in an untrusted project it is not loaded, and [`Loaded::withheld`] names it.
 //! - An enabled plugin is found in spine's store (`$SPINE_HOME/plugins`), then in Claude Code's
 //!   (`~/.claude/plugins`), read only: what a user installed with Claude Code loads unchanged.
+//!   An installed plugin without a manifest is named by its id (its directory is a version's).
 //!   One that is not installed, or does not load (a bad manifest, a path leaving the plugin,
 //!   an unreadable file), is a warning naming the plugin, the file and the field; spine goes on.
 //! - What a plugin brings ([`Plugin`]): `commands/`, `agents/`, `output-styles/` (each
@@ -29,8 +30,17 @@
 //! - The data directory (`CLAUDE_PLUGIN_DATA`) is `<store>/data/<id>/`, made when the plugin
 //!   loads.
 
+pub mod copy;
+pub mod fetch;
+pub mod git;
+pub mod install;
+pub mod known;
 pub mod manifest;
+pub mod marketplace;
+pub mod settings_file;
 pub mod store;
+pub mod strict;
+pub mod validate;
 
 mod components;
 
@@ -122,7 +132,7 @@ pub fn load(request: &Request<'_>) -> Loaded {
     let mut taken: Vec<String> = Vec::new();
     for dir in request.plugin_dirs {
         let enabler = Enabler { scope: Scope::CommandLine, label: "--plugin-dir".to_owned() };
-        match components::read(dir, None, &spine_store, enabler.scope, &enabler.label, request.project_dir) {
+        match components::read(dir, None, None, &spine_store, enabler.scope, &enabler.label, request.project_dir) {
             Ok(read) => {
                 taken.push(read.plugin.name.clone());
                 accept(&mut loaded, read);
@@ -164,6 +174,7 @@ pub fn load(request: &Request<'_>) -> Loaded {
         match components::read(
             &install.install_path,
             marketplace,
+            Some(name),
             &spine_store,
             enabler.scope,
             &enabler.label,
@@ -174,6 +185,9 @@ pub fn load(request: &Request<'_>) -> Loaded {
             Err(error) => loaded.warnings.push(format!("plugin {id} not loaded: {error}")),
         }
     }
+    // A plugin the project enables that loads anyway (the user installed it) is not withheld.
+    let plugins = &loaded.plugins;
+    loaded.withheld.retain(|(_, id)| !plugins.iter().any(|p| &p.id == id));
     loaded
 }
 

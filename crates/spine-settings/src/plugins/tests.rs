@@ -171,7 +171,7 @@ fn a_plugin_dir_replaces_an_installed_plugin_of_the_same_name() {
     let installed = f.plugin("cache/guard", &guard_files());
     f.install("guard@market", &installed);
     let local = f.plugin("dev/guard", &[(".claude-plugin/plugin.json", json!({"name": "guard"}))]);
-    let loaded = f.load(&[], ProjectTrust::Untrusted, &[local.clone()]);
+    let loaded = f.load(&[], ProjectTrust::Untrusted, std::slice::from_ref(&local));
     let ids: Vec<&str> = loaded.plugins.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, ["guard@inline"]);
 }
@@ -203,4 +203,18 @@ fn a_component_path_that_leaves_the_plugin_through_a_link_is_refused() {
         "{:?}",
         loaded.warnings
     );
+}
+
+#[test]
+fn an_installed_plugin_without_a_manifest_is_named_by_its_id_not_its_version_directory() {
+    let f = Fixture::new();
+    let root = f.plugin("cache/market/loose/0.3.0", &[("commands/hi.md", json!("Say hi"))]);
+    f.install("loose@market", &root);
+    let loaded = f.load(&[], ProjectTrust::Untrusted, &[]);
+    let [plugin] = loaded.plugins.as_slice() else { panic!("one plugin: {:?}", loaded.warnings) };
+    assert_eq!((plugin.id.as_str(), plugin.name.as_str()), ("loose@market", "loose"));
+    assert_eq!(plugin.data, f.spine_home().join("plugins/data/loose-market"));
+    let dev = f.plugin("dev/tools", &[("commands/x.md", json!("x"))]);
+    let loaded = f.load(&[], ProjectTrust::Untrusted, &[dev]);
+    assert_eq!(loaded.plugins[0].id, "tools@inline", "a --plugin-dir plugin is named by its directory");
 }

@@ -153,7 +153,7 @@ pub fn turn_settings(payload: &RequestPayload) -> TurnSettings {
         allowed_tool_names: payload.allowed_tools().map(<[String]>::to_vec).unwrap_or_default(),
         conversation_id: Some(payload.task.conversation_id.clone()),
         context_imports: payload.context_imports.clone(),
-        preloaded_skills: Vec::new(),
+        ..TurnSettings::default()
     }
 }
 

@@ -1,5 +1,5 @@
 //! `prepare_turn`: normalise the transcript, select skills, assemble the system prompt from its
-//! eleven layers, resolve the likely model, estimate tokens. The product is the message list of
+//! twelve layers, resolve the likely model, estimate tokens. The product is the message list of
 //! the next model request: the system message, then the transcript.
 //!
 //! Layers, in order, each written `"<Heading>:\n<body>"`, blank ones dropped, joined by blank
@@ -7,10 +7,13 @@
 //! the prompt's prefix is byte-identical and prompt caches (explicit breakpoints or automatic
 //! prefix caching) hit:
 //!
-//! - stable: Agent Prompt · Soul (`SOUL.md`, else built in) · Memory Files (`CLAUDE.md`,
-//!   `AGENTS.md` and their imports, loaded once per run by [`crate::memory_files`]) · User
-//!   (`USER.md`, else built in) · Operator Prompt (profile `main`, not a subagent) · Active
-//!   Skills (the catalog);
+//! - stable: Agent Prompt (built in; with an output style that does not keep the coding
+//!   instructions, [`STYLE_AGENT_PROMPT`]) · Soul (`SOUL.md`, else built in) · Memory Files
+//!   (`CLAUDE.md`, `AGENTS.md` and their imports, loaded once per run by
+//!   [`crate::memory_files`]) · User (`USER.md`, else built in) · Operator Prompt (profile
+//!   `main`, not a subagent) · Active Skills (the listing of the skills the model may load,
+//!   within its budget, under Claude Code's heading when the `Skill` tool is offered) · Output
+//!   Style: NAME (the chosen style's instructions; not a subagent's);
 //! - volatile: Memory (`.spine/memory/root.md`, which the model may write) · Conversation
 //!   Summary (`.spine/conversations/<id>/summary.md`) · Selected Skills (a subagent's preloaded
 //!   skills, then those the messages reference, chosen per turn) ·
@@ -20,7 +23,7 @@
 //! through the workspace boundary. The operator-state snapshot is taken by the caller *before*
 //!
 //! Modules, by what each does: `settings` (the plain inputs: profile, model hints),
-//! `prompt` (the eleven layers and the stable prefix), `operator_state` (the live workspace
+//! `prompt` (the twelve layers and the stable prefix), `operator_state` (the live workspace
 //! snapshot, taken by the caller), `transcript` (payload messages into a transcript); this
 //! file runs the stage and writes its trace entry.
 
@@ -43,8 +46,11 @@ use crate::trace::Trace;
 use crate::workspace::Workspace;
 
 pub use operator_state::{OperatorStateSource, operator_snapshot};
-pub use prompt::{DEFAULT_AGENT_PROMPT, DEFAULT_SOUL, DEFAULT_USER, OPERATOR_PROMPT, ROOT_MEMORY_FILE, summary_path};
-pub use settings::{AgentProfile, ModelContext, TurnSettings};
+pub use prompt::{
+    DEFAULT_AGENT_PROMPT, DEFAULT_SOUL, DEFAULT_USER, OPERATOR_PROMPT, ROOT_MEMORY_FILE, STYLE_AGENT_PROMPT,
+    summary_path,
+};
+pub use settings::{AgentProfile, ModelContext, OutputStyle, TurnSettings};
 pub use transcript::normalize_transcript;
 
 use prompt::{SystemPrompt, assemble_prompt};
@@ -95,7 +101,7 @@ pub fn prepare_turn(
     let started = Instant::now();
     let s = inputs.settings;
     let selection = select_with(inputs.skills, &s.preloaded_skills, transcript);
-    let SystemPrompt { text: system, stable_len } = assemble_prompt(inputs, &selection);
+    let SystemPrompt { text: system, stable_len, listing } = assemble_prompt(inputs, &selection);
     let system_tokens = inputs.estimator.count_text(&system) + 4;
     let RequestEstimate { transcript_tokens, tool_tokens, anchored } =
         estimate_request(inputs.estimator, transcript, inputs.tools, cache);
@@ -120,6 +126,12 @@ pub fn prepare_turn(
         "active_skill_names" => active,
         "selected_skill_names" => selected,
     };
+    if !listing.shortened.is_empty() {
+        f.insert(
+            "skill_listing".into(),
+            json!({"budget": listing.budget, "full_size": listing.full_size, "without_description": listing.shortened}),
+        );
+    }
     if !selection.skipped.is_empty() {
         f.insert("skipped_skills".into(), json!(selection.skipped));
     }

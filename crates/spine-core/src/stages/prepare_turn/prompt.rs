@@ -1,4 +1,4 @@
-//! The system prompt of a turn: its eleven layers (see the parent module doc), the built-in
+//! The system prompt of a turn: its twelve layers (see the parent module doc), the built-in
 //! bodies of the layers a workspace may override, and the byte length of the stable prefix.
 //! Workspace files (`SOUL.md`, `USER.md`, the root memory, the conversation summary) are read
 //! through the workspace boundary; a file that is absent, blank or outside reads as no layer.
@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::memory_files::MemoryFiles;
-use crate::skills::Selection;
+use crate::skills::{self, Listing, Selection};
 use crate::workspace::Workspace;
 
 use super::TurnInputs;
@@ -14,6 +14,11 @@ use super::TurnInputs;
 /// The built-in agent prompt (layer 1), overridable.
 pub const DEFAULT_AGENT_PROMPT: &str = "You are spine, an agent that works in the user's workspace through tools. \
 Inspect before you change anything, keep changes minimal, and answer with what you did and what you found.";
+
+/// The agent prompt (layer 1) in place of the built-in one when an output style without
+/// `keep-coding-instructions` is chosen (Claude Code's intro line for a style, in spine's words).
+pub const STYLE_AGENT_PROMPT: &str = "You are spine, an agent that helps users according to your Output Style \
+(below), which describes how you should respond to user queries. You work in the user's workspace through tools.";
 
 /// The built-in soul (layer 2) when the workspace has no `SOUL.md`.
 pub const DEFAULT_SOUL: &str =
@@ -29,10 +34,12 @@ workspace, its memory files and the command runs and processes you started; use 
 /// The root memory file, relative to the workspace.
 pub const ROOT_MEMORY_FILE: &str = ".spine/memory/root.md";
 
-/// The system prompt and the byte length of its stable prefix.
+/// The system prompt, the byte length of its stable prefix, and the skills its listing names
+/// without their description (the listing's budget).
 pub(super) struct SystemPrompt {
     pub(super) text: String,
     pub(super) stable_len: usize,
+    pub(super) listing: Listing,
 }
 
 /// The system prompt of the turn: the stable layers, then the volatile ones.
@@ -40,8 +47,15 @@ pub(super) fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &Selection) ->
     let s = inputs.settings;
     let ws = inputs.workspace;
     let operator = s.operator_layers();
+    // The output style is the main agent's: a subagent runs its own prompt.
+    let style = s.output_style.as_ref().filter(|_| !s.is_subagent);
+    let style_heading = style.map(|st| format!("Output Style: {}", st.name));
+    let agent_prompt = s.agent_prompt.clone().unwrap_or_else(|| match style {
+        Some(st) if !st.keep_coding_instructions => STYLE_AGENT_PROMPT.to_owned(),
+        Some(_) | None => DEFAULT_AGENT_PROMPT.to_owned(),
+    });
     let mut stable: Vec<(&str, String)> = vec![
-        ("Agent Prompt", s.agent_prompt.clone().unwrap_or_else(|| DEFAULT_AGENT_PROMPT.to_owned())),
+        ("Agent Prompt", agent_prompt),
         ("Soul", read_in(ws, "SOUL.md").unwrap_or_else(|| DEFAULT_SOUL.to_owned())),
         ("Memory Files", inputs.memory.map(MemoryFiles::render).unwrap_or_default()),
         ("User", read_in(ws, "USER.md").unwrap_or_else(|| DEFAULT_USER.to_owned())),
@@ -49,8 +63,16 @@ pub(super) fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &Selection) ->
     if operator {
         stable.push(("Operator Prompt", OPERATOR_PROMPT.to_owned()));
     }
-    let active: Vec<String> = inputs.skills.active().map(|e| format!("- {}: {}", e.name, e.description)).collect();
-    stable.push(("Active Skills", active.join("\n")));
+    let listing = skills::listing(inputs.skills, skills::listing_budget(None, s.skill_listing_chars));
+    let skill_tool = inputs.tools.iter().any(|t| t.name == skills::SKILL_TOOL);
+    let entries = listing.lines.join("\n");
+    stable.push(match (skill_tool, entries.is_empty()) {
+        (true, false) => ("Active Skills", format!("{}\n\n{entries}", skills::LISTING_HEADING)),
+        (false, _) | (true, true) => ("Active Skills", entries),
+    });
+    if let (Some(heading), Some(st)) = (&style_heading, style) {
+        stable.push((heading.as_str(), st.prompt.clone()));
+    }
 
     let mut volatile: Vec<(&str, String)> = vec![
         ("Memory", read_in(ws, ROOT_MEMORY_FILE).unwrap_or_default()),
@@ -83,7 +105,7 @@ pub(super) fn assemble_prompt(inputs: &TurnInputs<'_>, selection: &Selection) ->
         (true, false) => volatile,
         (false, false) => format!("{stable}\n\n{volatile}"),
     };
-    SystemPrompt { text, stable_len }
+    SystemPrompt { text, stable_len, listing }
 }
 
 /// Layers as `"<Heading>:\n<body>"`, blank ones dropped, joined by blank lines.

@@ -52,6 +52,25 @@ pub struct TurnSettings {
     /// definition's `skills`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preloaded_skills: Vec<String>,
+    /// The output style of the main agent's prompt (a subagent's prompt has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_style: Option<OutputStyle>,
+    /// The skill listing's budget in characters (`None`: 1% of a 200,000-token context
+    /// window, see `skills::listing_budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_listing_chars: Option<usize>,
+}
+
+/// An output style (Claude Code's `outputStyle`): instructions added to the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputStyle {
+    /// Its name (`Explanatory`, a file's `name` or stem).
+    pub name: String,
+    /// The instructions (the file's body).
+    pub prompt: String,
+    /// `keep-coding-instructions`: the built-in agent prompt stays; otherwise it gives way to
+    /// a short one that defers to the style.
+    pub keep_coding_instructions: bool,
 }
 
 impl Default for TurnSettings {
@@ -65,6 +84,8 @@ impl Default for TurnSettings {
             conversation_id: None,
             context_imports: Vec::new(),
             preloaded_skills: Vec::new(),
+            output_style: None,
+            skill_listing_chars: None,
         }
     }
 }

@@ -196,3 +196,57 @@ fn the_operator_state_names_the_added_roots_only_when_there_are_some() {
     let system = p.messages[0].text().expect("system");
     assert!(system.contains(&*canonical.to_string_lossy()), "{system}");
 }
+
+#[test]
+fn with_the_skill_tool_the_listing_has_claude_codes_heading_and_the_budget_shortens_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let ws = Workspace::new(dir.path()).expect("ws");
+    let root = dir.path().join("skills");
+    for (name, md) in [("a", "---\ndescription: Alpha.\n---\nA"), ("b", "---\ndescription: Beta beta.\n---\nB")] {
+        std::fs::create_dir_all(root.join(name)).expect("mkdir");
+        std::fs::write(root.join(name).join("SKILL.md"), md).expect("w");
+    }
+    let (catalog, _) = SkillCatalog::scan(&[SkillRoot { path: root, kind: SkillRootKind::Live }]);
+    let skill = spine_protocol::tool::ToolSpec {
+        name: crate::skills::SKILL_TOOL.into(),
+        description: String::new(),
+        input_schema: json!({}),
+    };
+    let settings = TurnSettings { skill_listing_chars: Some(16), ..Default::default() };
+    let trace = Trace::default();
+    let tools = [skill];
+    let inputs = TurnInputs {
+        settings: &settings,
+        workspace: &ws,
+        skills: &catalog,
+        operator_state: None,
+        memory: None,
+        estimator: &WordsEstimator,
+        tools: &tools,
+    };
+    let p = prepare_turn(&inputs, &[Message::user("hi")], None, &trace);
+    let system = p.messages[0].text().expect("system");
+    let listing = "Active Skills:\nThe following skills are available for use with the Skill tool:\n\n- a: Alpha.\n- b";
+    assert!(system.contains(listing) && !system.contains("Beta"), "{system}");
+    let spine_protocol::trace::TraceRecord::Stage(s) = trace.entries().remove(0).record else { panic!("stage") };
+    assert_eq!(s.fields["skill_listing"]["without_description"], json!(["b"]));
+}
+
+#[test]
+fn an_output_style_is_a_stable_layer_of_the_main_agent_and_may_replace_the_coding_prompt() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let ws = Workspace::new(dir.path()).expect("ws");
+    let style = OutputStyle { name: "Terse".into(), prompt: "One line.".into(), keep_coding_instructions: false };
+    let settings = TurnSettings { output_style: Some(style.clone()), ..Default::default() };
+    let (p, _) = run(&ws, &settings, &SkillCatalog::default(), None, &[Message::user("hi")]);
+    let system = p.messages[0].text().expect("system");
+    assert!(system.starts_with(&format!("Agent Prompt:\n{STYLE_AGENT_PROMPT}")), "{system}");
+    assert!(system[..p.stable_prefix].ends_with("Output Style: Terse:\nOne line."), "{system}");
+    let kept = OutputStyle { keep_coding_instructions: true, ..style.clone() };
+    let settings = TurnSettings { output_style: Some(kept), ..Default::default() };
+    let (p, _) = run(&ws, &settings, &SkillCatalog::default(), None, &[Message::user("hi")]);
+    assert!(p.messages[0].text().expect("system").starts_with(&format!("Agent Prompt:\n{DEFAULT_AGENT_PROMPT}")));
+    let settings = TurnSettings { output_style: Some(style), is_subagent: true, ..Default::default() };
+    let (p, _) = run(&ws, &settings, &SkillCatalog::default(), None, &[Message::user("hi")]);
+    assert!(!p.messages[0].text().expect("system").contains("Output Style"), "a subagent runs its own prompt");
+}

@@ -1,0 +1,194 @@
+//! The agent definitions the enabled plugins bring (spine-settings' `plugins`: a plugin's
+//! `agents/`, or the paths its manifest's `agents` names), read as Claude Code reads them.
+//!
+//! Contract:
+//! - A path of [`Plugin::agents`] that is a file is one definition; a directory gives its
+//!   `*.md` files (not those of its subfolders), in name order. Plugins come in their load
+//!   order.
+//! - `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` and `${CLAUDE_PROJECT_DIR}` are replaced
+//!   in the file's content (front matter and body) before it is read.
+//! - The agent type is named `<plugin>:<name>` (the plugin's name, then the front matter's
+//!   `name`), as Claude Code scopes a plugin's agents.
+//! - `hooks`, `mcpServers` and `permissionMode` are not supported for a plugin's agent (Claude
+//!   Code refuses them for security: a plugin's agent may not run code of its own or loosen
+//!   permissions this way): each is ignored with a warning naming the file and the plugin.
+//! - A file that cannot be used is skipped with a warning naming it, its plugin and the field;
+//!   the other fields' warnings ([`crate::agent_def`]) name the file and the plugin too.
+//! - These definitions have the lowest precedence of the files ([`crate::agents`]): a project's
+//!   or the user's definition of the same name wins.
+
+use std::path::{Path, PathBuf};
+
+use spine_settings::plugins::Plugin;
+
+use crate::agent_def::{AgentFile, Origin, read_fields};
+use crate::agents::{MAX_FILE_BYTES, front_matter};
+
+/// The fields a plugin's agent may not set, each ignored with a warning.
+pub const REFUSED: &[&str] = &["hooks", "mcpServers", "permissionMode"];
+
+/// The definitions of `plugins`' agents (see the module documentation), named
+/// `<plugin>:<name>`, and the warnings about them.
+pub fn plugin_agent_files(plugins: &[Plugin], project: &Path) -> (Vec<AgentFile>, Vec<String>) {
+    let mut files: Vec<AgentFile> = Vec::new();
+    let mut warnings = Vec::new();
+    for plugin in plugins {
+        for path in agent_paths(plugin) {
+            let prefix = format!("agent definition {} (plugin {})", path.display(), plugin.id);
+            match read_plugin_agent(&path, plugin, project) {
+                Ok((file, _)) if files.iter().any(|f| f.name == file.name) => {}
+                Ok((file, notes)) => {
+                    warnings.extend(notes.into_iter().map(|n| format!("{prefix}: {n}")));
+                    files.push(file);
+                }
+                Err(e) => warnings.push(format!("{prefix} skipped: {e}")),
+            }
+        }
+    }
+    (files, warnings)
+}
+
+/// The definition files of `plugin`: its file paths, and the `*.md` files of its directories.
+fn agent_paths(plugin: &Plugin) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for path in &plugin.agents {
+        if path.is_file() {
+            out.push(path.clone());
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(path) else { continue };
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+            .collect();
+        found.sort();
+        out.extend(found);
+    }
+    out
+}
+
+/// Reads one plugin agent file: the variables replaced, the refused fields dropped (a warning
+/// each), the name scoped by the plugin.
+fn read_plugin_agent(path: &Path, plugin: &Plugin, project: &Path) -> Result<(AgentFile, Vec<String>), String> {
+    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = replace_plugin_variables(&text, plugin, project);
+    let (mut fields, body) = front_matter(&text)?;
+    let mut notes = Vec::new();
+    for key in REFUSED {
+        if fields.remove(*key).is_some() {
+            notes.push(format!("`{key}` ignored: a plugin's agent may not set it (as in Claude Code, for security)"));
+        }
+    }
+    let (mut file, more) = read_fields(&fields, Origin::File { body, path }).map_err(|e| e.to_string())?;
+    notes.extend(more);
+    file.name = format!("{}:{}", plugin.name, file.name);
+    Ok((file, notes))
+}
+
+/// `text` with `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` and `${CLAUDE_PROJECT_DIR}`
+/// replaced by `plugin`'s directories and the project's.
+pub fn replace_plugin_variables(text: &str, plugin: &Plugin, project: &Path) -> String {
+    let vars = [
+        ("${CLAUDE_PLUGIN_ROOT}", plugin.root.as_path()),
+        ("${CLAUDE_PLUGIN_DATA}", plugin.data.as_path()),
+        ("${CLAUDE_PROJECT_DIR}", project),
+    ];
+    vars.iter().fold(text.to_owned(), |acc, (name, value)| acc.replace(name, &value.to_string_lossy()))
+}
+
+#[cfg(test)]
+mod tests {
+    use spine_settings::trust::Scope;
+
+    use super::*;
+
+    fn plugin(root: &Path, agents: Vec<PathBuf>) -> Plugin {
+        Plugin {
+            id: "guard@market".to_owned(),
+            name: "guard".to_owned(),
+            marketplace: Some("market".to_owned()),
+            root: root.to_path_buf(),
+            data: root.join("data"),
+            version: None,
+            description: None,
+            default_enabled: None,
+            enabled_by: "installed (user scope)".to_owned(),
+            scope: Scope::User,
+            commands: Vec::new(),
+            agents,
+            skills: Vec::new(),
+            output_styles: Vec::new(),
+            hook_files: Vec::new(),
+            mcp_servers: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_plugins_agent_is_named_after_its_plugin_with_the_plugin_root_replaced() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let agents = dir.path().join("agents");
+        std::fs::create_dir_all(agents.join("nested")).expect("dir");
+        std::fs::write(
+            agents.join("reviewer.md"),
+            "---\nname: reviewer\ndescription: Reviews\nmodel: scripted:${CLAUDE_PLUGIN_ROOT}/child.json\n---\n\
+             Read ${CLAUDE_PLUGIN_ROOT}/rules.md and write to ${CLAUDE_PLUGIN_DATA}.\n",
+        )
+        .expect("write");
+        std::fs::write(agents.join("nested/deeper.md"), "---\nname: deeper\ndescription: d\n---\nx\n").expect("w");
+        let (files, warnings) = plugin_agent_files(&[plugin(dir.path(), vec![agents])], Path::new("/p"));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["guard:reviewer"], "subfolders are not read");
+        let root = dir.path().display();
+        assert_eq!(files[0].model.as_deref(), Some(format!("scripted:{root}/child.json").as_str()));
+        assert_eq!(files[0].prompt, format!("Read {root}/rules.md and write to {root}/data."));
+    }
+
+    #[test]
+    fn hooks_mcp_servers_and_permission_mode_of_a_plugins_agent_are_ignored_with_a_warning_naming_the_file() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("sneaky.md");
+        std::fs::write(
+            &file,
+            "---\nname: sneaky\ndescription: d\npermissionMode: bypassPermissions\nmcpServers: [{own: {command: sh}}]\n\
+             hooks: {PreToolUse: [{hooks: [{type: command, command: 'exit 0'}]}]}\ntools: Read\n---\nP\n",
+        )
+        .expect("write");
+        let (files, warnings) = plugin_agent_files(&[plugin(dir.path(), vec![file.clone()])], Path::new("/p"));
+        let sneaky = &files[0];
+        assert_eq!(sneaky.name, "guard:sneaky");
+        assert!(sneaky.hooks.is_none() && sneaky.inline_mcp_servers.is_empty() && sneaky.permission_mode.is_none());
+        assert_eq!(sneaky.tools, Some(vec!["Read".to_owned()]), "the other fields apply");
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        for (warning, key) in warnings.iter().zip(REFUSED) {
+            assert!(
+                warning.starts_with(&format!(
+                    "agent definition {} (plugin guard@market): `{key}` ignored",
+                    file.display()
+                )),
+                "{warning}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_plugins_unusable_agent_file_is_skipped_with_a_warning_naming_it_and_the_plugin() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("bad.md");
+        std::fs::write(&file, "---\nname: bad\n---\n").expect("write");
+        let (files, warnings) = plugin_agent_files(&[plugin(dir.path(), vec![file.clone()])], Path::new("/p"));
+        assert!(files.is_empty());
+        assert_eq!(
+            warnings,
+            [format!(
+                "agent definition {} (plugin guard@market) skipped: field `description` is missing",
+                file.display()
+            )]
+        );
+    }
+}
