@@ -5,6 +5,12 @@
 # wall time of the whole run and the median `execute` stage of the call (from the trace), then
 # the ratio and the milliseconds the sandbox adds to each.
 #
+# Then the helper alone, under the policy that call ran under (read from the helper's command
+# line): `bash -c true` bare, through `spine __sandbox` and through the crate's small
+# `spine-sandbox-exec` (the same helper in a small binary), alternating, N runs each; the
+# ratios against bare, and what each phase of `spine __sandbox` costs (its
+# `SPINE_SANDBOX_TIMING` line: `exec` is from the spawn to the helper's `main`).
+#
 #   bench/sandbox.sh [N]      # default 40 runs of each
 #
 # The run's figure includes the probe at session start (one `spine __sandbox --probe`); the
@@ -14,12 +20,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-40}"
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
-cargo build -q --release -p spine-cli
+cargo build -q --release -p spine-cli -p spine-sandbox
 BIN="$TARGET/release/spine"
-exec /usr/bin/python3 - "$BIN" "$N" <<'EOF'
-import atexit, json, os, shutil, statistics, subprocess, sys, tempfile, time
+SMALL="$TARGET/release/spine-sandbox-exec"
+exec /usr/bin/python3 - "$BIN" "$N" "$SMALL" <<'EOF'
+import atexit, base64, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
-binary, n = sys.argv[1], int(sys.argv[2])
+binary, n, small = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 work = tempfile.mkdtemp(prefix="spine-sandbox-bench-")
 atexit.register(shutil.rmtree, work, True)
 project, home = os.path.join(work, "project"), os.path.join(work, "home")
@@ -35,7 +42,7 @@ for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_MODEL"):
 trace = os.path.join(work, "trace.jsonl")
 
 
-def once(mode):
+def once(mode, script=script):
     argv = [binary, "run", "-p", "go", "--model", f"scripted:{script}", "--permission-mode",
             "bypassPermissions", "--no-session-persistence", "--sandbox", mode, "--trace", trace]
     start = time.perf_counter()
@@ -67,4 +74,49 @@ for mode, (wall, execute) in med.items():
 (run_off, exe_off), (run_on, exe_on) = med["off"], med["workspace-write"]
 print(f"  run:     x{run_on / run_off:.2f}, +{run_on - run_off:.1f} ms")
 print(f"  execute: x{exe_on / exe_off:.2f}, +{exe_on - exe_off:.2f} ms")
+
+# The policy the call ran under: the helper is the parent of the call's shell.
+capture = os.path.join(work, "capture.json")
+line = os.path.join(project, ".helper-line")
+grab = {"id": "c1", "name": "Bash", "arguments": {"command": f"tr '\\0' '\\n' < /proc/$PPID/cmdline > {line}"}}
+with open(capture, "w") as f:
+    json.dump({"turns": [{"tool_calls": [grab]}, {"text": "done"}]}, f)
+once("workspace-write", capture)
+with open(line) as f:
+    helper_line = f.read().split("\n")
+os.remove(line)
+policy = next(arg for arg in helper_line if arg.startswith("v1."))
+body = policy[3:] + "=" * (-len(policy[3:]) % 4)
+for root in json.loads(base64.urlsafe_b64decode(body)).get("write_allow", []):
+    if not os.path.exists(root):  # the session's temporary directory, gone with it
+        os.makedirs(root)
+        atexit.register(shutil.rmtree, root, True)
+
+command = ["bash", "-c", "true"]
+variants = {
+    "bare": command,
+    "spine __sandbox": [binary, "__sandbox", policy, "--"] + command,
+    "spine-sandbox-exec": [small, policy, "--"] + command,
+}
+walls = {name: [] for name in variants}
+phases = {}
+for _ in range(n):
+    for name, argv in variants.items():
+        run_env = dict(env, SPINE_SANDBOX_TIMING=str(time.time_ns()))
+        start = time.perf_counter()
+        done = subprocess.run(argv, cwd=project, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        walls[name].append((time.perf_counter() - start) * 1000)
+        if done.returncode != 0:
+            sys.exit(f"{name} failed: {done.stderr.decode()}")
+        timing = re.search(r"spine sandbox: timing \(µs\)(.*)", done.stderr.decode())
+        if name == "spine __sandbox" and timing:
+            for phase, micros in re.findall(r" (\S+)=(\d+)", timing.group(1)):
+                phases.setdefault(phase, []).append(int(micros))
+bare = statistics.median(walls["bare"])
+print(f"the helper alone, `bash -c true` under that call's policy, {n} runs of each (medians)")
+for name, values in walls.items():
+    wall = statistics.median(values)
+    added = "" if name == "bare" else f"   x{wall / bare:.2f}, +{wall - bare:.2f} ms"
+    print(f"  {name:<20} {wall:6.2f} ms{added}")
+print("  phases of spine __sandbox (µs): " + ", ".join(f"{p} {statistics.median(v):.0f}" for p, v in phases.items()))
 EOF

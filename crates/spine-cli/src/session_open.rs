@@ -51,7 +51,14 @@ pub(crate) fn open(args: &RunArgs) -> anyhow::Result<Opened> {
     // otherwise.
     let project = resumed_project(args, session.resumed.as_ref(), &launch_dir);
     let model = resumed_model(args, session.resumed.as_ref());
-    let settings = context::settings_with(&home, &project, &args.settings, args.trust, args.setting_sources.as_ref(), &args.plugin_dirs)?;
+    let settings = context::settings_with(
+        &home,
+        &project,
+        &args.settings,
+        args.trust,
+        args.setting_sources.as_ref(),
+        &args.plugin_dirs,
+    )?;
     if args.verbose {
         for note in &settings.notes {
             eprintln!("note: {note}");
@@ -114,6 +121,10 @@ pub(crate) async fn build(
         network_approver: approver.asks_elicitations().then(|| Arc::clone(&approver)),
     };
     let sandbox = crate::sandbox::start(settings, request)?;
+    // Rules the approver saves while a sandboxed command runs are spine's, not the command's.
+    if let Some(writes) = sandbox.own_writes() {
+        approver.record_writes_in(writes);
+    }
     // The settings' environment of the agent's children: assembly builds the same value.
     let child_env = spine_agent::child_env(settings);
     let connection = spine_agent::connect_mcp_sandboxed(settings, project, &child_env, Some(&sandbox))

@@ -62,6 +62,29 @@ pub trait SpawnGuard: Send + fmt::Debug {
     fn finish(self: Box<Self>) -> Vec<String>;
 }
 
+/// Files spine itself wrote during a session where its confined commands may not write (the
+/// approver's "always for this project" rules in `.spine/settings.local.json`): a confinement
+/// that undoes what a command created at such paths keeps or restores these, byte for byte,
+/// instead of blaming the command. Shared by the session's approver and its confinement.
+#[derive(Debug, Default)]
+pub struct OwnWrites {
+    files: std::sync::Mutex<Vec<(std::path::PathBuf, Vec<u8>)>>,
+}
+
+impl OwnWrites {
+    /// Records that spine wrote `bytes` to `path` (a later write of the same path replaces it).
+    pub fn record(&self, path: &Path, bytes: Vec<u8>) {
+        let mut files = self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        files.retain(|(p, _)| p != path);
+        files.push((path.to_path_buf(), bytes));
+    }
+
+    /// The files recorded so far, with what spine wrote to each.
+    pub fn files(&self) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
 /// A guard with nothing to do.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoGuard;

@@ -38,7 +38,7 @@ pub mod run;
 pub mod secrets;
 
 pub use capture::CappedText;
-pub use confine::{Confine, ConfineError, NoGuard, SpawnGuard};
+pub use confine::{Confine, ConfineError, NoGuard, OwnWrites, SpawnGuard};
 pub use group::{GroupChild, ProcessError, TERM_GRACE};
 pub use run::{
     DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, drain, join_readers, run,

@@ -46,6 +46,9 @@ pub struct Applied {
 pub const PROXY_VARIABLES: &[&str] =
     &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
 
+/// The proxy exceptions a command behind the bridge loses: it can reach nothing directly.
+pub const NO_PROXY_VARIABLES: &[&str] = &["NO_PROXY", "no_proxy"];
+
 impl Applied {
     pub(crate) fn new(policy: &Policy) -> Self {
         Self {

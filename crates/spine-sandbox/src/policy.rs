@@ -52,13 +52,19 @@ pub struct Policy {
     /// A layer the kernel lacks is reported in [`Applied`](crate::Applied) instead of
     /// failing [`confine`](crate::confine).
     pub best_effort: bool,
+    /// The caller undoes the protected paths the command created, outside the sandbox and
+    /// knowing what it wrote there itself; the helper does not undo them first.
+    pub caller_undoes: bool,
 }
 
 /// The network a confined command gets.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Network {
-    /// No network: a network namespace of its own with only a loopback interface.
+    /// No network: seccomp refuses the command's IP sockets, and it gets a network namespace
+    /// of its own with only a loopback interface — unless it may open no socket at all (no
+    /// local binding, no unix socket) and Landlock scopes abstract unix sockets, where seccomp
+    /// alone keeps it off the network (see the crate documentation).
     #[default]
     Off,
     /// Only spine's filtering proxy: a network namespace of its own, in which the helper
@@ -167,6 +173,7 @@ mod tests {
             allow_all_unix_sockets: false,
             allow_local_binding: true,
             best_effort: true,
+            caller_undoes: true,
         }
     }
 

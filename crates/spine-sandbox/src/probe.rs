@@ -179,9 +179,10 @@ pub(crate) fn trial_main() -> ExitCode {
 
 #[cfg(target_os = "linux")]
 fn trial() -> Result<(), crate::SandboxError> {
-    crate::linux::userns::enter()?;
-    crate::linux::mounts::apply(&crate::Policy::default(), &[])?;
-    crate::linux::netns::enter()
+    let mut timing = crate::timing::Timing::default();
+    crate::linux::userns::enter(&mut timing)?;
+    crate::linux::mounts::apply(&crate::Policy::default(), &[], &mut timing)?;
+    crate::linux::netns::enter(true, &mut timing)
 }
 
 #[cfg(not(target_os = "linux"))]

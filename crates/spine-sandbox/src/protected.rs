@@ -43,8 +43,14 @@ impl MissingGuard {
     /// Removes what the command created at the watched paths; one line per path removed or
     /// that could not be removed.
     pub fn undo(&self) -> Vec<String> {
+        self.undo_keeping(&|_| false)
+    }
+
+    /// [`MissingGuard::undo`], leaving the watched paths `keep` accepts as they are (the caller
+    /// knows it, not the command, made what is there).
+    pub fn undo_keeping(&self, keep: &dyn Fn(&std::path::Path) -> bool) -> Vec<String> {
         let mut messages = Vec::new();
-        for path in &self.paths {
+        for path in self.paths.iter().filter(|path| !keep(path)) {
             let Ok(metadata) = path.symlink_metadata() else { continue };
             let removed = if metadata.is_dir() { fs::remove_dir_all(path) } else { fs::remove_file(path) };
             messages.push(match removed {

@@ -17,13 +17,20 @@
 //!   the caller ignores gets no handler and stays ignored, as `nohup` expects).
 //!   A signal sent to the helper's pid alone is not forwarded: signal the group. SIGKILL
 //!   ends the helper at once, without the undo.
+//! - After the command, the helper removes what it created at protected paths that did not
+//!   exist (printing a line each), unless the policy says the caller does
+//!   (`caller_undoes`). Behind the proxy bridge, the command gets the proxy variables and
+//!   loses `NO_PROXY`/`no_proxy`.
 //! - With `SPINE_SANDBOX_REPORT` set in its environment, the helper prints
 //!   `spine sandbox: profile PROFILE` and any missing layer on stderr before the command runs.
+//! - With `SPINE_SANDBOX_TIMING` set, it prints what each of its phases cost, in one
+//!   `spine sandbox: timing (µs) …` line on stderr after the command (see `timing.rs`).
 
 use std::ffi::{OsStr, OsString};
 use std::process::{Command, ExitCode, ExitStatus};
 
 use crate::policy::Policy;
+use crate::timing::Timing;
 
 /// The argument separating the encoded policy from the command.
 pub const SEPARATOR: &str = "--";
@@ -42,6 +49,7 @@ pub const NOT_FOUND: u8 = 127;
 /// `ENCODED-POLICY -- PROGRAM ARGS…` (or [`PROBE_ARGUMENT`]). Call it first thing in `main`,
 /// before any thread or async runtime starts.
 pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let mut timing = Timing::from_env();
     let mut args = args.into_iter();
     let Some(first) = args.next() else {
         return refuse("missing the encoded policy (usage: ENCODED-POLICY -- PROGRAM [ARGS…])");
@@ -58,7 +66,8 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         return refuse("expected `--` after the encoded policy");
     }
     let argv: Vec<OsString> = args.collect();
-    run_confined(&policy, &argv)
+    timing.mark("decode");
+    run_timed(&policy, &argv, timing)
 }
 
 fn refuse(message: &str) -> ExitCode {
@@ -69,8 +78,12 @@ fn refuse(message: &str) -> ExitCode {
 /// Confines this process to `policy`, runs `argv` as its child, and returns the exit code
 /// the helper must end with (having already died of the command's signal, if it had one).
 pub fn run_confined(policy: &Policy, argv: &[OsString]) -> ExitCode {
+    run_timed(policy, argv, Timing::default())
+}
+
+fn run_timed(policy: &Policy, argv: &[OsString], timing: Timing) -> ExitCode {
     let Some((program, args)) = argv.split_first() else { return refuse("no command to run") };
-    imp::run(policy, program, args)
+    imp::run(policy, program, args, timing)
 }
 
 #[cfg(target_os = "linux")]
@@ -85,9 +98,9 @@ mod imp {
     use nix::sys::resource::{Resource, setrlimit};
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
-    use super::{CANNOT_EXECUTE, Command, ExitStatus, NOT_FOUND, Policy, REPORT_VARIABLE, refuse};
+    use super::{CANNOT_EXECUTE, Command, ExitStatus, NOT_FOUND, Policy, REPORT_VARIABLE, Timing, refuse};
 
-    pub(super) fn run(policy: &Policy, program: &OsString, args: &[OsString]) -> ExitCode {
+    pub(super) fn run(policy: &Policy, program: &OsString, args: &[OsString], mut timing: Timing) -> ExitCode {
         // Noted, not acted on: the command decides its own fate and the helper follows it.
         let noted = Arc::new(AtomicBool::new(false));
         // A signal the caller ignores stays ignored (`nohup`, a background job's SIGINT): a
@@ -101,7 +114,8 @@ mod imp {
                 return refuse(&format!("cannot install a signal handler: {error}"));
             }
         }
-        let applied = match crate::confine(policy) {
+        timing.mark("signals");
+        let applied = match crate::linux::confine::confine(policy, &mut timing) {
             Ok(applied) => applied,
             Err(error) => return refuse(&format!("cannot confine the command: {}", error.one_line())),
         };
@@ -113,7 +127,18 @@ mod imp {
         }
         let mut command = Command::new(program);
         command.args(args).envs(applied.proxy_env());
-        let status = match command.status() {
+        if applied.proxy_port.is_some() {
+            // Nothing is reachable around the proxy: an inherited exception would only fail.
+            for name in crate::applied::NO_PROXY_VARIABLES {
+                command.env_remove(name);
+            }
+        }
+        let status = command.spawn().and_then(|mut child| {
+            timing.mark("spawn");
+            child.wait()
+        });
+        timing.mark("wait");
+        let status = match status {
             Ok(status) => status,
             Err(error) => {
                 eprintln!("spine sandbox: {}: {}", program.to_string_lossy(), spawn_error(&error));
@@ -121,8 +146,14 @@ mod imp {
                 return ExitCode::from(code);
             }
         };
-        for message in applied.guard.undo() {
-            eprintln!("spine sandbox: {message}");
+        if !policy.caller_undoes {
+            for message in applied.guard.undo() {
+                eprintln!("spine sandbox: {message}");
+            }
+        }
+        timing.mark("undo");
+        if let Some(line) = timing.report() {
+            eprintln!("{line}");
         }
         exit_like(status)
     }
@@ -169,10 +200,10 @@ mod imp {
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    use super::{OsString, Policy, refuse};
+    use super::{OsString, Policy, Timing, refuse};
     use std::process::ExitCode;
 
-    pub(super) fn run(_policy: &Policy, _program: &OsString, _args: &[OsString]) -> ExitCode {
+    pub(super) fn run(_policy: &Policy, _program: &OsString, _args: &[OsString], _timing: Timing) -> ExitCode {
         refuse("cannot confine the command: sandboxing is only implemented on Linux")
     }
 }

@@ -34,7 +34,7 @@
 //! its output alone: the hook said what the command printed, not how it ended.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -120,7 +120,12 @@ impl Tool for BashTool {
         let shell = if Path::new("/bin/bash").exists() { "/bin/bash" } else { "/bin/sh" };
         // With a kept shell directory, the shell reports where the command left it.
         let (start, mut note) = shell_cwd::start(ctx);
-        let report = ctx.shell_cwd.as_ref().and_then(|_| CwdReport::create());
+        // A confined shell writes only its private TMPDIR: its report goes there.
+        let private_tmp = ctx
+            .child_env
+            .confinement()
+            .and_then(|c| c.env().into_iter().find(|(name, _)| name == "TMPDIR").map(|(_, dir)| PathBuf::from(dir)));
+        let report = ctx.shell_cwd.as_ref().and_then(|_| CwdReport::create(private_tmp.as_deref()));
         let script = match &report {
             Some(report) => report.wrap(&command),
             None => command,

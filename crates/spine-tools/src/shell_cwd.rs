@@ -3,7 +3,8 @@
 //!
 //! The command runs after `trap 'pwd -P >| FILE' EXIT; ` on the same line: the shell writes its
 //! physical directory to a private temporary file (created `0600` by `mkstemp`, removed after
-//! the command) whenever it exits — at the end, on `exit N`, under `set -e` — whatever the
+//! the command; in the sandbox's private `TMPDIR` when the command is confined, since the
+//! shared temporary directory is read-only there) whenever it exits — at the end, on `exit N`, under `set -e` — whatever the
 //! command prints on stdout and stderr. The command keeps its own line numbers, `$0` and
 //! arguments. The directory is not learnt (the shell stays where it started) when the command
 //! replaces its own `EXIT` trap, `exec`s another program, is killed, or does not parse.
@@ -22,10 +23,10 @@ pub(crate) struct CwdReport {
 }
 
 impl CwdReport {
-    /// A new private file in the temporary directory; `None` when none can be created (the
-    /// command then runs without reporting, and the shell stays where it started).
-    pub(crate) fn create() -> Option<Self> {
-        let template = std::env::temp_dir().join("spine-cwd-XXXXXX");
+    /// A new private file in `dir` (default: the temporary directory); `None` when none can be
+    /// created (the command then runs without reporting, and the shell stays where it started).
+    pub(crate) fn create(dir: Option<&Path>) -> Option<Self> {
+        let template = dir.map_or_else(std::env::temp_dir, Path::to_path_buf).join("spine-cwd-XXXXXX");
         let (fd, path) = nix::unistd::mkstemp(&template).ok()?;
         drop(fd);
         Some(CwdReport { path })
@@ -104,7 +105,7 @@ mod tests {
 
     #[test]
     fn the_report_file_is_private_and_removed_and_the_trap_keeps_the_first_line() {
-        let report = CwdReport::create().expect("temporary file");
+        let report = CwdReport::create(None).expect("temporary file");
         let path = report.path.clone();
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).expect("metadata").permissions().mode();

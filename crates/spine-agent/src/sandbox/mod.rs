@@ -246,6 +246,12 @@ impl SessionSandbox {
         &self.notes
     }
 
+    /// Where spine records the files it writes at protected paths during the session (the
+    /// approver's saved rules), when there is a sandbox.
+    pub fn own_writes(&self) -> Option<Arc<spine_process::OwnWrites>> {
+        self.launcher.as_deref().map(|l| Arc::clone(l.own_writes()))
+    }
+
     /// spine's filtering proxy, when commands reach the network through it.
     pub fn proxy(&self) -> Option<&spine_tools::sandbox::SessionProxy> {
         self.launcher.as_deref().and_then(SandboxLauncher::proxy)
@@ -374,6 +380,8 @@ fn build_policy(
         allow_all_unix_sockets: config.allow_all_unix_sockets == Some(true),
         allow_local_binding: config.allow_local_binding == Some(true),
         best_effort: false,
+        // The launcher's guard undoes them outside, keeping what spine itself wrote there.
+        caller_undoes: true,
     };
     Built { policy, lines, notes }
 }

@@ -1,5 +1,5 @@
 //! The network of a session's sandbox: off, the whole network, or spine's filtering proxy
-//! ([`plan`], then [`start_proxy`]).
+//! (`plan`, then `start_proxy`).
 //!
 //! Contract:
 //! - `sandbox.network.allowedDomains` containing `"*"`: the whole network ([`Network::Full`]).

@@ -53,7 +53,17 @@ pub const SPINE_HOME_DENIED_READS: &[&str] = &["settings.json"];
 /// Paths inside each writable root that commands may not write (they configure what runs on
 /// the user's machine); spine-core's protected directories `.spine` and `.claude` whole, and
 /// of `.git` the parts that run code (`.git` itself stays writable so `git commit` works).
-pub const PROTECTED_IN_ROOTS: &[&str] = &[".claude", ".spine", ".mcp.json", ".git/hooks", ".git/config"];
+pub const PROTECTED_IN_ROOTS: &[&str] = &[
+    ".claude",
+    ".spine",
+    ".mcp.json",
+    ".git/hooks",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/commondir",
+    ".git/modules",
+    ".git/worktrees",
+];
 
 /// Files of the user's home that run code or configure spine, write-protected when the home
 /// is inside a writable root.

@@ -55,6 +55,8 @@ pub struct TerminalApprover {
     /// The managed source of `allowManagedPermissionRulesOnly`: "always for this project"
     /// saves nothing.
     managed_rules_only: Option<String>,
+    /// Where the settings files it saves are recorded for the session's sandbox.
+    own_writes: Mutex<Option<Arc<spine_process::OwnWrites>>>,
 }
 
 impl TerminalApprover {
@@ -66,6 +68,7 @@ impl TerminalApprover {
             remembered: Mutex::new(Vec::new()),
             cancel: Mutex::new(CancellationToken::new()),
             managed_rules_only: settings.managed.permission_rules_only.as_ref().map(ToString::to_string),
+            own_writes: Mutex::new(None),
         }
     }
 
@@ -116,7 +119,13 @@ impl Approver for TerminalApprover {
             Ok(Answer::Project) => {
                 let rules = rules.unwrap_or_default();
                 self.remember(rules.clone());
-                let note = save_project_rules(&self.project, &rules, self.managed_rules_only.as_deref());
+                let own_writes = self.own_writes.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                let note = save_project_rules(
+                    &self.project,
+                    &rules,
+                    self.managed_rules_only.as_deref(),
+                    own_writes.as_deref(),
+                );
                 let _ = writeln!(std::io::stderr().lock(), "{note}");
                 Approval::Allow
             }
@@ -148,6 +157,10 @@ impl Approver for TerminalApprover {
     /// The person at the terminal answers.
     fn asks_elicitations(&self) -> bool {
         true
+    }
+
+    fn record_writes_in(&self, writes: Arc<spine_process::OwnWrites>) {
+        *self.own_writes.lock().unwrap_or_else(PoisonError::into_inner) = Some(writes);
     }
 }
 
@@ -209,6 +222,7 @@ fn asked_by(source: &DecisionSource) -> String {
         DecisionSource::Workspace => "the workspace boundary (a protected path)".to_owned(),
         DecisionSource::PermissionRequestHook { hook_id } => format!("the PermissionRequest hook {hook_id}"),
         DecisionSource::Approver => "the approver".to_owned(),
+        DecisionSource::Skill { skill } => format!("the skill {skill}"),
     }
 }
 
@@ -222,7 +236,6 @@ pub(super) fn prompt(text: &str, cancel: &CancellationToken) -> Result<String, S
     drop(err);
     let stdin = std::io::stdin();
     loop {
-        DecisionSource::Skill { skill } => format!("the skill {skill}"),
         if cancel.is_cancelled() {
             let _ = writeln!(std::io::stderr().lock());
             return Err("canceled before an answer".to_owned());
@@ -265,7 +278,12 @@ fn parse_answer(line: &str, always: bool) -> Answer {
 /// Saves "always for this project" rules to the project's `.spine/settings.local.json`, unless
 /// managed settings allow only their own rules (`managed_only`: their source); the line that
 /// says what became of them.
-fn save_project_rules(project: &Path, rules: &[String], managed_only: Option<&str>) -> String {
+fn save_project_rules(
+    project: &Path,
+    rules: &[String],
+    managed_only: Option<&str>,
+    own_writes: Option<&spine_process::OwnWrites>,
+) -> String {
     if let Some(by) = managed_only {
         return format!(
             "Not saved: `allowManagedPermissionRulesOnly` in {by} lets only managed settings add allow rules; \
@@ -273,7 +291,12 @@ fn save_project_rules(project: &Path, rules: &[String], managed_only: Option<&st
         );
     }
     match super::project_rules::add_project_allow_rules(project, rules) {
-        Ok(file) => format!("Added {} to {}", rules.join(", "), file.display()),
+        Ok(file) => {
+            if let (Some(writes), Ok(bytes)) = (own_writes, std::fs::read(&file)) {
+                writes.record(&file, bytes);
+            }
+            format!("Added {} to {}", rules.join(", "), file.display())
+        }
         Err(e) => format!("Not saved ({e}); allowed for this session only"),
     }
 }
@@ -299,10 +322,11 @@ mod tests {
     fn project_rules_are_not_saved_when_managed_settings_allow_only_their_own_rules() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join(".spine/settings.local.json");
-        let note = save_project_rules(dir.path(), &["Read".into()], Some("/etc/spine/managed-settings.json (managed)"));
+        let note =
+            save_project_rules(dir.path(), &["Read".into()], Some("/etc/spine/managed-settings.json (managed)"), None);
         assert!(note.starts_with("Not saved: `allowManagedPermissionRulesOnly` in /etc/spine/"), "{note}");
         assert!(!path.exists());
-        assert!(save_project_rules(dir.path(), &["Read".into()], None).starts_with("Added Read to"));
+        assert!(save_project_rules(dir.path(), &["Read".into()], None, None).starts_with("Added Read to"));
         assert!(path.exists());
     }
 }

@@ -46,6 +46,8 @@ mod resume_picker;
 mod rules_paths;
 mod run;
 mod sandbox;
+mod sandbox_escapes;
+mod sandbox_network;
 mod sandbox_use;
 mod session_hooks;
 mod sessions_cmd;

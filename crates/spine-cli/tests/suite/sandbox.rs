@@ -41,12 +41,12 @@ pub(crate) fn bash_calls(s: &Sandbox, calls: Vec<Value>, args: &[&str]) -> (Outp
 const SANDBOXED: &[&str] = &["--sandbox", "workspace-write"];
 const UNSANDBOXED: &[&str] = &["--sandbox", "off"];
 
-fn assert_refused(result: &str, reason: &str) {
+pub(crate) fn assert_refused(result: &str, reason: &str) {
     assert!(result.starts_with("Error [command_failed]"), "the command failed: {result}");
     assert!(result.contains(&format!("(sandbox: {reason}")), "the model reads why ({reason}): {result}");
 }
 
-fn assert_ran(result: &str) {
+pub(crate) fn assert_ran(result: &str) {
     assert!(result.starts_with("Command exited with status 0."), "it ran: {result}");
 }
 

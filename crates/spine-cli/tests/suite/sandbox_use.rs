@@ -35,6 +35,15 @@ fn building_committing_and_temporary_files_work_inside_the_sandbox() {
 }
 
 #[test]
+fn the_shell_stays_in_the_directory_a_sandboxed_command_left_it_in() {
+    let s = Sandbox::new();
+    s.write("sub/marker.txt", "here\n");
+    let (_, results) = bash(&s, &["cd sub", "cat marker.txt && pwd"], SANDBOXED);
+    assert!(results[1].starts_with("Command exited with status 0.") && results[1].contains("here"), "{}", results[1]);
+    assert!(results[1].trim_end().ends_with("/sub"), "the next call starts in sub: {}", results[1]);
+}
+
+#[test]
 fn read_only_mode_lets_commands_write_only_their_temporary_directory() {
     let s = Sandbox::new();
     let (_, results) = bash(&s, &["touch made.txt", "touch \"$TMPDIR/x\" && echo tmp"], &["--sandbox", "read-only"]);

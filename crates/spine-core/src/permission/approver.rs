@@ -51,6 +51,13 @@ pub trait Approver: Send + Sync {
         None
     }
 
+    /// Where to record the files this approver writes into the project (the rules of an
+    /// "always for this project" answer), so the session's command sandbox keeps them rather
+    /// than undoing them as a running command's creation. Nothing by default.
+    fn record_writes_in(&self, writes: std::sync::Arc<spine_process::OwnWrites>) {
+        let _ = writes;
+    }
+
     /// Whether [`Approver::elicit`] asks a person (a terminal can answer): the run then fires
     /// a Notification (`elicitation_dialog`) just before it. `false` by default, as `elicit`
     /// answers `None`.

@@ -2,6 +2,7 @@
 //! together. Nothing here is `unsafe`: the namespaces, mounts and prctls go through `nix`
 //! and `rustix`, Landlock through `landlock`, seccomp through `seccompiler`.
 
+pub(crate) mod bpf;
 pub(crate) mod bridge;
 pub(crate) mod confine;
 pub(crate) mod mounts;

@@ -14,8 +14,8 @@
 //!   bound onto itself read-write ("pinned"), so that it cannot be renamed away and replaced
 //!   by a fresh, writable copy (`mv .claude x && mkdir .claude`).
 //! - Protected paths that do not exist are returned to the caller, which undoes their
-//!   creation after the command ([`guard`](super::guard)); a missing name in a writable
-//!   directory cannot be reserved without creating it on the machine.
+//!   creation after the command ([`MissingGuard`](crate::MissingGuard)); a missing name in a
+//!   writable directory cannot be reserved without creating it on the machine.
 //!
 //! Symlinks are followed: a protected or hidden symlink protects or hides its target.
 
@@ -27,6 +27,7 @@ use nix::sys::statvfs::{FsFlags, statvfs};
 
 use crate::error::{Layer, SandboxError};
 use crate::policy::Policy;
+use crate::timing::Timing;
 
 /// What the mount layer did.
 #[derive(Debug, Default)]
@@ -40,10 +41,11 @@ pub(crate) struct MountOutcome {
 }
 
 /// Applies the mount layer for `policy`; `roots` are the canonical writable roots.
-pub(crate) fn apply(policy: &Policy, roots: &[PathBuf]) -> Result<MountOutcome, SandboxError> {
+pub(crate) fn apply(policy: &Policy, roots: &[PathBuf], timing: &mut Timing) -> Result<MountOutcome, SandboxError> {
     let mut outcome = MountOutcome::default();
     mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)
         .map_err(|e| SandboxError::os(Layer::Mounts, "cannot make the mount tree private", e))?;
+    timing.mark("mount:private");
 
     if Path::new("/dev/shm").is_dir() {
         let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
@@ -51,6 +53,7 @@ pub(crate) fn apply(policy: &Policy, roots: &[PathBuf]) -> Result<MountOutcome, 
             .map_err(|e| SandboxError::os(Layer::Mounts, "cannot mount a private /dev/shm", e))?;
         outcome.private_shm = true;
         outcome.mounts += 1;
+        timing.mark("mount:/dev/shm");
     }
 
     let mut protected = Vec::new();
@@ -61,13 +64,16 @@ pub(crate) fn apply(policy: &Policy, roots: &[PathBuf]) -> Result<MountOutcome, 
         }
     }
     let pins = pins(&protected, roots);
+    timing.mark("mount:plan");
     for dir in by_depth(pins) {
         bind(&dir, &dir, false)?;
         outcome.mounts += 1;
+        timing.mark_with(|| format!("mount:pin:{}", dir.display()));
     }
     for path in by_depth(protected.into_iter().collect()) {
         bind(&path, &path, true)?;
         outcome.mounts += 1;
+        timing.mark_with(|| format!("mount:protect:{}", path.display()));
     }
 
     let mut hidden = BTreeSet::new();
@@ -79,6 +85,7 @@ pub(crate) fn apply(policy: &Policy, roots: &[PathBuf]) -> Result<MountOutcome, 
     for path in by_depth(hidden) {
         hide(&path)?;
         outcome.mounts += 1;
+        timing.mark_with(|| format!("mount:hide:{}", path.display()));
     }
     Ok(outcome)
 }

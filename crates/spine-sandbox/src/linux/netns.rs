@@ -1,9 +1,11 @@
 //! A network namespace of the calling thread's own, with its loopback interface up.
 //!
 //! Contract: [`enter`] moves the calling thread (only it: namespaces are per thread) into a
-//! new network namespace owned by the helper's user namespace, and brings `lo` up with one
-//! rtnetlink request, so `127.0.0.1` works inside and nothing else exists. Threads started
-//! earlier (the proxy bridge's connector) stay in the machine's namespace.
+//! new network namespace owned by the helper's user namespace, where only a loopback
+//! interface exists. When asked (the command may use IP: local binding, the proxy bridge) it
+//! brings `lo` up with one rtnetlink request, so `127.0.0.1` works inside; otherwise `lo`
+//! stays down. Threads started earlier (the proxy bridge's connector) stay in the machine's
+//! namespace.
 
 use std::io;
 
@@ -12,12 +14,19 @@ use rustix::net::netlink::SocketAddrNetlink;
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType};
 
 use crate::error::{Layer, SandboxError};
+use crate::timing::Timing;
 
 /// Enters a new network namespace and brings its loopback interface up.
-pub(crate) fn enter() -> Result<(), SandboxError> {
+pub(crate) fn enter(loopback: bool, timing: &mut Timing) -> Result<(), SandboxError> {
     unshare(CloneFlags::CLONE_NEWNET)
         .map_err(|e| SandboxError::os(Layer::NetworkNamespace, "cannot create a network namespace", e))?;
-    loopback_up().map_err(|e| SandboxError::os(Layer::NetworkNamespace, "cannot bring the loopback interface up", e))
+    timing.mark("netns.unshare");
+    if loopback {
+        loopback_up()
+            .map_err(|e| SandboxError::os(Layer::NetworkNamespace, "cannot bring the loopback interface up", e))?;
+        timing.mark("netns.loopback");
+    }
+    Ok(())
 }
 
 const RTM_NEWLINK: u16 = 16;

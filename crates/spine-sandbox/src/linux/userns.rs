@@ -15,6 +15,7 @@ use nix::sched::{CloneFlags, unshare};
 use nix::unistd::{getegid, geteuid};
 
 use crate::error::{Layer, SandboxError};
+use crate::timing::Timing;
 
 /// The number of threads of this process, from `/proc/self/status`.
 pub(crate) fn thread_count() -> io::Result<usize> {
@@ -28,7 +29,7 @@ pub(crate) fn thread_count() -> io::Result<usize> {
 
 /// Enters a new user namespace and a new mount namespace, mapping the effective uid and gid
 /// to themselves.
-pub(crate) fn enter() -> Result<(), SandboxError> {
+pub(crate) fn enter(timing: &mut Timing) -> Result<(), SandboxError> {
     let threads = thread_count().map_err(|e| SandboxError::os(Layer::UserNamespace, "cannot count threads", e))?;
     if threads > 1 {
         return Err(SandboxError::NotSingleThreaded { threads });
@@ -37,9 +38,11 @@ pub(crate) fn enter() -> Result<(), SandboxError> {
     let gid = getegid().as_raw();
     unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS)
         .map_err(|errno| SandboxError::Unavailable { layer: Layer::UserNamespace, reason: unshare_reason(errno) })?;
+    timing.mark("userns.unshare");
     write_map("/proc/self/setgroups", "deny")?;
     write_map("/proc/self/uid_map", &format!("{uid} {uid} 1"))?;
     write_map("/proc/self/gid_map", &format!("{gid} {gid} 1"))?;
+    timing.mark("userns.maps");
     Ok(())
 }
 

@@ -2,10 +2,11 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::os::unix::net::UnixListener;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixDatagram, UnixListener};
 use std::thread;
 
-use spine_sandbox::{Network, ProxyUpstream};
+use spine_sandbox::{Network, Policy, ProxyUpstream};
 
 use crate::common::{Fixture, describe, python};
 
@@ -78,6 +79,61 @@ fn unix_socket_is_denied_unless_allowed() {
     let out = f.sh(Some(&all), &script);
     assert!(out.status.success(), "{}", describe(&out));
     drop(listener);
+}
+
+/// Whether Landlock scopes abstract unix sockets here (ABI 6): then a command with the
+/// network off and no socket allowed gets no network namespace.
+fn scoped() -> bool {
+    spine_sandbox::probe().landlock_abi >= 6
+}
+
+#[test]
+fn a_network_namespace_is_made_only_when_seccomp_alone_cannot_isolate() {
+    let f = Fixture::new();
+    let namespace = |policy: Option<&Policy>| {
+        let out = f.sh(policy, "readlink /proc/self/ns/net");
+        assert!(out.status.success(), "{}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let machine = namespace(None);
+    assert_eq!(namespace(Some(&f.policy())) == machine, scoped(), "network off, no socket allowed");
+    let needing = [
+        Policy { allow_local_binding: true, ..f.policy() },
+        Policy { allow_all_unix_sockets: true, ..f.policy() },
+        Policy { allow_unix_sockets: vec![f.tmp.join("x.sock")], best_effort: true, ..f.policy() },
+    ];
+    for policy in &needing {
+        assert_ne!(namespace(Some(policy)), machine, "{policy:?}");
+    }
+    let full = Policy { network: Network::Full, ..f.policy() };
+    assert_eq!(namespace(Some(&full)), machine);
+}
+
+#[test]
+fn network_off_reaches_no_abstract_unix_socket_of_the_machine() {
+    let Some(python) = python() else { return };
+    let f = Fixture::new();
+    let name = format!("spine-sandbox-test-{}", std::process::id());
+    let address = SocketAddr::from_abstract_name(name.as_bytes()).expect("name");
+    let _machine = UnixDatagram::bind_addr(&address).expect("bind");
+    let pair = format!("{python} -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); ");
+    // Landlock's scope refuses the send (EPERM); without it, the namespace hides the name.
+    let send = format!("{pair}a.sendto(b'x', chr(0) + '{name}')\"");
+    f.denied_then_allowed(&f.policy(), &send, "Error");
+    if !scoped() {
+        eprintln!("skipped: without Landlock scopes the command has a network namespace of its own");
+        return;
+    }
+    // Without a namespace of its own, the command may not take a name of the machine's
+    // (a pair's socket could, then receive what is sent to it) nor read its interfaces.
+    let squat = format!("{pair}a.bind(chr(0) + '{name}-taken')\"");
+    f.denied_then_allowed(&f.policy(), &squat, "PermissionError");
+    let netlink = format!("{python} -c \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)\"");
+    f.denied_then_allowed(&f.policy(), &netlink, "PermissionError");
+    // A pair of sockets still works: pipes between a command's own processes.
+    let talk = format!("{pair}a.send(b'ok'); print(b.recv(2).decode())\"");
+    let out = f.sh(Some(&f.policy()), &talk);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n", "{}", describe(&out));
 }
 
 /// Serves one canned HTTP response per connection on `listener`.

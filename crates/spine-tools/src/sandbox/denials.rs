@@ -15,8 +15,8 @@
 //!   lines speak of one (a Python traceback ends with `PermissionError: [Errno 1] Operation not
 //!   permitted` under `socket.socket(…)`). A client's own words for a connection that could not
 //!   be made (`Couldn't connect to server`, `Could not resolve host`…) are one too: the
-//!   sandbox's network namespace and filter are what refuse it (`EPERM`) when the network is
-//!   off.
+//!   sandbox's socket filter (and its network namespace, when it has one) refuses it (`EPERM`)
+//!   when the network is off.
 //! - Paths are the quoted parts of the line (`'…'`, `"…"`, `‘…’`, `` `…' ``) and the parts
 //!   between `: ` separators; relative ones are taken against the command's directory.
 //! - Each explanation appears once, at most [`MAX_EXPLANATIONS`] of them.

@@ -15,6 +15,10 @@
 //!   is one `spine sandbox: …` line for the tool's output.
 //! - A launcher made with [`SandboxLauncher::refusing`] starts nothing: every spawn fails with
 //!   the reason (the sandbox cannot run here and the configuration forbids running bare).
+//! - Files spine itself writes at such a path during the session ([`OwnWrites`], recorded by
+//!   the approver that saves "always for this project" rules while a command runs) are not the
+//!   command's: a protected path holding only those, unchanged, is left alone; otherwise it is
+//!   undone and spine's files are written back as spine wrote them (one line says so).
 //! - [`Confine::explain`] reads a failed command's output for denials the policy explains
 //!   ([`denials`]).
 //! - With a [`SessionProxy`] ([`SandboxLauncher::with_proxy`]: the session runs spine's
@@ -23,12 +27,13 @@
 
 pub mod denials;
 pub mod network;
+mod own_writes;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use spine_process::{Confine, ConfineError, SpawnGuard};
+use spine_process::{Confine, ConfineError, OwnWrites, SpawnGuard};
 use spine_sandbox::{Helper, MissingGuard, Policy};
 
 pub use network::{NetworkLog, SessionProxy};
@@ -46,6 +51,7 @@ pub struct SandboxLauncher {
     refusal: Option<String>,
     network: Option<Arc<NetworkLog>>,
     proxy: Option<SessionProxy>,
+    own_writes: Arc<OwnWrites>,
 }
 
 impl SandboxLauncher {
@@ -66,6 +72,7 @@ impl SandboxLauncher {
             refusal: None,
             network: None,
             proxy: None,
+            own_writes: Arc::default(),
         }
     }
 
@@ -96,6 +103,11 @@ impl SandboxLauncher {
         self.network = Some(Arc::clone(proxy.log()));
         self.proxy = Some(proxy);
         self
+    }
+
+    /// Where spine records the files it writes at protected paths during the session.
+    pub fn own_writes(&self) -> &Arc<OwnWrites> {
+        &self.own_writes
     }
 
     /// spine's proxy, when commands reach the network through it.
@@ -135,6 +147,7 @@ impl Confine for SandboxLauncher {
         Ok(Box::new(Spawned {
             protected: MissingGuard::before(&self.policy),
             network: self.network.clone(),
+            own_writes: Arc::clone(&self.own_writes),
             pid: None,
         }))
     }
@@ -176,6 +189,7 @@ impl Drop for SandboxLauncher {
 struct Spawned {
     protected: MissingGuard,
     network: Option<Arc<NetworkLog>>,
+    own_writes: Arc<OwnWrites>,
     pid: Option<u32>,
 }
 
@@ -185,8 +199,11 @@ impl SpawnGuard for Spawned {
     }
 
     fn finish(self: Box<Self>) -> Vec<String> {
+        let own = self.own_writes.files();
+        let keep = |path: &Path| own_writes::only_spines(path, &own);
         let mut lines: Vec<String> =
-            self.protected.undo().into_iter().map(|line| format!("spine sandbox: {line}")).collect();
+            self.protected.undo_keeping(&keep).into_iter().map(|line| format!("spine sandbox: {line}")).collect();
+        lines.extend(own_writes::restore(self.protected.paths(), &own));
         if let (Some(log), Some(pid)) = (&self.network, self.pid) {
             lines.extend(log.take(pid));
         }
