@@ -36,6 +36,7 @@ mod otel;
 mod permission_updates;
 mod pipes;
 mod plugin_components;
+mod plugin_marketplace_session;
 mod plugins_cli;
 mod prompt_cache;
 mod prompt_hooks;

@@ -106,7 +106,7 @@ pub(super) fn hook_attributes(hook: &HookTrace, content: ContentCapture) -> Vec<
 /// hooks.PreToolUse[0].hooks[0]`), split in two; `None` for hooks without a file (`rust`). A
 /// plugin's hook names its plugin after the file (`/plug/hooks/hooks.json (plugin
 /// guard@market) hooks.PreToolUse[0].hooks[0]`): the file is the part before it
-/// ([`source_plugin`] gives the plugin).
+/// (`source_plugin` gives the plugin).
 pub fn split_source(source: &str) -> Option<(&str, &str)> {
     let (file, path) = source.rsplit_once(' ')?;
     let file = match plugin_part(file) {

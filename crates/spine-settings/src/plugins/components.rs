@@ -131,7 +131,7 @@ pub(super) fn read(
     let mut hook_files = Vec::new();
     for (file, hooks) in configs(&root, &manifest_file, "hooks/hooks.json", m.hooks.as_ref(), "hooks")? {
         let mut layer = Map::new();
-        layer.insert("hooks".to_owned(), exec_form_replaced(hooks, &vars));
+        layer.insert("hooks".to_owned(), hooks_replaced(hooks, &vars));
         layers.push(SettingsLayer { origin: origin(&file), value: layer });
         hook_files.push(file);
     }
@@ -242,16 +242,21 @@ fn replaced(text: &str, vars: &[(&str, String)]) -> String {
     })
 }
 
-/// The hooks object with the variables replaced in exec-form handlers (`args`): their
-/// program and arguments reach no shell. Shell-form commands are left to their shell, which
-/// gets the variables in its environment.
-fn exec_form_replaced(mut hooks: Value, vars: &[(&str, String)]) -> Value {
+/// The hooks object with the variables replaced as Claude Code does: in exec-form handlers
+/// (`args`: program and arguments reach no shell) always; in a shell-form `command` only the
+/// variables whose value is made of characters a shell reads literally (so a path can never
+/// become shell syntax) — any other is left to the shell, which gets it in its environment.
+fn hooks_replaced(mut hooks: Value, vars: &[(&str, String)]) -> Value {
+    let literal: Vec<(&str, String)> = vars.iter().filter(|(_, value)| shell_literal(value)).cloned().collect();
     let handlers = hooks.as_object_mut().into_iter().flat_map(|events| events.values_mut());
     let groups = handlers.filter_map(Value::as_array_mut).flatten();
     for group in groups {
         let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else { continue };
         for handler in list.iter_mut().filter_map(Value::as_object_mut) {
             if !handler.contains_key("args") {
+                if let Some(Value::String(line)) = handler.get_mut("command") {
+                    *line = replaced(line, &literal);
+                }
                 continue;
             }
             if let Some(Value::String(program)) = handler.get_mut("command") {
@@ -265,6 +270,12 @@ fn exec_form_replaced(mut hooks: Value, vars: &[(&str, String)]) -> Value {
         }
     }
     hooks
+}
+
+/// Whether a shell reads `value` as itself wherever it stands, quoted or not: letters, digits
+/// and `/ . _ - + , : @ %`, no other character.
+fn shell_literal(value: &str) -> bool {
+    !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c))
 }
 
 /// An MCP server's configuration with the variables replaced in `command`, `args`, `env`,

@@ -25,8 +25,10 @@
 //!   `plugin:<plugin>:<server>` (tools `mcp__plugin_<plugin>_<server>__<tool>`, as in Claude
 //!   Code); `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` and `${CLAUDE_PROJECT_DIR}` are
 //!   replaced in their `command`, `args`, `env`, `url` and `headers`, and stdio servers get the
-//!   three variables. Hook commands get them as environment variables (their shell expands
-//!   them); an exec-form hook (`args`) has them replaced in its program and arguments.
+//!   three variables. Hook commands get the plugin's two as environment variables and, as in
+//!   Claude Code, have them replaced in their text: an exec-form hook (`args`) always, a
+//!   shell-form `command` when the value is made of characters a shell reads literally (a
+//!   directory that is not stays `${…}`, for the shell to expand from the environment).
 //! - The data directory (`CLAUDE_PLUGIN_DATA`) is `<store>/data/<id>/`, made when the plugin
 //!   loads.
 

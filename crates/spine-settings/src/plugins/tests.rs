@@ -116,7 +116,7 @@ fn an_installed_plugin_enabled_by_the_user_brings_hooks_mcp_servers_commands_and
     let origin = hooks.origin.plugin().expect("a plugin origin");
     assert_eq!((origin.id.as_str(), origin.file.as_path()), ("guard@market", root.join("hooks/hooks.json").as_path()));
     let handlers = &hooks.value["hooks"]["PreToolUse"][0]["hooks"];
-    assert_eq!(handlers[0]["command"], "\"${CLAUDE_PLUGIN_ROOT}\"/block.sh", "shell form: left to the shell");
+    assert_eq!(handlers[0]["command"], format!("\"{}\"/block.sh", root.display()), "shell form: replaced");
     assert_eq!(handlers[1]["command"], format!("{}/bin/check", root.display()), "exec form: replaced");
     assert_eq!(handlers[1]["args"][0], format!("{}/x", plugin.data.display()));
 
@@ -217,4 +217,15 @@ fn an_installed_plugin_without_a_manifest_is_named_by_its_id_not_its_version_dir
     let dev = f.plugin("dev/tools", &[("commands/x.md", json!("x"))]);
     let loaded = f.load(&[], ProjectTrust::Untrusted, &[dev]);
     assert_eq!(loaded.plugins[0].id, "tools@inline", "a --plugin-dir plugin is named by its directory");
+}
+
+#[test]
+fn a_plugin_directory_a_shell_would_read_as_syntax_is_left_to_the_hooks_environment() {
+    let f = Fixture::new();
+    let root = f.plugin("dev/odd $(dir)", &guard_files());
+    let loaded = f.load(&[], ProjectTrust::Untrusted, &[root]);
+    let hooks = loaded.layers.iter().find(|l| l.value.contains_key("hooks")).expect("hooks layer");
+    let handlers = &hooks.value["hooks"]["PreToolUse"][0]["hooks"];
+    assert_eq!(handlers[0]["command"], "\"${CLAUDE_PLUGIN_ROOT}\"/block.sh", "never spliced into a shell line");
+    assert!(handlers[1]["command"].as_str().expect("text").contains("odd $(dir)/bin/check"), "exec form: replaced");
 }
