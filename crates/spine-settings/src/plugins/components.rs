@@ -88,19 +88,17 @@ pub(super) fn read(
     let manifest_file = root.join(MANIFEST);
     let id = format!("{}@{}", m.name, marketplace.unwrap_or(INLINE));
     let data = store.data_dir(&id);
-    std::fs::create_dir_all(&data).map_err(|e| {
-        PluginError::new(&data, "(directory)", format!("cannot create the plugin's data directory: {e}"))
-    })?;
+
     let inside = |field: &str, relative: &str| inside(&root, &manifest_file, field, relative);
-    let defaults = |dir: &str, field: &Paths| -> Result<Vec<PathBuf>, PluginError> {
+    let defaults = |name: &str, dir: &str, field: &Paths| -> Result<Vec<PathBuf>, PluginError> {
         match &field.0 {
-            Some(list) => list.iter().map(|p| inside(dir, p)).collect(),
+            Some(list) => list.iter().map(|p| inside(name, p)).collect(),
             None => Ok(existing(&root, dir).into_iter().collect()),
         }
     };
-    let commands = defaults("commands", &m.commands)?;
-    let agents = defaults("agents", &m.agents)?;
-    let output_styles = defaults("outputStyles", &m.output_styles)?;
+    let commands = defaults("commands", "commands", &m.commands)?;
+    let agents = defaults("agents", "agents", &m.agents)?;
+    let output_styles = defaults("outputStyles", "output-styles", &m.output_styles)?;
     let mut skills: Vec<SkillSource> = existing(&root, "skills").into_iter().map(SkillSource::Directory).collect();
     for p in m.skills.0.iter().flatten() {
         let dir = inside("skills", p)?;
@@ -153,6 +151,12 @@ pub(super) fn read(
         let mut layer = Map::new();
         layer.insert("mcpServers".to_owned(), Value::Object(named));
         layers.push(SettingsLayer { origin: origin(&file), value: layer });
+    }
+    // The data directory is for code the plugin runs (hooks, MCP servers): made for those.
+    if !layers.is_empty() && !data.is_dir() {
+        std::fs::create_dir_all(&data).map_err(|e| {
+            PluginError::new(&data, "(directory)", format!("cannot create the plugin's data directory: {e}"))
+        })?;
     }
     let plugin = Plugin {
         id,

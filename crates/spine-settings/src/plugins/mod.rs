@@ -29,8 +29,8 @@
 //!   Claude Code, have them replaced in their text: an exec-form hook (`args`) always, a
 //!   shell-form `command` when the value is made of characters a shell reads literally (a
 //!   directory that is not stays `${…}`, for the shell to expand from the environment).
-//! - The data directory (`CLAUDE_PLUGIN_DATA`) is `<store>/data/<id>/`, made when the plugin
-//!   loads.
+//! - The data directory (`CLAUDE_PLUGIN_DATA`) is `<store>/data/<id>/`, made when a plugin with
+//!   hooks or MCP servers (the code it runs) loads.
 
 pub mod copy;
 pub mod fetch;

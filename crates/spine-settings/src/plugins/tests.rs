@@ -93,6 +93,7 @@ fn guard_files() -> Vec<(&'static str, Value)> {
         ),
         ("commands/review.md", json!("Review the code")),
         ("skills/lint/SKILL.md", json!("---\nname: lint\n---\nLint")),
+        ("output-styles/terse.md", json!("---\nname: terse\n---\nBe terse")),
     ]
 }
 
@@ -109,6 +110,7 @@ fn an_installed_plugin_enabled_by_the_user_brings_hooks_mcp_servers_commands_and
     assert_eq!((plugin.id.as_str(), plugin.root.as_path()), ("guard@market", root.as_path()));
     assert_eq!(plugin.commands, vec![root.join("commands")]);
     assert_eq!(plugin.skills, vec![SkillSource::Directory(root.join("skills"))]);
+    assert_eq!(plugin.output_styles, vec![root.join("output-styles")]);
     assert_eq!(plugin.data, f.spine_home().join("plugins/data/guard-market"));
     assert!(plugin.data.is_dir(), "the data directory is made");
 
