@@ -117,29 +117,13 @@ enum OneOrMany {
 }
 
 impl OneOrMany {
-    /// Rules as written: a list, or one string of comma-separated rules (`Bash(git add:*),
-    /// Read`), split outside parentheses.
+    /// Rules as written: a list, or one string of rules (`Bash(git add:*), Read`) split at
+    /// commas and whitespace outside parentheses.
     fn rules(self) -> Vec<String> {
         match self {
             OneOrMany::Many(v) => v.into_iter().map(|r| r.trim().to_owned()).filter(|r| !r.is_empty()).collect(),
-            OneOrMany::One(text) => {
-                let mut rules = Vec::new();
-                let (mut depth, mut current) = (0usize, String::new());
-                for c in text.chars() {
-                    match c {
-                        '(' => depth += 1,
-                        ')' => depth = depth.saturating_sub(1),
-                        ',' if depth == 0 => {
-                            rules.push(std::mem::take(&mut current));
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    current.push(c);
-                }
-                rules.push(current);
-                rules.into_iter().map(|r| r.trim().to_owned()).filter(|r| !r.is_empty()).collect()
-            }
+            // Commas or whitespace outside parentheses, as skills' `allowed-tools`.
+            OneOrMany::One(text) => spine_core::skills::meta::split_rules(&text),
         }
     }
 }

@@ -39,17 +39,8 @@ pub fn trust(home: &std::path::Path, project: &std::path::Path, flag: bool) -> a
     TrustStore::new(home).trust_of(project, flag).map_err(|e| config(e.to_string()))
 }
 
-/// The merged settings of a project, with its trust applied (`trust_flag` is `--trust`).
-pub fn settings(
-    home: &std::path::Path,
-    project: &std::path::Path,
-    cli: &[String],
-    trust_flag: bool,
-) -> anyhow::Result<Settings> {
-    settings_with(home, project, cli, trust_flag, None, &[])
-}
-
-/// [`settings`] with `--setting-sources` (`None`: all) and `--plugin-dir`.
+/// The merged settings of a project, with its trust applied (`trust_flag` is `--trust`),
+/// `--setting-sources` (`None`: all) and `--plugin-dir`.
 pub fn settings_with(
     home: &std::path::Path,
     project: &std::path::Path,

@@ -39,7 +39,7 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
         );
     }
     let project = context::project_dir(args.cwd.as_ref())?;
-    let settings = context::settings(&home, &project, &args.settings, args.trust)?;
+    let settings = context::settings_with(&home, &project, &args.settings, args.trust, None, &[])?;
     // Assignments' commands run in a sandbox (workspace-write, no network) unless --no-sandbox
     // or the settings say otherwise; one that cannot be set up refuses them rather than run
     // them bare.
