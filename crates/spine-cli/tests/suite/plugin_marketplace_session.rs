@@ -56,17 +56,6 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
 /// The marketplace `acme` in a new git repository at `<sandbox>/acme-market`: the recording's
 /// files, the shell scripts executable, `<everything>` replaced by the MCP test peer.
 fn acme_marketplace(s: &Sandbox) -> PathBuf {

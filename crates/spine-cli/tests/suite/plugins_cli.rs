@@ -40,19 +40,6 @@ fn read(path: &Path) -> Value {
         .expect("json")
 }
 
-/// Runs git in `dir`; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 /// Commits everything in the repository `dir` (made when missing); the new HEAD.
 fn commit(dir: &Path) -> String {
     if !dir.join(".git").exists() {

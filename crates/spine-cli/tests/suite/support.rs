@@ -389,3 +389,16 @@ pub fn sigint_kills_the_recorded_process(s: &Sandbox, script: &Path, pidfile: &P
     let zombie = std::fs::read_to_string(format!("{proc}/stat")).is_ok_and(|s| s.contains(") Z "));
     assert!(!Path::new(&proc).exists() || zombie, "{what}'s process was killed");
 }
+
+/// Runs git in `dir` with a fixed identity and default branch; its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
