@@ -5,7 +5,8 @@
 //! Ctrl-C is the editor's own key, not a signal, while a line is being edited (the terminal is
 //! in raw mode): on a line with text it clears the line; on an empty line it is reported as
 //! [`Input::Interrupt`] (the session decides: the second one in a row exits). Ctrl-D on an empty
-//! line is [`Input::Eof`].
+//! line is [`Input::Eof`]. Keys that reach the editor in the same read as that Ctrl-C (a paste,
+//! type-ahead on a loaded machine) are dropped by reedline, which ends the read there.
 //!
 //! The editor lives on its own thread (it blocks on the terminal; it reads nothing and uses no
 //! CPU while no line is asked for, and while asked it blocks on the terminal, never polls).

@@ -153,7 +153,11 @@ fn a_background_agent_that_ends_while_the_session_waits_at_its_prompt_starts_a_t
     let screen = tmux.wait_for("the agent reported back");
     assert!(screen.contains("a background agent woke the session"), "{screen}");
     assert!(screen.contains("Agent \"slow work\" finished"), "the summary: {screen}");
+    // The prompt comes back with the text typed before the wake; Ctrl-C clears it (keys typed
+    // in the same read as that Ctrl-C would be dropped by the line editor: wait for the prompt).
+    tmux.wait_for_last_line("> half-typed");
     tmux.send_key("C-c");
+    tmux.wait_for_last_line(">");
     tmux.send_line("/exit");
     tmux.wait_for("EXIT=0");
     let files: Vec<_> = s.session_files().into_iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();

@@ -180,6 +180,7 @@ fn ctrl_c_during_a_running_tool_kills_it_and_the_session_goes_on() {
     }
     tmux.send_line("go on");
     tmux.wait_for("after the cancel");
+    tmux.wait_for_last_line(">");
     tmux.send_key("C-c");
     tmux.wait_for("Ctrl-C again to exit");
     tmux.send_key("C-c");

@@ -270,6 +270,21 @@ impl Tmux {
         }
     }
 
+    /// Waits (at most 30 s) until the last non-blank line of the screen is `line` (trailing
+    /// spaces ignored): the prompt is back and shows exactly that, so keys sent next reach the
+    /// line editor, not the terminal of a turn still ending.
+    pub fn wait_for_last_line(&self, line: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let screen = self.screen();
+            if screen.lines().rev().map(str::trim_end).find(|l| !l.is_empty()) == Some(line) {
+                return screen;
+            }
+            assert!(std::time::Instant::now() < deadline, "the last line never became `{line}`:\n{screen}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Types `text` (literally) and presses Enter.
     pub fn send_line(&self, text: &str) {
         let sent = self.cmd().args(["send-keys", "-t", "t", "-l", text]).status().expect("send-keys");
