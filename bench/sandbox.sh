@@ -9,7 +9,8 @@
 # line): `bash -c true` bare, through `spine __sandbox` and through the crate's small
 # `spine-sandbox-exec` (the same helper in a small binary), alternating, N runs each; the
 # ratios against bare, and what each phase of `spine __sandbox` costs (its
-# `SPINE_SANDBOX_TIMING` line: `exec` is from the spawn to the helper's `main`).
+# `SPINE_SANDBOX_TIMING=exec:…` line, printed as the helper execs the command in its place:
+# `exec` is from the spawn to the helper's `main`).
 #
 #   bench/sandbox.sh [N]      # default 40 runs of each
 #
@@ -75,17 +76,17 @@ for mode, (wall, execute) in med.items():
 print(f"  run:     x{run_on / run_off:.2f}, +{run_on - run_off:.1f} ms")
 print(f"  execute: x{exe_on / exe_off:.2f}, +{exe_on - exe_off:.2f} ms")
 
-# The policy the call ran under: the helper is the parent of the call's shell.
-capture = os.path.join(work, "capture.json")
-line = os.path.join(project, ".helper-line")
-grab = {"id": "c1", "name": "Bash", "arguments": {"command": f"tr '\\0' '\\n' < /proc/$PPID/cmdline > {line}"}}
-with open(capture, "w") as f:
-    json.dump({"turns": [{"tool_calls": [grab]}, {"text": "done"}]}, f)
-once("workspace-write", capture)
-with open(line) as f:
-    helper_line = f.read().split("\n")
-os.remove(line)
-policy = next(arg for arg in helper_line if arg.startswith("v1."))
+# The policy the call ran under, from the helper's command line (the helper execs the shell
+# in its place, so the line is read from strace's record of the exec).
+if not shutil.which("strace"):
+    sys.exit("the helper's part of this bench needs strace (to read the policy of the call)")
+execs = os.path.join(work, "execs.txt")
+argv = [binary, "run", "-p", "go", "--model", f"scripted:{script}", "--permission-mode", "bypassPermissions",
+        "--no-session-persistence", "--sandbox", "workspace-write"]
+subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve", "-s", "65536", "-o", execs] + argv,
+               cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+with open(execs) as f:
+    policy = next(m.group(1) for m in re.finditer(r'"__sandbox", "(v1\.[^"]+)", "--"', f.read()))
 body = policy[3:] + "=" * (-len(policy[3:]) % 4)
 for root in json.loads(base64.urlsafe_b64decode(body)).get("write_allow", []):
     if not os.path.exists(root):  # the session's temporary directory, gone with it
@@ -102,7 +103,7 @@ walls = {name: [] for name in variants}
 phases = {}
 for _ in range(n):
     for name, argv in variants.items():
-        run_env = dict(env, SPINE_SANDBOX_TIMING=str(time.time_ns()))
+        run_env = dict(env, SPINE_SANDBOX_TIMING=f"exec:{time.time_ns()}")
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=project, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         walls[name].append((time.perf_counter() - start) * 1000)

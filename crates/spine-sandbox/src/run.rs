@@ -9,6 +9,12 @@
 //! - Otherwise the helper exits with the command's code; when the command died of a signal
 //!   the helper dies of the same signal (default action restored and the signal re-raised,
 //!   core dumps off), or exits with 128+n if that somehow fails.
+//! - In place or as a child: when the caller undoes (`caller_undoes`), no proxy bridge is
+//!   needed and timing is off, nothing remains for the helper to do after the command, so it
+//!   execs the command in its own place (same pid, same process group; the command's fate is
+//!   the helper's, and no signal handler is installed: a signal that arrives while the helper
+//!   confines itself ends it before the command runs). Otherwise it runs the command as its
+//!   child and stays, as below.
 //! - Signals: the helper and the command share the caller's process group, so a group
 //!   signal (Ctrl-C, spine's timeout) reaches both. The helper catches SIGINT, SIGTERM,
 //!   SIGHUP and SIGQUIT with a handler that only notes them, so it outlives the command long
@@ -24,7 +30,9 @@
 //! - With `SPINE_SANDBOX_REPORT` set in its environment, the helper prints
 //!   `spine sandbox: profile PROFILE` and any missing layer on stderr before the command runs.
 //! - With `SPINE_SANDBOX_TIMING` set, it prints what each of its phases cost, in one
-//!   `spine sandbox: timing (µs) …` line on stderr after the command (see `timing.rs`).
+//!   `spine sandbox: timing (µs) …` line on stderr after the command (see `timing.rs`); with
+//!   a value that begins with `exec` (`exec`, `exec:NS`) it execs in place when it may (as
+//!   when timing is off) and prints the line just before the exec.
 
 use std::ffi::{OsStr, OsString};
 use std::process::{Command, ExitCode, ExitStatus};
@@ -90,7 +98,7 @@ fn run_timed(policy: &Policy, argv: &[OsString], timing: Timing) -> ExitCode {
 mod imp {
     use std::ffi::OsString;
     use std::io;
-    use std::os::unix::process::ExitStatusExt;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
     use std::process::ExitCode;
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
@@ -99,22 +107,26 @@ mod imp {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
     use super::{CANNOT_EXECUTE, Command, ExitStatus, NOT_FOUND, Policy, REPORT_VARIABLE, Timing, refuse};
+    use crate::policy::Network;
 
     pub(super) fn run(policy: &Policy, program: &OsString, args: &[OsString], mut timing: Timing) -> ExitCode {
-        // Noted, not acted on: the command decides its own fate and the helper follows it.
-        let noted = Arc::new(AtomicBool::new(false));
-        // A signal the caller ignores stays ignored (`nohup`, a background job's SIGINT): a
-        // handler would be reset to the default action at exec, so none is installed for it.
-        let ignored = ignored_signals();
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
-            if is_set(ignored, signal) {
-                continue;
+        let in_place = policy.caller_undoes && !matches!(policy.network, Network::Proxy { .. }) && timing.allows_exec();
+        if !in_place {
+            // Noted, not acted on: the command decides its own fate and the helper follows it.
+            let noted = Arc::new(AtomicBool::new(false));
+            // A signal the caller ignores stays ignored (`nohup`, a background job's SIGINT): a
+            // handler would be reset to the default action at exec, so none is installed for it.
+            let ignored = ignored_signals();
+            for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] {
+                if is_set(ignored, signal) {
+                    continue;
+                }
+                if let Err(error) = signal_hook::flag::register(signal, Arc::clone(&noted)) {
+                    return refuse(&format!("cannot install a signal handler: {error}"));
+                }
             }
-            if let Err(error) = signal_hook::flag::register(signal, Arc::clone(&noted)) {
-                return refuse(&format!("cannot install a signal handler: {error}"));
-            }
+            timing.mark("signals");
         }
-        timing.mark("signals");
         let applied = match crate::linux::confine::confine(policy, &mut timing) {
             Ok(applied) => applied,
             Err(error) => return refuse(&format!("cannot confine the command: {}", error.one_line())),
@@ -133,6 +145,15 @@ mod imp {
                 command.env_remove(name);
             }
         }
+        if in_place {
+            timing.mark("command");
+            if let Some(line) = timing.report() {
+                eprintln!("{line}");
+            }
+            // Returns only when the exec failed.
+            let error = command.exec();
+            return spawn_failed(program, &error);
+        }
         let status = command.spawn().and_then(|mut child| {
             timing.mark("spawn");
             child.wait()
@@ -140,11 +161,7 @@ mod imp {
         timing.mark("wait");
         let status = match status {
             Ok(status) => status,
-            Err(error) => {
-                eprintln!("spine sandbox: {}: {}", program.to_string_lossy(), spawn_error(&error));
-                let code = if error.kind() == io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE };
-                return ExitCode::from(code);
-            }
+            Err(error) => return spawn_failed(program, &error),
         };
         if !policy.caller_undoes {
             for message in applied.guard.undo() {
@@ -172,6 +189,12 @@ mod imp {
     /// Whether `signal` is in `mask` (bit `signal - 1`).
     fn is_set(mask: u64, signal: i32) -> bool {
         u32::try_from(signal - 1).ok().and_then(|bit| 1u64.checked_shl(bit)).is_some_and(|b| mask & b != 0)
+    }
+
+    /// The line and the exit code of a command that could not start.
+    fn spawn_failed(program: &OsString, error: &io::Error) -> ExitCode {
+        eprintln!("spine sandbox: {}: {}", program.to_string_lossy(), spawn_error(error));
+        ExitCode::from(if error.kind() == io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE })
     }
 
     fn spawn_error(error: &io::Error) -> String {

@@ -7,7 +7,9 @@
 //! the variable holds a number, it is taken as the wall-clock time (nanoseconds since the
 //! Unix epoch, as Python's `time.time_ns()` gives it) at which the caller started the helper,
 //! and the line begins with `exec=`: the time from then to the helper's `main` (the exec of
-//! the helper's binary, its loading and relocation).
+//! the helper's binary, its loading and relocation). A value that begins with `exec` (`exec`,
+//! `exec:NS`, NS as above) asks for the phases up to the helper's exec of the command in its
+//! place, when it execs: the line is then printed just before that exec.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -19,6 +21,8 @@ pub const TIMING_VARIABLE: &str = "SPINE_SANDBOX_TIMING";
 #[derive(Debug, Default)]
 pub(crate) struct Timing {
     clock: Option<Clock>,
+    /// The variable asked for the phases up to an exec in place (`exec`).
+    before_exec: bool,
 }
 
 #[derive(Debug)]
@@ -31,15 +35,31 @@ struct Clock {
 impl Timing {
     /// Timing as [`TIMING_VARIABLE`] asks: off when it is unset.
     pub(crate) fn from_env() -> Self {
-        let Some(value) = std::env::var_os(TIMING_VARIABLE) else { return Self::default() };
+        Self::from_value(std::env::var_os(TIMING_VARIABLE).as_deref())
+    }
+
+    /// Timing as the variable's `value` asks (`None`: unset).
+    fn from_value(value: Option<&std::ffi::OsStr>) -> Self {
+        let Some(value) = value else { return Self::default() };
         let now = Instant::now();
+        let text = value.to_str().unwrap_or_default();
+        let (before_exec, text) = match text.strip_prefix("exec") {
+            Some(rest) => (true, rest.trim_start_matches(':')),
+            None => (false, text),
+        };
         let mut phases = Vec::new();
-        let spawned = value.to_str().and_then(|value| value.trim().parse::<u128>().ok()).filter(|ns| *ns > 1);
+        let spawned = text.trim().parse::<u128>().ok().filter(|ns| *ns > 1);
         if let (Some(spawned), Ok(since_epoch)) = (spawned, SystemTime::now().duration_since(UNIX_EPOCH)) {
             let exec = since_epoch.as_nanos().saturating_sub(spawned);
             phases.push(("exec".to_owned(), Duration::from_nanos(u64::try_from(exec).unwrap_or(u64::MAX))));
         }
-        Self { clock: Some(Clock { start: now, last: now, phases }) }
+        Self { clock: Some(Clock { start: now, last: now, phases }), before_exec }
+    }
+
+    /// Whether the helper may exec the command in its place: timing is off, or asks for the
+    /// phases up to that exec.
+    pub(crate) fn allows_exec(&self) -> bool {
+        self.clock.is_none() || self.before_exec
     }
 
     /// Records the time since the previous mark as `phase`.
@@ -79,11 +99,24 @@ mod tests {
         assert_eq!(off.report(), None);
 
         let now = Instant::now();
-        let mut on = Timing { clock: Some(Clock { start: now, last: now, phases: Vec::new() }) };
+        let mut on = Timing { clock: Some(Clock { start: now, last: now, phases: Vec::new() }), before_exec: false };
         on.mark("userns");
         on.mark_with(|| "mount:/dev/shm".to_owned());
         let report = on.report().expect("on");
         assert!(report.starts_with("spine sandbox: timing (µs) userns="), "{report}");
         assert!(report.contains(" mount:/dev/shm=") && report.contains(" total="), "{report}");
+    }
+
+    #[test]
+    fn a_value_beginning_with_exec_allows_the_exec_in_place_and_keeps_the_start_time() {
+        use std::ffi::OsStr;
+        assert!(Timing::from_value(None).allows_exec(), "off");
+        assert!(!Timing::from_value(Some(OsStr::new("1"))).allows_exec(), "on: the helper stays to report");
+        assert!(Timing::from_value(Some(OsStr::new("exec"))).allows_exec());
+        let started = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
+        let timing = Timing::from_value(Some(OsStr::new(&format!("exec:{started}"))));
+        assert!(timing.allows_exec());
+        let report = timing.report().expect("on");
+        assert!(report.starts_with("spine sandbox: timing (µs) exec="), "{report}");
     }
 }

@@ -262,3 +262,39 @@ fn a_group_signal_ends_the_command_and_the_helper_reports_it() {
     assert_eq!(status.signal(), Some(15), "{status}");
     assert!(started.elapsed() < Duration::from_secs(5), "sleep ended with the group signal");
 }
+
+/// The pid `sh -c 'echo $$'` reports under `policy`, and the pid the caller started.
+fn shell_pid_and_started_pid(f: &Fixture, policy: &Policy) -> (String, String) {
+    let mut command = helper().command(policy, "sh", ["-c", "echo $$"]);
+    command.current_dir(&f.ws).stdout(std::process::Stdio::piped());
+    let child = command.spawn().expect("spawn");
+    let started = child.id().to_string();
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{}", describe(&out));
+    (String::from_utf8_lossy(&out.stdout).trim().to_owned(), started)
+}
+
+#[test]
+fn a_helper_whose_caller_undoes_execs_the_command_in_its_place() {
+    let f = Fixture::new();
+    let in_place = Policy { caller_undoes: true, ..f.policy() };
+    let (shell, started) = shell_pid_and_started_pid(&f, &in_place);
+    assert_eq!(shell, started, "the command is the process the caller started");
+    // The helper that undoes protected paths itself stays, the command its child.
+    let (shell, started) = shell_pid_and_started_pid(&f, &f.policy());
+    assert_ne!(shell, started, "the helper stays to undo after the command");
+    // In place, the command's code, its signal and a missing command end the helper as before.
+    assert_eq!(f.sh(Some(&in_place), "exit 7").status.code(), Some(7));
+    assert_eq!(f.sh(Some(&in_place), "kill -TERM $$; sleep 5").status.signal(), Some(15));
+    let missing = f.run_program(Some(&in_place), "no-such-command-spine", &[]);
+    assert_eq!(missing.status.code(), Some(127), "{}", describe(&missing));
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("spine sandbox: no-such-command-spine:"));
+}
+
+#[test]
+fn a_helper_in_place_is_confined_like_one_that_stays() {
+    let f = Fixture::new();
+    let in_place = Policy { caller_undoes: true, ..f.policy() };
+    f.denied_then_allowed(&in_place, &format!("echo x > {}", f.outside.display()), "Permission denied");
+    f.denied_then_allowed(&in_place, &format!("cat {}/.ssh/id_ed25519", f.home.display()), "");
+}
