@@ -57,10 +57,15 @@ fn agent_paths(plugin: &Plugin) -> Vec<PathBuf> {
             continue;
         }
         let Ok(entries) = std::fs::read_dir(path) else { continue };
+        // The listing's own file type saves a `stat` per entry; a link is followed.
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+            .filter(|e| match e.file_type() {
+                Ok(kind) if !kind.is_symlink() => kind.is_file(),
+                _ => e.path().is_file(),
+            })
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
             .collect();
         found.sort();
         out.extend(found);
@@ -71,11 +76,13 @@ fn agent_paths(plugin: &Plugin) -> Vec<PathBuf> {
 /// Reads one plugin agent file: the variables replaced, the refused fields dropped (a warning
 /// each), the name scoped by the plugin.
 fn read_plugin_agent(path: &Path, plugin: &Plugin, project: &Path) -> Result<(AgentFile, Vec<String>), String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
     if size > MAX_FILE_BYTES {
         return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| e.to_string())?;
     let text = replace_plugin_variables(&text, plugin, project);
     let (mut fields, body) = front_matter(&text)?;
     let mut notes = Vec::new();

@@ -46,8 +46,8 @@ pub struct Scope<'a> {
     pub user_dirs: Vec<PathBuf>,
     /// The session's tools (the MCP servers' among them).
     pub tools: &'a ToolRegistry,
-    /// The skills of the session's skill roots.
-    pub skills: SkillCatalog,
+    /// The skills of the session's skill roots, scanned only when a definition preloads one.
+    pub skills: LazySkills<'a>,
     /// What external hooks run with (models, tools, verifiers), as the settings' hooks.
     pub hooks: &'a BuildOptions,
     /// The agent type the main session runs as (`--agent`).
@@ -56,6 +56,9 @@ pub struct Scope<'a> {
     /// sandbox); `None` without one, and such a server does not start.
     pub mcp_sandboxed_env: Option<spine_process::ChildEnv>,
 }
+
+/// A skill catalog scanned at its first use.
+pub type LazySkills<'a> = std::cell::LazyCell<SkillCatalog, Box<dyn FnOnce() -> SkillCatalog + 'a>>;
 
 /// A definition's resolved fields.
 #[derive(Default)]
@@ -231,7 +234,7 @@ mod tests {
                 project: Path::new("/p"),
                 user_dirs: vec![PathBuf::from("/home/u/.claude/agents")],
                 tools: &self.tools,
-                skills: SkillCatalog::scan(&[root]).0,
+                skills: LazySkills::new(Box::new(move || SkillCatalog::scan(&[root]).0)),
                 hooks: &self.options,
                 main_agent: Some("r"),
                 mcp_sandboxed_env: None,

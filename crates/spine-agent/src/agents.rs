@@ -269,7 +269,7 @@ mod tests {
             project,
             user_dirs: user_agent_directories(spine_home, None),
             tools: &tools,
-            skills: SkillCatalog::default(),
+            skills: crate::agent_scope::LazySkills::new(Box::new(SkillCatalog::default)),
             hooks: &options,
             main_agent: None,
             mcp_sandboxed_env: None,

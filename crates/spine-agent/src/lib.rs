@@ -360,12 +360,15 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         None => hook_options.child_env.clone(),
     };
     let home = spine_protocol::home::user_home();
+    let (skill_roots, plugin_skills) = (config.skill_roots.clone(), config.plugin_skills.clone());
     let scope = agent_scope::Scope {
         settings,
         project: &options.project,
         user_dirs: agents::user_agent_directories(&options.spine_home, home.as_deref()),
         tools: &tool_set.registry,
-        skills: spine_core::skills::SkillCatalog::scan_all(&config.skill_roots, &config.plugin_skills).0,
+        skills: agent_scope::LazySkills::new(Box::new(move || {
+            spine_core::skills::SkillCatalog::scan_all(&skill_roots, &plugin_skills).0
+        })),
         hooks: &hook_options,
         main_agent: options.command_line.agent.as_deref(),
         mcp_sandboxed_env: options.sandbox.as_ref().and_then(|s| s.mcp_env(&hook_options.child_env)),
@@ -378,6 +381,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         options.command_line.agents.as_deref(),
         &scope,
     )?;
+    drop(scope);
     let subagents = agent_types.subagents;
     warnings.extend(agent_types.warnings);
     // `--agent`: its own hooks after the session's (its subagents get the session's alone).

@@ -385,7 +385,6 @@ fn skill_dirs(root: &Path) -> Vec<PathBuf> {
 /// A skill directory's SKILL.md, opened beneath that directory (a SKILL.md symlink leading
 /// out of it is refused).
 fn read_skill_md(skill_dir: &Path) -> Result<String, String> {
-    let boundary = Workspace::new(skill_dir).map_err(|e| e.to_string())?;
-    let bytes = boundary.read_file(Path::new("SKILL.md")).map_err(|e| e.to_string())?;
+    let bytes = crate::workspace::open::read_beneath(skill_dir, Path::new("SKILL.md")).map_err(|e| e.to_string())?;
     String::from_utf8(bytes).map_err(|e| e.to_string())
 }

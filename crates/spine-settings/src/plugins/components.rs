@@ -1,6 +1,6 @@
 //! One plugin's components, found and checked: [`read`] (see the `plugins` module contract).
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -188,6 +188,9 @@ fn existing(root: &Path, dir: &str) -> Option<PathBuf> {
 /// `relative` (a manifest path) resolved under `root`, refused when it leaves it (links
 /// resolved) or does not exist.
 fn inside(root: &Path, manifest: &Path, field: &str, relative: &str) -> Result<PathBuf, PluginError> {
+    if let Some(plain) = plain_below(root, relative) {
+        return Ok(plain);
+    }
     let joined = root.join(relative);
     let resolved =
         joined.canonicalize().map_err(|e| PluginError::new(manifest, field, format!("{relative:?}: {e}")))?;
@@ -195,6 +198,26 @@ fn inside(root: &Path, manifest: &Path, field: &str, relative: &str) -> Result<P
         true => Ok(resolved),
         false => Err(PluginError::new(manifest, field, format!("{relative:?} leads outside the plugin's directory"))),
     }
+}
+
+/// `root/relative` without a `realpath` (`root` is canonical): when `relative` is plain names
+/// (and `.`), each of which exists and is no symbolic link (one `lstat` each), the joined path
+/// is canonical too. `None` sends the caller to the full resolution.
+fn plain_below(root: &Path, relative: &str) -> Option<PathBuf> {
+    let mut path = root.to_path_buf();
+    for component in Path::new(relative).components() {
+        match component {
+            Component::CurDir => {}
+            Component::Normal(name) => {
+                path.push(name);
+                if path.symlink_metadata().ok()?.file_type().is_symlink() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(path)
 }
 
 /// The hook or MCP configurations of a plugin: the default file when it exists, then the

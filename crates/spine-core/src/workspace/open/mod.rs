@@ -151,6 +151,30 @@ pub(crate) fn open_root(root: &Path) -> io::Result<OwnedFd> {
     Ok(rustix::fs::open(root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?)
 }
 
+/// Reads the regular file `name` beneath the directory `dir`, which is opened as given, not
+/// canonicalised (for one file of a directory found by listing, where a [`Workspace`] would
+/// first cost a `realpath`). `name` is resolved as a workspace path is: a link leading out of
+/// `dir` is refused.
+pub fn read_beneath(dir: &Path, name: &Path) -> io::Result<Vec<u8>> {
+    let root = open_root(dir)?;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = Workspace::open_rel(root.as_fd(), name, flags, Mode::empty(), strategy()).map_err(|e| match e {
+        Errno::XDEV | Errno::LOOP => io::Error::other(format!(
+            "{} is outside {} (a symlink or `..` on the way leads out)",
+            name.display(),
+            dir.display()
+        )),
+        other => other.into(),
+    })?;
+    let mut file = File::from(fd);
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(format!("{} is not a regular file", name.display())));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 impl Workspace {
     /// The primary root directory's descriptor.
     pub fn root_fd(&self) -> BorrowedFd<'_> {
