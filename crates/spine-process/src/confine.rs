@@ -43,6 +43,12 @@ pub trait Confine: Send + Sync + fmt::Debug {
     /// (`workspace-write,net=off,landlock-v7,seccomp,userns`).
     fn profile(&self) -> String;
 
+    /// A way to start commands without the launcher program per command (a process confined
+    /// once that starts them: [`crate::launch`]); `None` by default.
+    fn launcher(&self) -> Option<&dyn crate::launch::Launch> {
+        None
+    }
+
     /// A sentence per sandbox denial the output of a failed command shows (`Operation not
     /// permitted (sandbox: write outside the workspace)`), for the model; relative paths in it
     /// are taken against `cwd`, where the command ran. Empty when nothing in the output is

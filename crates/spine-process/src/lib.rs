@@ -33,6 +33,8 @@ pub mod capture;
 pub mod confine;
 pub mod group;
 pub mod guard;
+pub mod launch;
+mod launch_io;
 pub mod orphans;
 pub mod run;
 pub mod secrets;
@@ -40,6 +42,7 @@ pub mod secrets;
 pub use capture::CappedText;
 pub use confine::{Confine, ConfineError, NoGuard, OwnWrites, SpawnGuard};
 pub use group::{GroupChild, ProcessError, TERM_GRACE};
+pub use launch::{ChildIo, IoEnd, Launch, LaunchCommand, LaunchedChild, command_environment};
 pub use run::{
     DRAIN_GRACE, Emit, Ending, Finished, Limits, RunOptions, StdinOutcome, Stream, drain, join_readers, run,
 };

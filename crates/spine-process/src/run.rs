@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::capture::{CappedText, Utf8Stream};
 use crate::group::{GroupChild, ProcessError};
+use crate::launch::{ChildIo, IoEnd};
 use crate::secrets::ChildEnv;
 
 /// How long the pipes may stay open after the leader exited (a background child holding them).
@@ -146,11 +147,12 @@ pub struct Finished {
 /// limit or cancellation.
 pub async fn run(mut command: Command, options: RunOptions<'_>) -> Result<Finished, ProcessError> {
     let RunOptions { limits, env, stdin: payload, cancel, emit } = options;
-    command
-        .stdin(if payload.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = GroupChild::spawn(&mut command, env)?;
+    let io = ChildIo {
+        stdin: if payload.is_some() { IoEnd::Piped } else { IoEnd::Null },
+        stdout: IoEnd::Piped,
+        stderr: IoEnd::Piped,
+    };
+    let mut child = GroupChild::spawn_io(&mut command, env, io)?;
 
     let writer = match (payload, child.take_stdin()) {
         (Some(bytes), Some(pipe)) => Some(tokio::spawn(write_stdin(pipe, bytes))),

@@ -55,6 +55,8 @@ pub mod error;
 pub mod explain;
 pub mod helper;
 #[cfg(target_os = "linux")]
+pub mod launcher;
+#[cfg(target_os = "linux")]
 pub(crate) mod linux;
 pub mod policy;
 pub mod probe;

@@ -34,7 +34,7 @@
 //!   a value that begins with `exec` (`exec`, `exec:NS`) it execs in place when it may (as
 //!   when timing is off) and prints the line just before the exec.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::process::{Command, ExitCode, ExitStatus};
 
 use crate::policy::Policy;
@@ -70,8 +70,11 @@ pub fn helper_main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(policy) => policy,
         Err(error) => return refuse(&crate::error::error_chain(&error)),
     };
-    if args.next().as_deref() != Some(OsStr::new(SEPARATOR)) {
-        return refuse("expected `--` after the encoded policy");
+    match args.next() {
+        Some(arg) if arg == SEPARATOR => {}
+        #[cfg(target_os = "linux")]
+        Some(arg) if arg == crate::launcher::SERVE_ARGUMENT => return crate::launcher::serve(&policy),
+        _ => return refuse("expected `--` after the encoded policy"),
     }
     let argv: Vec<OsString> = args.collect();
     timing.mark("decode");
@@ -92,6 +95,16 @@ pub fn run_confined(policy: &Policy, argv: &[OsString]) -> ExitCode {
 fn run_timed(policy: &Policy, argv: &[OsString], timing: Timing) -> ExitCode {
     let Some((program, args)) = argv.split_first() else { return refuse("no command to run") };
     imp::run(policy, program, args, timing)
+}
+
+/// What a command that could not start is told (a refused `execve` names the sandbox).
+pub(crate) fn spawn_error(error: &std::io::Error) -> String {
+    match error.raw_os_error() {
+        Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => {
+            format!("{error} (sandbox: executing it is not permitted)")
+        }
+        _ => error.to_string(),
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -193,17 +206,8 @@ mod imp {
 
     /// The line and the exit code of a command that could not start.
     fn spawn_failed(program: &OsString, error: &io::Error) -> ExitCode {
-        eprintln!("spine sandbox: {}: {}", program.to_string_lossy(), spawn_error(error));
+        eprintln!("spine sandbox: {}: {}", program.to_string_lossy(), super::spawn_error(error));
         ExitCode::from(if error.kind() == io::ErrorKind::NotFound { NOT_FOUND } else { CANNOT_EXECUTE })
-    }
-
-    fn spawn_error(error: &io::Error) -> String {
-        match error.raw_os_error() {
-            Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => {
-                format!("{error} (sandbox: executing it is not permitted)")
-            }
-            _ => error.to_string(),
-        }
     }
 
     /// Ends like `status`: dies of its signal when it has one, else returns its code.

@@ -10,4 +10,5 @@ mod support;
 
 mod confine;
 mod group;
+mod launch;
 mod run;

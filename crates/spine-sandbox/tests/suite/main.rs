@@ -9,5 +9,6 @@
 mod common;
 mod filesystem;
 mod helper;
+mod launcher;
 mod network;
 mod syscalls;

@@ -3,14 +3,13 @@
 //! complete (the contract is the parent module's).
 
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use spine_core::tool::OutputStream;
 use spine_process::capture::Utf8Stream;
-use spine_process::{GroupChild, ProcessError};
+use spine_process::{ChildIo, GroupChild, IoEnd, ProcessError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::watch;
@@ -70,24 +69,24 @@ impl Live {
         }
         let spawn_error = |source: std::io::Error| ProcessError::Spawn { program: shell.to_owned(), source };
         let mut pty_ends = None;
-        match spec.terminal {
-            Terminal::Pipes => {
-                cmd.stdin(match spec.stdin {
-                    StdinMode::Piped => Stdio::piped(),
-                    StdinMode::Null => Stdio::null(),
-                })
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            }
+        let io = match spec.terminal {
+            Terminal::Pipes => ChildIo {
+                stdin: match spec.stdin {
+                    StdinMode::Piped => IoEnd::Piped,
+                    StdinMode::Null => IoEnd::Null,
+                },
+                stdout: IoEnd::Piped,
+                stderr: IoEnd::Piped,
+            },
             Terminal::Pty => {
                 let pty = pty::open().map_err(spawn_error)?;
                 let out = pty.slave.try_clone().map_err(spawn_error)?;
                 let err = pty.slave.try_clone().map_err(spawn_error)?;
-                cmd.stdin(Stdio::from(pty.slave)).stdout(Stdio::from(out)).stderr(Stdio::from(err));
                 pty_ends = Some((pty.reader, pty.writer));
+                ChildIo { stdin: IoEnd::Fd(pty.slave), stdout: IoEnd::Fd(out), stderr: IoEnd::Fd(err) }
             }
-        }
-        let mut child = GroupChild::spawn(&mut cmd, spec.env)?;
+        };
+        let mut child = GroupChild::spawn_io(&mut cmd, spec.env, io)?;
         // The command keeps its copies of the pty slave: drop them, or the pty never reports
         // end of output.
         drop(cmd);

@@ -9,6 +9,10 @@
 //!   when there is one (the shared `/tmp` is not writable); a directory given with
 //!   [`SandboxLauncher::with_private_tmpdir`] is removed when the launcher is dropped (the
 //!   last command environment holding it is gone).
+//! - Where nothing differs from a one-shot helper's run (no proxy bridge), the commands that
+//!   spine-process starts with their streams given as ends start through the session's
+//!   launcher instead ([`SessionLaunch`]: one helper process, confined once, starts them), unless
+//!   `SPINE_SANDBOX_LAUNCHER=0`.
 //! - Each spawn first takes a [`MissingGuard`] of the policy's protected paths that do not
 //!   exist yet; once the process group is gone, whatever the command created there is removed
 //!   (outside the sandbox, so a command that kills its helper cannot skip it) and each removal
@@ -26,6 +30,7 @@
 //!   the proxy refused that command ([`network`]).
 
 pub mod denials;
+mod launch;
 pub mod network;
 mod own_writes;
 
@@ -36,6 +41,7 @@ use std::sync::Arc;
 use spine_process::{Confine, ConfineError, OwnWrites, SpawnGuard};
 use spine_sandbox::{Helper, MissingGuard, Policy};
 
+pub use launch::{LAUNCHER_VARIABLE, SessionLaunch};
 pub use network::{NetworkLog, SessionProxy};
 
 /// The confinement of an agent's commands under one [`Policy`].
@@ -52,6 +58,7 @@ pub struct SandboxLauncher {
     network: Option<Arc<NetworkLog>>,
     proxy: Option<SessionProxy>,
     own_writes: Arc<OwnWrites>,
+    launch: Option<SessionLaunch>,
 }
 
 impl SandboxLauncher {
@@ -61,6 +68,7 @@ impl SandboxLauncher {
         // The helper's line for a placeholder command, without the command: the prefix.
         let (program, mut prefix) = helper.wrap(&policy, "", std::iter::empty::<&str>());
         prefix.pop();
+        let policy_for_launch = policy.clone();
         SandboxLauncher {
             program,
             prefix,
@@ -73,6 +81,7 @@ impl SandboxLauncher {
             network: None,
             proxy: None,
             own_writes: Arc::default(),
+            launch: SessionLaunch::for_policy(helper, &policy_for_launch),
         }
     }
 
@@ -154,6 +163,13 @@ impl Confine for SandboxLauncher {
 
     fn profile(&self) -> String {
         self.profile.clone()
+    }
+
+    fn launcher(&self) -> Option<&dyn spine_process::Launch> {
+        match &self.refusal {
+            Some(_) => None,
+            None => self.launch.as_ref().map(|l| l as &dyn spine_process::Launch),
+        }
     }
 
     fn explain(&self, output: &str, cwd: &Path) -> Vec<String> {
