@@ -3,7 +3,9 @@
 //!
 //! Contract: [`install`] puts one filter on the calling thread (inherited by everything it
 //! starts; `no_new_privs` is set first). It returns EPERM for:
-//! - debugging and memory access to other processes: `ptrace`, `process_vm_readv/writev`;
+//! - debugging and memory access to other processes: `ptrace`, `process_vm_readv/writev`,
+//!   and `pidfd_getfd` (taking a descriptor of another process of the sandbox: the session
+//!   launcher's socket to spine);
 //! - mount and namespace changes: `mount`, `umount2`, `pivot_root`, the new mount API,
 //!   `unshare`, `setns`, and `clone` with any namespace flag;
 //! - kernel attack surface: `keyctl`, `add_key`, `request_key`, `bpf`, `perf_event_open`,
@@ -71,6 +73,7 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
+    libc::SYS_pidfd_getfd,
     libc::SYS_mount,
     libc::SYS_umount2,
     libc::SYS_pivot_root,

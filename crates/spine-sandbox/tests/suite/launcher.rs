@@ -185,3 +185,19 @@ fn a_session_starts_a_new_launcher_when_its_launcher_was_killed() {
     assert!(!std::sync::Arc::ptr_eq(&first, &next));
     assert_eq!(run(&next, request(&f, "true", &[])).status.code(), Some(0));
 }
+
+#[test]
+fn a_command_cannot_take_the_launchers_socket_with_pidfd_getfd() {
+    let Some(python) = crate::common::python() else { return };
+    let f = Fixture::new();
+    let launcher = Launcher::start(&helper(), &in_place(&f)).expect("the launcher starts");
+    // pidfd_open(2) the parent (the launcher), then pidfd_getfd(2) its descriptor 0.
+    let script = "import ctypes, os\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        pidfd = libc.syscall(434, os.getppid(), 0)\n\
+        assert pidfd >= 0, ctypes.get_errno()\n\
+        fd = libc.syscall(438, pidfd, 0, 0)\n\
+        print('taken' if fd >= 0 else 'refused', ctypes.get_errno())\n";
+    let ran = run(&launcher, request(&f, python, &["-c", script]));
+    assert!(ran.stdout.starts_with("refused 1"), "EPERM expected: {} {}", ran.stdout, ran.stderr);
+}
