@@ -33,13 +33,13 @@
 //! - [`totals`]: usage and cost so far (`/cost`).
 
 mod builtins;
-mod custom;
+pub(crate) mod custom;
 mod editor;
 mod model_switch;
-mod plugin_commands;
+pub(crate) mod plugin_commands;
 mod prompt;
 mod skill_commands;
-mod slash;
+pub(crate) mod slash;
 mod totals;
 mod view;
 mod wake;

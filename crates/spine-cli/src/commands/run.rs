@@ -11,6 +11,7 @@
 
 mod input;
 mod output;
+mod slash_prompt;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -98,8 +99,19 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         Some(terminal) => terminal.clone(),
         None => Arc::new(DenyApprover),
     };
-    let Built { agent, families, mcp } =
+    let Built { mut agent, families, mcp } =
         build(&args, &settings, &project, &home, model, &session_id, approver, !interactive_prompt).await?;
+    // `spine -p "/command args"`: a custom command's expansion, as Claude Code's print mode.
+    let mut expansion = None;
+    let prompt = match prompt.as_deref().map(|p| slash_prompt::expand(p, &agent, &settings, &project, &home)) {
+        Some(Err(e)) => return Err(config(e)),
+        Some(Ok(Some(expanded))) => {
+            agent.policy = agent.policy.with_allowed(expanded.allow);
+            expansion = Some(expanded.expansion);
+            Some(expanded.prompt)
+        }
+        _ => prompt,
+    };
     if args.init_only {
         let code =
             super::setup::init_only(&agent, &session_id, &transcript_file, args.verbose, args.trace.as_deref()).await;
@@ -200,6 +212,7 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
             RunRequest::new(session_id, transcript)
                 .watch(Some(Arc::new(watch)))
                 .prompt(prompt)
+                .expansion(expansion)
                 .images(images)
                 .history(history)
                 .deferred(deferred)

@@ -255,3 +255,41 @@ fn a_plugin_hooks_otlp_span_names_the_plugin_and_its_source_splits_into_file_and
     assert_eq!(attr(hook, "spine.hook.source.path"), "hooks.PreToolUse[0].hooks[0]");
     assert_eq!(attr(hook, "spine.hook.source.plugin"), "guard@inline");
 }
+
+/// The text of the first user message of a `--include-messages` JSON result.
+fn first_user_text(out: &std::process::Output) -> String {
+    let v = json(out);
+    let messages = v["messages"].as_array().cloned().unwrap_or_default();
+    let user = messages.iter().find(|m| m["role"] == "user").cloned().unwrap_or_default();
+    user["content"].as_str().map(str::to_owned).unwrap_or_else(|| user["content"].to_string())
+}
+
+#[test]
+fn print_mode_runs_a_custom_command_given_as_the_prompt_with_its_allowed_tools() {
+    let s = Sandbox::new();
+    let greet = "---\nallowed-tools: Bash(echo greeted:*)\n---\nGreet $ARGUMENTS from ${CLAUDE_PLUGIN_ROOT}\n";
+    let root = plugin(&s, "tools", &[("commands/greet.md", greet.to_owned())]);
+    s.write(".claude/commands/review.md", "Review $1 carefully\n");
+    s.trust();
+    let run = |prompt: &str, script: &Path| {
+        s.spine()
+            .args(["run", "-p", prompt, "--model", &format!("scripted:{}", script.display())])
+            .args(["--plugin-dir", path(&root), "--output-format", "json", "--include-messages"])
+            .output()
+            .expect("runs")
+    };
+    // The plugin's command: expanded, and its allowed-tools allow the Bash call for this prompt
+    // (print mode asks nobody: without the rule the call would be refused).
+    let out = run("/tools:greet Ada", &s.script(bash_then_answer("echo greeted Ada")));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(first_user_text(&out), format!("Greet Ada from {}", root.display()));
+    assert!(first_tool_result(&json(&out)).contains("greeted Ada"), "the command's rule allowed it: {}", stdout(&out));
+    // The same call from a plain prompt is refused: the rule was the command's, for its prompt.
+    let plain = run("greet Ada", &s.script(bash_then_answer("echo greeted Ada")));
+    assert!(first_tool_result(&json(&plain)).contains("permission_denied"), "{}", stdout(&plain));
+    // A project command by its name; an unknown name stays the prompt.
+    let review = run("/review app.py", &s.script(json!([{"text": "ok"}])));
+    assert_eq!(first_user_text(&review), "Review app.py carefully");
+    let unknown = run("/no-such-command now", &s.script(json!([{"text": "ok"}])));
+    assert_eq!(first_user_text(&unknown), "/no-such-command now");
+}
