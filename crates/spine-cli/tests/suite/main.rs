@@ -48,6 +48,7 @@ mod rules_paths;
 mod run;
 mod sandbox;
 mod sandbox_escapes;
+mod sandbox_layers;
 mod sandbox_network;
 mod sandbox_use;
 mod session_hooks;
