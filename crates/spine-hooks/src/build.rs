@@ -26,11 +26,13 @@
 //!   allowed hook of the same URL.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use spine_core::hooks::{GroupMode, Hook, HookGroup, HookRegistryBuilder, HookSpec, RunMode};
 use spine_core::model::{ModelClient, NoModel};
 use spine_process::ChildEnv;
+use spine_settings::Origin;
 use thiserror::Error;
 
 use crate::agent_hook::{AgentHook, HookAgents};
@@ -118,10 +120,18 @@ pub fn register(
         tools: options.tools.clone(),
         agents: options.agents.clone(),
         child_env: options.child_env.clone(),
+        plugin_envs: HashMap::new(),
     };
     let mut registered = Registered::default();
+    // A source's groups follow each other: its name is written once for them.
+    let mut last: Option<(&Origin, String)> = None;
     for group in groups {
-        visit_wire_event(group.event, AddGroup { group, builder: &mut *builder, shared: &mut shared });
+        let source = match &last {
+            Some((origin, source)) if **origin == group.origin => source.clone(),
+            _ => group.origin.to_string(),
+        };
+        last = Some((&group.origin, source.clone()));
+        visit_wire_event(group.event, AddGroup { group, source, builder: &mut *builder, shared: &mut shared });
         registered.groups += 1;
         registered.handlers += group.handlers.len();
     }
@@ -137,10 +147,45 @@ struct Shared {
     tools: Option<HookTools>,
     agents: Option<Arc<dyn HookAgents>>,
     child_env: ChildEnv,
+    /// The environment of each plugin's processes (by plugin id, with the root and data
+    /// directories it was made for), built once and shared by the plugin's hooks.
+    plugin_envs: HashMap<String, (PathBuf, PathBuf, ChildEnv)>,
+}
+
+impl Shared {
+    /// The environment of the processes of a group from `origin`: a plugin's has its
+    /// `CLAUDE_PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA` too.
+    fn child_env(&mut self, origin: &Origin) -> ChildEnv {
+        let Some(plugin) = origin.plugin() else { return self.child_env.clone() };
+        if let Some((root, data, env)) = self.plugin_envs.get(&plugin.id)
+            && *root == plugin.root
+            && *data == plugin.data
+        {
+            return env.clone();
+        }
+        // A plugin's commands find their files through CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA.
+        let env = self.child_env.with_vars([
+            ("CLAUDE_PLUGIN_ROOT".to_owned(), plugin.root.to_string_lossy().into_owned()),
+            ("CLAUDE_PLUGIN_DATA".to_owned(), plugin.data.to_string_lossy().into_owned()),
+        ]);
+        self.plugin_envs.insert(plugin.id.clone(), (plugin.root.clone(), plugin.data.clone(), env.clone()));
+        env
+    }
+}
+
+/// What the handlers of one group share: their source as shown, their processes'
+/// environment, and what makes their dedup keys the plugin's own.
+struct GroupCtx<'a> {
+    group: &'a GroupConfig,
+    source: String,
+    child_env: ChildEnv,
+    key_suffix: Option<String>,
 }
 
 struct AddGroup<'a> {
     group: &'a GroupConfig,
+    /// The group's source, as shown.
+    source: String,
     builder: &'a mut HookRegistryBuilder,
     shared: &'a mut Shared,
 }
@@ -150,38 +195,39 @@ impl WireVisitor for AddGroup<'_> {
 
     fn visit<E: WireEvent>(self) {
         let group = self.group;
+        let ctx = GroupCtx {
+            group,
+            source: self.source,
+            child_env: self.shared.child_env(&group.origin),
+            // Two plugins' identical commands are two processes, each with its plugin's variables.
+            key_suffix: group.origin.plugin().map(|plugin| format!("#plugin:{}", plugin.id)),
+        };
         let hooks: Vec<HookSpec<E>> =
-            group.handlers.iter().filter_map(|h| spec::<E>(group, h, &mut *self.shared)).collect();
+            group.handlers.iter().filter_map(|h| spec::<E>(&ctx, h, &mut *self.shared)).collect();
         let mode = if group.sequential { GroupMode::Chain } else { GroupMode::Concurrent };
         self.builder.add_group(HookGroup { matcher: group.matcher.clone(), mode, hooks });
     }
 }
 
-fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Shared) -> Option<HookSpec<E>> {
+fn spec<E: WireEvent>(ctx: &GroupCtx<'_>, h: &HandlerConfig, shared: &mut Shared) -> Option<HookSpec<E>> {
+    let group = ctx.group;
     let mut key = match &h.handler {
         Handler::Http(http) if http.blocked.is_some() => format!("{}#blocked", h.handler.dedup_key()),
         other => other.dedup_key(),
     };
-    // Two plugins' identical commands are two processes, each with its plugin's variables.
-    if let Some(plugin) = group.origin.plugin() {
-        key = format!("{key}#plugin:{}", plugin.id);
+    if let Some(suffix) = &ctx.key_suffix {
+        key.push_str(suffix);
     }
+    let target = h.handler.target();
     let meta = Arc::new(HookMeta {
-        hook_id: h.handler.target(),
+        hook_id: target.clone(),
         path: h.path.clone(),
-        source: group.origin.to_string(),
+        source: ctx.source.clone(),
         kind: h.handler.kind(),
         sink: shared.sink.clone(),
     });
     let mut run = if shared.force_blocking { RunMode::Blocking } else { h.run };
-    // A plugin's commands find their files through CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA.
-    let child_env = match group.origin.plugin() {
-        Some(plugin) => shared.child_env.with_vars([
-            ("CLAUDE_PLUGIN_ROOT".to_owned(), plugin.root.to_string_lossy().into_owned()),
-            ("CLAUDE_PLUGIN_DATA".to_owned(), plugin.data.to_string_lossy().into_owned()),
-        ]),
-        None => shared.child_env.clone(),
-    };
+    let child_env = ctx.child_env.clone();
     let hook: Arc<dyn Hook<E>> = match &h.handler {
         Handler::Command { program, persistent: false } => {
             let command = CommandHook::new(program.clone(), h.timeout, meta, child_env);
@@ -219,9 +265,13 @@ fn spec<E: WireEvent>(group: &GroupConfig, h: &HandlerConfig, shared: &mut Share
         }
     };
     let hook: Arc<dyn Hook<E>> = if h.once { Arc::new(OnceHook::new(hook)) } else { hook };
+    let mut source = String::with_capacity(ctx.source.len() + 1 + h.path.len());
+    source.push_str(&ctx.source);
+    source.push(' ');
+    source.push_str(&h.path);
     Some(HookSpec {
-        id: h.handler.target(),
-        source: format!("{} {}", group.origin, h.path),
+        id: target,
+        source,
         kind: h.handler.kind(),
         on_failure: h.on_failure,
         condition: h.condition.as_ref().map(|(_, rule)| rule.clone()),

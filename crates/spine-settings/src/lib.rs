@@ -56,6 +56,7 @@
 pub mod claude_keys;
 mod directories;
 mod discover;
+mod layers;
 pub mod managed;
 mod merge;
 pub mod model_options;
@@ -71,6 +72,7 @@ pub mod unknown;
 
 pub use directories::{AddedDirectory, DirectorySource};
 pub use discover::{Discovery, FileStatus, SettingsFile};
+pub use layers::Layers;
 pub use managed::ManagedLocation;
 pub use model_options::{ModelOptionSettings, ModelPrice, ModelTimeoutSettings};
 pub use persist::SettingsStore;

@@ -53,10 +53,12 @@ pub struct PermissionSettings {
 }
 
 /// The settings of a run: every source's layer, and the keys spine reads merged by precedence.
+/// A clone shares the layers with the original ([`crate::Layers`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
-    /// The sources, lowest precedence first.
-    pub layers: Vec<SettingsLayer>,
+    /// The sources, lowest precedence first (shared by the clones of these settings, see
+    /// [`crate::Layers`]).
+    pub layers: crate::Layers,
     /// `model`, by precedence.
     pub model: Option<String>,
     /// `outputStyle` (Claude Code's): the output style's name, by precedence.
@@ -396,7 +398,7 @@ impl Settings {
             }
         }
         crate::policy::drop_unmanaged_rules(&mut s);
-        s.layers = layers;
+        s.layers = layers.into();
         Ok(s)
     }
 

@@ -288,7 +288,7 @@ fn check_cmd(args: &HooksArgs) -> anyhow::Result<u8> {
     let loaded = load(args)?;
     // An untrusted project's hooks are checked too (so they can be reviewed before
     // `spine trust`); a warning below says they do not run.
-    let mut layers = loaded.settings.layers.clone();
+    let mut layers = loaded.settings.layers.to_vec();
     layers.extend(loaded.settings.withheld.iter().cloned());
     let all = spine_settings::Settings::from_layers(layers).map_err(|e| config(e.to_string()))?;
     let (findings, hooks) = match HookConfig::from_settings(&all) {

@@ -202,7 +202,7 @@ pub(super) fn parse(
         diag.error(path, format!("expected a handler object, found {}", type_name(value)));
         return None;
     };
-    let kind = match obj.get("type") {
+    let kind = match obj.iter().find_map(|(k, v)| (k == "type").then_some(v)) {
         Some(Value::String(t)) => t.as_str(),
         Some(other) => {
             diag.error(format!("{path}.type"), format!("expected a string, found {}", type_name(other)));
@@ -456,7 +456,8 @@ impl Fields<'_> {
     }
 
     pub(super) fn get(&self, key: &str) -> Option<&Value> {
-        self.obj.get(key).filter(|v| !v.is_null())
+        // A handler has a few fields: a scan is cheaper than hashing the key for each lookup.
+        self.obj.iter().find_map(|(k, v)| (k == key).then_some(v)).filter(|v| !v.is_null())
     }
 
     pub(super) fn string(&self, diag: &mut Diagnostics<'_>, key: &str) -> Option<String> {

@@ -274,7 +274,8 @@ fn parse_group(diag: &mut Diagnostics<'_>, event: HookEventName, path: &str, ite
     let mut sequential = false;
     let mut handlers_value = None;
     for (key, v) in obj {
-        let field = format!("{path}.{key}");
+        // The field's path, made only for a message.
+        let field = || format!("{path}.{key}");
         match key.as_str() {
             "matcher" => match v {
                 Value::String(text) => match Matcher::parse(text) {
@@ -282,17 +283,17 @@ fn parse_group(diag: &mut Diagnostics<'_>, event: HookEventName, path: &str, ite
                         matcher = m;
                         matcher_text = Some(text.clone());
                     }
-                    Err(e) => diag.error(&field, e.to_string()),
+                    Err(e) => diag.error(field(), e.to_string()),
                 },
                 Value::Null => {}
-                other => diag.error(&field, format!("expected a string, found {}", type_name(other))),
+                other => diag.error(field(), format!("expected a string, found {}", type_name(other))),
             },
             "sequential" => match v {
                 Value::Bool(b) => sequential = *b,
-                other => diag.error(&field, format!("expected a boolean, found {}", type_name(other))),
+                other => diag.error(field(), format!("expected a boolean, found {}", type_name(other))),
             },
             "hooks" => handlers_value = Some(v),
-            other => diag.unknown(&field, other, GROUP_FIELDS),
+            other => diag.unknown(&field(), other, GROUP_FIELDS),
         }
     }
     let Some(list) = handlers_value else {

@@ -121,9 +121,9 @@ pub(super) fn read(
         }))
     };
     let vars = [
-        ("CLAUDE_PLUGIN_ROOT", root.to_string_lossy().into_owned()),
-        ("CLAUDE_PLUGIN_DATA", data.to_string_lossy().into_owned()),
-        ("CLAUDE_PROJECT_DIR", project_dir.to_string_lossy().into_owned()),
+        Var::new(["CLAUDE_PLUGIN_ROOT", "${CLAUDE_PLUGIN_ROOT}", "$CLAUDE_PLUGIN_ROOT"], &root),
+        Var::new(["CLAUDE_PLUGIN_DATA", "${CLAUDE_PLUGIN_DATA}", "$CLAUDE_PLUGIN_DATA"], &data),
+        Var::new(["CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"], project_dir),
     ];
     let mut layers = Vec::new();
     let mut hook_files = Vec::new();
@@ -201,23 +201,39 @@ fn inside(root: &Path, manifest: &Path, field: &str, relative: &str) -> Result<P
 }
 
 /// `root/relative` without a `realpath` (`root` is canonical): when `relative` is plain names
-/// (and `.`), each of which exists and is no symbolic link (one `lstat` each), the joined path
-/// is canonical too. `None` sends the caller to the full resolution.
+/// (and `.`), each of which exists and is no symbolic link, the joined path is canonical too.
+/// `None` sends the caller to the full resolution.
 fn plain_below(root: &Path, relative: &str) -> Option<PathBuf> {
+    plain_entry(root, relative).flatten().map(|(path, _)| path)
+}
+
+/// What `root/relative` is when reached by plain names (and `.`) below the canonical `root`,
+/// checked with one `lstat` per name: `Some(Some((path, type)))`; `Some(None)` when a name
+/// does not exist; `None` when a name is a symbolic link or `..`, or cannot be checked (the
+/// caller resolves the full way).
+fn plain_entry(root: &Path, relative: &str) -> Option<Option<(PathBuf, std::fs::FileType)>> {
     let mut path = root.to_path_buf();
+    let mut kind = None;
     for component in Path::new(relative).components() {
         match component {
             Component::CurDir => {}
             Component::Normal(name) => {
                 path.push(name);
-                if path.symlink_metadata().ok()?.file_type().is_symlink() {
-                    return None;
+                match path.symlink_metadata() {
+                    Ok(meta) if meta.file_type().is_symlink() => return None,
+                    Ok(meta) => kind = Some(meta.file_type()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
+                    Err(_) => return None,
                 }
             }
             _ => return None,
         }
     }
-    Some(path)
+    let kind = match kind {
+        Some(kind) => kind,
+        None => path.symlink_metadata().ok()?.file_type(),
+    };
+    Some(Some((path, kind)))
 }
 
 /// The hook or MCP configurations of a plugin: the default file when it exists, then the
@@ -231,8 +247,11 @@ fn configs(
     key: &str,
 ) -> Result<Vec<(PathBuf, Value)>, PluginError> {
     let mut files = Vec::new();
-    if root.join(default).is_file() {
-        files.push(inside(root, manifest, key, &format!("./{default}"))?);
+    match plain_entry(root, default) {
+        Some(Some((file, kind))) if kind.is_file() => files.push(file),
+        Some(_) => {}
+        None if root.join(default).is_file() => files.push(inside(root, manifest, key, &format!("./{default}"))?),
+        None => {}
     }
     if let Some(Config::Files(list)) = field {
         for relative in list {
@@ -244,7 +263,7 @@ fn configs(
     }
     let mut out = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| PluginError::new(&file, "(file)", e.to_string()))?;
+        let text = read_text(&file).map_err(|e| PluginError::new(&file, "(file)", e.to_string()))?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| PluginError::new(&file, "(file)", format!("not valid JSON: {e}")))?;
         out.push((file, unwrap_key(value, key)));
@@ -262,19 +281,51 @@ fn unwrap_key(value: Value, key: &str) -> Value {
     }
 }
 
-/// Replaces the plugin variables (`${NAME}` and `$NAME`) in `text`.
-fn replaced(text: &str, vars: &[(&str, String)]) -> String {
-    vars.iter().fold(text.to_owned(), |acc, (name, value)| {
-        acc.replace(&format!("${{{name}}}"), value).replace(&format!("${name}"), value)
-    })
+/// A file's text (`std::fs::read_to_string` without the size query: the buffer grows).
+fn read_text(file: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(1024);
+    std::fs::File::open(file)?.take(u64::MAX).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// A plugin variable: its name, its two spellings in text (`${NAME}`, `$NAME`) and its value.
+struct Var {
+    name: &'static str,
+    braced: &'static str,
+    bare: &'static str,
+    value: String,
+}
+
+impl Var {
+    /// `[NAME, ${NAME}, $NAME]` set to `path`.
+    fn new([name, braced, bare]: [&'static str; 3], path: &Path) -> Var {
+        debug_assert!(braced == format!("${{{name}}}") && bare == format!("${name}"));
+        Var { name, braced, bare, value: path.to_string_lossy().into_owned() }
+    }
+}
+
+/// Replaces the plugin variables (`${NAME}` and `$NAME`, in the order of `vars`) in `text`.
+fn replace_vars<'a>(text: &mut String, vars: impl IntoIterator<Item = &'a Var>) {
+    if !text.contains('$') {
+        return;
+    }
+    for var in vars {
+        if text.contains(var.braced) {
+            *text = text.replace(var.braced, &var.value);
+        }
+        if text.contains(var.bare) {
+            *text = text.replace(var.bare, &var.value);
+        }
+    }
 }
 
 /// The hooks object with the variables replaced as Claude Code does: in exec-form handlers
 /// (`args`: program and arguments reach no shell) always; in a shell-form `command` only the
 /// variables whose value is made of characters a shell reads literally (so a path can never
 /// become shell syntax) — any other is left to the shell, which gets it in its environment.
-fn hooks_replaced(mut hooks: Value, vars: &[(&str, String)]) -> Value {
-    let literal: Vec<(&str, String)> = vars.iter().filter(|(_, value)| shell_literal(value)).cloned().collect();
+fn hooks_replaced(mut hooks: Value, vars: &[Var]) -> Value {
+    let literal: Vec<&Var> = vars.iter().filter(|var| shell_literal(&var.value)).collect();
     let handlers = hooks.as_object_mut().into_iter().flat_map(|events| events.values_mut());
     let groups = handlers.filter_map(Value::as_array_mut).flatten();
     for group in groups {
@@ -282,16 +333,16 @@ fn hooks_replaced(mut hooks: Value, vars: &[(&str, String)]) -> Value {
         for handler in list.iter_mut().filter_map(Value::as_object_mut) {
             if !handler.contains_key("args") {
                 if let Some(Value::String(line)) = handler.get_mut("command") {
-                    *line = replaced(line, &literal);
+                    replace_vars(line, literal.iter().copied());
                 }
                 continue;
             }
             if let Some(Value::String(program)) = handler.get_mut("command") {
-                *program = replaced(program, vars);
+                replace_vars(program, vars);
             }
             for arg in handler.get_mut("args").and_then(Value::as_array_mut).into_iter().flatten() {
                 if let Value::String(text) = arg {
-                    *text = replaced(text, vars);
+                    replace_vars(text, vars);
                 }
             }
         }
@@ -307,30 +358,30 @@ fn shell_literal(value: &str) -> bool {
 
 /// An MCP server's configuration with the variables replaced in `command`, `args`, `env`,
 /// `url` and `headers`, and given to a stdio server's environment.
-fn server_config(config: Value, vars: &[(&str, String)]) -> Value {
+fn server_config(config: Value, vars: &[Var]) -> Value {
     let Value::Object(mut fields) = config else { return config };
     for key in ["command", "url"] {
         if let Some(Value::String(text)) = fields.get_mut(key) {
-            *text = replaced(text, vars);
+            replace_vars(text, vars);
         }
     }
     for arg in fields.get_mut("args").and_then(Value::as_array_mut).into_iter().flatten() {
         if let Value::String(text) = arg {
-            *text = replaced(text, vars);
+            replace_vars(text, vars);
         }
     }
     for key in ["env", "headers"] {
         for value in fields.get_mut(key).and_then(Value::as_object_mut).into_iter().flat_map(|m| m.values_mut()) {
             if let Value::String(text) = value {
-                *text = replaced(text, vars);
+                replace_vars(text, vars);
             }
         }
     }
     if fields.contains_key("command") {
         let env = fields.entry("env").or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(env) = env {
-            for (name, value) in vars {
-                env.entry((*name).to_owned()).or_insert_with(|| Value::String(value.clone()));
+            for var in vars {
+                env.entry(var.name.to_owned()).or_insert_with(|| Value::String(var.value.clone()));
             }
         }
     }
