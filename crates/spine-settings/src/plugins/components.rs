@@ -69,13 +69,13 @@ pub(super) fn read(
     root: &Path,
     marketplace: Option<&str>,
     installed_as: Option<&str>,
-    store: &Store,
+    (store, bases): (&Store, &CanonicalBases),
     scope: Scope,
     enabled_by: &str,
     project_dir: &Path,
 ) -> Result<Read, PluginError> {
-    let root = root
-        .canonicalize()
+    let root = bases
+        .canonical(root)
         .map_err(|e| PluginError::new(root, "(directory)", format!("cannot open the plugin's directory: {e}")))?;
     if !root.is_dir() {
         return Err(PluginError::new(&root, "(directory)", "is not a directory"));
@@ -197,6 +197,34 @@ fn inside(root: &Path, manifest: &Path, field: &str, relative: &str) -> Result<P
     match resolved.starts_with(root) {
         true => Ok(resolved),
         false => Err(PluginError::new(manifest, field, format!("{relative:?} leads outside the plugin's directory"))),
+    }
+}
+
+/// Canonical paths of plugin directories, resolved cheaply below directories canonicalised
+/// once per load (the stores' caches, where installed plugins live): one `lstat` per name
+/// below such a directory instead of a `readlink` per name of the whole path. A path elsewhere,
+/// or one with a link or `..` below the base, is canonicalised the full way.
+pub(super) struct CanonicalBases {
+    bases: Vec<(PathBuf, std::cell::OnceCell<Option<PathBuf>>)>,
+}
+
+impl CanonicalBases {
+    /// Directories to resolve below, each canonicalised at its first use.
+    pub(super) fn new(dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        CanonicalBases { bases: dirs.into_iter().map(|dir| (dir, std::cell::OnceCell::new())).collect() }
+    }
+
+    /// `path` canonicalised.
+    pub(super) fn canonical(&self, path: &Path) -> std::io::Result<PathBuf> {
+        for (given, canonical) in &self.bases {
+            if let Ok(rest) = path.strip_prefix(given)
+                && let Some(base) = canonical.get_or_init(|| given.canonicalize().ok())
+                && let Some(found) = rest.to_str().and_then(|rest| plain_below(base, rest))
+            {
+                return Ok(found);
+            }
+        }
+        path.canonicalize()
     }
 }
 

@@ -128,13 +128,22 @@ pub fn load(request: &Request<'_>) -> Loaded {
     let spine_store = Store::spine(request.spine_home);
     let stores: Vec<Store> = std::iter::once(spine_store.clone()).chain(request.home.map(Store::claude)).collect();
     let installs = installs(&stores, request.project_dir, &mut loaded.warnings);
+    let bases = components::CanonicalBases::new(stores.iter().map(|store| store.dir.join("cache")));
     let (choices, withheld) = enabled(request, &mut loaded.warnings);
     loaded.withheld = withheld;
 
     let mut taken: Vec<String> = Vec::new();
     for dir in request.plugin_dirs {
         let enabler = Enabler { scope: Scope::CommandLine, label: "--plugin-dir".to_owned() };
-        match components::read(dir, None, None, &spine_store, enabler.scope, &enabler.label, request.project_dir) {
+        match components::read(
+            dir,
+            None,
+            None,
+            (&spine_store, &bases),
+            enabler.scope,
+            &enabler.label,
+            request.project_dir,
+        ) {
             Ok(read) => {
                 taken.push(read.plugin.name.clone());
                 accept(&mut loaded, read);
@@ -177,7 +186,7 @@ pub fn load(request: &Request<'_>) -> Loaded {
             &install.install_path,
             marketplace,
             Some(name),
-            &spine_store,
+            (&spine_store, &bases),
             enabler.scope,
             &enabler.label,
             request.project_dir,

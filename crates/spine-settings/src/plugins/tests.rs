@@ -231,3 +231,20 @@ fn a_plugin_directory_a_shell_would_read_as_syntax_is_left_to_the_hooks_environm
     assert_eq!(handlers[0]["command"], "\"${CLAUDE_PLUGIN_ROOT}\"/block.sh", "never spliced into a shell line");
     assert!(handlers[1]["command"].as_str().expect("text").contains("odd $(dir)/bin/check"), "exec form: replaced");
 }
+
+#[test]
+fn a_plugin_directory_below_a_canonical_base_resolves_as_realpath_does() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let real = tmp.path().join("real");
+    std::fs::create_dir_all(real.join("cache/m/p/1.0.0")).expect("dirs");
+    std::fs::create_dir_all(tmp.path().join("elsewhere/q")).expect("dirs");
+    // The base is reached through a link; below it, one more link and a `..`.
+    std::os::unix::fs::symlink(&real, tmp.path().join("home")).expect("link");
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere/q"), real.join("cache/m/linked")).expect("link");
+    let bases = components::CanonicalBases::new([tmp.path().join("home/cache")]);
+    for path in ["home/cache/m/p/1.0.0", "home/cache/m/linked", "home/cache/m/p/../p/1.0.0", "elsewhere/q"] {
+        let path = tmp.path().join(path);
+        assert_eq!(bases.canonical(&path).expect("resolves"), path.canonicalize().expect("realpath"), "{path:?}");
+    }
+    assert!(bases.canonical(&tmp.path().join("home/cache/missing")).is_err(), "a missing directory is an error");
+}
