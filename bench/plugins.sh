@@ -4,10 +4,10 @@
 # events), two commands, an agent and a skill — against the same run with none, alternating in
 # one loop (release build). Prints the median of each and the ratio (target: at most 1.1).
 #
-#   bench/plugins.sh [N] [PLUGINS]     # default 60 runs of each, 20 plugins
+#   bench/plugins.sh [N] [PLUGINS]     # default 300 runs of each (fewer do not read a 0.1 ms change), 20 plugins
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N="${1:-60}"
+N="${1:-300}"
 COUNT="${2:-20}"
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
 cargo build -q --release -p spine-cli
