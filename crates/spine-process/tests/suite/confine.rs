@@ -8,17 +8,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use spine_process::{ChildEnv, Confine, ConfineError, Limits, ProcessError, RunOptions, SpawnGuard, run};
+use spine_process::{ChildEnv, Confine, ConfineError, Launch, Limits, ProcessError, RunOptions, SpawnGuard, run};
 
 use crate::support::sh;
 
-/// A launcher that is `/usr/bin/env MARK=1 PROGRAM ARGS…`: visible, harmless.
+/// A launcher that is `/usr/bin/env MARK=1 PROGRAM ARGS…`: visible, harmless; with `launch`,
+/// it offers that [`Launch`] too.
 #[derive(Debug, Default)]
-struct Marking {
-    refuse: Option<String>,
-    finished: Arc<AtomicUsize>,
-    prefix: Vec<OsString>,
-    explained: Mutex<Vec<String>>,
+pub(crate) struct Marking {
+    pub(crate) refuse: Option<String>,
+    pub(crate) finished: Arc<AtomicUsize>,
+    pub(crate) prefix: Vec<OsString>,
+    pub(crate) explained: Mutex<Vec<String>>,
+    pub(crate) launch: Option<Arc<dyn Launch>>,
 }
 
 #[derive(Debug)]
@@ -53,6 +55,9 @@ impl Confine for Marking {
     fn explain(&self, output: &str, _cwd: &Path) -> Vec<String> {
         self.explained.lock().map(|mut e| e.push(output.to_owned())).ok();
         Vec::new()
+    }
+    fn launcher(&self) -> Option<&dyn Launch> {
+        self.launch.as_deref()
     }
 }
 

@@ -2,21 +2,19 @@
 //! streams, their whole environment and their directory; the group is ended as any other; a
 //! launch that declines leaves the command to the launcher program.
 
-use std::ffi::OsString;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use spine_process::{
-    ChildEnv, Confine, ConfineError, Ending, Launch, LaunchCommand, LaunchedChild, Limits, NoGuard, RunOptions,
-    SpawnGuard, run,
-};
+use spine_process::{ChildEnv, Confine, Ending, Launch, LaunchCommand, LaunchedChild, Limits, RunOptions, run};
 
-/// Starts each command itself, marked `SPINE_T_VIA=launch`, unless it declines.
+use crate::confine::Marking;
+
+/// Starts each command itself, marked `SPINE_T_VIA=launch`, unless it declines (the
+/// command then goes through `Marking`'s launcher program).
 #[derive(Debug)]
 struct FakeLaunch {
     decline: bool,
@@ -52,44 +50,14 @@ impl Launch for FakeLaunch {
     }
 }
 
-/// A launcher program that marks the command `SPINE_T_VIA=program`.
-#[derive(Debug)]
-struct Launching {
-    launch: FakeLaunch,
-    prefix: Vec<OsString>,
-}
-
-impl Confine for Launching {
-    fn program(&self) -> &Path {
-        Path::new("/usr/bin/env")
-    }
-    fn prefix(&self) -> &[OsString] {
-        &self.prefix
-    }
-    fn env(&self) -> Vec<(OsString, OsString)> {
-        vec![("SPINE_T_CONFINED".into(), "yes".into())]
-    }
-    fn before_spawn(&self) -> Result<Box<dyn SpawnGuard>, ConfineError> {
-        Ok(Box::new(NoGuard))
-    }
-    fn profile(&self) -> String {
-        "launching".to_owned()
-    }
-    fn explain(&self, _output: &str, _cwd: &Path) -> Vec<String> {
-        Vec::new()
-    }
-    fn launcher(&self) -> Option<&dyn Launch> {
-        Some(&self.launch)
-    }
-}
-
-fn launching(decline: bool) -> (Arc<Launching>, ChildEnv) {
-    let confine = Arc::new(Launching {
-        launch: FakeLaunch { decline, launched: AtomicUsize::new(0) },
-        prefix: vec!["SPINE_T_VIA=program".into()],
-    });
-    let env = ChildEnv::default().confined(Arc::clone(&confine) as Arc<dyn Confine>);
-    (confine, env)
+fn launching(decline: bool) -> (Arc<FakeLaunch>, ChildEnv) {
+    let launch = Arc::new(FakeLaunch { decline, launched: AtomicUsize::new(0) });
+    let confine = Marking {
+        prefix: vec!["SPINE_T_MARK=launched".into()],
+        launch: Some(Arc::clone(&launch) as Arc<dyn Launch>),
+        ..Marking::default()
+    };
+    (launch, ChildEnv::default().confined(Arc::new(confine) as Arc<dyn Confine>))
 }
 
 fn limits(timeout: Duration) -> Limits {
@@ -98,7 +66,7 @@ fn limits(timeout: Duration) -> Limits {
 
 #[tokio::test]
 async fn a_launching_confinement_starts_the_command_with_its_environment_directory_and_streams() {
-    let (confine, env) = launching(false);
+    let (launch, env) = launching(false);
     let dir = tempfile::tempdir().expect("tmp");
     let mut command = env.command("/bin/sh");
     command.arg("-c").arg("echo \"$SPINE_T_VIA $SPINE_T_CONFINED $HOME $PWD\"; cat; echo err >&2; exit 4");
@@ -111,7 +79,7 @@ async fn a_launching_confinement_starts_the_command_with_its_environment_directo
     assert_eq!(finished.stdout.text(), format!("launch yes {home} {}\ninput\n", cwd.display()));
     assert_eq!(finished.stderr.text(), "err\n");
     assert_eq!(finished.status.and_then(|s| s.code()), Some(4));
-    assert_eq!(confine.launch.launched.load(Ordering::SeqCst), 1);
+    assert_eq!(launch.launched.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
@@ -131,10 +99,10 @@ async fn a_launched_commands_group_is_ended_at_the_time_limit() {
 
 #[tokio::test]
 async fn a_launch_that_declines_leaves_the_command_to_the_launcher_program() {
-    let (confine, env) = launching(true);
+    let (launch, env) = launching(true);
     let mut command = env.command("/bin/sh");
-    command.arg("-c").arg("echo \"$SPINE_T_VIA\"");
+    command.arg("-c").arg("echo \"$SPINE_T_MARK ${SPINE_T_VIA:-program}\"");
     let finished = run(command, RunOptions::new(limits(Duration::from_secs(10)), &env)).await.expect("run");
-    assert_eq!(finished.stdout.text(), "program\n");
-    assert_eq!(confine.launch.launched.load(Ordering::SeqCst), 0);
+    assert_eq!(finished.stdout.text(), "launched program\n");
+    assert_eq!(launch.launched.load(Ordering::SeqCst), 0);
 }
