@@ -16,7 +16,7 @@
 //!   lines) gets [`BuildOptions::child_env`], the environment of the agent the hooks belong to
 //!   (its settings' `env`, the provider keys it passes through); mcp_tool hooks call their tool
 //!   with it. There is no default: [`BuildOptions::new`] takes it. A plugin's handlers
-//!   ([`Origin::Plugin`](spine_settings::Origin::Plugin)) also get `CLAUDE_PLUGIN_ROOT` and
+//!   ([`Origin::Plugin`]) also get `CLAUDE_PLUGIN_ROOT` and
 //!   `CLAUDE_PLUGIN_DATA`, and their dedup key is the plugin's own (two plugins never share
 //!   a command or a persistent process).
 //! - Only [`HookConfig::active_groups`] are registered: with `disableAllHooks`, nothing (or
