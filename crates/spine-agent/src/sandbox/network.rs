@@ -178,9 +178,11 @@ async fn ask_once(approver: &dyn PermissionApprover, host: &str, port: u16) -> A
         args: &args,
         reason: &reason,
         asked_by: &DecisionSource::Default,
+        suggestions: &[],
+        command_argument: None,
     };
     match approver.approve(&request).await {
-        Approval::Allow => Answer::Allow,
+        Approval::Allow | Approval::AllowChanged { .. } => Answer::Allow,
         Approval::Deny { reason } => Answer::Deny(reason),
     }
 }

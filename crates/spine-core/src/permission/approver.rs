@@ -22,6 +22,12 @@ pub struct ApprovalRequest<'a> {
     pub reason: &'a str,
     /// Who asked: the rule, the hook, the mode's default or the workspace boundary.
     pub asked_by: &'a spine_protocol::permission::DecisionSource,
+    /// The permission updates an "always" answer could apply (Claude Code's
+    /// `permission_suggestions`); empty when there are none.
+    pub suggestions: &'a [spine_protocol::permission_update::PermissionUpdate],
+    /// The argument of `args` that holds the command line, for a tool that runs one (the tool
+    /// looks like `Bash` to hooks and hosts: [`crate::hooks::tool_view`]).
+    pub command_argument: Option<&'static str>,
 }
 
 /// The approver's answer.
@@ -29,6 +35,15 @@ pub struct ApprovalRequest<'a> {
 pub enum Approval {
     /// Run it.
     Allow,
+    /// Run it with changes: replacement arguments (checked against the rules again, as a
+    /// PermissionRequest hook's are) and permission updates to apply to the session (and save,
+    /// for a settings-file destination), as a PermissionRequest hook's `updatedPermissions`.
+    AllowChanged {
+        /// The arguments to run with instead, when they change.
+        args: Option<Map<String, Value>>,
+        /// The permission updates.
+        updates: Vec<spine_protocol::permission_update::PermissionUpdate>,
+    },
     /// Do not run it.
     Deny {
         /// Why (reaches the model).

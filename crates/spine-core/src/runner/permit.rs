@@ -178,41 +178,29 @@ impl Run<'_> {
         asked: &PermissionDecision,
     ) -> Result<PermissionDecision, Option<String>> {
         // A protected-path ask (policy row 5) goes to the approver only: no hook answers it.
+        let tools = Arc::clone(&self.agent.tools);
+        let suggestions = if asked.source == DecisionSource::Workspace {
+            Vec::new()
+        } else {
+            let paths = tools.tool(call.handle).workspace_paths(args);
+            permission_suggestions(&call.name, args, &self.workspace(), &self.cwd(), &paths)
+        };
         let verdict = if asked.source == DecisionSource::Workspace {
             PermissionRequestOutcome::NoDecision
         } else {
-            let tools = Arc::clone(&self.agent.tools);
-            let paths = tools.tool(call.handle).workspace_paths(args);
-            let suggestions = permission_suggestions(&call.name, args, &self.workspace(), &self.cwd(), &paths);
-            let asked_for = Asked { reason: &asked.reason, suggestions };
+            let asked_for = Asked { reason: &asked.reason, suggestions: suggestions.clone() };
             let answer = self.hooks.permission_request(&self.hook_ctx, tools.as_ref(), call, args, asked_for).await;
             if let Some(halt) = answer.halt {
                 return Err(halt.stop_reason);
             }
             answer.outcome
         };
-        let approved =
-            |source| PermissionDecision::new(PermissionBehavior::Allow, source, "approved by PermissionRequest hook");
         let mut updates = Vec::new();
         let mut decision = match verdict {
-            PermissionRequestOutcome::Allow { hook_id, args: None, updates: asked_updates } => {
+            PermissionRequestOutcome::Allow { hook_id, args: new_args, updates: asked_updates } => {
                 updates = asked_updates;
-                approved(DecisionSource::PermissionRequestHook { hook_id })
-            }
-            PermissionRequestOutcome::Allow { hook_id, args: Some(new_args), updates: asked_updates } => {
-                updates = asked_updates;
-                // Replacement arguments are checked against the rules again.
-                let recheck =
-                    self.policy_decision(call, &new_args, &PermissionSuggestion::Allow { reason: None }, None);
-                *args = new_args;
-                match recheck.behavior {
-                    PermissionBehavior::Deny => recheck,
-                    // A protected path needs an allow rule naming it, not a hook.
-                    PermissionBehavior::Ask if recheck.source == DecisionSource::Workspace => recheck,
-                    PermissionBehavior::Allow | PermissionBehavior::Ask | PermissionBehavior::Defer => {
-                        approved(DecisionSource::PermissionRequestHook { hook_id })
-                    }
-                }
+                let source = DecisionSource::PermissionRequestHook { hook_id };
+                self.allowed_with(call, args, new_args, source, "approved by PermissionRequest hook")
             }
             PermissionRequestOutcome::Deny { hook_id, message } => PermissionDecision::new(
                 PermissionBehavior::Deny,
@@ -230,16 +218,36 @@ impl Run<'_> {
             }
             PermissionRequestOutcome::NoDecision => {
                 self.notify_permission_prompt(&call.name).await;
+                let command_argument = tools.tool(call.handle).command_argument();
                 let request = ApprovalRequest {
                     tool_name: &call.name,
                     tool_use_id: &call.id,
                     args,
                     reason: &asked.reason,
                     asked_by: &asked.source,
+                    suggestions: &suggestions,
+                    command_argument,
                 };
                 match self.agent.approver.approve(&request).await {
                     Approval::Allow => {
                         PermissionDecision::new(PermissionBehavior::Allow, DecisionSource::Approver, "approved")
+                    }
+                    Approval::AllowChanged { args: new_args, updates: answered } => {
+                        let new_args = match new_args {
+                            None => Ok(None),
+                            Some(update) => self.approver_args(call, args, update).map(Some),
+                        };
+                        match new_args {
+                            Ok(new_args) => {
+                                updates = answered;
+                                self.allowed_with(call, args, new_args, DecisionSource::Approver, "approved")
+                            }
+                            Err(why) => PermissionDecision::new(
+                                PermissionBehavior::Deny,
+                                DecisionSource::Approver,
+                                format!("the approver's updated input is invalid: {why}"),
+                            ),
+                        }
                     }
                     Approval::Deny { reason } => {
                         PermissionDecision::new(PermissionBehavior::Deny, DecisionSource::Approver, reason)
@@ -251,6 +259,43 @@ impl Run<'_> {
             decision.permission_updates = self.apply_permission_updates(&updates, call);
         }
         Ok(decision)
+    }
+
+    /// An allow (by a hook or the approver) with optional replacement arguments: these replace
+    /// `args` and are checked against the rules again — a deny rule still denies, and a
+    /// protected path still needs an allow rule naming it.
+    fn allowed_with(
+        &self,
+        call: &PreparedCall,
+        args: &mut Args,
+        new_args: Option<Args>,
+        source: DecisionSource,
+        reason: &str,
+    ) -> PermissionDecision {
+        let approved = PermissionDecision::new(PermissionBehavior::Allow, source, reason);
+        let Some(new_args) = new_args else { return approved };
+        let recheck = self.policy_decision(call, &new_args, &PermissionSuggestion::Allow { reason: None }, None);
+        *args = new_args;
+        match recheck.behavior {
+            PermissionBehavior::Deny => recheck,
+            PermissionBehavior::Ask if recheck.source == DecisionSource::Workspace => recheck,
+            PermissionBehavior::Allow | PermissionBehavior::Ask | PermissionBehavior::Defer => approved,
+        }
+    }
+
+    /// The approver's replacement arguments, as the tool sees them (a shell tool's `command`
+    /// mapped back to its own argument), normalised and validated like a hook's.
+    fn approver_args(
+        &self,
+        call: &PreparedCall,
+        args: &Args,
+        mut update: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Args, String> {
+        use crate::hooks::events::ArgumentCheck;
+        let tools = self.agent.tools.as_ref();
+        tool_view::unview(tools.command_argument(call), args, &mut update);
+        tools.normalize(call, &mut update, &self.cwd());
+        tools.validate(call, update).map_err(|e| e.message)
     }
 
     /// The workspace in force: the agent's, with the roots permission updates added or removed.
