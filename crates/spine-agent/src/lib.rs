@@ -4,8 +4,8 @@
 //!
 //! Assembly happens once ([`assemble`]): the caller gives the model as a [`ModelChoice`] (from
 //! the settings, a spec, a client, or none for single tool calls) and its code hooks in a
-//! [`HookRegistryBuilder`]; the settings' hooks are registered after them. Nothing is patched
-//! afterwards.
+//! [`HookRegistryBuilder`]; the settings' hooks are registered after them, then the SDK host's
+//! callbacks ([`SdkHooks`]). Nothing is patched afterwards.
 //!
 //! Every configuration problem is found here, before anything runs, and reported as an
 //! [`AssemblyError`] that names the file and field when there is one and keeps the underlying
@@ -68,14 +68,15 @@ use spine_settings::Settings;
 use thiserror::Error;
 
 pub use mcp::{
-    ConfiguredMcpServer, McpConnection, configured_mcp_servers, connect_mcp, connect_mcp_sandboxed, mcp_options,
-    untrusted_notice, withheld_plugins, withheld_plugins_text,
+    ConfiguredMcpServer, McpConnection, McpSelection, configured_mcp_servers, connect_mcp, connect_mcp_sandboxed,
+    connect_mcp_selected, mcp_options, selected_mcp_servers, untrusted_notice, withheld_plugins, withheld_plugins_text,
 };
 pub use model::{MAX_OUTPUT_TOKENS_VAR, build_model, client_options, model_choice, model_timeouts};
-pub use policy::{PromptModels, skill_roots};
+pub use policy::{PromptModels, SdkHooks, child_env, skill_roots};
 pub use roots::{WorkspaceRoot, workspace_roots};
 pub use run_defaults::RunDefaults;
 pub use spine_hooks::mcp_tool::HookTools;
+pub use spine_tools::mcp::{McpServerStatus, SdkMcpHost};
 /// What a front end needs of the tools beyond assembly: the family handles to shut down, the
 /// connected MCP servers, image files for a prompt, and the built-in registry (`spine hooks
 /// test`). The binary reaches tools only through this crate.
@@ -215,6 +216,8 @@ pub struct AgentOptions {
     /// get its confinement, its permission step its rules; hooks stay outside. `None`: no
     /// sandbox.
     pub sandbox: Option<Arc<sandbox::SessionSandbox>>,
+    /// The SDK host's hook callbacks (stream-json input), registered after the settings' hooks.
+    pub sdk_hooks: Option<SdkHooks>,
 }
 
 /// Where an agent's model comes from.
@@ -329,9 +332,10 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
     rules.deny.extend(policy::parse_flag_rules(&options.command_line.deny, "--disallowedTools")?);
     let workspace = Arc::new(roots::workspace(settings, &options.command_line, &options.project)?);
     let hook_tools = HookTools { registry: Arc::clone(&tool_set.registry), workspace: Arc::clone(&workspace) };
-    let hook_options = policy::hook_options(settings, Arc::clone(&model), Some(hook_tools));
+    let (sdk_hooks, callbacks) = options.sdk_hooks.map(|sdk| (sdk.config, sdk.callbacks)).unzip();
+    let hook_options = policy::hook_options(settings, Arc::clone(&model), Some(hook_tools), callbacks);
     let mut hooks = options.hooks;
-    let hook_warnings = policy::register_hooks(settings, &hook_options, &mut hooks)?;
+    let hook_warnings = policy::register_hooks(settings, &hook_options, &mut hooks, sdk_hooks)?;
     let hooks = hooks.build();
     // Values the settings hold that spine does not implement (`defaultMode`), the rules managed
     // settings keep from applying, then the hooks'.
@@ -480,6 +484,7 @@ pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std
         tools: Tools::Fresh(Vec::new()),
         command_line: CommandLine::default(),
         sandbox: None,
+        sdk_hooks: None,
     };
     // Assembled and dropped: nothing was started, and dropping the families ends them.
     if let Err(e) = assemble(settings, options) {
@@ -489,12 +494,4 @@ pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std
         out.push(Invalid { origin: None, path: None, message: e.to_string() });
     }
     out
-}
-
-/// The environment the settings give every child of an agent (Bash, command runs, processes,
-/// hooks, MCP servers): their `env`, and the provider keys of their `env_passthrough` that
-/// children inherit after all (every other one is removed, see `spine_process::secrets`).
-/// Assembly puts it on the agent's config and hook options; [`connect_mcp`] takes it.
-pub fn child_env(settings: &Settings) -> spine_process::ChildEnv {
-    spine_process::ChildEnv::new(settings.env.clone(), settings.env_passthrough.iter().cloned())
 }

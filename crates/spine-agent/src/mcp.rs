@@ -1,13 +1,20 @@
 //! The MCP servers of a run: every configured one with its source and approval (see
 //! `spine_settings::trust`), and the connection of the approved ones.
+//!
+//! The command line adds its own ([`McpSelection`], `--mcp-config`): they are the user's, like
+//! `--settings`, so no project trust or approval applies to them; they come after the
+//! configured servers and replace a configured server of the same name. With
+//! `--strict-mcp-config` they are the only ones (settings, `.mcp.json` and plugins ignored).
+//! SDK servers (`"type": "sdk"`) are served by [`McpSelection::sdk_host`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use spine_process::ChildEnv;
 use spine_settings::Settings;
 use spine_settings::trust::{McpApproval, Scope, Skipped, SkippedItem};
-use spine_tools::mcp::{McpIssue, McpOptions, McpTools};
+use spine_tools::mcp::{McpIssue, McpOptions, McpTools, SdkMcpHost};
 
 use crate::AssemblyError;
 
@@ -136,22 +143,78 @@ pub async fn connect_mcp_sandboxed(
     child_env: &ChildEnv,
     sandbox: Option<&crate::sandbox::SessionSandbox>,
 ) -> Result<McpConnection, AssemblyError> {
-    let configured = configured_mcp_servers(settings, project)?;
+    connect_mcp_selected(settings, project, child_env, sandbox, &McpSelection::default()).await
+}
+
+/// The MCP servers the command line adds or chooses, and who serves SDK servers.
+#[derive(Clone, Default)]
+pub struct McpSelection {
+    /// `--mcp-config` values, in order: files or inline JSON `{"mcpServers": {...}}`.
+    pub configs: Vec<String>,
+    /// `--strict-mcp-config`: only the servers of `configs`.
+    pub strict: bool,
+    /// The program driving spine (stream-json input), serving the `"type": "sdk"` servers;
+    /// without one such a server is a failed server with an issue.
+    pub sdk_host: Option<Arc<dyn SdkMcpHost>>,
+}
+
+impl std::fmt::Debug for McpSelection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSelection")
+            .field("configs", &self.configs)
+            .field("strict", &self.strict)
+            .field("sdk_host", &self.sdk_host.is_some())
+            .finish()
+    }
+}
+
+/// The servers a run starts, by name in order: the approved configured ones (unless
+/// `selection.strict`), then the command line's, replacing a configured one of the same name;
+/// and the project's `.mcp.json` servers skipped because the project is untrusted. A
+/// `--mcp-config` value that cannot be used is an error naming it.
+pub fn selected_mcp_servers(
+    settings: &Settings,
+    project: &Path,
+    selection: &McpSelection,
+) -> Result<(Map<String, Value>, Vec<Skipped>), AssemblyError> {
+    let from_command_line =
+        spine_tools::mcp::load_mcp_config_args(&selection.configs).map_err(spine_tools::mcp::McpConfigError::from)?;
     let mut servers = Map::new();
     let mut skipped = Vec::new();
-    let mcp_json = project.join(spine_tools::mcp::MCP_JSON);
-    for server in configured {
-        if server.effective {
-            servers.insert(server.name, server.config);
-        } else if server.approval == McpApproval::Untrusted && server.file.as_deref() == Some(mcp_json.as_path()) {
-            skipped.push(Skipped { file: mcp_json.clone(), item: SkippedItem::McpServer(server.name) });
+    if !selection.strict {
+        let mcp_json = project.join(spine_tools::mcp::MCP_JSON);
+        for server in configured_mcp_servers(settings, project)? {
+            if server.effective {
+                servers.insert(server.name, server.config);
+            } else if server.approval == McpApproval::Untrusted && server.file.as_deref() == Some(mcp_json.as_path()) {
+                skipped.push(Skipped { file: mcp_json.clone(), item: SkippedItem::McpServer(server.name) });
+            }
         }
     }
+    for (name, config) in from_command_line {
+        servers.shift_remove(&name);
+        servers.insert(name, config);
+    }
+    Ok((servers, skipped))
+}
+
+/// [`connect_mcp_sandboxed`] with the command line's servers and SDK host ([`McpSelection`]):
+/// the servers of [`selected_mcp_servers`], connected. Every server connected or failed is in
+/// [`McpTools::statuses`] of the connection's `tools`.
+pub async fn connect_mcp_selected(
+    settings: &Settings,
+    project: &Path,
+    child_env: &ChildEnv,
+    sandbox: Option<&crate::sandbox::SessionSandbox>,
+    selection: &McpSelection,
+) -> Result<McpConnection, AssemblyError> {
+    let (servers, skipped) = selected_mcp_servers(settings, project, selection)?;
     if servers.is_empty() {
         return Ok(McpConnection { tools: McpTools::empty(), warnings: Vec::new(), issues: Vec::new(), skipped });
     }
     let mut options = mcp_options(settings, project, child_env);
     options.sandboxed_env = sandbox.and_then(|s| s.mcp_env(child_env));
+    options.sdk_host = selection.sdk_host.clone();
     let (tools, issues) = spine_tools::mcp::connect_mcp_servers(&Value::Object(servers), &options).await;
     let warnings = issues.iter().map(|i| format!("MCP: {i}")).collect();
     Ok(McpConnection { tools, warnings, issues, skipped })
@@ -212,6 +275,89 @@ mod tests {
 
     fn untrusted(withheld_plugins: Vec<(PathBuf, String)>, skipped: Vec<Skipped>) -> Settings {
         Settings { trust: ProjectTrust::Untrusted, withheld_plugins, skipped, ..Settings::default() }
+    }
+
+    /// A project whose `.mcp.json` has servers `a` and `b`, a user settings file with server
+    /// `mine`, and its settings (`trust`).
+    fn project_with_servers(trust: ProjectTrust) -> (tempfile::TempDir, PathBuf, Settings) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let (home, project) = (dir.path().join("home"), dir.path().join("project"));
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&project).expect("project");
+        let mcp_json = json!({"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}});
+        std::fs::write(project.join(".mcp.json"), mcp_json.to_string()).expect("write");
+        std::fs::write(home.join("settings.json"), r#"{"mcpServers": {"mine": {"command": "m"}}}"#).expect("write");
+        let settings = Settings::discover(&home, &project, &[], trust).expect("settings");
+        (dir, project, settings)
+    }
+
+    fn selection(configs: &[Value], strict: bool) -> McpSelection {
+        McpSelection { configs: configs.iter().map(Value::to_string).collect(), strict, sdk_host: None }
+    }
+
+    fn names(servers: &Map<String, Value>) -> Vec<&str> {
+        servers.keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn command_line_servers_come_after_the_configured_ones_and_replace_one_of_the_same_name() {
+        let (_dir, project, settings) = project_with_servers(ProjectTrust::Flag);
+        let flag = json!({"mcpServers": {"a": {"command": "from-flag"}, "calc": {"type": "sdk", "name": "calc"}}});
+        let (servers, skipped) = selected_mcp_servers(&settings, &project, &selection(&[flag], false)).expect("ok");
+        assert_eq!(names(&servers), ["b", "mine", "a", "calc"]);
+        assert_eq!(servers["a"]["command"], "from-flag");
+        assert!(skipped.is_empty());
+        let (servers, _) = selected_mcp_servers(&settings, &project, &McpSelection::default()).expect("ok");
+        assert_eq!(names(&servers), ["a", "b", "mine"], "without the flag: the configured servers");
+    }
+
+    #[test]
+    fn command_line_servers_start_in_an_untrusted_project_whose_own_servers_are_skipped() {
+        let (_dir, project, settings) = project_with_servers(ProjectTrust::Untrusted);
+        let flag = json!({"mcpServers": {"a": {"command": "from-flag"}}});
+        let (servers, skipped) = selected_mcp_servers(&settings, &project, &selection(&[flag], false)).expect("ok");
+        assert_eq!(names(&servers), ["mine", "a"]);
+        assert_eq!(servers["a"]["command"], "from-flag");
+        let skipped: Vec<_> = skipped.iter().map(|s| s.item.clone()).collect();
+        assert_eq!(skipped, [SkippedItem::McpServer("a".into()), SkippedItem::McpServer("b".into())]);
+    }
+
+    #[test]
+    fn strict_mcp_config_starts_only_the_command_lines_servers() {
+        let (_dir, project, settings) = project_with_servers(ProjectTrust::Untrusted);
+        let flag = json!({"mcpServers": {"x": {"command": "x"}}});
+        let (servers, skipped) = selected_mcp_servers(&settings, &project, &selection(&[flag], true)).expect("ok");
+        assert_eq!(names(&servers), ["x"]);
+        assert!(skipped.is_empty(), "nothing of the project was considered: {skipped:?}");
+        let (servers, _) = selected_mcp_servers(&settings, &project, &selection(&[], true)).expect("ok");
+        assert!(servers.is_empty(), "strict without --mcp-config: no server");
+    }
+
+    #[test]
+    fn a_bad_mcp_config_value_is_an_error_naming_the_flag_and_its_position() {
+        let (_dir, project, settings) = project_with_servers(ProjectTrust::Flag);
+        let good = json!({"mcpServers": {}});
+        let bad = json!({"mcpServers": {"x": {"command": ""}}});
+        let error = selected_mcp_servers(&settings, &project, &selection(&[good, bad], false)).expect_err("bad");
+        assert!(matches!(error, AssemblyError::Mcp(_)), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            "--mcp-config #2 (inline JSON): mcpServers.x.command: a stdio server needs a non-empty `command`"
+        );
+    }
+
+    #[cfg(feature = "mcp")]
+    #[tokio::test]
+    async fn without_a_host_an_sdk_server_of_the_command_line_is_a_failed_status_and_a_warning() {
+        let (_dir, project, settings) = project_with_servers(ProjectTrust::Untrusted);
+        let flag = json!({"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}});
+        let child_env = crate::child_env(&settings);
+        let connection = connect_mcp_selected(&settings, &project, &child_env, None, &selection(&[flag], true))
+            .await
+            .expect("connects");
+        assert_eq!(connection.tools.statuses(), [("calc".to_owned(), spine_tools::mcp::McpServerStatus::Failed)]);
+        assert_eq!(connection.warnings.len(), 1, "{:?}", connection.warnings);
+        assert!(connection.warnings[0].contains("--input-format stream-json"), "{:?}", connection.warnings);
     }
 
     #[test]

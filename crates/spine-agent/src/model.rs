@@ -9,10 +9,16 @@
 //! Code has no settings key for the limit, only the variable, and a project that sets
 //! `model_options.max_tokens` means it for spine. A variable that is not a positive integer is
 //! ignored.
+//!
+//! The session's flags then shape the model the run talks to ([`session_model`]): the reasoning
+//! flags (`--effort`, `--thinking`, `--max-thinking-tokens`) and the fallback models
+//! (`--fallback-model`).
 
 use std::sync::Arc;
 
 use spine_core::model::ModelClient;
+use spine_core::model_fallback::FallbackModel;
+use spine_core::model_reasoning::ReasoningFlags;
 use spine_models::http::Timeouts;
 use spine_models::spec::ModelSpec;
 use spine_settings::Settings;
@@ -44,6 +50,53 @@ pub fn model_choice(flag: Option<&str>, settings: &Settings) -> Result<(ModelSpe
         }
         (None, None, None) => (spine_models::default_spec_from_env().ok_or(AssemblyError::NoModel)?, String::new()),
     })
+}
+
+/// The flag of the fallback models, as errors name it.
+const FALLBACK_FLAG: &str = "--fallback-model";
+
+/// Why the session's model flags cannot be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionModelError {
+    /// A fallback model cannot be built (its spec does not parse, or its client cannot be
+    /// made); the error names `--fallback-model`.
+    #[error(transparent)]
+    Fallback(#[from] AssemblyError),
+    /// A fallback model is the main model (Claude Code refuses that too).
+    #[error("--fallback-model: `{0}` is the main model; name a different model")]
+    SameAsMain(String),
+}
+
+/// The session's model with what its flags ask: the reasoning flags applied as its wire takes
+/// them ([`ModelClient::with_reasoning_flags`]; a model whose wire takes none, like the
+/// scripted one, stays as it is), then `fallbacks` (`--fallback-model`, comma-separated
+/// specs in order, each built as `--model` builds it and given the same reasoning flags)
+/// behind a [`FallbackModel`]. A fallback naming the main model (after aliases are resolved)
+/// is [`SessionModelError::SameAsMain`].
+pub fn session_model(
+    model: Arc<dyn ModelClient>,
+    flags: &ReasoningFlags,
+    fallbacks: &[String],
+    settings: &Settings,
+) -> Result<Arc<dyn ModelClient>, SessionModelError> {
+    let with_flags =
+        |m: Arc<dyn ModelClient>| if flags.is_empty() { m.clone() } else { m.with_reasoning_flags(flags).unwrap_or(m) };
+    let main = with_flags(model);
+    if fallbacks.is_empty() {
+        return Ok(main);
+    }
+    let options = client_options(settings, |name| std::env::var(name).ok());
+    let mut built = Vec::with_capacity(fallbacks.len());
+    for text in fallbacks {
+        let spec = parse_spec(text, FALLBACK_FLAG)?;
+        let client = spine_models::client_with(&spec, &options)
+            .map_err(|source| AssemblyError::ModelClient { from: FALLBACK_FLAG.to_owned(), source })?;
+        if client.model() == main.model() {
+            return Err(SessionModelError::SameAsMain(text.clone()));
+        }
+        built.push(with_flags(client));
+    }
+    Ok(Arc::new(FallbackModel::new(main, built)))
 }
 
 fn parse_spec(text: &str, from: &str) -> Result<ModelSpec, AssemblyError> {

@@ -1,5 +1,6 @@
 //! What governs a run besides its model and tools: the permission rules (with what managed
-//! settings keep from applying), the hooks of the settings, and the skill roots.
+//! settings keep from applying), the hooks of the settings and of the SDK host
+//! ([`SdkHooks`]), the children's environment ([`child_env`]) and the skill roots.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,10 +10,10 @@ use spine_core::model::ModelClient;
 use spine_core::permission::{PermissionRule, RuleOrigins, UpdateLimits};
 use spine_core::skills::{SkillRoot, SkillRootKind};
 use spine_core::workspace::Workspace;
-use spine_hooks::HookConfig;
 use spine_hooks::agent_hook::HookAgents;
 use spine_hooks::mcp_tool::HookTools;
 use spine_hooks::prompt::HookModels;
+use spine_hooks::{HookCallbacks, HookConfig};
 use spine_protocol::permission_update::UpdateDestination;
 use spine_settings::RuleEntry;
 use spine_settings::{Origin, Settings};
@@ -51,7 +52,7 @@ pub(crate) fn update_limits(settings: &Settings, flag_allow: usize, flag_deny: u
             Origin::User(_) => Some(UpdateDestination::UserSettings),
             Origin::Project(_) => Some(UpdateDestination::ProjectSettings),
             Origin::Local(_) => Some(UpdateDestination::LocalSettings),
-            Origin::Cli { .. } | Origin::Managed(_) | Origin::Plugin(_) => None,
+            Origin::Cli { .. } | Origin::Managed(_) | Origin::Plugin(_) | Origin::Sdk => None,
         });
         files.chain(std::iter::repeat_n(Some(UpdateDestination::CliArg), flags)).collect()
     };
@@ -74,15 +75,34 @@ pub(crate) fn parse_flag_rules(rules: &[String], flag: &str) -> Result<Vec<Permi
         .collect()
 }
 
+/// The hook callbacks of the Agent SDK's host program: the `hooks` of its `initialize` request
+/// ([`HookConfig::from_sdk`]) and who calls them (the front end's `hook_callback` requests).
+///
+/// Assembly registers them after the settings' hooks, in the order the host gave; they are
+/// part of the session's hooks, so its subagents run them too. The settings' `disableAllHooks`
+/// and managed hook policy apply to them as Claude Code applies them to SDK callbacks
+/// ([`HookConfig::not_run`]).
+#[derive(Clone)]
+pub struct SdkHooks {
+    /// The callbacks declared, by event and matcher.
+    pub config: HookConfig,
+    /// Calls them.
+    pub callbacks: Arc<dyn HookCallbacks>,
+}
+
 /// Adds the hooks of the settings to `builder` (after what it holds: code hooks run first),
-/// with the models, tools and verifiers of `options` ([`hook_options`]); returns the warnings
-/// about what will not run.
+/// then the SDK host's `sdk` callbacks, with the models, tools, verifiers and callbacks of
+/// `options` ([`hook_options`]); returns the warnings about what will not run.
 pub(crate) fn register_hooks(
     settings: &Settings,
     options: &spine_hooks::BuildOptions,
     builder: &mut HookRegistryBuilder,
+    sdk: Option<HookConfig>,
 ) -> Result<Vec<String>, AssemblyError> {
-    let hooks = HookConfig::from_settings(settings)?;
+    let mut hooks = HookConfig::from_settings(settings)?;
+    if let Some(sdk) = sdk {
+        hooks.extend(sdk);
+    }
     let mut warnings: Vec<String> = hooks.warnings.iter().map(ToString::to_string).collect();
     if let Some(message) = hooks.disabled_message() {
         warnings.push(message);
@@ -91,14 +111,16 @@ pub(crate) fn register_hooks(
     Ok(warnings)
 }
 
-/// What external hooks run with: their processes get the settings' [`crate::child_env`]
-/// (assembly hands the same value to the agent's config), prompt hooks ask their own `model`
-/// or `session_model`, mcp_tool hooks call the MCP tools of `tools`, agent hooks run read-only
-/// verifiers over `tools`. The settings' hooks and agent definitions' own hooks share them.
+/// What external hooks run with: their processes get the settings' [`child_env`] (assembly
+/// hands the same value to the agent's config), prompt hooks ask their own `model` or
+/// `session_model`, mcp_tool hooks call the MCP tools of `tools`, agent hooks run read-only
+/// verifiers over `tools`, callback hooks call the SDK host's `callbacks`. The settings' hooks
+/// and agent definitions' own hooks share them.
 pub(crate) fn hook_options(
     settings: &Settings,
     session_model: Arc<dyn ModelClient>,
     tools: Option<HookTools>,
+    callbacks: Option<Arc<dyn HookCallbacks>>,
 ) -> spine_hooks::BuildOptions {
     let models: Arc<dyn HookModels> = Arc::new(PromptModels::new(settings, session_model));
     let agents = tools.as_ref().map(|t| {
@@ -109,8 +131,17 @@ pub(crate) fn hook_options(
         models: Some(models),
         tools,
         agents,
-        ..spine_hooks::BuildOptions::new(crate::child_env(settings))
+        callbacks,
+        ..spine_hooks::BuildOptions::new(child_env(settings))
     }
+}
+
+/// The environment the settings give every child of an agent (Bash, command runs, processes,
+/// hooks, MCP servers): their `env`, and the provider keys of their `env_passthrough` that
+/// children inherit after all (every other one is removed, see `spine_process::secrets`).
+/// Assembly puts it on the agent's config and hook options; [`crate::connect_mcp`] takes it.
+pub fn child_env(settings: &Settings) -> spine_process::ChildEnv {
+    spine_process::ChildEnv::new(settings.env.clone(), settings.env_passthrough.iter().cloned())
 }
 
 /// `skills.roots` from settings, else `$SPINE_HOME/skills` (system) and `.spine/skills` (live);

@@ -27,6 +27,7 @@ fn options(dir: &Path) -> AgentOptions {
         conversation_id: None,
         tools: Tools::Fresh(vec![]),
         sandbox: None,
+        sdk_hooks: None,
     }
 }
 

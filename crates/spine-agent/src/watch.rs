@@ -18,7 +18,7 @@ pub fn config_files(settings: &Settings, skill_roots: &[SkillRoot]) -> Vec<Confi
                 Origin::Project(_) => ConfigSource::Project,
                 Origin::Local(_) => ConfigSource::Local,
                 Origin::Managed(_) => ConfigSource::Policy,
-                Origin::Cli { .. } | Origin::Plugin(_) => return None,
+                Origin::Cli { .. } | Origin::Plugin(_) | Origin::Sdk => return None,
             };
             Some(ConfigFile::new(source, f.origin.path()?))
         })

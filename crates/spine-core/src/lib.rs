@@ -16,7 +16,9 @@
 //!   calls run in it, `dangerouslyDisableSandbox`, `autoAllowBashIfSandboxed`).
 //! - [`elicitation`]: an MCP server's questions during a tool call — hooks, the approver, the
 //!   answer sent back.
-//! - [`model`]: the [`ModelClient`](model::ModelClient) contract.
+//! - [`model`]: the [`ModelClient`](model::ModelClient) contract; [`model_reasoning`]: the
+//!   reasoning a session's flags ask of it; [`model_fallback`]: the models that take over when
+//!   it is overloaded or unavailable.
 //! - [`memory_files`]: the `CLAUDE.md` / `AGENTS.md` files and their `@path` imports, read once
 //!   per run for the prompt's Memory Files layer, and the conditional `.claude/rules/` files
 //!   shown when a tool touches a matching file.
@@ -41,6 +43,8 @@ pub mod front_matter;
 pub mod hooks;
 pub mod memory_files;
 pub mod model;
+pub mod model_fallback;
+pub mod model_reasoning;
 pub mod observer;
 pub mod permission;
 pub mod registry;

@@ -146,14 +146,57 @@ impl ModelErrorKind {
     }
 }
 
+/// A streamed piece of a reply other than its text, in the order the provider sent it.
+/// Providers that stream these call [`StreamSink::delta`] (Anthropic's Messages API does for
+/// all of them); the others' thinking and tool calls are known only from the finished reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamDelta<'a> {
+    /// A thinking block starts (its text follows as [`StreamDelta::Thinking`]).
+    ThinkingStart,
+    /// A piece of the current thinking block's text.
+    Thinking {
+        /// The new text.
+        text: &'a str,
+    },
+    /// A piece of the current thinking block's signature.
+    Signature {
+        /// The new piece.
+        signature: &'a str,
+    },
+    /// A redacted thinking block, whole.
+    RedactedThinking {
+        /// Its opaque data.
+        data: &'a str,
+    },
+    /// A tool call starts (its input follows as [`StreamDelta::ToolInput`]).
+    ToolUseStart {
+        /// The call's id, as the provider sent it.
+        id: &'a str,
+        /// The tool's name.
+        name: &'a str,
+    },
+    /// A piece of the current tool call's input JSON.
+    ToolInput {
+        /// The new piece of JSON text.
+        partial_json: &'a str,
+    },
+}
+
 /// Receives streamed text as it arrives, and a report of each attempt of the request.
 pub trait StreamSink: Send + Sync {
     /// A piece of the assistant's text.
     fn text_delta(&self, text: &str);
 
+    /// A streamed piece of the reply other than its text (the default ignores it).
+    fn delta(&self, _delta: StreamDelta<'_>) {}
+
     /// One attempt of the request ended (clients that retry report every attempt; the default
     /// ignores it).
     fn attempt(&self, _report: &AttemptReport<'_>) {}
+
+    /// The request moved from model `from`, which failed with `error`, to model `to`, which
+    /// serves it and every later request ([`crate::model_fallback`]; the default ignores it).
+    fn fallback(&self, _from: &str, _to: &str, _error: &ModelError) {}
 }
 
 /// How one attempt of a model request ended.
@@ -212,9 +255,26 @@ pub trait ModelClient: Send + Sync {
         None
     }
 
+    /// Where the client's credential came from, as Claude Code's `apiKeySource` names it: the
+    /// environment variable it was read from (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or
+    /// `none` (the default) without one.
+    fn api_key_source(&self) -> &str {
+        "none"
+    }
+
     /// This model sending `effort` as its reasoning effort (a subagent definition's `effort`),
     /// when its wire takes one; `None` (the default) when it does not.
     fn with_reasoning_effort(&self, _effort: ReasoningEffort) -> Option<std::sync::Arc<dyn ModelClient>> {
+        None
+    }
+
+    /// This model with what the session's reasoning flags ask (`--effort`, `--thinking`,
+    /// `--max-thinking-tokens`) applied as its wire takes them; `None` (the default) when its
+    /// wire takes none of it. See [`crate::model_reasoning`].
+    fn with_reasoning_flags(
+        &self,
+        _flags: &crate::model_reasoning::ReasoningFlags,
+    ) -> Option<std::sync::Arc<dyn ModelClient>> {
         None
     }
 

@@ -1,10 +1,18 @@
 //! Live events of a run, for whoever displays it (the CLI's `-v` lines and stream-json, the
 //! worker's reports). Observers must be cheap: they run on the loop's path.
+//!
+//! A subagent's run reports to its parent's observer through a [`SubagentObserver`]: every
+//! event of the child arrives as [`RunEvent::Subagent`], which names the `Agent` call that
+//! started it ([`SubagentOrigin`]) and carries the child's event as it was. A grandchild's
+//! events are wrapped twice; the innermost origin is the run the event happened in. Observers
+//! that only follow the main agent ignore `Subagent` events.
+
+use std::sync::Arc;
 
 use spine_protocol::hook::HookEventName;
 
 use crate::hooks::raw::{HookRaw, HookRunOutcome};
-use crate::model::AttemptReport;
+use crate::model::{AttemptReport, StreamDelta};
 use spine_protocol::message::{Message, ToolResultMessage};
 use spine_protocol::permission::PermissionDecision;
 use spine_protocol::run::Usage;
@@ -76,12 +84,15 @@ pub enum RunEvent<'a> {
         /// 1-based request number.
         turn: u32,
     },
-    /// A model request got its reply.
+    /// A model request got its reply (before the reply is appended as a [`RunEvent::Message`]).
     ModelReplied {
         /// 1-based request number.
         turn: u32,
         /// The reply's usage, when the provider reported it.
         usage: Option<Usage>,
+        /// Why the reply ended, in Claude Code's word (`end_turn`, `tool_use`, or the
+        /// provider's own).
+        stop_reason: &'a str,
     },
     /// One attempt of a model request ended.
     ModelAttempt {
@@ -94,6 +105,19 @@ pub enum RunEvent<'a> {
     TextDelta {
         /// The new text.
         text: &'a str,
+    },
+    /// A streamed piece of the model's reply other than its text (thinking, a tool call's
+    /// start and input), from providers that stream them (see [`crate::model::StreamSink`]).
+    StreamDelta {
+        /// The piece.
+        delta: StreamDelta<'a>,
+    },
+    /// An event of a subagent's run (see the module documentation).
+    Subagent {
+        /// The `Agent` call that started the subagent, and who it is.
+        origin: &'a SubagentOrigin,
+        /// The event, as the subagent's run reported it.
+        event: &'a RunEvent<'a>,
     },
     /// A message was appended to the conversation.
     Message {
@@ -124,6 +148,40 @@ pub enum RunEvent<'a> {
     },
 }
 
+/// Which subagent a [`RunEvent::Subagent`] event comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentOrigin {
+    /// The id of the `Agent` (or `Task`) call that started it (stream-json's
+    /// `parent_tool_use_id`).
+    pub parent_tool_use_id: String,
+    /// Its `agent_id` (as its hook inputs carry it).
+    pub agent_id: String,
+    /// Its `subagent_type`.
+    pub agent_type: String,
+    /// The call's `description`.
+    pub description: String,
+}
+
+/// The observer of a subagent's run: passes every event to the parent's observer as
+/// [`RunEvent::Subagent`] with the subagent's origin.
+pub struct SubagentObserver {
+    parent: Arc<dyn RunObserver>,
+    origin: SubagentOrigin,
+}
+
+impl SubagentObserver {
+    /// Reports the events of the subagent `origin` to `parent`.
+    pub fn new(parent: Arc<dyn RunObserver>, origin: SubagentOrigin) -> Self {
+        SubagentObserver { parent, origin }
+    }
+}
+
+impl RunObserver for SubagentObserver {
+    fn on_event(&self, event: &RunEvent<'_>) {
+        self.parent.on_event(&RunEvent::Subagent { origin: &self.origin, event });
+    }
+}
+
 /// Receives run events.
 pub trait RunObserver: Send + Sync {
     /// One event.
@@ -136,4 +194,48 @@ pub struct NullObserver;
 
 impl RunObserver for NullObserver {
     fn on_event(&self, _event: &RunEvent<'_>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Seen(std::sync::Mutex<Vec<String>>);
+
+    impl RunObserver for Seen {
+        fn on_event(&self, event: &RunEvent<'_>) {
+            let mut ids = Vec::new();
+            let mut event = event;
+            while let RunEvent::Subagent { origin, event: inner } = event {
+                ids.push(origin.parent_tool_use_id.clone());
+                event = inner;
+            }
+            if let RunEvent::Note { text } = event
+                && let Ok(mut seen) = self.0.lock()
+            {
+                seen.push(format!("{}{text}", ids.iter().map(|id| format!("{id}/")).collect::<String>()));
+            }
+        }
+    }
+
+    fn origin(call: &str) -> SubagentOrigin {
+        SubagentOrigin {
+            parent_tool_use_id: call.into(),
+            agent_id: format!("agent-{call}"),
+            agent_type: "general-purpose".into(),
+            description: "d".into(),
+        }
+    }
+
+    #[test]
+    fn a_subagents_events_reach_the_parent_wrapped_in_its_origin_and_a_grandchilds_twice() {
+        let seen = Arc::new(Seen::default());
+        let child = Arc::new(SubagentObserver::new(seen.clone(), origin("call_1")));
+        let grandchild = SubagentObserver::new(child.clone(), origin("call_2"));
+        child.on_event(&RunEvent::Note { text: "child" });
+        grandchild.on_event(&RunEvent::Note { text: "grandchild" });
+        let seen = seen.0.lock().map(|s| s.clone()).unwrap_or_default();
+        assert_eq!(seen, ["call_1/child", "call_1/call_2/grandchild"]);
+    }
 }

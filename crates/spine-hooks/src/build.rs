@@ -11,7 +11,9 @@
 //!   the background itself, as a hook that may wake the model), and a dedup key (the same
 //!   command or URL declared twice, in one file or several, runs once per firing).
 //! - Handlers of a persistent command share one [`PersistentProcess`] per registry, across
-//!   events; HTTP handlers share one client.
+//!   events; HTTP handlers share one client; SDK callback handlers ([`Handler::Callback`]) call
+//!   [`BuildOptions::callbacks`] (without them, each firing is a launch error) and their dedup
+//!   key is the callback id.
 //! - Every process a hook starts (command and persistent hooks, the syntax checks of command
 //!   lines) gets [`BuildOptions::child_env`], the environment of the agent the hooks belong to
 //!   (its settings' `env`, the provider keys it passes through); mcp_tool hooks call their tool
@@ -36,6 +38,7 @@ use spine_settings::Origin;
 use thiserror::Error;
 
 use crate::agent_hook::{AgentHook, HookAgents};
+use crate::callback::{CallbackHook, HookCallbacks};
 use crate::command::CommandHook;
 use crate::config::{GroupConfig, Handler, HandlerConfig, HookConfig};
 use crate::http::{HttpHook, client};
@@ -65,14 +68,24 @@ pub struct BuildOptions {
     pub tools: Option<HookTools>,
     /// The verifiers of agent hooks; without them, an agent hook fails at each firing.
     pub agents: Option<Arc<dyn HookAgents>>,
+    /// The SDK host's hook callbacks; without them, a callback hook fails at each firing.
+    pub callbacks: Option<Arc<dyn HookCallbacks>>,
 }
 
 impl BuildOptions {
     /// Options whose hook processes get `child_env`: no answer sink, `async` hooks in the
-    /// background, and no models, tools or verifiers (prompt, mcp_tool and agent hooks fail at
-    /// each firing until they are given).
+    /// background, and no models, tools, verifiers or callbacks (prompt, mcp_tool, agent and
+    /// callback hooks fail at each firing until they are given).
     pub fn new(child_env: ChildEnv) -> Self {
-        BuildOptions { child_env, sink: None, force_blocking: false, models: None, tools: None, agents: None }
+        BuildOptions {
+            child_env,
+            sink: None,
+            force_blocking: false,
+            models: None,
+            tools: None,
+            agents: None,
+            callbacks: None,
+        }
     }
 }
 
@@ -119,6 +132,7 @@ pub fn register(
         prompt_models: prompt_models(&groups, options.models.as_deref())?,
         tools: options.tools.clone(),
         agents: options.agents.clone(),
+        callbacks: options.callbacks.clone(),
         child_env: options.child_env.clone(),
         plugin_envs: HashMap::new(),
     };
@@ -146,6 +160,7 @@ struct Shared {
     prompt_models: HashMap<String, Arc<dyn ModelClient>>,
     tools: Option<HookTools>,
     agents: Option<Arc<dyn HookAgents>>,
+    callbacks: Option<Arc<dyn HookCallbacks>>,
     child_env: ChildEnv,
     /// The environment of each plugin's processes (by plugin id, with the root and data
     /// directories it was made for), built once and shared by the plugin's hooks.
@@ -263,6 +278,7 @@ fn spec<E: WireEvent>(ctx: &GroupCtx<'_>, h: &HandlerConfig, shared: &mut Shared
         Handler::Agent { prompt, model } => {
             Arc::new(AgentHook::new(prompt.clone(), model.clone(), shared.agents.clone(), h.timeout, meta))
         }
+        Handler::Callback { id } => Arc::new(CallbackHook::new(id.clone(), shared.callbacks.clone(), h.timeout, meta)),
     };
     let hook: Arc<dyn Hook<E>> = if h.once { Arc::new(OnceHook::new(hook)) } else { hook };
     let mut source = String::with_capacity(ctx.source.len() + 1 + h.path.len());

@@ -114,8 +114,9 @@ pub fn check(config: &HookConfig, project_dir: &Path) -> Vec<Finding> {
                     }
                 }
                 // A prompt hook's model is checked when the hooks are built (`validate`); an MCP
-                // tool exists only once its server is connected.
-                Handler::Prompt(_) | Handler::McpTool(_) | Handler::Agent { .. } => {}
+                // tool exists only once its server is connected; an SDK callback only once its
+                // host has sent `initialize`.
+                Handler::Prompt(_) | Handler::McpTool(_) | Handler::Agent { .. } | Handler::Callback { .. } => {}
                 Handler::Http(http) => {
                     for (name, value) in &http.headers {
                         for var in references(value) {

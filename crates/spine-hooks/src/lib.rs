@@ -12,8 +12,9 @@
 //! - [`wire`]: the wire format: the event JSON a hook reads ([`wire::input`]), the JSON answer
 //!   ([`wire::answer`]), one [`wire::WireEvent`] implementation per event ([`wire::events`]),
 //!   and what exit statuses, HTTP responses and answer lines mean ([`wire::decide`]).
-//! - [`command`], [`http`], [`persistent`], [`prompt`], [`mcp_tool`], [`agent_hook`]: the
-//!   kinds of external hooks; [`env`](mod@env): what
+//! - [`command`], [`http`], [`persistent`], [`prompt`], [`mcp_tool`], [`agent_hook`],
+//!   [`callback`]: the kinds of external hooks (the last, the Agent SDK host's callbacks,
+//!   declared by its `initialize` request: [`HookConfig::from_sdk`]); [`env`](mod@env): what
 //!   their processes see.
 //! - [`once`]: `"once": true`, a hook that runs at its first firing only.
 //! - [`rewake`]: `"asyncRewake": true`, a command hook in the background whose exit 2 wakes the
@@ -36,6 +37,7 @@
 
 pub mod agent_hook;
 pub mod build;
+pub mod callback;
 pub mod check;
 pub mod command;
 pub mod config;
@@ -56,4 +58,5 @@ pub mod syntax;
 pub mod wire;
 
 pub use build::{BuildError, BuildOptions, Registered, register};
+pub use callback::HookCallbacks;
 pub use config::{HookConfig, HookConfigError};

@@ -48,7 +48,7 @@ pub enum Raw {
         /// The line as read, `spine_seq` included.
         line: String,
     },
-    /// A prompt hook's model reply.
+    /// A prompt hook's model reply, an MCP tool's text, an SDK callback's answer (its JSON).
     Reply {
         /// The reply's text.
         text: String,

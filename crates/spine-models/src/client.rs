@@ -25,6 +25,7 @@ use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use spine_core::CancellationToken;
 use spine_core::model::{ModelClient, ModelError, ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model_reasoning::ReasoningFlags;
 use spine_protocol::message::ReasoningEffort;
 use spine_protocol::run::Usage;
 
@@ -141,9 +142,20 @@ impl<P: Provider> ModelClient for ProviderClient<P> {
         self.config.price.map(|p| p.cost(usage))
     }
 
+    fn api_key_source(&self) -> &str {
+        P::key_source(&self.config)
+    }
+
     /// The same client (and connection pool) with the provider's options for `effort`.
     fn with_reasoning_effort(&self, effort: ReasoningEffort) -> Option<Arc<dyn ModelClient>> {
         let provider = self.config.provider.with_reasoning_effort(effort)?;
+        let config = ProviderConfig { provider, ..self.config.clone() };
+        Some(Arc::new(ProviderClient { config, endpoint: self.endpoint.clone() }))
+    }
+
+    /// The same client (and connection pool) with the provider's options for `flags`.
+    fn with_reasoning_flags(&self, flags: &ReasoningFlags) -> Option<Arc<dyn ModelClient>> {
+        let provider = self.config.provider.with_reasoning_flags(&self.config.model, flags)?;
         let config = ProviderConfig { provider, ..self.config.clone() };
         Some(Arc::new(ProviderClient { config, endpoint: self.endpoint.clone() }))
     }

@@ -140,7 +140,7 @@ pub fn client_with_vars(
             let provider = &mut config.provider;
             provider.streaming = options.streaming;
             provider.thinking =
-                options.reasoning.thinking_budget_tokens.map(|budget_tokens| Thinking { budget_tokens });
+                options.reasoning.thinking_budget_tokens.map(|budget_tokens| Thinking::Enabled { budget_tokens });
             if options.prompt_caching == PromptCaching::Off {
                 provider.prompt_caching = PromptCaching::Off;
             }

@@ -16,6 +16,7 @@ use std::future::Future;
 
 use reqwest::header::{AUTHORIZATION, HeaderName};
 use spine_core::model::{ModelErrorKind, ModelReply, ModelRequest, StreamSink};
+use spine_core::model_reasoning::ReasoningFlags;
 use spine_protocol::message::ReasoningEffort;
 
 use crate::config::ProviderConfig;
@@ -74,6 +75,12 @@ pub trait Provider: Clone + std::fmt::Debug + Default + Send + Sync + Sized + 's
         })
     }
 
+    /// Where the credential came from, as Claude Code's `apiKeySource` names it: by default
+    /// the key's variable ([`EnvNames::api_key`]) when a key is set, else `none`.
+    fn key_source(config: &ProviderConfig<Self>) -> &'static str {
+        if config.api_key.is_some() { Self::ENV.api_key } else { "none" }
+    }
+
     /// Whether requests ask for a streamed reply (by default, always).
     fn streams(&self) -> bool {
         true
@@ -82,6 +89,14 @@ pub trait Provider: Clone + std::fmt::Debug + Default + Send + Sync + Sized + 's
     /// These options with `effort` as the reasoning effort, when the wire takes one.
     fn with_reasoning_effort(&self, _effort: ReasoningEffort) -> Option<Self> {
         None
+    }
+
+    /// These options with the session's reasoning flags applied for `model`, when the wire
+    /// takes any of them. By default the effort alone, as [`Provider::with_reasoning_effort`]
+    /// takes it ([`EffortLevel::reasoning_effort`](spine_core::model_reasoning::EffortLevel::reasoning_effort));
+    /// thinking has no counterpart.
+    fn with_reasoning_flags(&self, _model: &str, flags: &ReasoningFlags) -> Option<Self> {
+        flags.effort.and_then(|effort| self.with_reasoning_effort(effort.reasoning_effort()))
     }
 
     /// The JSON request body; `stream` says whether it asks for a streamed reply.

@@ -193,6 +193,8 @@ impl RunObserver for RunSpans {
             | RunEvent::ModelAttempt { .. }
             | RunEvent::TextDelta { .. }
             | RunEvent::SystemMessage { .. }
+            | RunEvent::StreamDelta { .. }
+            | RunEvent::Subagent { .. }
             | RunEvent::Warning { .. }
             | RunEvent::Note { .. } => {}
         }

@@ -147,10 +147,10 @@ impl ReasoningEffort {
 }
 
 /// The effort of a run as hooks read it: `"effort": {"level": "high"}` in every hook input
-/// (Claude Code's common field), from `model_options.reasoning_effort`.
+/// (Claude Code's common field), from `--effort` (its word), else `model_options.reasoning_effort`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Effort {
-    /// The level (`minimal`, `low`, `medium`, `high`).
+    /// The level (`minimal`, `low`, `medium`, `high`; `xhigh` and `max` from `--effort`).
     pub level: String,
 }
 

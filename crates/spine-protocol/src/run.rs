@@ -10,6 +10,8 @@ pub enum RunSubtype {
     Success,
     /// `max_turns` reached before a final answer.
     ErrorMaxTurns,
+    /// The run's estimated cost reached its budget (`--max-budget-usd`).
+    ErrorMaxBudgetUsd,
     /// The run failed (model error, hook failure, bad reply…).
     ErrorDuringExecution,
     /// A hook or the policy stopped the run (blocked prompt, `continue: false`).
@@ -26,6 +28,7 @@ impl RunSubtype {
         match self {
             RunSubtype::Success | RunSubtype::Deferred => false,
             RunSubtype::ErrorMaxTurns
+            | RunSubtype::ErrorMaxBudgetUsd
             | RunSubtype::ErrorDuringExecution
             | RunSubtype::Blocked
             | RunSubtype::Canceled => true,

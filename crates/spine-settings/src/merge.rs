@@ -206,7 +206,7 @@ pub(crate) fn merge_env_passthrough(s: &mut Settings, origin: &Origin, value: &V
         names.push(name.to_owned());
     }
     match origin {
-        Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) => {
+        Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) | Origin::Sdk => {
             for name in names {
                 if !s.env_passthrough.contains(&name) {
                     s.env_passthrough.push(name);

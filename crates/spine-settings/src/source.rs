@@ -34,6 +34,10 @@ pub enum Origin {
     /// A file of an enabled plugin (its hooks file, its MCP servers): see
     /// [`crate::plugins`].
     Plugin(Box<PluginOrigin>),
+    /// The `initialize` control request of the Agent SDK's host program (its hook callbacks).
+    /// No settings file: nothing is saved to it, and it is trusted, as the command line is
+    /// (the host program is the user's own code that started spine).
+    Sdk,
 }
 
 /// Which plugin a [`Origin::Plugin`] value comes from.
@@ -58,6 +62,7 @@ impl Origin {
             Origin::User(p) | Origin::Project(p) | Origin::Local(p) | Origin::Managed(p) => Some(p),
             Origin::Cli { path, .. } => path.as_deref(),
             Origin::Plugin(plugin) => Some(&plugin.file),
+            Origin::Sdk => None,
         }
     }
 
@@ -79,14 +84,14 @@ impl Origin {
         }
     }
 
-    /// Who stands behind this source: the user, the project, the command line, or the
-    /// administrator (managed settings). Every file found inside the project directory is
-    /// [`Scope::Project`].
+    /// Who stands behind this source: the user, the project, the command line (and the SDK host
+    /// that started spine), or the administrator (managed settings). Every file found inside
+    /// the project directory is [`Scope::Project`].
     pub fn scope(&self) -> Scope {
         match self {
             Origin::User(_) => Scope::User,
             Origin::Project(_) | Origin::Local(_) => Scope::Project,
-            Origin::Cli { .. } => Scope::CommandLine,
+            Origin::Cli { .. } | Origin::Sdk => Scope::CommandLine,
             Origin::Managed(_) => Scope::Managed,
             Origin::Plugin(plugin) => plugin.enabled_by,
         }
@@ -96,7 +101,9 @@ impl Origin {
     /// count as [`SettingSource::User`] here but are never filtered).
     pub fn source(&self) -> SettingSource {
         match self {
-            Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) | Origin::Plugin(_) => SettingSource::User,
+            Origin::User(_) | Origin::Cli { .. } | Origin::Managed(_) | Origin::Plugin(_) | Origin::Sdk => {
+                SettingSource::User
+            }
             Origin::Project(_) => SettingSource::Project,
             Origin::Local(_) => SettingSource::Local,
         }
@@ -117,6 +124,7 @@ impl fmt::Display for Origin {
             Origin::Cli { index, path: None } => write!(f, "--settings #{index} (inline JSON)"),
             Origin::Managed(p) => write!(f, "{} (managed)", p.display()),
             Origin::Plugin(plugin) => write!(f, "{} (plugin {})", plugin.file.display(), plugin.id),
+            Origin::Sdk => f.write_str("the SDK host"),
         }
     }
 }
@@ -180,3 +188,18 @@ pub(crate) fn expect_u32(origin: &Origin, path: &str, v: &Value) -> Result<u32, 
 
 /// The JSON type of a value, for messages (one definition, in spine-protocol).
 pub use spine_protocol::config_file::type_name;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sdk_host_is_a_trusted_source_without_a_file() {
+        let sdk = Origin::Sdk;
+        assert_eq!(sdk.to_string(), "the SDK host");
+        assert_eq!((sdk.path(), sdk.base_dir()), (None, None));
+        assert_eq!(sdk.scope(), Scope::CommandLine, "trusted as the command line is");
+        assert!(!sdk.is_managed() && sdk.plugin().is_none());
+        assert_eq!(sdk.source(), SettingSource::User, "never filtered by --setting-sources");
+    }
+}

@@ -96,6 +96,7 @@ impl SettingsAgents {
             conversation_id: None,
             tools: Tools::Shared(tools.clone()),
             sandbox: sandbox.clone(),
+            sdk_hooks: None,
         };
         // Assembled once; its warnings (hooks spine does not run…) are the worker's.
         let calls = spine_agent::assemble(&settings, options).map_err(|e| AgentBuildError(e.to_string()))?;
@@ -139,6 +140,7 @@ impl AgentFactory for SettingsAgents {
             conversation_id: spec.turn.conversation_id.clone(),
             tools: Tools::Shared(self.tools.clone()),
             sandbox: self.sandbox.clone(),
+            sdk_hooks: None,
         };
         let mut agent = assemble(&self.settings, options).map_err(|e| AgentBuildError(e.to_string()))?.agent;
         let config = &mut agent.config;

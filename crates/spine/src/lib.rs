@@ -288,6 +288,7 @@ impl AgentBuilder {
             conversation_id: None,
             tools: spine_agent::Tools::Fresh(self.tools),
             sandbox: None,
+            sdk_hooks: None,
         };
         let assembled = spine_agent::assemble(&self.settings, options)?;
         Ok(Built { agent: assembled.agent, tools: assembled.tools })

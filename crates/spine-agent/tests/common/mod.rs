@@ -36,5 +36,6 @@ pub fn options(dir: &Path, model: ModelChoice) -> AgentOptions {
         conversation_id: None,
         tools: Tools::Fresh(vec![]),
         sandbox: None,
+        sdk_hooks: None,
     }
 }

@@ -11,12 +11,15 @@ use spine_protocol::trace::{RunStartTrace, TraceRecord};
 use spine_protocol::hook::{SessionEnd, SessionEndInput, SessionEndReason, SessionSource};
 use spine_protocol::message::{Effort, Message, ReasoningEffort};
 
+use super::budget::Budget;
 use super::request::{RunOutcome, RunRequest};
+use super::structured::StructuredOutput;
 use super::turn::CompactCause;
 use super::{Run, RunParts};
 use crate::hooks::{HookRegistry, HookRuntime, SessionInfo};
 use crate::memory_files::{self, MemorySources};
 use crate::model::ModelClient;
+use crate::model_reasoning::EffortLevel;
 use crate::observer::RunObserver;
 use crate::permission::{Approver, PermissionPolicy, PermissionStore};
 use crate::registry::ToolRegistry;
@@ -89,6 +92,16 @@ pub struct AgentConfig {
     /// The reasoning effort set for the run (`model_options.reasoning_effort`), which hooks
     /// read as `effort` (default: none, and the field is absent).
     pub effort: Option<ReasoningEffort>,
+    /// `--effort`: what hooks read as `effort` in place of [`AgentConfig::effort`] (its own
+    /// word, `max` included); a subagent whose definition sets an effort has none (default:
+    /// none).
+    pub effort_flag: Option<EffortLevel>,
+    /// `--max-budget-usd`: a run ends with `error_max_budget_usd` once the session's
+    /// estimated cost reaches the budget ([`Budget`]; default: none).
+    pub budget: Option<Arc<Budget>>,
+    /// `--json-schema`: the final answer comes through the `StructuredOutput` tool (set by
+    /// [`Agent::with_structured_output`]; default: none).
+    pub structured_output: Option<Arc<StructuredOutput>>,
     /// Where permission updates of PermissionRequest hooks whose destination is a settings
     /// file are saved (default: none: they hold for the session only).
     pub permission_store: Option<Arc<dyn PermissionStore>>,
@@ -127,6 +140,9 @@ impl AgentConfig {
             memory_files: MemorySources::Off,
             subagents: None,
             effort: None,
+            effort_flag: None,
+            budget: None,
+            structured_output: None,
             permission_store: None,
             own_tools: Vec::new(),
             // No settings here: an agent configured in code starts with none (see the field).
@@ -196,6 +212,31 @@ impl Agent {
         hooks.runtime.shutdown();
     }
 
+    /// The names of the tools a run of this agent offers the model, in registry order
+    /// (stream-json's `init` `tools`): the visible ones, `Agent` only with agent types, `Skill`
+    /// only with a skill the model may load.
+    pub fn offered_tool_names(&self) -> Vec<String> {
+        let (skills, _) = SkillCatalog::scan_all(&self.config.skill_roots, &self.config.plugin_skills);
+        self.offered_specs(&skills).into_iter().map(|s| s.name).collect()
+    }
+
+    /// The tool specs a run offers the model, given its skills (see [`Agent::offered_tool_names`]).
+    fn offered_specs(&self, skills: &SkillCatalog) -> Vec<ToolSpec> {
+        // No skill the model may load: no `Skill` tool to offer.
+        let offers_skills = skills.model_invocable().next().is_some();
+        self.tools
+            .specs()
+            .filter(|s| self.config.visibility.allows(&s.name))
+            .filter_map(|s| match (s.name == AGENT_TOOL, &self.config.subagents) {
+                (false, _) => Some(s.clone()),
+                // The model reads the agent types it may start; no types, no Agent tool.
+                (true, Some(subagents)) => Some(ToolSpec { description: subagents.tool_description(), ..s.clone() }),
+                (true, None) => None,
+            })
+            .filter(|s| offers_skills || s.name != SKILL_TOOL)
+            .collect()
+    }
+
     pub(super) fn session_info(
         &self,
         session_id: &str,
@@ -209,7 +250,7 @@ impl Agent {
             hook_dir: self.config.cwd.clone(),
             project_dir: self.config.workspace.root().to_path_buf(),
             permission_mode: self.policy.mode(),
-            effort: self.config.effort.map(Effort::from),
+            effort: self.config.effort_flag.map(EffortLevel::hook_effort).or(self.config.effort.map(Effort::from)),
             env_file,
         })
     }
@@ -241,20 +282,7 @@ impl Agent {
         for note in skills.notes() {
             request.trace.warn(format!("skill `{}`: {}", note.name, note.reason), None);
         }
-        // No skill the model may load: no `Skill` tool to offer.
-        let offers_skills = skills.model_invocable().next().is_some();
-        let specs: Vec<ToolSpec> = self
-            .tools
-            .specs()
-            .filter(|s| self.config.visibility.allows(&s.name))
-            .filter_map(|s| match (s.name == AGENT_TOOL, &self.config.subagents) {
-                (false, _) => Some(s.clone()),
-                // The model reads the agent types it may start; no types, no Agent tool.
-                (true, Some(subagents)) => Some(ToolSpec { description: subagents.tool_description(), ..s.clone() }),
-                (true, None) => None,
-            })
-            .filter(|s| offers_skills || s.name != SKILL_TOOL)
-            .collect();
+        let specs = self.offered_specs(&skills);
         let skills = Arc::new(skills);
         let vars = SkillVars {
             session_id: request.session_id.clone(),
@@ -295,6 +323,7 @@ impl Agent {
         run.estimator = estimator;
         run.setup = request.setup;
         run.expansion = request.expansion;
+        run.reset_structured_output();
         run.carried = request.contexts;
         if let Some(watch) = request.watch {
             run.use_watch(watch);

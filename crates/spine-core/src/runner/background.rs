@@ -43,6 +43,7 @@ impl Run<'_> {
                 RunSubtype::Success => Ending::Completed(outcome.result.clone()),
                 RunSubtype::Canceled => Ending::Killed,
                 RunSubtype::ErrorMaxTurns
+                | RunSubtype::ErrorMaxBudgetUsd
                 | RunSubtype::ErrorDuringExecution
                 | RunSubtype::Blocked
                 | RunSubtype::Deferred => Ending::Failed(without_answer(&about.identity, &outcome)),

@@ -11,7 +11,9 @@
 //!    `tools` (the tools of its `mcpServers` added) and `disallowedTools`, never the parent's
 //!    own servers' tools, `Agent` only when the definition lists it and the depth allows;
 //! 3. the child run: its own transcript (`<session>/subagents/agent-<id>.jsonl`, sidechain
-//!    lines), a cancel token that is a child of the parent's, a trace nested under this call;
+//!    lines), a cancel token that is a child of the parent's, a trace nested under this call,
+//!    and the parent's observer, which gets the child's events as `RunEvent::Subagent` naming
+//!    this call (`observer::SubagentObserver`);
 //! 4. when it starts, the definition's own servers (inline `mcpServers`) start and their tools
 //!    join its registry only (a server that fails is a warning); they stop when it ends;
 //! 5. its final answer is the call's response (Claude Code's `Agent` response shape); its usage
@@ -37,7 +39,7 @@ use super::request::{RunOutcome, RunRequest, SubagentRun};
 use super::{Agent, Run};
 use crate::fields;
 use crate::hooks::HookRegistry;
-use crate::observer::{NullObserver, RunEvent, RunObserver};
+use crate::observer::{RunEvent, RunObserver, SubagentObserver, SubagentOrigin};
 use crate::reports::ReportCollector;
 use crate::session::Transcript;
 use crate::stages::execute::{Executed, Execution};
@@ -120,7 +122,15 @@ impl Run<'_> {
         let request = RunRequest::new(self.hook_ctx.session.session_id.clone(), transcript)
             .prompt(Some(text("prompt")))
             .cancel(self.cancel.child_token())
-            .observer(Arc::new(NullObserver))
+            .observer(Arc::new(SubagentObserver::new(
+                Arc::clone(&self.observer),
+                SubagentOrigin {
+                    parent_tool_use_id: call.id.clone(),
+                    agent_id: identity.agent_id.clone(),
+                    agent_type: identity.agent_type.clone(),
+                    description: text("description"),
+                },
+            )))
             .trace(self.trace.nested(tag))
             .env_file(self.hook_ctx.session.env_file.clone())
             .progress(self.progress.clone())
@@ -165,6 +175,7 @@ impl Run<'_> {
             RunSubtype::Success => Executed::Completed(agent_response(&about, &outcome, started)),
             RunSubtype::Canceled => Executed::Canceled,
             RunSubtype::ErrorMaxTurns
+            | RunSubtype::ErrorMaxBudgetUsd
             | RunSubtype::ErrorDuringExecution
             | RunSubtype::Blocked
             | RunSubtype::Deferred => {
@@ -217,6 +228,10 @@ impl Run<'_> {
         config.turn.model_context.likely_model = Some(model.model().to_owned());
         config.turn.preloaded_skills = definition.skills.clone();
         config.effort = effort;
+        // A definition's own effort is what its hooks read, not the session's `--effort`.
+        if definition.effort.is_some() && effort == definition.effort {
+            config.effort_flag = None;
+        }
         config.operator_state = None;
         config.own_tools = Vec::new();
         // A deferral would end the child alone; it asks instead.
@@ -387,9 +402,11 @@ pub(super) fn progress_event(subtype: RunSubtype) -> &'static str {
     match subtype {
         RunSubtype::Success => "completed",
         RunSubtype::Canceled => "canceled",
-        RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked | RunSubtype::Deferred => {
-            "failed"
-        }
+        RunSubtype::ErrorMaxTurns
+        | RunSubtype::ErrorMaxBudgetUsd
+        | RunSubtype::ErrorDuringExecution
+        | RunSubtype::Blocked
+        | RunSubtype::Deferred => "failed",
     }
 }
 

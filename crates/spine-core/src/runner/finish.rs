@@ -157,7 +157,13 @@ impl Run<'_> {
                     reports.complete_with_usage(&end.result, self.model_usage.clone());
                 }
                 (RunSubtype::Canceled, _) => reports.canceled(&end.result),
-                (RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked, error) => {
+                (
+                    RunSubtype::ErrorMaxTurns
+                    | RunSubtype::ErrorMaxBudgetUsd
+                    | RunSubtype::ErrorDuringExecution
+                    | RunSubtype::Blocked,
+                    error,
+                ) => {
                     let error = error.clone().unwrap_or_else(|| ExecutionError::Runtime(end.result.clone()));
                     let identity = reports.identity();
                     reports.fail(handle_error(&error, &identity.logical_work_id, identity.attempt_no, &self.trace));
@@ -165,6 +171,7 @@ impl Run<'_> {
             }
         }
         let (usage, total_cost_usd) = ModelUsage::totals(&self.model_usage);
+        self.book_cost(total_cost_usd);
         if !self.model_usage.is_empty() {
             self.trace
                 .record(TraceRecord::RunUsage(RunUsageTrace { models: self.model_usage.clone(), total_cost_usd }));
@@ -190,6 +197,7 @@ impl Run<'_> {
             stop_reason: end.stop_reason,
             finish_reason: self.last_finish.take(),
             error: end.error,
+            structured_output: self.structured_output.take(),
         }
     }
 }

@@ -13,6 +13,8 @@
 //!   `path_rules`: the conditional rule files a call brings in; `skill_use`: the skills a run
 //!   loads (what they restrict, the model they ask for);
 //! - `prelude`: Setup and UserPromptExpansion, before the prompt;
+//! - [`budget`]: `--max-budget-usd`; [`structured`]: `--json-schema`'s `StructuredOutput` tool
+//!   and the rule that the final answer comes through it;
 //! - `finish`: how a run ends — SessionEnd, reports, the outcome;
 //! - `session_hooks`: hooks fired in a session outside any run (`/model`, `--init-only`);
 //! - [`single`]: one tool call with no model (the worker's tool items).
@@ -23,6 +25,7 @@
 pub mod agent;
 mod background;
 mod batch;
+pub mod budget;
 mod call;
 mod delegate;
 mod finish;
@@ -35,10 +38,12 @@ mod round;
 mod session_hooks;
 pub mod single;
 mod skill_use;
+pub mod structured;
 mod turn;
 mod watch;
 
 pub use agent::{Agent, AgentConfig, CompactOutcome, SessionEnding};
+pub use budget::Budget;
 pub use request::{RunOutcome, RunRequest, SessionTurn, SubagentRun};
 pub use session_hooks::{SessionHooks, SessionRef};
 pub use single::{SingleCall, SingleCallOutcome};
@@ -129,6 +134,10 @@ struct Run<'a> {
     /// Whether an `Agent` call may run in the background (not for a single call: no later
     /// request would read its notification).
     may_background: bool,
+    /// The structured output a `StructuredOutput` call gave (`structured`).
+    structured_output: Option<serde_json::Value>,
+    /// Whether the model was already told to call `StructuredOutput` (`structured`).
+    structured_reminded: bool,
 }
 
 /// What a [`Run`] is made of, besides its agent.
@@ -204,6 +213,8 @@ impl<'a> Run<'a> {
             watch: Arc::new(crate::watch::SessionWatch::new(agent.config.cwd.clone())),
             keeps_shell: true,
             may_background: true,
+            structured_output: None,
+            structured_reminded: false,
         }
     }
 

@@ -272,4 +272,7 @@ pub struct RunOutcome {
     pub finish_reason: Option<FinishReason>,
     /// The error, when the run failed or was canceled.
     pub error: Option<ExecutionError>,
+    /// The input of the `StructuredOutput` call that answered (`--json-schema`, see
+    /// [`super::structured`]).
+    pub structured_output: Option<serde_json::Value>,
 }

@@ -28,6 +28,7 @@ use spine_protocol::tool::{ErrorCode, ToolCall, ToolError};
 use super::call::{CallOutcome, RoundEnd};
 use super::finish::End;
 use super::request::SessionTurn;
+use super::structured::Verdict;
 use super::{Run, error_result};
 use crate::hooks::Delivered;
 use crate::hooks::events::{ContextOutcome, Merged, StopOutcome, UserPromptSubmitOutcome};
@@ -182,6 +183,9 @@ impl Run<'_> {
                 let text = format!("reached max_turns ({}) before a final answer", self.agent.config.max_turns);
                 return End::new(RunSubtype::ErrorMaxTurns, text, SessionEndReason::MaxTurns);
             }
+            if let Some(end) = self.over_budget(&[]) {
+                return end;
+            }
             self.watch_point().await;
             self.push_background();
             let (reply, meta) = match self.model_turn().await {
@@ -190,13 +194,27 @@ impl Run<'_> {
             };
             let calls = reply.tool_calls.clone();
             self.push_reply(reply, meta);
-            if !calls.is_empty() {
+            if let Some(end) = self.over_budget(&calls) {
+                return end;
+            }
+            // `--json-schema`: the StructuredOutput call is the final answer; a final answer
+            // without one is reminded once (`structured`).
+            let had_calls = !calls.is_empty();
+            let verdict = if !had_calls {
+                self.structured_at_final_answer()
+            } else {
                 match self.tool_round(calls).await {
-                    RoundEnd::Continue => continue,
+                    RoundEnd::Continue => self.structured_after_round(),
                     other => return self.round_end(other),
                 }
-            }
-            let text = self.last_text();
+            };
+            let text = match verdict {
+                Verdict::Proceed if had_calls => continue,
+                Verdict::Proceed => self.last_text(),
+                Verdict::Answered(text) => text,
+                Verdict::Reminded => continue,
+                Verdict::End(end) => return *end,
+            };
             let stop = self.stop_hooks(stop_hook_active, &text).await;
             let stop_event = stop_event(self.subagent.is_some());
             if self.cancel.is_cancelled() {

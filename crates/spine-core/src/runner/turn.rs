@@ -17,7 +17,7 @@ use spine_protocol::trace::{AttemptResult, ModelAttemptTrace, ModelTrace, TraceR
 use super::Run;
 use super::finish::End;
 use crate::hooks::events::{ContextOutcome, PreCompactOutcome};
-use crate::model::{AttemptOutcome, AttemptReport, ModelError, ModelErrorKind, ModelRequest, StreamSink};
+use crate::model::{AttemptOutcome, AttemptReport, ModelError, ModelErrorKind, ModelRequest, StreamDelta, StreamSink};
 use crate::observer::{RunEvent, RunObserver};
 use crate::session::{ReplyMeta, TranscriptRecord};
 use crate::stages::compact_context::{CompactStrategy, Summarizer, compact_context, record_not_compacted};
@@ -99,7 +99,11 @@ impl Run<'_> {
         }));
         match result {
             Ok(reply) => {
-                self.observer.on_event(&RunEvent::ModelReplied { turn, usage: reply.usage });
+                self.observer.on_event(&RunEvent::ModelReplied {
+                    turn,
+                    usage: reply.usage,
+                    stop_reason: reply.finish_reason.stop_reason(),
+                });
                 self.last_finish = Some(reply.finish_reason.clone());
                 if let Some(u) = reply.usage {
                     // The request covered the conversation so far; the reply is the next message.
@@ -217,8 +221,8 @@ impl Run<'_> {
     }
 }
 
-/// The sink of one model request: text to the observer; each attempt to the observer and the
-/// trace.
+/// The sink of one model request: text and the other streamed pieces to the observer; each
+/// attempt to the observer and the trace.
 struct ObserverStream {
     observer: Arc<dyn RunObserver>,
     trace: Trace,
@@ -228,6 +232,20 @@ struct ObserverStream {
 impl StreamSink for ObserverStream {
     fn text_delta(&self, text: &str) {
         self.observer.on_event(&RunEvent::TextDelta { text });
+    }
+
+    fn delta(&self, delta: StreamDelta<'_>) {
+        self.observer.on_event(&RunEvent::StreamDelta { delta });
+    }
+
+    /// `--fallback-model` took over: a warning in the trace and to the observer (stderr).
+    fn fallback(&self, from: &str, to: &str, error: &ModelError) {
+        let text = format!(
+            "the model {from} is unavailable ({}: {}); {to} serves the rest of the run (--fallback-model)",
+            error.kind, error.message
+        );
+        self.trace.warn(text.clone(), None);
+        self.observer.on_event(&RunEvent::Warning { text: &text });
     }
 
     fn attempt(&self, report: &AttemptReport<'_>) {

@@ -90,6 +90,13 @@ pub enum Handler {
         /// The model spec, when the hook names one.
         model: Option<String>,
     },
+    /// A function of the SDK host program, called with a `hook_callback` control request per
+    /// event ([`crate::callback`]); only the host's `initialize` declares them
+    /// ([`super::HookConfig::from_sdk`]), never a settings file.
+    Callback {
+        /// The callback id the host gave it (`hook_0`).
+        id: String,
+    },
 }
 
 /// How a command is started.
@@ -147,7 +154,7 @@ pub struct HttpConfig {
 }
 
 impl Handler {
-    /// [`HookKind::Command`], [`HookKind::Persistent`] or [`HookKind::Http`].
+    /// The handler's [`HookKind`].
     pub fn kind(&self) -> HookKind {
         match self {
             Handler::Command { persistent: false, .. } => HookKind::Command,
@@ -156,10 +163,11 @@ impl Handler {
             Handler::Prompt(_) => HookKind::Prompt,
             Handler::McpTool(_) => HookKind::McpTool,
             Handler::Agent { .. } => HookKind::Agent,
+            Handler::Callback { .. } => HookKind::Callback,
         }
     }
 
-    /// The command line or URL.
+    /// The command line, URL, prompt, tool name or callback id.
     pub fn target(&self) -> String {
         match self {
             Handler::Command { program, .. } => program.display(),
@@ -167,11 +175,12 @@ impl Handler {
             Handler::Prompt(prompt) => prompt.prompt.clone(),
             Handler::McpTool(m) => m.tool_name(),
             Handler::Agent { prompt, .. } => prompt.clone(),
+            Handler::Callback { id } => id.clone(),
         }
     }
 
     /// Handlers with the same key run once per firing: the same type and command (or args),
-    /// or the same URL.
+    /// the same URL, the same callback id.
     pub fn dedup_key(&self) -> String {
         match self {
             Handler::Command { program: Program::Shell { line, interpreter }, persistent } => {
@@ -187,6 +196,7 @@ impl Handler {
                 format!("mcp_tool:{}:{}", m.tool_name(), serde_json::to_string(&m.input).unwrap_or_default())
             }
             Handler::Agent { prompt, model } => format!("agent:{}:{prompt}", model.as_deref().unwrap_or("")),
+            Handler::Callback { id } => format!("callback:{id}"),
         }
     }
 }

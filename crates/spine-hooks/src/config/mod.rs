@@ -20,12 +20,18 @@
 //!   What managed settings restrict (`allowManagedHooksOnly`, `allowedHttpHookUrls`,
 //!   `httpHookAllowedEnvVars`) is applied by [`crate::policy`]; [`HookConfig::active_groups`]
 //!   are the groups that run.
+//! - The SDK host's hook callbacks ([`HookConfig::from_sdk`], [`Origin::Sdk`]) are appended
+//!   after the settings' groups ([`HookConfig::extend`]) and follow Claude Code's rule for
+//!   them: they are the host program's own code, so `allowManagedHooksOnly` and a
+//!   `disableAllHooks` below managed settings leave them running; only managed settings'
+//!   `disableAllHooks` turns them off.
 
 mod agent;
 mod events;
 mod handler;
 mod mcp_tool;
 mod prompt;
+mod sdk;
 
 use std::fmt;
 
@@ -168,20 +174,28 @@ impl HookConfig {
         if errors.is_empty() { Ok(config) } else { Err(HookConfigError { errors }) }
     }
 
-    /// Why a group does not run (`disableAllHooks`, `allowManagedHooksOnly`), or `None`.
+    /// Why a group does not run (`disableAllHooks`, `allowManagedHooksOnly`), or `None`. The
+    /// SDK host's callbacks are spared as managed settings' hooks are.
     pub fn not_run(&self, group: &GroupConfig) -> Option<String> {
-        let managed = group.origin.is_managed();
+        let spared = group.origin.is_managed() || group.origin == Origin::Sdk;
         if let Some(by) = &self.disabled_by
-            && !(self.disabled_spares_managed && managed)
+            && !(self.disabled_spares_managed && spared)
         {
             return Some(format!("`disableAllHooks` in {by}"));
         }
         if let Some(by) = &self.managed_only_by
-            && !managed
+            && !spared
         {
             return Some(format!("`allowManagedHooksOnly` in {by}"));
         }
         None
+    }
+
+    /// Appends the groups and warnings of `other` (the SDK host's callbacks after the
+    /// settings' hooks); this configuration's `disableAllHooks` and managed policy apply to them.
+    pub fn extend(&mut self, other: HookConfig) {
+        self.groups.extend(other.groups);
+        self.warnings.extend(other.warnings);
     }
 
     /// Whether a group runs.
@@ -206,19 +220,24 @@ impl HookConfig {
     }
 
     /// The one line about `disableAllHooks`, when it is set: `every hook is disabled by
-    /// `disableAllHooks` in FILE`, or, set below managed settings that have hooks, that every
-    /// hook but those is.
+    /// `disableAllHooks` in FILE`, or, set below managed settings, that every hook but those of
+    /// managed settings (and the SDK host's callbacks) is, when there are such hooks.
     pub fn disabled_message(&self) -> Option<String> {
         let by = self.disabled_by.as_ref()?;
-        let spared = self.disabled_spares_managed && self.groups.iter().any(|g| g.origin.is_managed());
-        Some(if spared {
-            format!(
-                "every hook but those of managed settings is disabled by `disableAllHooks` in {by} \
-                 (only managed settings can disable managed hooks)"
-            )
-        } else {
-            format!("every hook is disabled by `disableAllHooks` in {by}")
-        })
+        let has = |sdk: bool| {
+            self.disabled_spares_managed
+                && self.groups.iter().any(|g| if sdk { g.origin == Origin::Sdk } else { g.origin.is_managed() })
+        };
+        let spared = match (has(false), has(true)) {
+            (false, false) => return Some(format!("every hook is disabled by `disableAllHooks` in {by}")),
+            (true, false) => "those of managed settings",
+            (false, true) => "the SDK host's callbacks",
+            (true, true) => "those of managed settings and the SDK host's callbacks",
+        };
+        Some(format!(
+            "every hook but {spared} is disabled by `disableAllHooks` in {by} \
+             (only managed settings can disable them)"
+        ))
     }
 }
 

@@ -154,6 +154,8 @@ pub async fn fire(config: &HookConfig, request: FireRequest) -> Result<FireRepor
             .ok()
             .map(|ws| HookTools { registry: Arc::clone(&request.tools), workspace: Arc::new(ws) }),
         agents: request.agents.clone(),
+        // `spine hooks test` fires the settings' hooks: there is no SDK host.
+        callbacks: None,
     };
     register(config, &mut builder, &options)?;
     let trace = Trace::default();

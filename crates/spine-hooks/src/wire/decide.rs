@@ -17,11 +17,16 @@
 //! no opinion; anything else → failure. Status codes never block.
 //!
 //! A persistent hook's line ([`from_line`]): the JSON answer; `{}` = no opinion.
+//!
+//! An SDK host callback's answer ([`from_value`]): a JSON object is read as the JSON answer
+//! above (`{}` = no opinion, the async form = no opinion); any other value is a failure.
 
+use serde_json::Value;
 use spine_core::hooks::HookError;
 use spine_protocol::hook::HookOutput;
+use spine_settings::type_name;
 
-use super::answer::{looks_like_json, parse};
+use super::answer::{looks_like_json, parse, parse_object};
 use super::events::WireEvent;
 
 /// How a hook process ended.
@@ -93,6 +98,14 @@ pub fn from_line<E: WireEvent>(line: &str) -> Result<HookOutput<E::Action>, Hook
         return Err(HookError::failed(format!("answer line is not a JSON object{}", excerpt(line))));
     }
     parse::<E>(line)
+}
+
+/// The answer of an SDK host callback: the JSON value it returned.
+pub fn from_value<E: WireEvent>(value: &Value) -> Result<HookOutput<E::Action>, HookError> {
+    match value {
+        Value::Object(map) => parse_object::<E>(map.clone()),
+        other => Err(HookError::failed(format!("answer must be a JSON object, found {}", type_name(other)))),
+    }
 }
 
 /// Why an exit status means the hook never ran, if it does (the status alone decides).

@@ -33,6 +33,16 @@ pub(crate) fn read(answer: &Answer, value: Value) -> Result<Vec<PermissionUpdate
         .collect()
 }
 
+/// Reads a list of permission updates found at `field` of another message (the Agent SDK's
+/// `updatedPermissions` of a `can_use_tool` answer): the same shapes as `read`'s; the error
+/// names the failing entry's path.
+pub fn read_list(value: Value, field: &str) -> Result<Vec<PermissionUpdate>, String> {
+    let Value::Array(entries) = value else {
+        return Err(format!("`{field}` must be a list, found {}", type_name(&value)));
+    };
+    entries.into_iter().enumerate().map(|(i, entry)| entry_of(entry, &format!("{field}[{i}]"))).collect()
+}
+
 fn entry_of(entry: Value, at: &str) -> Result<PermissionUpdate, String> {
     let Value::Object(mut map) = entry else {
         return Err(format!("`{at}` must be an object, found {}", type_name(&entry)));

@@ -11,6 +11,7 @@ mod support;
 
 mod answers;
 mod background;
+mod callback;
 mod child_env;
 mod config;
 mod exit_codes;

@@ -162,7 +162,11 @@ fn a_list_outside_managed_settings_does_not_bind_managed_hooks_but_a_managed_lis
     let hook = http_hook("http://127.0.0.1:9/hook", "open");
     let blocked = |c: &HookConfig| match &c.groups[0].handlers[0].handler {
         Handler::Http(http) => http.blocked.is_some(),
-        Handler::Command { .. } | Handler::Prompt(_) | Handler::McpTool(_) | Handler::Agent { .. } => false,
+        Handler::Command { .. }
+        | Handler::Prompt(_)
+        | Handler::McpTool(_)
+        | Handler::Agent { .. }
+        | Handler::Callback { .. } => false,
     };
     let list = json!({"allowedHttpHookUrls": ["https://hooks.example.com/*"]});
     assert!(!blocked(&config(vec![(managed(), hook.clone()), (user(), list.clone())])));

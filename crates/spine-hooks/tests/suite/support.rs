@@ -206,8 +206,19 @@ pub async fn run(project: &Project, setup: Setup, replies: Vec<AssistantMessage>
 
 /// [`run`] with a hook configuration built by the caller (`setup.layers` is not read).
 pub async fn run_config(project: &Project, config: &HookConfig, setup: Setup, replies: Vec<AssistantMessage>) -> Ran {
+    run_built(project, config, &BuildOptions::new(ChildEnv::default()), setup, replies).await
+}
+
+/// [`run_config`] with the caller's build options (an SDK host's callbacks).
+pub async fn run_built(
+    project: &Project,
+    config: &HookConfig,
+    options: &BuildOptions,
+    setup: Setup,
+    replies: Vec<AssistantMessage>,
+) -> Ran {
     let mut hooks = HookRegistryBuilder::new();
-    spine_hooks::register(config, &mut hooks, &BuildOptions::new(ChildEnv::default())).expect("hooks build");
+    spine_hooks::register(config, &mut hooks, options).expect("hooks build");
     let mut tools = ToolRegistryBuilder::new();
     spine_tools::register_builtins(&mut tools);
     tools.register(McpStore);

@@ -48,7 +48,7 @@ fn conversation() -> Vec<Message> {
 }
 
 fn options() -> Options<'static> {
-    Options { max_tokens: 1024, tool_choice: None, temperature: Some(0.5), thinking: None, stream: true }
+    Options { max_tokens: 1024, tool_choice: None, temperature: Some(0.5), thinking: None, effort: None, stream: true }
 }
 
 /// The marked body as JSON.

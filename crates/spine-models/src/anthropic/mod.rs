@@ -5,7 +5,8 @@
 //! (`Name: value` lines), timeouts, retries, `tool_choice`, `max_tokens` (8192 when unset: the
 //! API requires one), `temperature`, price, context window) with [`AnthropicOptions`]: a bearer
 //! token (`ANTHROPIC_AUTH_TOKEN`, sent as `Authorization: Bearer …` instead of the key, which is
-//! otherwise sent as `x-api-key`), the extended thinking budget ([`Thinking`]), streaming (on
+//! otherwise sent as `x-api-key`), extended thinking ([`Thinking`]) and the effort (the
+//! session's flags: [`reasoning`]), streaming (on
 //! by default; `stream: false` reads one whole reply with [`stream::read_whole`]) and whether
 //! requests carry prompt-cache breakpoints ([`cache`]). Every request carries
 //! `anthropic-version: 2023-06-01`. [`AnthropicClient`] is the shared
@@ -13,6 +14,7 @@
 //! [`stream::read_stream`] reads the reply.
 
 pub mod cache;
+pub mod reasoning;
 pub mod stream;
 mod wire;
 
@@ -82,8 +84,12 @@ pub struct AnthropicOptions {
     /// A bearer token (`ANTHROPIC_AUTH_TOKEN`), sent as `Authorization: Bearer …` instead of
     /// the key.
     pub auth_token: Option<Secret>,
-    /// Extended thinking (`model_options.thinking_budget_tokens`); off when `None`.
+    /// Extended thinking (`model_options.thinking_budget_tokens`, or the session's flags:
+    /// [`reasoning`]); not sent when `None`.
     pub thinking: Option<Thinking>,
+    /// `output_config.effort` (the session's `--effort`, for the model: [`reasoning`]); not
+    /// sent when `None`.
+    pub effort: Option<spine_core::model_reasoning::EffortLevel>,
     /// Whether requests carry `cache_control` breakpoints (default on).
     pub prompt_caching: PromptCaching,
     /// Streamed replies (the default) or one whole reply.
@@ -155,8 +161,22 @@ impl Provider for AnthropicOptions {
         }
     }
 
+    /// `ANTHROPIC_AUTH_TOKEN` when the bearer token is used, else the key's variable.
+    fn key_source(config: &AnthropicConfig) -> &'static str {
+        match (&config.provider.auth_token, &config.api_key) {
+            (Some(_), _) => "ANTHROPIC_AUTH_TOKEN",
+            (None, Some(_)) => Self::ENV.api_key,
+            (None, None) => "none",
+        }
+    }
+
     fn streams(&self) -> bool {
         self.streaming == Streaming::On
+    }
+
+    /// Thinking and effort as [`reasoning`] says for `model`.
+    fn with_reasoning_flags(&self, model: &str, flags: &spine_core::model_reasoning::ReasoningFlags) -> Option<Self> {
+        self.with_flags(model, flags)
     }
 
     fn body(config: &AnthropicConfig, request: ModelRequest<'_>, stream: bool) -> serde_json::Result<Vec<u8>> {
@@ -165,6 +185,7 @@ impl Provider for AnthropicOptions {
             tool_choice: config.tool_choice.as_ref(),
             temperature: config.temperature,
             thinking: config.provider.thinking,
+            effort: config.provider.effort,
             stream,
         };
         let mut body = wire::request(&config.model, options, request);

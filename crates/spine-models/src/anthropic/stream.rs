@@ -13,8 +13,11 @@
 //!   `{}`).
 //! - `thinking_delta` text and `signature_delta` signatures are concatenated per block; a
 //!   `redacted_thinking` block's `data` comes whole in its start. They become the reply's
-//!   [`ReasoningItem`]s, in block order, and never reach the sink (the answer's text), nor
-//!   count as delivered content for retries.
+//!   [`ReasoningItem`]s, in block order, and never reach the sink's text (the answer's text),
+//!   nor count as delivered content for retries.
+//! - Besides the text, the sink gets every other piece as it arrives ([`StreamDelta`]): a
+//!   thinking block's start, text and signature, a redacted block, a tool call's start and its
+//!   input fragments (a whole reply's blocks arrive the same way, each in one piece).
 //! - The text of all text blocks is concatenated, as streamed; tool calls keep block order.
 //! - The reply is complete only at `message_stop`: a stream that ends before it is a transport
 //!   error "stream ended before the reply was complete".
@@ -34,7 +37,7 @@ use std::ops::ControlFlow;
 
 use futures_util::Stream;
 use serde_json::{Map, Value};
-use spine_core::model::{ModelErrorKind, ModelReply, StreamSink};
+use spine_core::model::{ModelErrorKind, ModelReply, StreamDelta, StreamSink};
 use spine_protocol::message::ReasoningItem;
 use spine_protocol::run::Usage;
 use spine_protocol::tool::{ToolArguments, ToolCall};
@@ -126,6 +129,7 @@ impl Assemble for Assembler {
                         Some((_, Block::ToolUse { json, .. })) => {
                             self.progress = Progress::ContentDelivered;
                             json.push_str(&partial_json);
+                            sink.delta(StreamDelta::ToolInput { partial_json: &partial_json });
                         }
                         Some((
                             _,
@@ -140,14 +144,20 @@ impl Assemble for Assembler {
                     }
                 }
                 BlockDelta::ThinkingDelta { thinking: piece } => match self.block(index) {
-                    Some(Block::Thinking { thinking, .. }) => thinking.push_str(&piece),
+                    Some(Block::Thinking { thinking, .. }) => {
+                        thinking.push_str(&piece);
+                        sink.delta(StreamDelta::Thinking { text: &piece });
+                    }
                     Some(Block::Text | Block::ToolUse { .. } | Block::RedactedThinking { .. } | Block::Ignored)
                     | None => {
                         return Err(self.not_thinking("thinking_delta", index));
                     }
                 },
                 BlockDelta::SignatureDelta { signature: piece } => match self.block(index) {
-                    Some(Block::Thinking { signature, .. }) => signature.push_str(&piece),
+                    Some(Block::Thinking { signature, .. }) => {
+                        signature.push_str(&piece);
+                        sink.delta(StreamDelta::Signature { signature: &piece });
+                    }
                     Some(Block::Text | Block::ToolUse { .. } | Block::RedactedThinking { .. } | Block::Ignored)
                     | None => {
                         return Err(self.not_thinking("signature_delta", index));
@@ -243,10 +253,27 @@ impl Assembler {
             }
             StartBlock::ToolUse { id, name, input } => {
                 self.progress = Progress::ContentDelivered;
+                sink.delta(StreamDelta::ToolUseStart { id: &id, name: &name });
+                // A whole reply's block holds its input; a streamed one's is `{}`, then deltas.
+                if let Some(input) = input.as_ref().filter(|i| i.as_object().is_none_or(|o| !o.is_empty())) {
+                    sink.delta(StreamDelta::ToolInput { partial_json: &input.to_string() });
+                }
                 Block::ToolUse { id, name, start_input: input, json: String::new() }
             }
-            StartBlock::Thinking { thinking, signature } => Block::Thinking { thinking, signature },
-            StartBlock::RedactedThinking { data } => Block::RedactedThinking { data },
+            StartBlock::Thinking { thinking, signature } => {
+                sink.delta(StreamDelta::ThinkingStart);
+                if !thinking.is_empty() {
+                    sink.delta(StreamDelta::Thinking { text: &thinking });
+                }
+                if !signature.is_empty() {
+                    sink.delta(StreamDelta::Signature { signature: &signature });
+                }
+                Block::Thinking { thinking, signature }
+            }
+            StartBlock::RedactedThinking { data } => {
+                sink.delta(StreamDelta::RedactedThinking { data: &data });
+                Block::RedactedThinking { data }
+            }
             StartBlock::Other => Block::Ignored,
         };
         self.blocks.push((index, block));
@@ -293,4 +320,111 @@ fn stream_error(error: &WireError) -> AttemptError {
     let kind = stream_error_kind(error.kind.as_deref(), None);
     let message = error.message.as_deref().unwrap_or("no message");
     AttemptError::new(kind, format!("the stream reported {kind_name}: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Every piece the sink gets, in one word each.
+    #[derive(Default)]
+    struct Pieces(Mutex<Vec<String>>);
+
+    impl StreamSink for Pieces {
+        fn text_delta(&self, text: &str) {
+            self.push(format!("text {text}"));
+        }
+
+        fn delta(&self, delta: StreamDelta<'_>) {
+            self.push(match delta {
+                StreamDelta::ThinkingStart => "thinking_start".to_owned(),
+                StreamDelta::Thinking { text } => format!("thinking {text}"),
+                StreamDelta::Signature { signature } => format!("signature {signature}"),
+                StreamDelta::RedactedThinking { data } => format!("redacted {data}"),
+                StreamDelta::ToolUseStart { id, name } => format!("tool_use {id} {name}"),
+                StreamDelta::ToolInput { partial_json } => format!("input {partial_json}"),
+            });
+        }
+    }
+
+    impl Pieces {
+        fn push(&self, piece: String) {
+            if let Ok(mut pieces) = self.0.lock() {
+                pieces.push(piece);
+            }
+        }
+
+        fn taken(&self) -> Vec<String> {
+            self.0.lock().map(|p| p.clone()).unwrap_or_default()
+        }
+    }
+
+    fn sse(events: &[Value]) -> Bytes {
+        let text: String =
+            events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or(""))).collect();
+        Bytes::from(text)
+    }
+
+    #[tokio::test]
+    async fn thinking_and_tool_input_reach_the_sink_as_they_stream_in_block_order() {
+        use serde_json::json;
+        let body = sse(&[
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Let me "}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "think."}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "opaque"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "Run it."}}),
+            json!({"type": "content_block_stop", "index": 2}),
+            json!({"type": "content_block_start", "index": 3, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}}),
+            json!({"type": "content_block_delta", "index": 3, "delta": {"type": "input_json_delta", "partial_json": "\"ls\"}"}}),
+            json!({"type": "content_block_stop", "index": 3}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+            json!({"type": "message_stop"}),
+        ]);
+        let sink = Pieces::default();
+        let reply = read_stream(futures_util::stream::iter(vec![Ok(body)]), &sink).await;
+        assert!(reply.is_ok(), "{reply:?}");
+        assert_eq!(
+            sink.taken(),
+            [
+                "thinking_start",
+                "thinking Let me ",
+                "thinking think.",
+                "signature sig",
+                "redacted opaque",
+                "text Run it.",
+                "tool_use toolu_1 Bash",
+                "input {\"command\": ",
+                "input \"ls\"}"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_whole_replys_blocks_reach_the_sink_each_in_one_piece() {
+        let body = br#"{"content": [{"type": "thinking", "thinking": "hmm", "signature": "s"},
+            {"type": "text", "text": "ok"}, {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 2}}"#;
+        let sink = Pieces::default();
+        assert!(read_whole(body, &sink).is_ok());
+        assert_eq!(
+            sink.taken(),
+            [
+                "thinking_start",
+                "thinking hmm",
+                "signature s",
+                "text ok",
+                "tool_use t1 Bash",
+                "input {\"command\":\"ls\"}"
+            ]
+        );
+    }
 }

@@ -20,9 +20,13 @@
 //!   `signature` and `redacted_thinking` blocks with their `data`, byte for byte (the API
 //!   checks them, and requires them on the tool-use turn when thinking is on). Reasoning items
 //!   of other providers (OpenAI `reasoning`) are not sent.
-//! - With a thinking budget ([`Thinking`]), the body carries `thinking: {type: "enabled",
-//!   budget_tokens}`, and `max_tokens` must exceed the budget: when it does not, it becomes
-//!   the budget plus the configured `max_tokens` (room for the answer after the thinking).
+//! - With a thinking budget ([`Thinking::Enabled`]), the body carries `thinking: {type:
+//!   "enabled", budget_tokens}`, and `max_tokens` must exceed the budget: when it does not, it
+//!   becomes the budget plus the configured `max_tokens` (room for the answer after the
+//!   thinking). [`Thinking::Adaptive`] and [`Thinking::Disabled`] send `{type: "adaptive"}`
+//!   and `{type: "disabled"}`.
+//! - With an effort (`--effort`, see [`super::reasoning`]), the body carries `output_config:
+//!   {effort}`.
 //! - Empty text is not sent (the API rejects empty text blocks); a turn left without blocks is
 //!   dropped.
 //! - With tools, `tool_choice` is sent when set: `{"type":"auto"}`, `{"type":"any"}`
@@ -36,6 +40,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use spine_core::model::{ModelRequest, ToolChoice};
+use spine_core::model_reasoning::EffortLevel;
 use spine_protocol::message::{ImageBlock, Message, ReasoningItem};
 use spine_protocol::tool::ToolArguments;
 
@@ -54,8 +59,16 @@ pub(crate) struct MessagesRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    thinking: Option<ThinkingParam>,
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<OutputConfig>,
     stream: bool,
+}
+
+/// The `output_config` request field.
+#[derive(Debug, Serialize)]
+struct OutputConfig {
+    effort: &'static str,
 }
 
 /// The optional request fields of the configuration.
@@ -65,6 +78,7 @@ pub(crate) struct Options<'a> {
     pub tool_choice: Option<&'a ToolChoice>,
     pub temperature: Option<f64>,
     pub thinking: Option<Thinking>,
+    pub effort: Option<EffortLevel>,
     pub stream: bool,
 }
 
@@ -78,20 +92,20 @@ fn tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-/// Extended thinking for a request: the token budget (at least 1024, the API's minimum;
-/// settings check it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Thinking {
-    /// `budget_tokens`.
-    pub budget_tokens: u32,
-}
-
-/// The `thinking` request field.
-#[derive(Debug, Serialize)]
-struct ThinkingParam {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    budget_tokens: u32,
+/// Extended thinking for a request: the `thinking` request field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Thinking {
+    /// `{"type": "enabled", "budget_tokens": N}`: thinking with a budget of at least 1024
+    /// tokens (the API's minimum; settings and flags check it).
+    Enabled {
+        /// `budget_tokens`.
+        budget_tokens: u32,
+    },
+    /// `{"type": "adaptive"}`: the model decides how much to think.
+    Adaptive,
+    /// `{"type": "disabled"}`: no thinking.
+    Disabled,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -256,10 +270,11 @@ pub(crate) fn request<'a>(model: &'a str, options: Options<'_>, request: ModelRe
         .collect();
     let tool_choice = options.tool_choice.filter(|_| !tools.is_empty()).map(tool_choice);
     let max_tokens = match options.thinking {
-        Some(t) if options.max_tokens <= t.budget_tokens => t.budget_tokens.saturating_add(options.max_tokens),
+        Some(Thinking::Enabled { budget_tokens }) if options.max_tokens <= budget_tokens => {
+            budget_tokens.saturating_add(options.max_tokens)
+        }
         Some(_) | None => options.max_tokens,
     };
-    let thinking = options.thinking.map(|t| ThinkingParam { kind: "enabled", budget_tokens: t.budget_tokens });
     MessagesRequest {
         model,
         max_tokens,
@@ -268,7 +283,8 @@ pub(crate) fn request<'a>(model: &'a str, options: Options<'_>, request: ModelRe
         tools,
         tool_choice,
         temperature: options.temperature,
-        thinking,
+        thinking: options.thinking,
+        output_config: options.effort.map(|e| OutputConfig { effort: e.as_str() }),
         stream: options.stream,
     }
 }

@@ -51,7 +51,7 @@ fn thinking_then_tool_use() -> Vec<spine_testkit::http::Piece> {
 
 fn thinking_config(server: &TestServer, budget_tokens: u32) -> spine_models::AnthropicConfig {
     let mut config = anthropic::config(server);
-    config.provider.thinking = Some(Thinking { budget_tokens });
+    config.provider.thinking = Some(Thinking::Enabled { budget_tokens });
     config
 }
 

@@ -247,10 +247,14 @@ pub enum HookKind {
     McpTool,
     /// A read-only verifier agent (`"type": "agent"`).
     Agent,
+    /// A function of the SDK host program, registered by its `initialize` control request and
+    /// called with a `hook_callback` control request.
+    Callback,
 }
 
 impl HookKind {
-    /// The kind in one word: `rust`, `command`, `persistent`, `http`, `prompt`, `mcp_tool`, `agent`.
+    /// The kind in one word: `rust`, `command`, `persistent`, `http`, `prompt`, `mcp_tool`, `agent`,
+    /// `callback`.
     pub fn as_str(self) -> &'static str {
         match self {
             HookKind::Rust => "rust",
@@ -260,6 +264,7 @@ impl HookKind {
             HookKind::Prompt => "prompt",
             HookKind::McpTool => "mcp_tool",
             HookKind::Agent => "agent",
+            HookKind::Callback => "callback",
         }
     }
 }

@@ -17,8 +17,13 @@
 //!   sandbox ([`McpOptions::sandboxed_env`](super::McpOptions::sandboxed_env)); a server
 //!   without it runs unconfined, like the user's other programs. On an http server it is an
 //!   issue (there is no process to confine).
+//! - `"type": "sdk"` (what the Agent SDKs write for a server implemented inside the program
+//!   driving spine, `{"type": "sdk", "name": "calc"}`) is reached through that program
+//!   ([`McpOptions::sdk_host`](super::McpOptions::sdk_host)): spine sends it each JSON-RPC
+//!   message of the server named by the entry's key. `name` is optional (the key).
 //! - Problems are [`McpIssue`]s of kind [`McpIssueKind::Config`]: the server is skipped, the
-//!   others go on.
+//!   others go on. Servers given with `--mcp-config` are checked up front instead
+//!   ([`super::flag`]): a bad entry there is an error naming the flag.
 //! - [`load_mcp_json`] reads `<project>/.mcp.json` (`{"mcpServers": {...}}`): a regular file
 //!   of at most 4 MiB; a FIFO, socket or device there is an error, never a hang.
 
@@ -55,6 +60,13 @@ pub enum ServerTransport {
         url: String,
         /// Extra request headers.
         headers: BTreeMap<String, String>,
+    },
+    /// A server implemented inside the program driving spine (an Agent SDK's
+    /// `create_sdk_mcp_server`), reached through [`SdkMcpHost`](super::SdkMcpHost) under the
+    /// entry's key.
+    Sdk {
+        /// The server's own name (`name` of the entry; the key when absent).
+        name: String,
     },
 }
 
@@ -97,6 +109,29 @@ pub enum McpConfigError {
         /// What is wrong.
         why: String,
     },
+    /// A `--mcp-config` value could not be used.
+    #[error(transparent)]
+    Flag(#[from] super::flag::McpFlagError),
+}
+
+/// Why one server entry is unusable: the field at fault (`command`, `env.K`), when one is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EntryError {
+    /// The field, relative to the entry.
+    pub(crate) field: Option<String>,
+    /// What is wrong.
+    pub(crate) message: String,
+}
+
+impl From<String> for EntryError {
+    fn from(message: String) -> Self {
+        EntryError { field: None, message }
+    }
+}
+
+/// An [`EntryError`] at `field`.
+fn at(field: impl Into<String>, message: impl Into<String>) -> EntryError {
+    EntryError { field: Some(field.into()), message: message.into() }
 }
 
 /// Reads `<project_dir>/.mcp.json` and returns its `mcpServers` value; `Ok(None)` when the file
@@ -125,106 +160,134 @@ pub fn load_mcp_json(project_dir: &Path) -> Result<Option<Value>, McpConfigError
 pub fn parse_servers(config: &Value) -> (Vec<ServerConfig>, Vec<McpIssue>) {
     let mut servers = Vec::new();
     let mut issues = Vec::new();
+    for entry in parse_entries(config) {
+        match entry {
+            Ok(server) => servers.push(server),
+            Err(issue) => issues.push(issue),
+        }
+    }
+    (servers, issues)
+}
+
+/// [`parse_servers`], each entry in configuration order: its server or its issue.
+pub(crate) fn parse_entries(config: &Value) -> Vec<Result<ServerConfig, McpIssue>> {
     let map = match config {
-        Value::Null => return (servers, issues),
+        Value::Null => return Vec::new(),
         Value::Object(m) => match m.get("mcpServers") {
             Some(Value::Object(inner)) if m.len() == 1 => inner,
             _ => m,
         },
-        _ => {
-            issues.push(issue("mcpServers", "the MCP configuration is not a JSON object of servers"));
-            return (servers, issues);
-        }
+        _ => return vec![Err(issue("mcpServers", "the MCP configuration is not a JSON object of servers"))],
     };
-    for (name, entry) in map {
-        match parse_server(name, entry) {
-            Ok(server) => servers.push(server),
-            Err(message) => issues.push(issue(name, &message)),
-        }
-    }
-    (servers, issues)
+    map.iter().map(|(name, entry)| parse_server(name, entry).map_err(|e| issue(name, &e.message))).collect()
 }
 
 fn issue(server: &str, message: &str) -> McpIssue {
     McpIssue { server: server.to_owned(), tool: None, kind: McpIssueKind::Config, message: message.to_owned() }
 }
 
-fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, String> {
+/// The transports an entry may ask for.
+enum Kind {
+    Stdio,
+    Http,
+    Sdk,
+}
+
+pub(crate) fn parse_server(name: &str, entry: &Value) -> Result<ServerConfig, EntryError> {
     let Value::Object(e) = entry else {
-        return Err("the server entry is not a JSON object".to_owned());
+        return Err("the server entry is not a JSON object".to_owned().into());
     };
     if name.trim().is_empty() {
-        return Err("the server name is empty".to_owned());
+        return Err("the server name is empty".to_owned().into());
     }
     let kind = match e.get("type") {
         None | Some(Value::Null) => None,
         Some(Value::String(t)) => Some(t.as_str()),
-        Some(_) => return Err("`type` is not a string".to_owned()),
+        Some(_) => return Err(at("type", "`type` is not a string")),
     };
-    let stdio = match kind {
-        Some("stdio") => true,
-        Some("http" | "streamable-http" | "streamableHttp") => false,
+    let kind = match kind {
+        Some("stdio") => Kind::Stdio,
+        Some("http" | "streamable-http" | "streamableHttp") => Kind::Http,
+        Some("sdk") => Kind::Sdk,
         Some("sse") => {
-            return Err(
-                "the legacy SSE transport is not supported; use a streamable-HTTP endpoint (\"type\": \"http\")"
-                    .to_owned(),
-            );
+            let why = "the legacy SSE transport is not supported; use a streamable-HTTP endpoint (\"type\": \"http\")";
+            return Err(at("type", why));
         }
-        Some(other) => return Err(format!("unknown transport type {other:?} (stdio or http)")),
-        None if e.contains_key("command") => true,
-        None if e.contains_key("url") => false,
-        None => return Err("the entry has neither `command` (stdio) nor `url` (http)".to_owned()),
+        Some(other) => return Err(at("type", format!("unknown transport type {other:?} (stdio, http or sdk)"))),
+        None if e.contains_key("command") => Kind::Stdio,
+        None if e.contains_key("url") => Kind::Http,
+        None => return Err("the entry has neither `command` (stdio) nor `url` (http)".to_owned().into()),
     };
-    let transport = if stdio {
-        let command = match e.get("command") {
-            Some(Value::String(c)) if !c.trim().is_empty() => expand(c)?,
-            _ => return Err("a stdio server needs a non-empty `command`".to_owned()),
-        };
-        let args = match e.get("args") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(list)) => list
-                .iter()
-                .map(|a| a.as_str().ok_or_else(|| "`args` holds a non-string".to_owned()).and_then(expand))
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err("`args` is not a list of strings".to_owned()),
-        };
-        let sandbox = match e.get("sandbox") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(on)) => *on,
-            Some(v) => return Err(format!("`sandbox` is not true or false: {v}")),
-        };
-        ServerTransport::Stdio { command, args, env: string_map(e.get("env"), "env")?, sandbox }
-    } else {
-        if e.get("sandbox").is_some_and(|v| v != &Value::Bool(false) && !v.is_null()) {
-            return Err("`sandbox` applies to stdio servers only (an http server has no process to confine)".to_owned());
+    let sandbox_set = e.get("sandbox").is_some_and(|v| v != &Value::Bool(false) && !v.is_null());
+    let transport = match kind {
+        Kind::Stdio => {
+            let command = match e.get("command") {
+                Some(Value::String(c)) if !c.trim().is_empty() => expand(c).map_err(|m| at("command", m))?,
+                _ => return Err(at("command", "a stdio server needs a non-empty `command`")),
+            };
+            let args = match e.get("args") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(list)) => list
+                    .iter()
+                    .map(|a| a.as_str().ok_or_else(|| "`args` holds a non-string".to_owned()).and_then(expand))
+                    .collect::<Result<_, _>>()
+                    .map_err(|m| at("args", m))?,
+                Some(_) => return Err(at("args", "`args` is not a list of strings")),
+            };
+            let sandbox = match e.get("sandbox") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(on)) => *on,
+                Some(v) => return Err(at("sandbox", format!("`sandbox` is not true or false: {v}"))),
+            };
+            ServerTransport::Stdio { command, args, env: string_map(e.get("env"), "env")?, sandbox }
         }
-        let url = match e.get("url") {
-            Some(Value::String(u)) if !u.trim().is_empty() => expand(u)?,
-            _ => return Err("an http server needs a non-empty `url`".to_owned()),
-        };
-        ServerTransport::Http { url, headers: string_map(e.get("headers"), "headers")? }
+        Kind::Http => {
+            if sandbox_set {
+                let why = "`sandbox` applies to stdio servers only (an http server has no process to confine)";
+                return Err(at("sandbox", why));
+            }
+            let url = match e.get("url") {
+                Some(Value::String(u)) if !u.trim().is_empty() => expand(u).map_err(|m| at("url", m))?,
+                _ => return Err(at("url", "an http server needs a non-empty `url`")),
+            };
+            ServerTransport::Http { url, headers: string_map(e.get("headers"), "headers")? }
+        }
+        Kind::Sdk => {
+            if sandbox_set {
+                let why = "`sandbox` applies to stdio servers only (an sdk server runs inside its program)";
+                return Err(at("sandbox", why));
+            }
+            let name = match e.get("name") {
+                None | Some(Value::Null) => name.to_owned(),
+                Some(Value::String(n)) if !n.trim().is_empty() => n.clone(),
+                Some(_) => return Err(at("name", "`name` is not a non-empty string")),
+            };
+            ServerTransport::Sdk { name }
+        }
     };
     let startup_timeout = match e.get("startupTimeoutMs") {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_u64().filter(|ms| *ms > 0) {
             Some(ms) => Some(Duration::from_millis(ms)),
-            None => return Err(format!("`startupTimeoutMs` is not a positive integer: {v}")),
+            None => {
+                return Err(at("startupTimeoutMs", format!("`startupTimeoutMs` is not a positive integer: {v}")));
+            }
         },
     };
     Ok(ServerConfig { name: name.to_owned(), transport, startup_timeout })
 }
 
-fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
+fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, EntryError> {
     match value {
         None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(m)) => m
             .iter()
             .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), expand(s)?)),
-                _ => Err(format!("`{field}.{k}` is not a string")),
+                Value::String(s) => Ok((k.clone(), expand(s).map_err(|m| at(format!("{field}.{k}"), m))?)),
+                _ => Err(at(format!("{field}.{k}"), format!("`{field}.{k}` is not a string"))),
             })
             .collect(),
-        Some(_) => Err(format!("`{field}` is not an object of strings")),
+        Some(_) => Err(at(field, format!("`{field}` is not an object of strings"))),
     }
 }
 
@@ -297,6 +360,39 @@ mod tests {
         assert_eq!(servers[0].startup_timeout, Some(std::time::Duration::from_millis(1500)));
         assert_eq!(servers[1].startup_timeout, None);
         assert_eq!(issues.iter().map(|i| i.server.as_str()).collect::<Vec<_>>(), vec!["c", "d"]);
+    }
+
+    #[test]
+    fn an_sdk_entry_parses_to_the_sdk_transport_named_by_its_entry_or_its_key() {
+        let (servers, issues) = parse_servers(&json!({
+            "calc": {"type": "sdk", "name": "calculator"},
+            "bare": {"type": "sdk"},
+            "boxed": {"type": "sdk", "name": "x", "sandbox": true},
+            "nameless": {"type": "sdk", "name": 3}
+        }));
+        let transports: Vec<_> = servers.iter().map(|s| (s.name.as_str(), &s.transport)).collect();
+        assert_eq!(
+            transports,
+            vec![
+                ("calc", &ServerTransport::Sdk { name: "calculator".to_owned() }),
+                ("bare", &ServerTransport::Sdk { name: "bare".to_owned() }),
+            ]
+        );
+        assert_eq!(issues.iter().map(|i| i.server.as_str()).collect::<Vec<_>>(), vec!["boxed", "nameless"]);
+    }
+
+    #[test]
+    fn entry_errors_name_the_field_at_fault() {
+        let field = |entry: Value| parse_server("x", &entry).map(|_| ()).map_err(|e| e.field);
+        assert_eq!(field(json!({"command": ""})), Err(Some("command".to_owned())));
+        assert_eq!(field(json!({"command": "x", "env": {"K": 1}})), Err(Some("env.K".to_owned())));
+        assert_eq!(
+            field(json!({"url": "http://h", "headers": {"A": "${SPINE_TEST_UNSET_VAR}"}})),
+            Err(Some("headers.A".to_owned()))
+        );
+        assert_eq!(field(json!({"type": "sse", "url": "http://h"})), Err(Some("type".to_owned())));
+        assert_eq!(field(json!("nope")), Err(None));
+        assert_eq!(field(json!({"command": "x"})), Ok(()));
     }
 
     #[test]

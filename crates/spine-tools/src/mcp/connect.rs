@@ -1,10 +1,11 @@
-//! Connecting one MCP server (stdio child or streamable HTTP) and closing it again.
+//! Connecting one MCP server (stdio child, streamable HTTP or SDK) and closing it again.
 //!
 //! A stdio server is spawned by us — not by rmcp's child-process transport — so that it
 //! leads its own process group ([`GroupChild`], killed on drop) and its stderr is captured; rmcp
 //! speaks JSON-RPC over the child's stdout/stdin pipes. An HTTP server gets its own reqwest
-//! client (rustls/ring, no connection pooling, no redirects). Start-up (spawn/connect,
-//! `initialize`, `tools/list`) runs under one time limit.
+//! client (rustls/ring, no connection pooling, no redirects). An SDK server is reached through
+//! the program driving spine ([`super::sdk`]). Start-up (spawn/connect, `initialize`,
+//! `tools/list`) runs under one time limit.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -21,6 +22,7 @@ use tokio::time::Instant;
 
 use super::config::{ServerConfig, ServerTransport};
 use super::elicit::{Routes, SpineClient};
+use super::sdk::SdkTransport;
 use super::{McpIssue, McpIssueKind, McpOptions};
 use crate::ring::OutputRing;
 
@@ -41,7 +43,7 @@ pub(crate) struct McpServer {
     pub service: RunningService<RoleClient, SpineClient>,
     /// The elicitors of the tool calls running on it.
     pub routes: Arc<Routes>,
-    /// The stdio child (absent for HTTP).
+    /// The stdio child (absent for HTTP and SDK servers).
     child: Option<GroupChild>,
 }
 
@@ -150,6 +152,25 @@ pub(crate) async fn connect(
                 Ok(Err(e)) => return Err(fail(McpIssueKind::Start, format!("cannot connect to {url}: {e}"))),
                 Err(_) => {
                     let message = format!("{url} did not initialize within {} s", startup_timeout.as_secs_f32());
+                    return Err(fail(McpIssueKind::Start, message));
+                }
+            }
+        }
+        ServerTransport::Sdk { .. } => {
+            let Some(host) = &options.sdk_host else {
+                let why = "an SDK MCP server (\"type\": \"sdk\") needs a program driving spine over --input-format \
+                           stream-json to serve it";
+                return Err(fail(McpIssueKind::Start, why.to_owned()));
+            };
+            let transport = SdkTransport::new(&config.name, Arc::clone(host));
+            match tokio::time::timeout_at(deadline, spine_client().serve(transport)).await {
+                Ok(Ok(service)) => (service, None, None),
+                Ok(Err(e)) => return Err(fail(McpIssueKind::Start, format!("initialization failed: {e}"))),
+                Err(_) => {
+                    let message = format!(
+                        "the SDK server did not initialize within {} s (the program driving spine did not answer)",
+                        startup_timeout.as_secs_f32()
+                    );
                     return Err(fail(McpIssueKind::Start, message));
                 }
             }

@@ -26,6 +26,11 @@
 //!   by [`McpOptions::child_env`] (the settings' `env` under the server's own, provider keys
 //!   removed unless passed through or set by the server's `env`); their stderr is kept (the
 //!   last 16 KiB) and quoted in start-up issues. HTTP servers use reqwest on rustls/ring.
+//!   SDK servers (`"type": "sdk"`) are served by the program driving spine, through
+//!   [`McpOptions::sdk_host`] ([`sdk`]); without one they are an issue.
+//! - [`McpTools::statuses`]: every server given, by name in configuration order, connected or
+//!   failed (what stream-json's `init` line reports).
+//! - `--mcp-config` values are read by [`flag`].
 //! - Each listed tool becomes an [`McpTool`] named `mcp__<server>__<tool>` (characters other
 //!   than letters, digits, `_` and `-` become `_`, as Claude Code does) with the server's
 //!   description and input schema, validated like any tool's by the registry. A schema that
@@ -52,8 +57,10 @@ pub mod config;
 mod connect;
 #[cfg(feature = "mcp")]
 mod elicit;
+pub mod flag;
 #[cfg(not(feature = "mcp"))]
 mod off;
+pub mod sdk;
 #[cfg(feature = "mcp")]
 pub mod tool;
 
@@ -69,8 +76,10 @@ use spine_core::tool::Tool;
 use spine_process::ChildEnv;
 
 pub use config::{MCP_JSON, McpConfigError, ServerConfig, ServerTransport, load_mcp_json, parse_servers};
+pub use flag::{McpConfigValue, McpFlagError, McpFlagProblem, load_mcp_config_args, parse_mcp_config_arg};
 #[cfg(not(feature = "mcp"))]
 pub use off::McpTool;
+pub use sdk::SdkMcpHost;
 #[cfg(feature = "mcp")]
 pub use tool::McpTool;
 
@@ -83,7 +92,7 @@ use off::McpServer;
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Options of [`connect_mcp_servers`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct McpOptions {
     /// The working directory of stdio servers (the project directory).
     pub cwd: PathBuf,
@@ -101,6 +110,23 @@ pub struct McpOptions {
     /// sandbox); `None`: such a server is an issue and does not start (it asked for a sandbox
     /// this session cannot give).
     pub sandboxed_env: Option<ChildEnv>,
+    /// The program driving spine, serving the servers configured `"type": "sdk"`; `None`: such
+    /// a server is an issue and does not connect.
+    pub sdk_host: Option<Arc<dyn SdkMcpHost>>,
+}
+
+impl std::fmt::Debug for McpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpOptions")
+            .field("cwd", &self.cwd)
+            .field("startup_timeout", &self.startup_timeout)
+            .field("call_timeout", &self.call_timeout)
+            .field("text_chars", &self.text_chars)
+            .field("child_env", &self.child_env)
+            .field("sandboxed_env", &self.sandboxed_env)
+            .field("sdk_host", &self.sdk_host.is_some())
+            .finish()
+    }
 }
 
 impl McpOptions {
@@ -110,6 +136,7 @@ impl McpOptions {
             cwd: cwd.into(),
             child_env,
             sandboxed_env: None,
+            sdk_host: None,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: Duration::from_secs(600),
             text_chars: 100_000,
@@ -154,10 +181,32 @@ impl std::fmt::Display for McpIssue {
     }
 }
 
+/// Whether a server given to [`connect_mcp_servers`] connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpServerStatus {
+    /// Connected, its tools listed.
+    Connected,
+    /// Not connected: its entry is unusable, it did not start or initialize in time, or
+    /// listing its tools failed (the issue says which).
+    Failed,
+}
+
+impl McpServerStatus {
+    /// `connected` or `failed`, as stream-json's `init` line spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpServerStatus::Connected => "connected",
+            McpServerStatus::Failed => "failed",
+        }
+    }
+}
+
 /// The connected servers and their tools. Dropping it closes every connection.
 pub struct McpTools {
     servers: Vec<McpServer>,
     tools: Vec<Arc<McpTool>>,
+    statuses: Vec<(String, McpServerStatus)>,
 }
 
 impl std::fmt::Debug for McpTools {
@@ -169,7 +218,13 @@ impl std::fmt::Debug for McpTools {
 impl McpTools {
     /// No servers, no tools.
     pub fn empty() -> Self {
-        McpTools { servers: Vec::new(), tools: Vec::new() }
+        McpTools { servers: Vec::new(), tools: Vec::new(), statuses: Vec::new() }
+    }
+
+    /// Every server given to [`connect_mcp_servers`], by name in configuration order, with
+    /// whether it connected (a failed one included; its issue says why).
+    pub fn statuses(&self) -> &[(String, McpServerStatus)] {
+        &self.statuses
     }
 
     /// The connected servers' names, in configuration order.
@@ -216,31 +271,49 @@ impl McpTools {
 /// without MCP support.
 #[cfg(not(feature = "mcp"))]
 pub async fn connect_mcp_servers(config: &Value, _options: &McpOptions) -> (McpTools, Vec<McpIssue>) {
-    let (configs, mut issues) = parse_servers(config);
-    for server in configs {
-        issues.push(McpIssue {
-            server: server.name,
-            tool: None,
-            kind: McpIssueKind::Start,
-            message: "this spine was built without MCP support (cargo feature `mcp`)".to_owned(),
-        });
+    let mut issues = Vec::new();
+    let mut statuses = Vec::new();
+    for entry in config::parse_entries(config) {
+        let issue = match entry {
+            Ok(server) => McpIssue {
+                server: server.name,
+                tool: None,
+                kind: McpIssueKind::Start,
+                message: "this spine was built without MCP support (cargo feature `mcp`)".to_owned(),
+            },
+            Err(issue) => issue,
+        };
+        statuses.push((issue.server.clone(), McpServerStatus::Failed));
+        issues.push(issue);
     }
-    (McpTools::empty(), issues)
+    (McpTools { servers: Vec::new(), tools: Vec::new(), statuses }, issues)
 }
 
 /// Connects every server of an `mcpServers` value (see [`config`]), concurrently, and lists
 /// their tools. Never fails as a whole: each problem is an issue and the rest goes on.
 #[cfg(feature = "mcp")]
 pub async fn connect_mcp_servers(config: &Value, options: &McpOptions) -> (McpTools, Vec<McpIssue>) {
-    let (configs, mut issues) = parse_servers(config);
-    let attempts = futures_util::future::join_all(configs.into_iter().map(|c| connect::connect(c, options))).await;
+    let entries = config::parse_entries(config);
+    let attempts = futures_util::future::join_all(entries.into_iter().map(|entry| async move {
+        match entry {
+            Ok(server) => connect::connect(server, options).await,
+            Err(issue) => Err(issue),
+        }
+    }))
+    .await;
+    let mut issues = Vec::new();
+    let mut statuses = Vec::new();
     let mut servers = Vec::new();
     let mut tools: Vec<Arc<McpTool>> = Vec::new();
     let mut names: HashSet<String> = HashSet::new();
     for attempt in attempts {
         match attempt {
-            Err(issue) => issues.push(issue),
+            Err(issue) => {
+                statuses.push((issue.server.clone(), McpServerStatus::Failed));
+                issues.push(issue);
+            }
             Ok((server, listed)) => {
+                statuses.push((server.name.clone(), McpServerStatus::Connected));
                 for listed_tool in listed {
                     match McpTool::new(&server, listed_tool, options) {
                         Err(issue) => issues.push(issue),
@@ -257,7 +330,7 @@ pub async fn connect_mcp_servers(config: &Value, options: &McpOptions) -> (McpTo
             }
         }
     }
-    (McpTools { servers, tools }, issues)
+    (McpTools { servers, tools, statuses }, issues)
 }
 
 /// `mcp__<server>__<tool>`, with characters other than letters, digits, `_` and `-` made `_`.

@@ -27,5 +27,6 @@ mod proxy;
 mod race;
 mod registry;
 mod schemas;
+mod sdk_mcp;
 mod search;
 mod web;
