@@ -7,7 +7,9 @@
 #   - tmux (Debian package), a real terminal for the terminal tests;
 #   - chromium (Debian package), headless, to open the page `spine trace html` writes;
 #   - jq (Debian package), which the guard hooks of the hook tests use;
-#   - the MCP servers from npm (pinned in tests/mcp-peers), for the MCP client tests.
+#   - the MCP servers from npm (pinned in tests/mcp-peers), for the MCP client tests;
+#   - the official Agent SDKs, Python from PyPI and TypeScript from npm (pinned in
+#     tests/sdk-peers), for the tests that drive spine with them.
 #
 # Any rustfmt difference, clippy warning or rustdoc warning fails the run, like a failing test.
 # The minimal feature set of spine-cli is linted, built and run at the end.
@@ -20,6 +22,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 ./scripts/services.sh start
 trap './scripts/services.sh stop' EXIT
 ./scripts/mcp-peers.sh >/dev/null
+./scripts/sdk-peers.sh >/dev/null
 
 cargo test --workspace --locked
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
