@@ -17,9 +17,12 @@ mod commands;
 mod error;
 mod flags;
 mod guard;
+mod host_flags;
 mod out;
 mod render;
 mod sandbox;
+mod sdk;
+mod sdk_flags;
 mod session_open;
 mod sessions;
 mod signals;
@@ -38,7 +41,9 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(spine_sandbox::SPINE_SUBCOMMAND)) {
         return spine_sandbox::helper_main(std::env::args_os().skip(2));
     }
-    let cli = match Cli::try_parse() {
+    // The Agent SDKs' flags spine accepts and ignores (`sdk_flags`) are taken out first.
+    let stripped = sdk_flags::strip(std::env::args_os(), is_other_command);
+    let cli = match Cli::try_parse_from(&stripped.args) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { exit::CONFIG } else { exit::OK };
@@ -46,9 +51,24 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let verbose = match &cli.command {
+        Some(Command::Run(args) | Command::Chat(args)) => args.verbose,
+        _ => cli.run.verbose,
+    };
+    if verbose {
+        for note in stripped.notes() {
+            eprintln!("{note}");
+        }
+    }
     let command = match cli.command {
         Some(command) => command,
-        None if cli.run.print || cli.run.prompt.is_some() || cli.run.init_only => Command::Run(Box::new(cli.run)),
+        None if cli.run.print
+            || cli.run.prompt.is_some()
+            || cli.run.init_only
+            || cli.run.host.input_format == cli::InputFormat::StreamJson =>
+        {
+            Command::Run(Box::new(cli.run))
+        }
         None if chat::wanted(&cli.run) => Command::Chat(Box::new(cli.run)),
         None => {
             // No command, no prompt and no -p: the usage, as clap prints it for a missing command.
@@ -71,6 +91,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
+            Command::Run(args) if args.host.input_format == cli::InputFormat::StreamJson => sdk::serve(*args).await,
             Command::Run(args) if chat::wanted(&args) => chat::chat(*args).await,
             Command::Run(args) => commands::run::run(*args).await,
             Command::Chat(args) => chat::chat(*args).await,
@@ -105,4 +126,14 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Whether `word` names a command other than the agent's (`run`, `chat`): its command line
+/// keeps the Agent SDK flags `sdk_flags` would take out.
+fn is_other_command(word: &str) -> bool {
+    let command = <Cli as clap::CommandFactory>::command();
+    command
+        .get_subcommands()
+        .filter(|c| !matches!(c.get_name(), "run" | "chat"))
+        .any(|c| c.get_name() == word || c.get_all_aliases().any(|a| a == word))
 }

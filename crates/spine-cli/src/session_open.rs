@@ -74,6 +74,21 @@ pub(crate) struct Built {
     pub(crate) mcp: spine_agent::McpTools,
 }
 
+/// What a program driving spine adds to the flags (the Agent SDK's `initialize`): nothing for
+/// a run or a chat.
+#[derive(Default)]
+pub(crate) struct Extras {
+    /// Subagent definitions (`--agents` JSON), merged over the flag's.
+    pub(crate) agents: Option<String>,
+    /// The host's system prompt and addition (`initialize`'s), over the flags'.
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) append_system_prompt: Option<String>,
+    /// Hooks answered by the host's callbacks, after the settings' hooks.
+    pub(crate) sdk_hooks: Option<spine_agent::SdkHooks>,
+    /// The host's in-process MCP servers (`"type": "sdk"` in `--mcp-config`).
+    pub(crate) mcp_host: Option<Arc<dyn spine_agent::SdkMcpHost>>,
+}
+
 /// Connects the MCP servers and assembles the agent of `args` (warnings on stderr unless
 /// `-q`). Every problem is a configuration error.
 #[allow(clippy::too_many_arguments)]
@@ -86,19 +101,23 @@ pub(crate) async fn build(
     session_id: &str,
     approver: Arc<dyn Approver>,
     allow_defer: bool,
+    extras: Extras,
 ) -> anyhow::Result<Built> {
     let permission_mode = match &args.permission_mode {
         Some(flag) => Some(flag.parse::<PermissionMode>().map_err(|e| config(format!("--permission-mode: {e}")))?),
         None if args.dangerously_skip_permissions => Some(PermissionMode::BypassPermissions),
         None => None,
     };
+    // The driven-session flags (prompt files, reasoning, fallback, budget, schema), checked
+    // before anything starts.
+    let host = crate::host_flags::HostChoices::of(args)?;
     let command_line = CommandLine {
         allow: split_list(&args.allowed_tools),
         deny: split_list(&args.disallowed_tools),
-        system_prompt: args.system_prompt.clone(),
-        append_system_prompt: args.append_system_prompt.clone(),
+        system_prompt: extras.system_prompt.or_else(|| host.system_prompt.clone()),
+        append_system_prompt: extras.append_system_prompt.or_else(|| host.append_system_prompt.clone()),
         add_dirs: add_dirs(&args.add_dir, project),
-        agents: args.agents.clone(),
+        agents: extras.agents.or_else(|| args.agents.clone()),
         agent: args.agent.clone(),
         tool_set: args.tool_set,
     };
@@ -127,7 +146,12 @@ pub(crate) async fn build(
     }
     // The settings' environment of the agent's children: assembly builds the same value.
     let child_env = spine_agent::child_env(settings);
-    let connection = spine_agent::connect_mcp_sandboxed(settings, project, &child_env, Some(&sandbox))
+    let mcp_selection = spine_agent::McpSelection {
+        configs: args.host.mcp_config.clone(),
+        strict: args.host.strict_mcp_config,
+        sdk_host: extras.mcp_host,
+    };
+    let connection = spine_agent::connect_mcp_selected(settings, project, &child_env, Some(&sandbox), &mcp_selection)
         .await
         .map_err(|e| config(e.to_string()))?;
     if !args.quiet
@@ -152,6 +176,7 @@ pub(crate) async fn build(
             conversation_id: Some(session_id.to_owned()),
             tools: Tools::Fresh(mcp.tools()),
             sandbox: Some(sandbox),
+            sdk_hooks: extras.sdk_hooks,
         },
     )
     .map_err(|e| config(e.to_string()))?;
@@ -160,7 +185,8 @@ pub(crate) async fn build(
             eprintln!("warning: {warning}");
         }
     }
-    Ok(Built { agent: assembled.agent, families: assembled.tools.families, mcp })
+    let agent = host.apply(assembled.agent, settings)?;
+    Ok(Built { agent, families: assembled.tools.families, mcp })
 }
 
 /// `--tools`: the names, or every tool (an empty list) for `default`. A `--tools` that names no
@@ -217,8 +243,10 @@ fn resumed_model(args: &RunArgs, resumed: Option<&LoadedSession>) -> Option<Stri
 /// The session of the run: `--resume ID` (in whichever project's folder it is) or `--continue`
 /// (the most recent session of this project) load a transcript; `--session-id UUID` names a new
 /// session (refused when that session exists anywhere); otherwise a new id. New sessions are
-/// written in the launch directory's project folder.
+/// written in the launch directory's project folder. `--fork-session` continues a loaded
+/// transcript under a new id ([`crate::host_flags::fork`]).
 fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Result<ChosenSession> {
+    crate::host_flags::fork::note_unused(args);
     let (id, path, flag) = match (&args.resume, args.continue_session, &args.session_id) {
         (Some(given), _, _) => {
             let id = if given.is_empty() { pick_session(home, launch_dir)? } else { given.clone() };
@@ -261,6 +289,9 @@ fn choose_session(args: &RunArgs, home: &Path, launch_dir: &Path) -> anyhow::Res
         }
     };
     let loaded = Transcript::load(&path).map_err(|e| config(format!("{flag} {id}: {}: {e}", path.display())))?;
+    if crate::host_flags::fork::wanted(args) {
+        return crate::host_flags::fork::fork(args, &id, &path, loaded);
+    }
     Ok(ChosenSession { id, transcript: path, resumed: Some(loaded) })
 }
 

@@ -35,7 +35,7 @@
 mod builtins;
 pub(crate) mod custom;
 mod editor;
-mod model_switch;
+pub(crate) mod model_switch;
 pub(crate) mod plugin_commands;
 mod prompt;
 mod skill_commands;
@@ -43,7 +43,7 @@ pub(crate) mod slash;
 mod totals;
 mod view;
 mod wake;
-mod watch;
+pub(crate) mod watch;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -86,8 +86,18 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     let ChosenSession { id, transcript, resumed } = session;
     let status = StatusLine::start_paused();
     let approver = Arc::new(TerminalApprover::new(project.clone(), Some(status.clone()), &settings));
-    let Built { agent, families, mcp } =
-        build(&args, &settings, &project, &home, model, &id, Arc::clone(&approver) as Arc<dyn Approver>, false).await?;
+    let Built { agent, families, mcp } = build(
+        &args,
+        &settings,
+        &project,
+        &home,
+        model,
+        &id,
+        Arc::clone(&approver) as Arc<dyn Approver>,
+        false,
+        Default::default(),
+    )
+    .await?;
     let user_home = spine_protocol::home::user_home();
     let (mut commands, mut warnings) =
         custom::load(&custom::command_dirs(&project, &home, user_home.as_deref()), settings.trust.is_trusted());

@@ -93,7 +93,9 @@ impl Chat {
             RunSubtype::Success | RunSubtype::Deferred => {}
             RunSubtype::Canceled => println!("⏹ canceled (the conversation keeps what was done)"),
             RunSubtype::Blocked => println!("⏹ blocked: {}", outcome.result),
-            RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution => println!("✗ error: {}", outcome.result),
+            RunSubtype::ErrorMaxTurns | RunSubtype::ErrorMaxBudgetUsd | RunSubtype::ErrorDuringExecution => {
+                println!("✗ error: {}", outcome.result)
+            }
         }
         if let Some(reason) = &outcome.stop_reason {
             println!("stopped: {reason}");

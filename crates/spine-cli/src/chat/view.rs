@@ -139,6 +139,8 @@ impl RunObserver for ChatView {
             | RunEvent::Permission { .. }
             | RunEvent::ModelRequest { .. }
             | RunEvent::ModelReplied { .. }
+            | RunEvent::StreamDelta { .. }
+            | RunEvent::Subagent { .. }
             | RunEvent::Note { .. }
             | RunEvent::Message { .. } => {}
         }

@@ -22,7 +22,7 @@ use super::editor::{Editor, Input, PromptText};
 
 /// A new session's watch: the shell in the agent's directory, the settings files and skills
 /// directories of `settings` for ConfigChange.
-pub(super) fn session_watch(agent: &Agent, settings: &spine_settings::Settings) -> Arc<SessionWatch> {
+pub(crate) fn session_watch(agent: &Agent, settings: &spine_settings::Settings) -> Arc<SessionWatch> {
     let config = spine_agent::watch::config_files(settings, &agent.config.skill_roots);
     Arc::new(SessionWatch::new(agent.config.cwd.clone()).with_config(config))
 }

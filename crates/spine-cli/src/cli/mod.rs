@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod host;
+
+pub use host::{EffortFlag, HostArgs, InputFormat, ThinkingFlag};
+
 /// spine: an agent runtime whose every tool call passes through a hook pipeline you can trust.
 ///
 /// `spine -p "PROMPT"` (or `spine "PROMPT"`) runs the agent like `spine run`, as `claude -p` does.
@@ -218,6 +222,9 @@ pub struct RunArgs {
     /// No warnings or notes on stderr (errors still print).
     #[arg(short = 'q', long, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// The flags of a driven session (the Agent SDKs).
+    #[command(flatten)]
+    pub host: HostArgs,
 }
 
 /// `spine hooks`.

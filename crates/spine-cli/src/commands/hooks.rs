@@ -154,7 +154,11 @@ pub(super) fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
             // else the handler's own (`allowedHttpHookUrls`).
             let not_run = hooks.not_run(g).or_else(|| match &h.handler {
                 Handler::Http(http) => http.blocked.clone(),
-                Handler::Command { .. } | Handler::Prompt(_) | Handler::McpTool(_) | Handler::Agent { .. } => None,
+                Handler::Command { .. }
+                | Handler::Prompt(_)
+                | Handler::McpTool(_)
+                | Handler::Agent { .. }
+                | Handler::Callback { .. } => None,
             });
             let mut row = json!({
                 "event": g.event,
@@ -184,6 +188,7 @@ pub(super) fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
                         obj.insert("model".into(), json!(model));
                         obj.insert("prompt".into(), json!(prompt))
                     }
+                    Handler::Callback { .. } => obj.insert("callback".into(), json!(h.handler.target())),
                 };
             }
             row

@@ -10,8 +10,8 @@
 //!   signals — and stopping everything it started.
 
 mod input;
-mod output;
-mod slash_prompt;
+pub(crate) mod output;
+pub(crate) mod slash_prompt;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -33,7 +33,7 @@ use crate::render::approver::TerminalApprover;
 use crate::render::result::ResultContext;
 use crate::render::status::StatusLine;
 use crate::render::stderr::StderrObserver;
-use crate::render::stream_json::{HookEvents, InitInfo, StreamJsonObserver, StreamJsonReports};
+use crate::render::stream_json::{HookEvents, InitInfo, StreamJsonObserver, StreamJsonReports, mcp_statuses};
 use crate::render::trace_file::TraceFile;
 use crate::session_open::{Built, ChosenSession, Opened, build, open};
 
@@ -100,7 +100,8 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         None => Arc::new(DenyApprover),
     };
     let Built { mut agent, families, mcp } =
-        build(&args, &settings, &project, &home, model, &session_id, approver, !interactive_prompt).await?;
+        build(&args, &settings, &project, &home, model, &session_id, approver, !interactive_prompt, Default::default())
+            .await?;
     // `spine -p "/command args"`: a custom command's expansion, as Claude Code's print mode.
     let mut expansion = None;
     let prompt = match prompt.as_deref().map(|p| slash_prompt::expand(p, &agent, &settings, &project, &home)) {
@@ -136,19 +137,11 @@ async fn run_inner(args: RunArgs, started: Instant) -> anyhow::Result<u8> {
         status.clone(),
     ))];
     if args.output_format == OutputFormat::StreamJson {
-        let init = InitInfo {
-            cwd: agent.config.cwd.display().to_string(),
-            tools: agent
-                .tools
-                .specs()
-                .filter(|s| agent.config.visibility.allows(&s.name))
-                .map(|s| s.name.clone())
-                .collect(),
-            mcp_servers: mcp.server_names().into_iter().map(str::to_owned).collect(),
-            permission_mode: agent.policy.mode().as_str().to_owned(),
-        };
+        let init = InitInfo::new(&agent, &settings, &project, &home).with_mcp_servers(mcp_statuses(&mcp));
         let hook_events = if args.include_hook_events { HookEvents::Include } else { HookEvents::Omit };
-        observers.push(Arc::new(StreamJsonObserver::new(init, hook_events)));
+        observers.push(Arc::new(
+            StreamJsonObserver::new(init, hook_events).with_partial_messages(args.host.include_partial_messages),
+        ));
     }
     // OpenTelemetry export, when on: the last spans are sent as soon as the run ends, while the
     // run's processes are stopped and the output is written; `telemetry` waits for them when

@@ -7,7 +7,12 @@
 //! `spine_models::pricing` and settings `model_options.prices`; 0 for models without a price),
 //! `usage` (`input_tokens` counts uncached input, as Claude Code's does; the cache fields
 //! beside it), `modelUsage` (per model), `permission_denials` (`tool_name`, `tool_use_id`,
-//! `tool_input` of every call the permission step refused).
+//! `tool_input` of every call that was refused — by a permission rule or mode, the approver, a
+//! PermissionRequest hook, or a PreToolUse hook that blocked or denied it — subagents' calls
+//! included, in the order they were decided, as Claude Code 2.1.328 lists them:
+//! `tests/fixtures/claude-code-2.1.328/stream-json-denials.jsonl`). With `--json-schema`,
+//! `structured_output` is the input of the `StructuredOutput` call that answered (absent when
+//! none did).
 //!
 //! spine adds `requests_without_usage` (how many model requests reported no usage — local
 //! servers often send none; their tokens are unknown, not 0 — present only when some did),
@@ -19,6 +24,7 @@ use serde_json::{Map, Value, json};
 use spine_core::model::FinishReason;
 use spine_core::runner::RunOutcome;
 use spine_protocol::message::Message;
+use spine_protocol::permission::DecisionSource;
 use spine_protocol::tool::ToolArguments;
 use spine_protocol::trace::{DecisionOutcome, TraceRecord};
 
@@ -35,20 +41,25 @@ pub struct ResultContext<'a> {
     pub include_messages: bool,
 }
 
-/// A call the permission step refused.
+/// A refused call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Denial {
     /// The tool the call named.
     pub tool_name: String,
     /// The call's id.
     pub tool_use_id: String,
-    /// The arguments the model sent.
+    /// The arguments the model sent (before any hook rewrote them).
     pub tool_input: Value,
+    /// Whether the permission step refused it (a rule, the mode, a PermissionRequest hook or
+    /// the approver) rather than a PreToolUse hook (a block, or a `permissionDecision: deny`).
+    pub by_policy: bool,
 }
 
-/// Every call of the run that the permission step (rules, mode, PermissionRequest hooks or the
-/// approver) refused, in order.
+/// Every refused call of the run, its subagents' included, in order: the permission step's
+/// refusals and the PreToolUse hooks' blocks (a hook that failed closed included).
 pub fn permission_denials(outcome: &RunOutcome) -> Vec<Denial> {
+    // Traces written before decision records carried the arguments: the conversation has them
+    // (the main agent's calls only).
     let input_of = |id: &str| {
         outcome.messages.iter().find_map(|m| match m {
             Message::Assistant(a) => a.tool_calls.iter().find(|c| c.id == id).map(|c| match &c.arguments {
@@ -63,11 +74,20 @@ pub fn permission_denials(outcome: &RunOutcome) -> Vec<Denial> {
         .entries()
         .into_iter()
         .filter_map(|e| match e.record {
-            TraceRecord::ToolDecision(d) if d.outcome == DecisionOutcome::Denied => Some(Denial {
-                tool_input: input_of(&d.tool_use_id).unwrap_or(Value::Null),
-                tool_name: d.tool_name,
-                tool_use_id: d.tool_use_id,
-            }),
+            TraceRecord::ToolDecision(d)
+                if matches!(
+                    d.outcome,
+                    DecisionOutcome::Denied | DecisionOutcome::Blocked | DecisionOutcome::HookFailed
+                ) =>
+            {
+                Some(Denial {
+                    tool_input: d.arguments.or_else(|| input_of(&d.tool_use_id)).unwrap_or(Value::Null),
+                    by_policy: d.outcome == DecisionOutcome::Denied
+                        && !matches!(d.permission.as_ref().map(|p| &p.source), Some(DecisionSource::Hook { .. })),
+                    tool_name: d.tool_name,
+                    tool_use_id: d.tool_use_id,
+                })
+            }
             _ => None,
         })
         .collect()
@@ -149,6 +169,9 @@ pub fn result_json(outcome: &RunOutcome, ctx: &ResultContext<'_>) -> Value {
         if let Some(call) = &outcome.deferred {
             map.insert("deferred_tool_use".into(), json!(call));
         }
+        if let Some(value) = &outcome.structured_output {
+            map.insert("structured_output".into(), value.clone());
+        }
         if ctx.include_messages {
             map.insert("messages".into(), json!(outcome.messages));
         }
@@ -178,9 +201,11 @@ pub fn config_error_json(message: &str, duration_ms: u64) -> Value {
 }
 
 /// The line `spine run` prints on stderr (without `-v`) when the permission step refused calls:
-/// how many, which tools, and what would allow them. `managed_only` is the managed source of
-/// `allowManagedPermissionRulesOnly`, when set: then only its allow rules can allow a call.
+/// how many, which tools, and what would allow them (a hook's blocks are not counted: no rule
+/// allows them). `managed_only` is the managed source of `allowManagedPermissionRulesOnly`,
+/// when set: then only its allow rules can allow a call.
 pub fn denial_note(denials: &[Denial], managed_only: Option<&spine_settings::Origin>) -> Option<String> {
+    let denials: Vec<&Denial> = denials.iter().filter(|d| d.by_policy).collect();
     if denials.is_empty() {
         return None;
     }

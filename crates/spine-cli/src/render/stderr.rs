@@ -110,6 +110,9 @@ impl RunObserver for StderrObserver {
             }
             RunEvent::TextDelta { .. }
             | RunEvent::ModelReplied { .. }
+            // A subagent's events are not printed (its warnings about starting are the parent's).
+            | RunEvent::StreamDelta { .. }
+            | RunEvent::Subagent { .. }
             | RunEvent::Message { .. }
             | RunEvent::HookStarted { .. }
             | RunEvent::HookEnded { .. }

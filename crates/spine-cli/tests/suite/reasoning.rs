@@ -177,9 +177,12 @@ fn stream_json_prints_thinking_blocks_as_claude_code_does_and_the_result_is_the_
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<Value> =
         stdout(&out).lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
-    let assistant = lines.iter().find(|l| l["type"] == "assistant").expect("assistant line");
+    // One line per content block, as Claude Code writes them, all of one message.
+    let assistant: Vec<&Value> = lines.iter().filter(|l| l["type"] == "assistant").collect();
+    assert!(assistant.iter().all(|l| l["message"]["id"] == assistant[0]["message"]["id"]));
+    let content: Vec<Value> = assistant.iter().map(|l| l["message"]["content"][0].clone()).collect();
     assert_eq!(
-        assistant["message"]["content"],
+        json!(content),
         json!([
             {"type": "thinking", "thinking": THOUGHT, "signature": "sig-1=="},
             {"type": "redacted_thinking", "data": "opaque-data"},

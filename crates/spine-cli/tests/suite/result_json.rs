@@ -163,7 +163,11 @@ fn stream_json_speaks_claude_codes_event_stream_with_one_copy_of_each_tool_resul
     assert_eq!(init["permissionMode"], "default");
 
     let call = &lines[1];
-    assert_eq!(keys(call), keys(&reference[1]), "assistant line fields");
+    // Claude Code 2.1.328 adds `timestamp` (claude-code-2.1.328/stream-json-blocks.jsonl).
+    let mut assistant_keys = keys(&reference[1]);
+    assistant_keys.push("timestamp".into());
+    assistant_keys.sort();
+    assert_eq!(keys(call), assistant_keys, "assistant line fields");
     assert_eq!(
         call["message"]["content"][0],
         json!({"type": "tool_use", "id": "c1", "name": "calculator", "input": {"expression": "2 + 2"}})

@@ -19,7 +19,7 @@ use crate::render::stream_json::emit;
 
 /// With a JSON output format, a configuration error `e` is also printed as a result object on
 /// stdout (the error line on stderr and exit status 2 stay, the caller's).
-pub(super) fn config_error(e: &anyhow::Error, format: OutputFormat, started: Instant) {
+pub(crate) fn config_error(e: &anyhow::Error, format: OutputFormat, started: Instant) {
     if let Some(config) = e.downcast_ref::<crate::error::ConfigError>()
         && format != OutputFormat::Text
     {
@@ -43,6 +43,7 @@ pub(super) fn print_outcome(
             }
             RunSubtype::Deferred => eprintln!("{}", outcome.result),
             RunSubtype::ErrorMaxTurns
+            | RunSubtype::ErrorMaxBudgetUsd
             | RunSubtype::ErrorDuringExecution
             | RunSubtype::Blocked
             | RunSubtype::Canceled => {
@@ -69,13 +70,15 @@ pub(super) fn print_outcome(
 }
 
 /// The exit status of the run; `signal` is the number of the signal that canceled it (0: none).
-pub(super) fn exit_status(outcome: &RunOutcome, signal: u8) -> u8 {
+pub(crate) fn exit_status(outcome: &RunOutcome, signal: u8) -> u8 {
     match outcome.subtype {
         RunSubtype::Success | RunSubtype::Deferred => exit::OK,
         RunSubtype::Canceled if signal != 0 => signal,
-        RunSubtype::ErrorMaxTurns | RunSubtype::ErrorDuringExecution | RunSubtype::Blocked | RunSubtype::Canceled => {
-            exit::FAILED
-        }
+        RunSubtype::ErrorMaxTurns
+        | RunSubtype::ErrorMaxBudgetUsd
+        | RunSubtype::ErrorDuringExecution
+        | RunSubtype::Blocked
+        | RunSubtype::Canceled => exit::FAILED,
     }
 }
 

@@ -21,7 +21,7 @@ use crate::chat::plugin_commands;
 use crate::chat::slash::{self, Line};
 
 /// A prompt that was a custom command.
-pub(super) struct Expanded {
+pub(crate) struct Expanded {
     /// The expanded prompt.
     pub prompt: String,
     /// The command's `allowed-tools`, for this prompt.
@@ -32,7 +32,7 @@ pub(super) struct Expanded {
 
 /// `prompt` expanded when it names a custom command (see the module documentation); the
 /// warnings about command files that were skipped go to stderr.
-pub(super) fn expand(
+pub(crate) fn expand(
     prompt: &str,
     agent: &Agent,
     settings: &Settings,

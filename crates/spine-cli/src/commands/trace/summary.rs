@@ -129,6 +129,7 @@ pub fn subtype_name(subtype: RunSubtype) -> &'static str {
     match subtype {
         RunSubtype::Success => "success",
         RunSubtype::ErrorMaxTurns => "error_max_turns",
+        RunSubtype::ErrorMaxBudgetUsd => "error_max_budget_usd",
         RunSubtype::ErrorDuringExecution => "error_during_execution",
         RunSubtype::Blocked => "blocked",
         RunSubtype::Deferred => "deferred",
