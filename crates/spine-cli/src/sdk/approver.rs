@@ -3,8 +3,8 @@
 //!
 //! Contract of [`HostApprover`]:
 //! - The request carries the call as hooks see it (`tool_name`, `input`: a tool that runs a
-//!   command line is `Bash` with `command`), `tool_use_id`, `permission_suggestions`, and
-//!   `decision_reason` (why the rules ask).
+//!   command line is `Bash` with `command`), `description` (the input's, when it has one),
+//!   `tool_use_id`, `permission_suggestions`, and `decision_reason` (why the rules ask).
 //! - `{"behavior":"allow"}` runs the call; an `updatedInput` that differs from the input
 //!   replaces the arguments, which the pipeline validates and checks against the rules again
 //!   (a deny rule still denies); `updatedPermissions` are applied like a PermissionRequest
@@ -57,7 +57,7 @@ impl HostApprover {
 impl Approver for HostApprover {
     async fn approve(&self, request: &ApprovalRequest<'_>) -> Approval {
         let view = tool_view::view(request.tool_name, request.command_argument, request.args);
-        let body = json!({
+        let mut body = json!({
             "subtype": "can_use_tool",
             "tool_name": view.tool_name,
             "display_name": view.tool_name,
@@ -67,6 +67,13 @@ impl Approver for HostApprover {
             "decision_reason": request.reason,
             "tool_use_id": request.tool_use_id,
         });
+        // Claude Code's `description` of the call (the SDKs pass it to the callback): the one
+        // the model gave in the input (Bash's), when it gave one.
+        if let (Some(description), Some(map)) = (view.tool_input.get("description").cloned(), body.as_object_mut())
+            && description.is_string()
+        {
+            map.insert("description".to_owned(), description);
+        }
         let turn = self.turn();
         self.control.state("requires_action");
         let answered = self.control.request(body, &turn, Some(ANSWER_LIMIT)).await;

@@ -10,7 +10,10 @@
 //!   `control_cancel_request`; a host that closed stdin ([`Control::close`]) fails every
 //!   pending request and every later one with [`ControlError::HostGone`]; an optional time
 //!   limit ends it with [`ControlError::TimedOut`].
-//! - A response whose id is not pending (late, duplicated, made up) is ignored.
+//! - [`Control::withdraw_questions`] withdraws the pending `can_use_tool` questions at once (an
+//!   interrupt does, before it is answered, as Claude Code does); their waits end with their
+//!   token, and a late answer to one is ignored.
+//! - A response whose id is not pending (late, duplicated, made up, withdrawn) is ignored.
 //! - Every line goes to stdout through one lock, whole: lines of concurrent writers never mix.
 //! - [`Control::state`] writes Claude Code's `session_state_changed` lines (`running`,
 //!   `requires_action`, `idle`, marked `sdk_host_only`) when the host asked for them with
@@ -71,8 +74,17 @@ pub(crate) struct Control {
 
 #[derive(Debug, Default)]
 struct State {
-    pending: HashMap<String, oneshot::Sender<Result<Value, String>>>,
+    pending: HashMap<String, Waiting>,
     closed: bool,
+}
+
+/// A request waiting for its answer.
+#[derive(Debug)]
+struct Waiting {
+    answer: oneshot::Sender<Result<Value, String>>,
+    subtype: String,
+    /// The host was told it is withdrawn (`control_cancel_request`).
+    withdrawn: bool,
 }
 
 impl Control {
@@ -120,7 +132,8 @@ impl Control {
             if state.closed {
                 return Err(ControlError::HostGone);
             }
-            state.pending.insert(id.clone(), tx);
+            let subtype = body.get("subtype").and_then(Value::as_str).unwrap_or_default().to_owned();
+            state.pending.insert(id.clone(), Waiting { answer: tx, subtype, withdrawn: false });
         }
         self.emit(&wire::request(&id, body));
         // Whatever ends the wait — an answer, the token, the limit, or the caller dropping this
@@ -157,11 +170,12 @@ impl Control {
 
     /// Delivers the host's answer to request `id`; `false` when nothing waits for it.
     pub(crate) fn resolve(&self, id: &str, result: Result<Value, String>) -> bool {
-        let sender = self.state.lock().ok().and_then(|mut s| s.pending.remove(id));
-        match sender {
-            Some(sender) => sender.send(result).is_ok(),
-            None => false,
+        let Ok(mut state) = self.state.lock() else { return false };
+        // A withdrawn question stays until its wait ends (with its token), unanswered.
+        if state.pending.get(id).is_none_or(|waiting| waiting.withdrawn) {
+            return false;
         }
+        state.pending.remove(id).is_some_and(|waiting| waiting.answer.send(result).is_ok())
     }
 
     /// The host is gone: every pending request and every later one fails.
@@ -172,10 +186,31 @@ impl Control {
         }
     }
 
-    /// Gives up request `id` if it is still pending: the host is told.
+    /// Withdraws every pending `can_use_tool` question: the host is told before this returns
+    /// (so before what the caller writes next); the waits end with their token and do not tell
+    /// it again.
+    pub(crate) fn withdraw_questions(&self) {
+        let withdrawn: Vec<String> = match self.state.lock() {
+            Ok(mut state) => state
+                .pending
+                .iter_mut()
+                .filter(|(_, waiting)| waiting.subtype == "can_use_tool" && !waiting.withdrawn)
+                .map(|(id, waiting)| {
+                    waiting.withdrawn = true;
+                    id.clone()
+                })
+                .collect(),
+            Err(_) => return,
+        };
+        for id in withdrawn {
+            self.emit(&wire::cancel(&id));
+        }
+    }
+
+    /// Gives up request `id` if it is still pending: the host is told, unless it was already.
     fn withdraw(&self, id: &str) {
-        let was_pending = self.state.lock().map(|mut s| s.pending.remove(id).is_some()).unwrap_or(false);
-        if was_pending {
+        let told = self.state.lock().ok().and_then(|mut s| s.pending.remove(id)).map(|waiting| waiting.withdrawn);
+        if told == Some(false) {
             self.emit(&wire::cancel(id));
         }
     }
@@ -252,6 +287,22 @@ mod tests {
         let wait = control.request(json!({"subtype": "x"}), &token, None);
         let limited = tokio::time::timeout(Duration::from_millis(10), wait).await;
         assert!(limited.is_err(), "nothing answered");
+        assert_eq!(control.pending(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_withdrawn_questions_late_answer_is_ignored_and_its_wait_ends_with_its_token() {
+        let control = Arc::new(Control::new());
+        let token = CancellationToken::new();
+        let waiting = {
+            let (control, token) = (Arc::clone(&control), token.clone());
+            tokio::spawn(async move { control.request(json!({"subtype": "can_use_tool"}), &token, None).await })
+        };
+        settle(&control).await;
+        control.withdraw_questions();
+        assert!(!control.resolve("spine_req_1", Ok(json!({"behavior": "allow"}))), "a withdrawn question");
+        token.cancel();
+        assert_eq!(waiting.await.ok(), Some(Err(ControlError::Canceled)));
         assert_eq!(control.pending(), 0);
     }
 

@@ -171,14 +171,27 @@ pub(crate) fn initialized(agent: &Agent, settings: &Settings, project: &Path, ho
     answer
 }
 
-/// `set_permission_mode`: the mode now (the answer `{"mode"}`, and Claude Code's `status` line
-/// naming the new mode), or why not.
+/// `set_permission_mode`: the mode now — answered `{"mode"}`, then Claude Code's `status` line
+/// naming the new mode — or why not.
 pub(crate) fn set_permission_mode(
     agent: &Agent,
+    id: &str,
     body: &Map<String, Value>,
     control: &Control,
     session_id: &str,
-) -> Result<Value, String> {
+) {
+    match change_mode(agent, body) {
+        Ok(mode) => {
+            control.emit(&wire::success(id, json!({"mode": mode.as_str()})));
+            control
+                .emit(&json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode.as_str(),
+                "uuid": uuid::Uuid::new_v4().to_string(), "session_id": session_id}));
+        }
+        Err(why) => control.emit(&wire::error(id, &why)),
+    }
+}
+
+fn change_mode(agent: &Agent, body: &Map<String, Value>) -> Result<PermissionMode, String> {
     let Some(text) = body.get("mode").and_then(Value::as_str) else {
         return Err("set_permission_mode needs a string `mode`".to_owned());
     };
@@ -186,12 +199,7 @@ pub(crate) fn set_permission_mode(
     let update = PermissionUpdate::SetMode { mode, destination: UpdateDestination::Session };
     let applied = agent.policy.apply_updates(&[update], &agent.config.workspace, &agent.config.cwd);
     match applied.first() {
-        Some(entry) if entry.applied => {
-            control
-                .emit(&json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode.as_str(),
-                "uuid": uuid::Uuid::new_v4().to_string(), "session_id": session_id}));
-            Ok(json!({"mode": mode.as_str()}))
-        }
+        Some(entry) if entry.applied => Ok(mode),
         Some(entry) => Err(format!("mode `{text}` refused: {}", entry.note.as_deref().unwrap_or("not allowed"))),
         None => Err("mode not applied".to_owned()),
     }

@@ -1,7 +1,11 @@
-//! A turn's `result` line as the SDKs read it: Claude Code's subtypes, and the session's cost
-//! and usage so far.
+//! A turn's `result` line as the SDKs read it: Claude Code's subtypes, its `uuid` and `errors`,
+//! and the session's cost and usage so far; and the line Claude Code writes before the result of
+//! an interrupted turn.
 
 use serde_json::{Map, Value, json};
+use spine_core::runner::RunOutcome;
+use spine_protocol::message::Message;
+use spine_protocol::run::RunSubtype;
 
 /// What a session's results add up to.
 #[derive(Default)]
@@ -39,16 +43,45 @@ impl Totals {
 
 /// A turn's result as the SDKs know it: spine's `canceled` (an interrupt) and `blocked` (a hook
 /// stopped the turn) are Claude Code's `error_during_execution`, the spine subtype kept in
-/// `spine_subtype`.
+/// `spine_subtype`; it has a `uuid` (the Python SDK reads it) and, when it is an error, Claude
+/// Code's `errors` (the TypeScript SDK builds its "returned an error result" message from them):
+/// spine's message.
 pub(crate) fn sdk_result(mut result: Value) -> Value {
-    if let Some(map) = result.as_object_mut()
-        && let Some(subtype) = map.get("subtype").and_then(Value::as_str).map(str::to_owned)
-        && (subtype == "canceled" || subtype == "blocked")
-    {
-        map.insert("subtype".to_owned(), json!("error_during_execution"));
-        map.insert("spine_subtype".to_owned(), json!(subtype));
+    if let Some(map) = result.as_object_mut() {
+        if let Some(subtype) = map.get("subtype").and_then(Value::as_str).map(str::to_owned)
+            && (subtype == "canceled" || subtype == "blocked")
+        {
+            map.insert("subtype".to_owned(), json!("error_during_execution"));
+            map.insert("spine_subtype".to_owned(), json!(subtype));
+        }
+        if map.get("is_error") == Some(&json!(true)) && !map.contains_key("errors") {
+            let message = map.get("result").and_then(Value::as_str).unwrap_or_default().to_owned();
+            map.insert("errors".to_owned(), json!([message]));
+        }
+        map.insert("uuid".to_owned(), json!(uuid::Uuid::new_v4().to_string()));
     }
     result
+}
+
+/// The `user` line Claude Code writes before an interrupted turn's result:
+/// `[Request interrupted by user for tool use]` when the turn ended on its tool results,
+/// `[Request interrupted by user]` otherwise; `None` for a turn that was not interrupted.
+pub(crate) fn interrupted_line(outcome: &RunOutcome, session_id: &str) -> Option<Value> {
+    if outcome.subtype != RunSubtype::Canceled {
+        return None;
+    }
+    let text = match outcome.messages.last() {
+        Some(Message::Tool(_)) => "[Request interrupted by user for tool use]",
+        _ => "[Request interrupted by user]",
+    };
+    Some(json!({
+        "type": "user",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+        "parent_tool_use_id": null,
+        "session_id": session_id,
+        "uuid": uuid::Uuid::new_v4().to_string(),
+        "timestamp": spine_core::session::timestamp_now(),
+    }))
 }
 
 #[cfg(test)]
@@ -74,5 +107,15 @@ mod tests {
         assert_eq!(result["subtype"], "error_during_execution");
         assert_eq!(result["spine_subtype"], "canceled");
         assert_eq!(sdk_result(json!({"subtype": "success"}))["subtype"], "success");
+    }
+
+    #[test]
+    fn every_result_has_a_uuid_and_an_error_result_its_message_in_errors() {
+        let error = sdk_result(json!({"subtype": "canceled", "is_error": true, "result": "canceled"}));
+        assert_eq!(error["errors"], json!(["canceled"]));
+        assert!(error["uuid"].as_str().is_some_and(|u| uuid::Uuid::parse_str(u).is_ok()), "{error}");
+        let success = sdk_result(json!({"subtype": "success", "is_error": false, "result": "hi"}));
+        assert!(success.get("errors").is_none(), "{success}");
+        assert!(success["uuid"].is_string(), "{success}");
     }
 }

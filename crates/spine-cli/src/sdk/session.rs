@@ -24,7 +24,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::approver::HostApprover;
 use super::control::Control;
 use super::requests;
-use super::results::{Totals, sdk_result};
+use super::results::{Totals, interrupted_line, sdk_result};
 use super::wire::{self, Inbound, UserLine};
 use crate::chat::model_switch::{SwitchRequest, switch};
 use crate::cli::RunArgs;
@@ -269,6 +269,9 @@ impl Session {
             context_window: self.agent.model.context_window(),
             include_messages: self.args.include_messages,
         };
+        if let Some(line) = interrupted_line(&outcome, &self.id) {
+            self.control.emit(&line);
+        }
         let mut result = sdk_result(result_json(&outcome, &context));
         self.totals.add(&mut result);
         self.control.emit(&result);
@@ -366,31 +369,32 @@ impl Busy<'_> {
         let answer = match requests::subtype(&body) {
             "interrupt" => {
                 self.cancel.cancel();
+                // As Claude Code, the pending permission question is withdrawn before the answer.
+                self.control.withdraw_questions();
                 let queued: Vec<&str> = self.queue.iter().map(|user| user.text.as_str()).collect();
-                Ok(json!({"still_queued": queued}))
+                json!({"still_queued": queued})
             }
-            "set_permission_mode" => requests::set_permission_mode(self.agent, &body, self.control, self.session_id),
+            "set_permission_mode" => {
+                requests::set_permission_mode(self.agent, &id, &body, self.control, self.session_id);
+                return;
+            }
             "set_model" => {
                 // Applied when the turn ends; the answer waits for it.
                 let spec = body.get("model").and_then(Value::as_str).map(str::to_owned);
                 *self.model_change = Some((id, spec));
                 return;
             }
-            "mcp_status" => Ok(requests::mcp_status(self.mcp_servers)),
+            "mcp_status" => requests::mcp_status(self.mcp_servers),
             "initialize" => {
                 let hooks = body.get("hooks").is_some_and(|h| h.as_object().is_some_and(|h| !h.is_empty()));
-                Ok(if hooks { json!({"hooks_applied": false}) } else { json!({}) })
+                if hooks { json!({"hooks_applied": false}) } else { json!({}) }
             }
             other => {
                 self.control.emit(&wire::unsupported(&id, other));
                 return;
             }
         };
-        let line = match answer {
-            Ok(response) => wire::success(&id, response),
-            Err(message) => wire::error(&id, &message),
-        };
-        self.control.emit(&line);
+        self.control.emit(&wire::success(&id, answer));
     }
 }
 

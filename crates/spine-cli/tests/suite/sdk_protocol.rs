@@ -295,10 +295,10 @@ fn set_permission_mode_applies_to_the_next_decision() {
     );
     host.response("init");
     host.request("mode", json!({"subtype": "set_permission_mode", "mode": "acceptEdits"}));
-    let status = host.until("status", |l| l["subtype"] == "status");
-    assert_eq!(status["permissionMode"], "acceptEdits");
     let answer = host.response("mode");
     assert_eq!(answer["response"]["response"], json!({"mode": "acceptEdits"}));
+    let status = host.until("status", |l| l["subtype"] == "status");
+    assert_eq!(status["permissionMode"], "acceptEdits");
     host.user("write it");
     let result = host.result();
     let (_, seen) = host.close();

@@ -14,7 +14,8 @@
 //! `--plugin-dir`), `additional_directories` (the `--add-dir` roots), `uuid`; and spine's
 //! `spine_version`.
 //!
-//! Left out, having no meaning in spine: `claude_code_version`, `terminal_slash_commands`,
+//! Left out, having no meaning in spine (the lists are `left_out::INIT` and
+//! `left_out::INIT_MCP_SERVER`): `claude_code_version`, `terminal_slash_commands`,
 //! `capabilities`, `analytics_disabled`, `product_feedback_disabled`, `memory_paths`,
 //! `original_cwd`, `messaging_socket_path`, `fast_mode_state`, `fast_mode_disabled_reason`,
 //! `per_turn_effort_active`, `ultrathink_available`, `ultrathink_typed_raises`, `view_mode`, and
@@ -168,28 +169,10 @@ pub fn mcp_statuses(mcp: &spine_agent::McpTools) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    /// The fields of Claude Code 2.1.328's `init` line that spine does not write.
-    const LEFT_OUT: [&str; 14] = [
-        "claude_code_version",
-        "terminal_slash_commands",
-        "capabilities",
-        "analytics_disabled",
-        "product_feedback_disabled",
-        "memory_paths",
-        "original_cwd",
-        "messaging_socket_path",
-        "fast_mode_state",
-        "fast_mode_disabled_reason",
-        "per_turn_effort_active",
-        "ultrathink_available",
-        "ultrathink_typed_raises",
-        "view_mode",
-    ];
-
     #[test]
     fn the_init_line_has_none_of_claude_codes_fields_that_spine_leaves_out() {
         let line = InitInfo::default().line("s", "m");
-        for field in LEFT_OUT {
+        for field in crate::render::stream_json::left_out::INIT {
             assert!(line.get(field).is_none(), "{field}");
         }
     }

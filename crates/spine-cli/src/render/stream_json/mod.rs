@@ -24,6 +24,8 @@
 //! within a line and each run's lines keep their order.
 
 pub mod init;
+#[cfg(test)]
+mod left_out;
 mod lines;
 mod partial;
 
