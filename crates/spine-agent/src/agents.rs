@@ -150,28 +150,65 @@ pub struct AgentTypes {
     pub main_hooks: Option<Arc<HookRegistry>>,
 }
 
-/// The agent types of a run: the definitions of `agents_flag` (`--agents`), then those of
-/// [`agent_directories`], with their models built (a model that cannot be built skips its
+/// The definition files of a run, read and parsed ([`AgentFiles::read`]): those of
+/// [`agent_directories`], then the enabled plugins' (`agents/`). Reading them needs nothing of
+/// the agent being assembled, so assembly does it while the tools are built.
+#[derive(Debug, Default)]
+pub struct AgentFiles {
+    /// The definitions, highest precedence first.
+    pub files: Vec<AgentFile>,
+    /// The files skipped, the fields not applied, the unknown keys.
+    pub warnings: Vec<String>,
+}
+
+impl AgentFiles {
+    /// Reads the definitions of `project`'s, `spine_home`'s and `home`'s agent directories
+    /// and of the enabled plugins.
+    pub fn read(settings: &Settings, project: &Path, spine_home: &Path, home: Option<&Path>) -> AgentFiles {
+        let dirs = agent_directories(settings, project, spine_home, home);
+        let (mut files, mut warnings) = read_agent_files(&dirs);
+        let (plugin_files, plugin_warnings) = crate::agent_plugins::plugin_agent_files(&settings.plugins, project);
+        files.extend(plugin_files);
+        warnings.extend(plugin_warnings);
+        AgentFiles { files, warnings }
+    }
+
+    /// [`AgentFiles::read`] on another thread while `work` runs on this one; both results.
+    pub fn read_during<T>(
+        settings: &Settings,
+        project: &Path,
+        spine_home: &Path,
+        home: Option<&Path>,
+        work: impl FnOnce() -> T,
+    ) -> (T, AgentFiles) {
+        std::thread::scope(|scope| {
+            let reading = scope.spawn(|| AgentFiles::read(settings, project, spine_home, home));
+            let done = work();
+            // A panic of the reader is the caller's, as if it had read on this thread.
+            match reading.join() {
+                Ok(files) => (done, files),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+    }
+}
+
+/// The agent types of a run: the definitions of `agents_flag` (`--agents`), then the files
+/// `read` ([`AgentFiles`]), with their models built (a model that cannot be built skips its
 /// definition with a warning) and their hooks, skills and MCP servers resolved against `scope`
 /// ([`crate::agent_scope`]: a file whose hooks are invalid is skipped with a warning), then
 /// `general-purpose` unless one of them defines it, with the limits of settings `subagents`. A
 /// malformed `--agents` (its hooks included) is the only error.
 pub fn subagents(
     settings: &Settings,
-    project: &Path,
-    spine_home: &Path,
-    home: Option<&Path>,
     agents_flag: Option<&str>,
+    read: AgentFiles,
     scope: &Scope<'_>,
 ) -> Result<AgentTypes, AgentFlagError> {
     let (inline, mut warnings) = agents_flag.map(parse_agents_flag).transpose()?.unwrap_or_default();
     let inline_count = inline.len();
-    let dirs = agent_directories(settings, project, spine_home, home);
-    let (mut files, file_warnings) = read_agent_files(&dirs);
+    let AgentFiles { files, warnings: file_warnings } = read;
     warnings.extend(file_warnings);
-    let (plugin_files, plugin_warnings) = crate::agent_plugins::plugin_agent_files(&settings.plugins, project);
-    files.extend(plugin_files);
-    warnings.extend(plugin_warnings);
     let mut definitions: Vec<SubagentDefinition> = Vec::new();
     let mut main_hooks = None;
     for (i, file) in inline.into_iter().chain(files).enumerate() {
@@ -274,7 +311,8 @@ mod tests {
             main_agent: None,
             mcp_sandboxed_env: None,
         };
-        let types = subagents(&settings, project, spine_home, None, flag, &scope).expect("valid");
+        let read = AgentFiles::read(&settings, project, spine_home, None);
+        let types = subagents(&settings, flag, read, &scope).expect("valid");
         (types.subagents, types.warnings)
     }
 

@@ -32,6 +32,8 @@ pub mod agent_mcp;
 pub mod agent_plugins;
 pub mod agent_scope;
 pub mod agents;
+mod choices;
+mod error;
 /// What a front end needs of the model clients beyond assembly: the price table and model
 /// specs (`--resume` checks a session's model is one `--model` accepts). The binary reaches
 /// the providers only through this crate.
@@ -65,8 +67,9 @@ use spine_core::runner::{Agent, AgentConfig};
 use spine_core::tool::Tool;
 use spine_protocol::permission::PermissionMode;
 use spine_settings::Settings;
-use thiserror::Error;
 
+pub use choices::SessionChoices;
+pub use error::AssemblyError;
 pub use mcp::{
     ConfiguredMcpServer, McpConnection, McpSelection, configured_mcp_servers, connect_mcp, connect_mcp_sandboxed,
     connect_mcp_selected, mcp_options, selected_mcp_servers, untrusted_notice, withheld_plugins, withheld_plugins_text,
@@ -82,107 +85,6 @@ pub use spine_tools::mcp::{McpServerStatus, SdkMcpHost};
 /// test`). The binary reaches tools only through this crate.
 pub use spine_tools::{FamilyHandles, image, mcp::McpTools, register_builtins};
 pub use tools::{build_tool_set, build_tools, visibility, web_options};
-
-/// A configuration problem found while assembling an agent.
-#[derive(Debug, Error)]
-pub enum AssemblyError {
-    /// No model was given and none can be chosen from the environment.
-    #[error(
-        "no model configured: pass --model scripted:FILE | openai:MODEL | openai-responses:MODEL | \
-         anthropic:MODEL (or a claude-*, gpt-* name or sonnet, opus, haiku), set `model` in a settings file, or set \
-         ANTHROPIC_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or OPENAI_API_KEY"
-    )]
-    NoModel,
-    /// The model spec does not parse; `from` says where it was given (`--model`, `<settings
-    /// file>: model`).
-    #[error("{from}: {source}")]
-    ModelSpec {
-        /// Where the spec came from.
-        from: String,
-        /// Why it does not parse.
-        source: spine_models::spec::SpecError,
-    },
-    /// The model's client cannot be built (a missing key, a bad base URL…); `from` says where
-    /// the spec was given (empty: chosen from the environment).
-    #[error("{}{source}", prefixed(from))]
-    ModelClient {
-        /// Where the spec came from.
-        from: String,
-        /// Why the client cannot be built.
-        source: spine_models::ClientError,
-    },
-    /// A permission rule does not parse; `at` names its file and JSON path, or its flag.
-    #[error("{at}: {source}")]
-    Rule {
-        /// The settings file and JSON path, or the flag and the rule as written.
-        at: String,
-        /// Why it does not parse.
-        source: spine_core::permission::RuleError,
-    },
-    /// The `hooks` key of the settings is invalid (names the file and JSON path).
-    #[error(transparent)]
-    Hooks(#[from] spine_hooks::HookConfigError),
-    /// The settings' hooks cannot be registered (an HTTP client, a prompt hook's model).
-    #[error(transparent)]
-    HookRegistration(#[from] spine_hooks::BuildError),
-    /// `bypassPermissions` was asked for (by a settings file, `--permission-mode` or
-    /// `--dangerously-skip-permissions`) and a settings file disables it: a managed one names
-    /// itself (`/etc/spine/managed-settings.json (managed)`).
-    #[error("permission mode bypassPermissions is disabled by `permissions.disableBypassPermissionsMode` in {origin}")]
-    BypassDisabled {
-        /// The settings source that disables it.
-        origin: String,
-    },
-    /// The tool registry could not be built.
-    #[error("tool registry: {0}")]
-    Tools(#[source] spine_core::registry::RegistryError),
-    /// `allowed tools` names a tool that does not exist.
-    #[error("unknown tool `{name}` in the allowed tools (known: {known})")]
-    UnknownTool {
-        /// The name as given.
-        name: String,
-        /// Every registered name, comma-separated.
-        known: String,
-    },
-    /// `.mcp.json` could not be read.
-    #[error(transparent)]
-    Mcp(#[from] spine_tools::mcp::config::McpConfigError),
-    /// `--agents` is malformed or `--agent` names no agent (names the flag and JSON path).
-    #[error(transparent)]
-    AgentFlag(#[from] agent_flags::AgentFlagError),
-    /// The workspace directory is unusable.
-    #[error("workspace {path}: {reason}")]
-    Workspace {
-        /// The project directory as given.
-        path: PathBuf,
-        /// Why it cannot be the workspace root (missing, not a directory, unreadable).
-        reason: String,
-    },
-    /// An added directory (`permissions.additionalDirectories`, `--add-dir`) is unusable.
-    #[error("{}: {reason}", added_source(origin, written))]
-    AddedDirectory {
-        /// Where it was set: a settings file and JSON path, or `--add-dir`.
-        origin: spine_settings::DirectorySource,
-        /// The path as written.
-        written: String,
-        /// Why (does not exist, not a directory).
-        reason: String,
-    },
-}
-
-/// `from: ` before a message, or nothing when `from` is empty.
-fn prefixed(from: &str) -> String {
-    if from.is_empty() { String::new() } else { format!("{from}: ") }
-}
-
-/// The source of an added directory in an error: the flag with its value, or the settings
-/// file and JSON path.
-fn added_source(origin: &spine_settings::DirectorySource, written: &str) -> String {
-    match origin {
-        spine_settings::DirectorySource::Flag => format!("--add-dir {written}"),
-        spine_settings::DirectorySource::Settings { .. } => origin.to_string(),
-    }
-}
 
 /// What the caller decides beyond the settings.
 pub struct AgentOptions {
@@ -218,6 +120,9 @@ pub struct AgentOptions {
     pub sandbox: Option<Arc<sandbox::SessionSandbox>>,
     /// The SDK host's hook callbacks (stream-json input), registered after the settings' hooks.
     pub sdk_hooks: Option<SdkHooks>,
+    /// What the session's flags choose beyond the settings (reasoning, fallback models, budget,
+    /// structured output), applied last.
+    pub choices: SessionChoices,
 }
 
 /// Where an agent's model comes from.
@@ -304,17 +209,26 @@ pub struct Assembled {
 }
 
 /// Builds an agent, once: its model, tools, hooks (the caller's code hooks, then the
-/// settings'), rules, mode, subagents, skills, child environment and run defaults. Nothing is
-/// patched afterwards.
+/// settings', then the SDK host's), rules, mode, subagents, skills, child environment, run
+/// defaults and the session's flag choices. Nothing is patched afterwards.
 pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
     let (model, model_chosen) = options.model.resolve(settings)?;
-    let tool_set = match options.tools {
-        Tools::Fresh(extra) => {
-            let set = options.command_line.tool_set.or(settings.tool_set).unwrap_or_default();
-            build_tool_set(settings, &extra, set)?
-        }
-        Tools::Shared(set) => set,
-    };
+    let home = spine_protocol::home::user_home();
+    // The agent definition files are read and parsed while the tools (and their schemas) are
+    // built: neither needs the other.
+    let tools = options.tools;
+    let set = options.command_line.tool_set.or(settings.tool_set).unwrap_or_default();
+    let (tool_set, agent_files) = agents::AgentFiles::read_during(
+        settings,
+        &options.project,
+        &options.spine_home,
+        home.as_deref(),
+        || match tools {
+            Tools::Fresh(extra) => build_tool_set(settings, &extra, set),
+            Tools::Shared(set) => Ok(set),
+        },
+    );
+    let tool_set = tool_set?;
     let visibility = visibility(&options.allowed_tools, &tool_set.registry)?;
     let mode = options.permission_mode.or(settings.permissions.default_mode).unwrap_or_default();
     if mode == PermissionMode::BypassPermissions
@@ -363,7 +277,6 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         Some(sandbox) => sandbox.confine(hook_options.child_env.clone()),
         None => hook_options.child_env.clone(),
     };
-    let home = spine_protocol::home::user_home();
     let (skill_roots, plugin_skills) = (config.skill_roots.clone(), config.plugin_skills.clone());
     let scope = agent_scope::Scope {
         settings,
@@ -377,14 +290,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         main_agent: options.command_line.agent.as_deref(),
         mcp_sandboxed_env: options.sandbox.as_ref().and_then(|s| s.mcp_env(&hook_options.child_env)),
     };
-    let agent_types = agents::subagents(
-        settings,
-        &options.project,
-        &options.spine_home,
-        home.as_deref(),
-        options.command_line.agents.as_deref(),
-        &scope,
-    )?;
+    let agent_types = agents::subagents(settings, options.command_line.agents.as_deref(), agent_files, &scope)?;
     drop(scope);
     let subagents = agent_types.subagents;
     warnings.extend(agent_types.warnings);
@@ -417,6 +323,7 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         approver: options.approver,
         config,
     };
+    let agent = options.choices.apply(agent, settings)?;
     Ok(Assembled { agent, warnings, tools: tool_set })
 }
 
@@ -485,6 +392,7 @@ pub fn validate(settings: &Settings, project: &std::path::Path, spine_home: &std
         command_line: CommandLine::default(),
         sandbox: None,
         sdk_hooks: None,
+        choices: SessionChoices::default(),
     };
     // Assembled and dropped: nothing was started, and dropping the families ends them.
     if let Err(e) = assemble(settings, options) {

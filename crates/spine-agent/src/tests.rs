@@ -28,6 +28,7 @@ fn options(dir: &Path) -> AgentOptions {
         tools: Tools::Fresh(vec![]),
         sandbox: None,
         sdk_hooks: None,
+        choices: Default::default(),
     }
 }
 

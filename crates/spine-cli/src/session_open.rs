@@ -177,6 +177,7 @@ pub(crate) async fn build(
             tools: Tools::Fresh(mcp.tools()),
             sandbox: Some(sandbox),
             sdk_hooks: extras.sdk_hooks,
+            choices: host.session_choices(),
         },
     )
     .map_err(|e| config(e.to_string()))?;
@@ -185,8 +186,7 @@ pub(crate) async fn build(
             eprintln!("warning: {warning}");
         }
     }
-    let agent = host.apply(assembled.agent, settings)?;
-    Ok(Built { agent, families: assembled.tools.families, mcp })
+    Ok(Built { agent: assembled.agent, families: assembled.tools.families, mcp })
 }
 
 /// `--tools`: the names, or every tool (an empty list) for `default`. A `--tools` that names no

@@ -97,6 +97,7 @@ impl SettingsAgents {
             tools: Tools::Shared(tools.clone()),
             sandbox: sandbox.clone(),
             sdk_hooks: None,
+            choices: Default::default(),
         };
         // Assembled once; its warnings (hooks spine does not run…) are the worker's.
         let calls = spine_agent::assemble(&settings, options).map_err(|e| AgentBuildError(e.to_string()))?;
@@ -141,6 +142,7 @@ impl AgentFactory for SettingsAgents {
             tools: Tools::Shared(self.tools.clone()),
             sandbox: self.sandbox.clone(),
             sdk_hooks: None,
+            choices: Default::default(),
         };
         let mut agent = assemble(&self.settings, options).map_err(|e| AgentBuildError(e.to_string()))?.agent;
         let config = &mut agent.config;

@@ -289,6 +289,7 @@ impl AgentBuilder {
             tools: spine_agent::Tools::Fresh(self.tools),
             sandbox: None,
             sdk_hooks: None,
+            choices: Default::default(),
         };
         let assembled = spine_agent::assemble(&self.settings, options)?;
         Ok(Built { agent: assembled.agent, tools: assembled.tools })

@@ -37,5 +37,6 @@ pub fn options(dir: &Path, model: ModelChoice) -> AgentOptions {
         tools: Tools::Fresh(vec![]),
         sandbox: None,
         sdk_hooks: None,
+        choices: Default::default(),
     }
 }

@@ -3,8 +3,8 @@
 //! stream-json session through [`crate::session_open`].
 //!
 //! Contract — every problem is a configuration error naming the flag (exit status 2), found
-//! before the first prompt ([`HostChoices::of`] checks the flags before anything starts,
-//! [`HostChoices::apply`] finishes the assembled agent):
+//! before the first prompt ([`HostChoices::of`] checks the flags before anything starts;
+//! assembly applies [`HostChoices::session_choices`]):
 //! - `--system-prompt-file` / `--append-system-prompt-file`: the file's text (relative paths
 //!   from the directory spine was started in), exactly as `--system-prompt` /
 //!   `--append-system-prompt` would give it.
@@ -25,13 +25,9 @@
 pub(crate) mod fork;
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::Value;
 use spine_core::model_reasoning::{EffortLevel, ReasoningFlags, ThinkingMode};
-use spine_core::registry::RegistryError;
-use spine_core::runner::structured::SchemaError;
-use spine_core::runner::{Agent, Budget};
 
 use crate::cli::{EffortFlag, HostArgs, RunArgs, ThinkingFlag};
 use crate::error::config;
@@ -72,18 +68,14 @@ impl HostChoices {
         })
     }
 
-    /// The assembled `agent` with these choices: its model shaped by the reasoning flags and
-    /// the fallback models, its hooks' `effort`, its budget, its structured output.
-    pub(crate) fn apply(self, mut agent: Agent, settings: &spine_settings::Settings) -> anyhow::Result<Agent> {
-        agent.model = spine_agent::model::session_model(agent.model, &self.reasoning, &self.fallbacks, settings)
-            .map_err(|e| config(e.to_string()))?;
-        if self.reasoning.effort.is_some() {
-            agent.config.effort_flag = self.reasoning.effort;
-        }
-        agent.config.budget = self.budget.map(|usd| Arc::new(Budget::new(usd)));
-        match self.schema {
-            Some(schema) => agent.with_structured_output(schema).map_err(|e| config(schema_error(&e))),
-            None => Ok(agent),
+    /// What assembly applies to the agent: the reasoning flags, the fallback models, the
+    /// budget and the schema ([`spine_agent::SessionChoices`]).
+    pub(crate) fn session_choices(&self) -> spine_agent::SessionChoices {
+        spine_agent::SessionChoices {
+            reasoning: self.reasoning.clone(),
+            fallbacks: self.fallbacks.clone(),
+            budget_usd: self.budget,
+            schema: self.schema.clone(),
         }
     }
 }
@@ -151,18 +143,6 @@ fn schema(text: &str, launch: &Path) -> anyhow::Result<Value> {
     };
     jsonschema::validator_for(&value).map_err(|e| config(format!("--json-schema: not a valid JSON Schema: {e}")))?;
     Ok(value)
-}
-
-fn schema_error(error: &SchemaError) -> String {
-    match error {
-        SchemaError::NotAnObject => format!("--json-schema: {error}"),
-        SchemaError::Registry(RegistryError::InvalidSchema { reason, .. }) => {
-            format!("--json-schema: not a valid JSON Schema: {reason}")
-        }
-        SchemaError::Registry(RegistryError::Duplicate(name)) => {
-            format!("--json-schema: a tool named {name} is already registered (an MCP server's?)")
-        }
-    }
 }
 
 #[cfg(test)]
