@@ -18,6 +18,7 @@ use crate::config::ContentCapture;
 use crate::exporter::Flushed;
 use crate::run::{Collector, RunInfo};
 use crate::spans::Emitter;
+use crate::traceparent::TraceParent;
 
 /// The longest an open run's finished steps wait for the builder to take them.
 pub const PULL_EVERY: Duration = Duration::from_millis(100);
@@ -30,6 +31,11 @@ enum Job {
     Ready { run: u64 },
     /// A run ended: the rest of it is taken and its span ends.
     End { run: u64 },
+    /// A span of its own (`spine submit`'s): started now as a child of `parent` (or as a new
+    /// trace's root), its context answered on `reply`; it ends on [`Job::Close`].
+    Open { span: u64, open: crate::span::OpenRequest, reply: Sender<Option<TraceParent>> },
+    /// Ends a span of [`Job::Open`].
+    Close { span: u64 },
     /// Ends every run still open, sends everything queued (the answer goes to `reply`), then
     /// shuts the provider down within `bound`; the builder stops.
     Finish { bound: Duration, reply: Sender<Flushed> },
@@ -48,6 +54,8 @@ impl std::fmt::Debug for Job {
             Job::Start { run, .. } => write!(f, "Start({run})"),
             Job::Ready { run } => write!(f, "Ready({run})"),
             Job::End { run } => write!(f, "End({run})"),
+            Job::Open { span, .. } => write!(f, "Open({span})"),
+            Job::Close { span } => write!(f, "Close({span})"),
             Job::Finish { .. } => write!(f, "Finish"),
         }
     }
@@ -69,6 +77,7 @@ impl Jobs {
                 provider,
                 content,
                 runs: HashMap::new(),
+                spans: HashMap::new(),
                 since_flush: 0,
                 flush_every: (queue / 2).max(1),
             }
@@ -89,6 +98,16 @@ impl Jobs {
         let _ = self.tx.send(Job::End { run });
     }
 
+    /// Opens a span of its own ([`Job::Open`]); `reply` gets its context.
+    pub(crate) fn open(&self, span: u64, open: crate::span::OpenRequest, reply: Sender<Option<TraceParent>>) {
+        let _ = self.tx.send(Job::Open { span, open, reply });
+    }
+
+    /// Ends a span of [`Jobs::open`].
+    pub(crate) fn close(&self, span: u64) {
+        let _ = self.tx.send(Job::Close { span });
+    }
+
     /// Asks for the final flush; the answer comes on the returned channel (closed if the
     /// builder has already stopped).
     pub(crate) fn finish(&self, bound: Duration) -> Receiver<Flushed> {
@@ -104,6 +123,8 @@ struct Builder {
     provider: SdkTracerProvider,
     content: ContentCapture,
     runs: HashMap<u64, (Emitter, Arc<Collector>)>,
+    /// Spans of [`Job::Open`] not closed yet.
+    spans: HashMap<u64, opentelemetry_sdk::trace::Span>,
     /// Spans ended since the last flush.
     since_flush: usize,
     /// Half the batch processor's queue: the spans ended between two flushes.
@@ -145,7 +166,7 @@ impl Builder {
 
     /// Handles one job; a [`Job::Finish`] is handed back.
     fn handle(&mut self, job: Job) -> Option<(Duration, Sender<Flushed>)> {
-        let Builder { tracer, provider, content, runs, since_flush, flush_every } = self;
+        let Builder { tracer, provider, content, runs, spans, since_flush, flush_every } = self;
         let mut ended = || {
             *since_flush += 1;
             if *since_flush >= *flush_every {
@@ -168,6 +189,17 @@ impl Builder {
                     emitter.finish(&mut ended);
                 }
             }
+            Job::Open { span, open, reply } => {
+                let started = open.start(tracer);
+                let _ = reply.send(crate::span::context_of(&started));
+                spans.insert(span, started);
+            }
+            Job::Close { span } => {
+                if let Some(mut span) = spans.remove(&span) {
+                    opentelemetry::trace::Span::end(&mut span);
+                    ended();
+                }
+            }
             Job::Finish { bound, reply } => return Some((bound, reply)),
         }
         None
@@ -177,6 +209,10 @@ impl Builder {
         let open: Vec<u64> = self.runs.keys().copied().collect();
         for run in open {
             self.handle(Job::End { run });
+        }
+        let open: Vec<u64> = self.spans.keys().copied().collect();
+        for span in open {
+            self.handle(Job::Close { span });
         }
         let flushed = match self.provider.force_flush() {
             Ok(()) => Flushed::Done,

@@ -30,6 +30,8 @@ use thiserror::Error;
 use crate::builder::Jobs;
 use crate::config::{ContentCapture, Endpoint, ExportConfig, Protocol};
 use crate::run::{RunInfo, RunSpans};
+use crate::span::OpenSpan;
+use crate::traceparent::TraceParent;
 
 /// The instrumentation scope of spine's spans.
 pub const SCOPE: &str = "spine";
@@ -119,6 +121,26 @@ impl Exporter {
     pub fn run(&self, info: RunInfo) -> Arc<RunSpans> {
         let id = self.runs.fetch_add(1, Ordering::Relaxed);
         Arc::new(RunSpans::new(self.jobs.clone(), id, self.content, info))
+    }
+
+    /// Starts a span of its own (`spine submit`'s), named `name`, a child of `parent` or the
+    /// root of a new trace, with `attributes`; it ends when the [`OpenSpan`] is ended or
+    /// dropped. Waits at most `bound` for the builder thread to start it (its context is the
+    /// `traceparent` handed on); after that, or when the exporter has finished, the span has
+    /// no context and nothing is exported.
+    pub fn open_span(
+        &self,
+        name: &str,
+        parent: Option<TraceParent>,
+        attributes: Vec<(String, String)>,
+        bound: Duration,
+    ) -> OpenSpan {
+        let id = self.runs.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = std::sync::mpsc::channel();
+        let request = crate::span::OpenRequest { name: name.to_owned(), parent, attributes };
+        self.jobs.open(id, request, reply);
+        let context = answer.recv_timeout(bound).ok().flatten();
+        OpenSpan::new(self.jobs.clone(), id, context)
     }
 
     /// Ends the spans of every run not finished yet, sends what is queued, waiting at most

@@ -18,6 +18,8 @@
 //! - [`spans`]: the mapping from trace entries to spans and attributes, step by step: the
 //!   open-span bookkeeping (`spans::emitter`), the span of each kind of record
 //!   (`spans::kinds`), attribute naming (`spans::attributes`).
+//! - [`span`]: [`OpenSpan`], a span of its own outside any run (`spine submit`'s), whose
+//!   `traceparent` travels with what it starts.
 //! - [`traceparent`]: W3C `traceparent` values, which link a worker's run to its submitter.
 //!
 //! Export never fails or slows a run: entries are handed to a background thread, which builds
@@ -31,10 +33,12 @@ mod builder;
 pub mod config;
 pub mod exporter;
 pub mod run;
+pub mod span;
 pub mod spans;
 pub mod traceparent;
 
 pub use config::{ContentCapture, ExportConfig, OtlpSettings, Protocol};
 pub use exporter::{Exporter, Finishing, Flushed, OtelError};
 pub use run::{RunInfo, RunSpans};
+pub use span::OpenSpan;
 pub use traceparent::TraceParent;

@@ -16,6 +16,8 @@
 //!   template, no usage, tool calls only with `tool_choice` and never streamed).
 //! - [`mcp`]: a tiny stdio MCP server in Python and the installed Node MCP peers.
 //! - [`nats`]: the NATS server of the tests and fresh prefixes on it.
+//! - [`nats_cluster`]: a 3-node (1–5) `nats-server` JetStream cluster on loopback: start,
+//!   `kill -9` a node, restart it, find the meta and stream leaders, each node's client URL.
 
 // Unit tests link the dev-dependencies of every other target too; the lint checks the
 // library's own list (see the workspace Cargo.toml).
@@ -30,6 +32,7 @@ pub mod images;
 pub mod llama;
 pub mod mcp;
 pub mod nats;
+pub mod nats_cluster;
 pub mod procs;
 pub mod script;
 

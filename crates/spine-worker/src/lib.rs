@@ -28,6 +28,8 @@
 //!   (→ `agents`).
 //! - [`flows`]: one module per item kind, `agent_run` among them (→ `env`, `agents`, `decode`,
 //!   `mailbox`, `running`, `sink`).
+//! - [`ops`]: health, readiness and Prometheus metrics of a worker, and the HTTP endpoints
+//!   that serve them (→ `mailbox`).
 //! - [`worker`]: the loop (semaphore, lease, keep-alive, graceful shutdown) and one delivery's
 //!   claim → plan → work → settle (→ everything above).
 
@@ -42,6 +44,7 @@ pub mod env;
 mod fence;
 pub mod flows;
 pub mod mailbox;
+pub mod ops;
 pub mod running;
 pub mod shutdown;
 pub mod sink;

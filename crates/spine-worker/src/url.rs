@@ -1,4 +1,6 @@
-//! Mailbox URLs: `sqlite:PATH` and `nats://HOST:PORT`, each with optional query options.
+//! Mailbox URLs: `sqlite:PATH` and
+//! `nats://[USER:PASSWORD@|TOKEN@]HOST[:PORT][,HOST[:PORT]…]` (or `tls://…`; several seed
+//! servers separated by commas), each with optional query options.
 //!
 //! | option | backends | meaning | default |
 //! | --- | --- | --- | --- |
@@ -6,8 +8,18 @@
 //! | `max_deliver` | both | deliveries before an item is dead-lettered | 5 |
 //! | `prefix` | nats | prefix of subjects, streams and the consumer | `spine` |
 //! | `connect_wait_ms` | nats | how long the first connection is retried, with backoff, while the server is unreachable | 0 (one attempt); `spine worker`: 30000 |
+//! | `replicas` | nats | copies of every stream, 1–5 (3 for a fleet) | 1 |
+//! | `storage` | nats | `file` or `memory` | `file` |
+//! | `max_age` | nats | age limit of every stream's messages: `90s`, `30m`, `12h`, `7d` | none |
+//! | `tags`, `cluster` | nats | placement: server tags (comma-separated), cluster name | none |
+//! | `creds`, `nkey`, `token` | nats | credentials: a `.creds` file, an NKey seed file, a token (exclusive, also with `USER:PASSWORD@`) | none |
+//! | `tls`, `tls_ca`, `tls_cert`, `tls_key` | nats | require TLS; trusted roots; client certificate and key (PEM files) | off |
 //!
-//! Example: `sqlite:./spine.db?lease_ms=2000`, `nats://127.0.0.1:4222?prefix=ci&max_deliver=3`.
+//! Example: `sqlite:./spine.db?lease_ms=2000`, `nats://127.0.0.1:4222?prefix=ci&max_deliver=3`,
+//! `nats://a:4222,b:4222,c:4222?replicas=3&max_age=7d&creds=/etc/spine/worker.creds`.
+//!
+//! Errors name the option; no error, `Debug` or `Display` of a URL shows a password or a token
+//! ([`redact`]).
 //!
 //! Dependencies: [`crate::mailbox`] (the backends it opens).
 
@@ -19,6 +31,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use crate::mailbox::ConnectRetry;
+pub use crate::mailbox::redact;
 use crate::mailbox::sqlite::{SqliteMailbox, SqliteOptions};
 use crate::mailbox::{Mailbox, MailboxError};
 
@@ -33,6 +46,8 @@ pub struct UrlError {
 }
 
 /// A parsed mailbox URL.
+// Parsed once per process; the NATS variant's settings are not worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MailboxUrl {
     /// `sqlite:PATH`.
@@ -109,7 +124,7 @@ impl FromStr for MailboxUrl {
     type Err = UrlError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let fail = |reason: String| UrlError { url: text.to_owned(), reason };
+        let fail = |reason: String| UrlError { url: shown(text), reason };
         let (base, query) = match text.split_once('?') {
             Some((b, q)) => (b, q),
             None => (text, ""),
@@ -118,6 +133,8 @@ impl FromStr for MailboxUrl {
         let mut max_deliver = None;
         let mut prefix = None;
         let mut connect_wait = None;
+        // NATS-only options, read once the scheme is known.
+        let mut rest = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').ok_or_else(|| fail(format!("option `{pair}` has no value")))?;
             match key {
@@ -142,9 +159,11 @@ impl FromStr for MailboxUrl {
                         value.parse().map_err(|_| fail(format!("connect_wait_ms must be a number, got `{value}`")))?;
                     connect_wait = Some(Duration::from_millis(ms));
                 }
+                other if NATS_OPTIONS.contains(&other) => rest.push((key, value)),
                 other => {
                     return Err(fail(format!(
-                        "unknown option `{other}` (lease_ms, max_deliver, prefix, connect_wait_ms)"
+                        "unknown option `{other}` (lease_ms, max_deliver, prefix, connect_wait_ms, {})",
+                        NATS_OPTIONS.join(", ")
                     )));
                 }
             }
@@ -154,11 +173,9 @@ impl FromStr for MailboxUrl {
             if path.is_empty() {
                 return Err(fail("no database path (sqlite:./spine.db)".into()));
             }
-            if prefix.is_some() {
-                return Err(fail("`prefix` applies to nats:// mailboxes only".into()));
-            }
-            if connect_wait.is_some() {
-                return Err(fail("`connect_wait_ms` applies to nats:// mailboxes only".into()));
+            let nats_only = prefix.as_ref().map(|_| "prefix").or(connect_wait.map(|_| "connect_wait_ms"));
+            if let Some(key) = nats_only.or(rest.first().map(|(k, _)| *k)) {
+                return Err(fail(format!("`{key}` applies to nats:// mailboxes only")));
             }
             let defaults = SqliteOptions::default();
             return Ok(MailboxUrl::Sqlite {
@@ -169,24 +186,55 @@ impl FromStr for MailboxUrl {
                 },
             });
         }
-        if base.starts_with("nats://") {
+        if base.starts_with("nats://") || base.starts_with("tls://") {
             #[cfg(feature = "nats")]
             {
+                use crate::mailbox::nats::settings::{NatsSettings, Servers};
+                let (servers, auth, tls) = Servers::parse(base).map_err(&fail)?;
+                let mut settings = NatsSettings::default();
+                for (key, value) in rest {
+                    settings.apply(key, value).map_err(&fail)?;
+                }
+                settings.finish(tls, auth).map_err(&fail)?;
                 let defaults = crate::mailbox::nats::NatsOptions::default();
                 return Ok(MailboxUrl::Nats {
-                    url: base.to_owned(),
+                    url: servers.to_string(),
                     options: crate::mailbox::nats::NatsOptions {
                         prefix: prefix.unwrap_or(defaults.prefix),
                         ack_wait: lease.unwrap_or(defaults.ack_wait),
                         max_deliver: max_deliver.unwrap_or(defaults.max_deliver),
                         connect_wait,
+                        stream: settings.stream,
+                        connection: settings.connection,
                     },
                 });
             }
             #[cfg(not(feature = "nats"))]
             return Err(fail("this build has no NATS support (cargo feature `nats`)".into()));
         }
-        Err(fail("expected sqlite:PATH or nats://HOST:PORT".into()))
+        Err(fail("expected sqlite:PATH or nats://HOST:PORT[,HOST:PORT…]".into()))
+    }
+}
+
+/// The options only NATS URLs take (stream settings, credentials, TLS).
+const NATS_OPTIONS: &[&str] = &[
+    "replicas", "storage", "max_age", "tags", "cluster", "creds", "nkey", "token", "tls", "tls_ca", "tls_cert",
+    "tls_key",
+];
+
+/// A URL's text as errors show it: without passwords and tokens.
+fn shown(text: &str) -> String {
+    if text.starts_with("sqlite:") { text.to_owned() } else { redact(text) }
+}
+
+impl std::fmt::Display for MailboxUrl {
+    /// The mailbox without secrets: `sqlite:PATH`, or the seeds and the prefix.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MailboxUrl::Sqlite { path, .. } => write!(f, "sqlite:{}", path.display()),
+            #[cfg(feature = "nats")]
+            MailboxUrl::Nats { url, options } => write!(f, "{url}?prefix={}", options.prefix),
+        }
     }
 }
 

@@ -91,10 +91,20 @@ pub struct WorkerArgs {
     /// A settings file or inline JSON, applied after the settings files (repeatable).
     #[arg(long = "settings", value_name = "FILE|JSON")]
     pub settings: Vec<String>,
-    /// Milliseconds in-flight items may take to finish after SIGTERM/Ctrl-C before they are
-    /// canceled and handed back to the mailbox.
-    #[arg(long = "grace-ms", default_value_t = 10_000)]
-    pub grace_ms: u64,
+    /// How long in-flight items may take to finish after SIGTERM/Ctrl-C (the drain) before
+    /// they are canceled and handed back to the mailbox for another worker: `30s`, `500ms`,
+    /// `2m`, or seconds.
+    #[arg(long = "drain-timeout", default_value = "30s", value_name = "DURATION",
+          value_parser = parse_duration, conflicts_with = "grace_ms")]
+    pub drain_timeout: std::time::Duration,
+    /// The drain timeout in milliseconds (the older spelling of `--drain-timeout`).
+    #[arg(long = "grace-ms", hide = true)]
+    pub grace_ms: Option<u64>,
+    /// Serve `/healthz`, `/readyz` and `/metrics` (Prometheus) over HTTP on this address
+    /// (e.g. `127.0.0.1:9464`; port 0 picks one). The bound address is printed on stderr:
+    /// `spine worker: listening on ADDR`.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
     /// A stderr line at start and at the end.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -231,4 +241,21 @@ pub struct SessionsPruneArgs {
     /// The project directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+}
+
+/// A duration: `NUMBER` (seconds) or `NUMBER` followed by `ms`, `s`, `m` or `h`.
+#[cfg(feature = "sqlite")]
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().map_err(|_| format!("`{text}`: expected a duration such as 30s or 500ms"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        other => return Err(format!("`{text}`: unknown unit `{other}` (ms, s, m, h)")),
+    };
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|e| format!("`{text}`: {e}"))
 }

@@ -1,7 +1,11 @@
 //! `spine worker`: lease items from a mailbox, run them through the pipeline, publish reports.
 //! Resolves the mailbox URL, the workspace (`--cwd`), and the settings before anything runs
 //! (exit 2 on a bad one); waits for an unreachable NATS server for the URL's `connect_wait_ms`
-//! (default 30 s, one stderr line per failed attempt with `-v`) before failing; stops gracefully on SIGTERM or Ctrl-C (a second signal exits 130).
+//! (default 30 s, one stderr line per failed attempt with `-v`) before failing.
+//! Drains on SIGTERM or Ctrl-C: stops leasing at once (`/readyz` turns 503), lets what it holds
+//! finish within `--drain-timeout`, hands the rest back to the mailbox, exits 0; a second
+//! signal exits 130 at once. `--listen ADDR` serves `/healthz`, `/readyz` and `/metrics`
+//! (spine-worker's `ops`) from before the mailbox is opened, and prints the bound address.
 //! Worker warnings go to stderr (`SPINE_LOG` sets the filter, default `warn`).
 //! Assignments' commands run in the sandbox (`workspace-write`, no network) unless
 //! `--no-sandbox` or the settings turn it off; when a layer is missing they are refused, never
@@ -11,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spine_settings::SandboxMode;
+use spine_worker::ops::Ops;
 use spine_worker::shutdown::{self, ShutdownTrigger};
 use spine_worker::url::ConnectRetry;
 use spine_worker::{Environment, MailboxUrl, Worker, WorkerConfig};
@@ -24,6 +29,13 @@ const DEFAULT_CONNECT_WAIT: Duration = Duration::from_secs(30);
 
 /// Runs `spine worker`.
 pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
+    // This worker's health, readiness and metrics: served from the start (not ready until the
+    // mailbox answers), filled in by the worker.
+    let ops = Ops::new();
+    let server = match args.listen {
+        Some(addr) => Some(listen(addr, Arc::clone(&ops)).await?),
+        None => None,
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SPINE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
@@ -95,7 +107,8 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     let mut worker_config = WorkerConfig::new(url.lease());
     worker_config.concurrency = args.concurrency;
     worker_config.once = args.once;
-    worker_config.grace = Duration::from_millis(args.grace_ms);
+    worker_config.grace = args.grace_ms.map_or(args.drain_timeout, Duration::from_millis);
+    worker_config.ops = ops;
     worker_config.telemetry = telemetry.clone();
     if args.verbose {
         eprintln!(
@@ -114,6 +127,9 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     env.families.shutdown().await;
     mcp.shutdown().await;
     spine_process::orphans::kill_orphans().await;
+    if let Some(server) = server {
+        server.abort();
+    }
     if args.verbose {
         eprintln!(
             "spine worker: {} deliveries handled, {} canceled at shutdown",
@@ -121,6 +137,16 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
         );
     }
     Ok(exit::OK)
+}
+
+/// Binds `--listen`, says where on stderr (`spine worker: listening on ADDR`, the line tests
+/// and supervisors read when the port was 0), and serves the endpoints in a task.
+async fn listen(addr: std::net::SocketAddr, ops: Arc<Ops>) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| config(format!("--listen {addr}: cannot bind: {e}")))?;
+    let bound = listener.local_addr().map_err(|e| config(format!("--listen {addr}: {e}")))?;
+    eprintln!("spine worker: listening on {bound} (/healthz, /readyz, /metrics)");
+    Ok(tokio::spawn(spine_worker::ops::http::serve(listener, ops)))
 }
 
 /// The first SIGTERM or Ctrl-C stops leasing; the second exits at once.
@@ -138,7 +164,9 @@ async fn stop_on_signals(trigger: ShutdownTrigger) {
             r = tokio::signal::ctrl_c() => if r.is_err() { return },
         }
         if round == 0 {
-            eprintln!("spine worker: shutting down (in-flight items get a grace period; signal again to exit now)");
+            eprintln!(
+                "spine worker: draining (not leasing; in-flight items get the drain timeout; signal again to exit now)"
+            );
             trigger.fire();
         } else {
             std::process::exit(i32::from(exit::CANCELED));

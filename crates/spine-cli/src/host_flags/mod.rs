@@ -72,7 +72,7 @@ impl HostChoices {
     /// budget and the schema ([`spine_agent::SessionChoices`]).
     pub(crate) fn session_choices(&self) -> spine_agent::SessionChoices {
         spine_agent::SessionChoices {
-            reasoning: self.reasoning.clone(),
+            reasoning: self.reasoning,
             fallbacks: self.fallbacks.clone(),
             budget_usd: self.budget,
             schema: self.schema.clone(),

@@ -51,12 +51,14 @@ mod executions;
 #[cfg(feature = "nats")]
 pub mod nats;
 mod queue;
+mod redact;
 mod report_log;
 pub mod sqlite;
 
 pub use executions::{Begin, CancelSignal, CancelState, Claim, ClaimStatus, Executions, Finished};
 pub(crate) use queue::TicketKind;
 pub use queue::{DeadLetter, Delivery, Lease, LeaseStatus, Queue, SettleTicket};
+pub use redact::redact;
 pub use report_log::{PendingPublish, ReportLog, ReportQuery, ReportStream, join_pending};
 
 /// A mailbox operation failed.
@@ -77,6 +79,21 @@ pub enum MailboxError {
         url: String,
         /// What failed, with the client's own message.
         message: String,
+    },
+    /// An existing stream or consumer has a setting that cannot change in place and differs
+    /// from what the mailbox URL asks for (e.g. a stream's storage).
+    #[error("{object}: {field} is `{current}` but the mailbox URL asks for `{wanted}`; {remedy}")]
+    Incompatible {
+        /// What has the setting (`stream SPINE_ITEMS`, `consumer spine-workers`).
+        object: String,
+        /// The setting (`storage`, `retention`, `ack_policy`).
+        field: &'static str,
+        /// Its current value.
+        current: String,
+        /// The value the URL asks for.
+        wanted: String,
+        /// What to do.
+        remedy: String,
     },
     /// Something stored in the mailbox is not what the worker wrote (a report or execution
     /// record that does not parse).

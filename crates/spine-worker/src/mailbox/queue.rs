@@ -26,6 +26,13 @@ pub trait Queue: Send + Sync {
     /// Whether nothing is queued or leased anywhere (`--once` stops then).
     async fn drained(&self) -> Result<bool, MailboxError>;
 
+    /// Messages waiting to be delivered (not leased by anyone), for the worker's consumer-lag
+    /// gauge: SQLite's queued rows, JetStream's consumer `num_pending`. `None` (the default)
+    /// where the backend cannot tell.
+    async fn pending(&self) -> Result<Option<u64>, MailboxError> {
+        Ok(None)
+    }
+
     /// Items given up after their last delivery ([`Lease::dead_letter`]), oldest first.
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError>;
 }

@@ -33,6 +33,7 @@ use crate::decode::{Identity, decode};
 use crate::fence::{ClaimWatch, KeepAlive};
 use crate::flows::{self, ItemContext};
 use crate::mailbox::{Claim, ClaimStatus, Delivery, Executions, Lease};
+use crate::ops::Tee;
 use crate::running::{CancelReason, Cancellation, RunningGuard};
 use crate::sink::{Published, Publisher};
 
@@ -47,7 +48,9 @@ pub(super) async fn process(
 ) {
     shared.deliveries.fetch_add(1, Ordering::Relaxed);
     let Delivery { delivery_id, delivery_count, max_deliver, body, lease } = delivery;
+    let _in_flight = shared.config.ops.leased(delivery_count);
     let lease: Arc<dyn Lease> = Arc::from(lease);
+    let _held = super::Held::new(shared, Arc::clone(&lease));
     let decoded = decode(&body, &delivery_id);
     drop(body);
     let (id, item) = (decoded.identity, decoded.item);
@@ -80,6 +83,8 @@ pub(super) async fn process(
         }
     };
     let settlement = work.settlement();
+    // A re-published terminal report ended its item earlier: it is not counted again.
+    let counts = !matches!(work, Work::Republish { .. });
     let publisher = self::work(shared, &claim, &id, work, traceparent, &cancellation, &*lease).await;
     // The item ran: what is left is waiting until its reports are durable and settling the
     // delivery. Its running slot passes to a settling slot (at most `concurrency` settle at
@@ -89,6 +94,9 @@ pub(super) async fn process(
     drop(slot);
     let published = publisher.finish().await;
     drop(keep_alive);
+    if counts && let Some(terminal) = &published.terminal {
+        shared.config.ops.ended(terminal);
+    }
     settle(shared, &claim, &cancellation, &*lease, settlement, &published).await;
     drop(settling);
 }
@@ -179,6 +187,10 @@ async fn work(
     let publisher =
         Publisher::start(Arc::clone(&shared.mailbox), claim.clone(), identity.clone(), cancellation.clone(), ticket);
     let spans = shared.config.telemetry.as_ref().map(|exporter| exporter.run(run_info(traceparent, &identity)));
+    let mut sinks = vec![shared.config.ops.latencies()];
+    if let Some(spans) = &spans {
+        sinks.push(Arc::clone(spans) as Arc<dyn TraceSink>);
+    }
     let ctx = ItemContext {
         env: Arc::clone(&shared.env),
         executions: Arc::clone(&shared.mailbox) as Arc<dyn Executions>,
@@ -186,7 +198,7 @@ async fn work(
         sink: Arc::clone(publisher.sink()),
         identity,
         cancellation: cancellation.clone(),
-        trace: Trace::new(spans.clone().map(|s| s as Arc<dyn TraceSink>)),
+        trace: Trace::new(Some(Arc::new(Tee(sinks)))),
         close_wait: shared.config.close_wait,
     };
     match work {
@@ -239,7 +251,10 @@ async fn settle(
     let done = published.terminal.is_some() || published.lost_claim;
     let result = match settlement {
         _ if !published.errors.is_empty() => lease.nack(Some(Duration::from_secs(1))).await,
-        _ if !done => lease.nack(None).await,
+        _ if !done => {
+            shared.config.ops.released();
+            lease.nack(None).await
+        }
         Settlement::DeadLetter(reason) => lease.dead_letter(&reason).await,
         Settlement::Ack => lease.ack().await,
     };

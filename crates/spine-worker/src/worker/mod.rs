@@ -16,8 +16,11 @@
 //! out, report it canceled, re-publish its stored terminal report, hand it back for later, or
 //! leave it to a later delivery of the same message.
 //!
-//! Shutdown: stop leasing, let in-flight items finish within [`WorkerConfig::grace`], then
-//! cancel the rest (they report nothing terminal and are nacked for redelivery).
+//! Shutdown (drain): stop leasing at once and turn not ready ([`crate::ops`]), hand back what
+//! the mailbox prefetched ([`Queue::release`]), let in-flight items finish within
+//! [`WorkerConfig::grace`] (`--drain-timeout`), then cancel the rest: they report nothing
+//! terminal and are nacked at once (no delay), so another worker takes them without waiting for
+//! the lease to expire.
 //! `--once` ([`WorkerConfig::once`]): stop when nothing is in flight here and the mailbox is
 //! drained (nothing queued or leased anywhere).
 //!
@@ -29,6 +32,7 @@
 mod delivery;
 mod plan;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -39,7 +43,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
 use crate::env::Environment;
-use crate::mailbox::{Mailbox, MailboxError};
+use crate::mailbox::{Lease, Mailbox, MailboxError, Queue};
+use crate::ops::Ops;
 use crate::running::{CancelReason, RunningItems};
 use crate::shutdown::Shutdown;
 
@@ -76,6 +81,9 @@ pub struct WorkerConfig {
     /// OpenTelemetry export, when on: each item's trace becomes one trace of spans, a child
     /// of the item's `traceparent` when it has one.
     pub telemetry: Option<Arc<spine_otel::Exporter>>,
+    /// This worker's health, readiness and metrics ([`crate::ops`]): the loop and each
+    /// delivery report to it; `spine worker --listen` serves it.
+    pub ops: Arc<Ops>,
 }
 
 impl WorkerConfig {
@@ -92,6 +100,7 @@ impl WorkerConfig {
             close_wait: Duration::from_secs(10),
             worker_id: format!("worker-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()),
             telemetry: None,
+            ops: Ops::new(),
         }
     }
 }
@@ -123,6 +132,34 @@ struct Shared {
     /// loop leases again only once it is 0, so items are claimed in the order they were leased
     /// even though slots free up before settlement.
     unclaimed: watch::Sender<usize>,
+    /// The leases of deliveries not settled yet, by a number of their own: what a drain hands
+    /// back when their tasks had to be aborted.
+    held: std::sync::Mutex<HashMap<u64, Arc<dyn Lease>>>,
+    next_held: AtomicU64,
+}
+
+/// Keeps a delivery's lease in [`Shared::held`] until dropped (once the delivery settled).
+struct Held<'a> {
+    shared: &'a Shared,
+    id: u64,
+}
+
+impl<'a> Held<'a> {
+    fn new(shared: &'a Shared, lease: Arc<dyn Lease>) -> Self {
+        let id = shared.next_held.fetch_add(1, Ordering::Relaxed);
+        lock(&shared.held).insert(id, lease);
+        Held { shared, id }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.held).remove(&self.id);
+    }
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Counts a delivery as unclaimed until dropped.
@@ -152,6 +189,8 @@ impl Worker {
                 deliveries: AtomicU64::new(0),
                 settling: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 unclaimed: watch::Sender::new(0),
+                held: std::sync::Mutex::new(HashMap::new()),
+                next_held: AtomicU64::new(0),
                 config,
             }),
         }
@@ -161,6 +200,8 @@ impl Worker {
     pub async fn run(self, mut shutdown: Shutdown) -> Result<WorkerSummary, WorkerError> {
         let shared = self.shared;
         let mut signals = shared.mailbox.cancel_signals().await?;
+        let ops = Arc::clone(&shared.config.ops);
+        ops.started(Arc::clone(&shared.mailbox) as Arc<dyn Queue>);
         let running = Arc::clone(&shared.running);
         let listener = tokio::spawn(async move {
             while let Some(signal) = signals.next().await {
@@ -193,6 +234,7 @@ impl Worker {
                 () = shutdown.fired() => break,
                 r = shared.mailbox.lease(want, shared.config.poll) => r,
             };
+            ops.lease_answered(leased.as_ref().map(|_| ()).map_err(ToString::to_string));
             let deliveries = match leased {
                 Ok(d) => {
                     backoff = Duration::from_millis(50);
@@ -239,14 +281,25 @@ impl Worker {
                 tasks.spawn(async move { delivery::process(&shared, delivery, slot, unclaimed).await });
             }
         }
+        // Draining: not ready from now on; what is held finishes within the grace period.
+        ops.draining();
         shared.mailbox.release().await;
         let canceled = drain(&shared, &mut tasks).await;
         listener.abort();
+        ops.stopped();
         Ok(WorkerSummary { deliveries: shared.deliveries.load(Ordering::Relaxed), canceled_at_shutdown: canceled })
     }
 }
 
-/// Lets in-flight items finish within the grace period, then cancels the rest.
+/// How long items canceled by a drain get to stop and settle (their nack) at least: a canceled
+/// tool's process group gets a second between SIGTERM and SIGKILL (spine-process's
+/// `TERM_GRACE`), and its reports must still be written.
+const CANCELED_WAIT: Duration = Duration::from_secs(5);
+
+/// Lets in-flight items finish within the grace period, then cancels the rest; those that have
+/// not stopped and settled (nacked) within [`CANCELED_WAIT`] (or the grace period, if longer)
+/// are aborted and their leases handed back here, so that no delivery waits for its lease to
+/// expire.
 async fn drain(shared: &Shared, tasks: &mut JoinSet<()>) -> usize {
     let graceful =
         tokio::time::timeout(shared.config.grace, async { while tasks.join_next().await.is_some() {} }).await;
@@ -255,13 +308,20 @@ async fn drain(shared: &Shared, tasks: &mut JoinSet<()>) -> usize {
     }
     let canceled = shared.running.cancel_all_for_shutdown();
     tracing::info!("shutdown: canceled {canceled} in-flight item(s); they will be redelivered");
-    let stopped = tokio::time::timeout(shared.config.grace.max(Duration::from_secs(1)), async {
+    let stopped = tokio::time::timeout(shared.config.grace.max(CANCELED_WAIT), async {
         while tasks.join_next().await.is_some() {}
     })
     .await;
     if stopped.is_err() {
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
+        let leases: Vec<Arc<dyn Lease>> = lock(&shared.held).drain().map(|(_, lease)| lease).collect();
+        for lease in leases {
+            shared.config.ops.released();
+            if let Err(e) = lease.nack(None).await {
+                tracing::warn!("shutdown: hand back an aborted delivery: {e}");
+            }
+        }
     }
     canceled
 }

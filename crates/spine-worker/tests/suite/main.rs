@@ -10,10 +10,14 @@
 
 mod support;
 
+mod auth;
 mod batching;
 mod bulk;
+mod cluster;
 mod delivery;
 mod fencing;
 mod flows;
 mod pipeline;
 mod schemas;
+mod stream_settings;
+mod urls;

@@ -1,5 +1,9 @@
-//! The first connection (retried with backoff for `connect_wait_ms`) and the streams and the
-//! consumer, created when missing.
+//! The first connection (retried with backoff for `connect_wait_ms`) to one of the seed
+//! servers, with the URL's credentials and TLS, and the streams and the consumer, created when
+//! missing and brought to the URL's settings (see `streams`).
+//!
+//! The `url` given to [`NatsMailbox::connect`] is the seeds' text (`nats://a:4222,b:4222`);
+//! credentials in it are moved to the options and never kept in the text that errors print.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,9 +11,12 @@ use std::time::Duration;
 use async_nats::jetstream;
 use async_nats::jetstream::consumer::pull;
 use async_nats::jetstream::consumer::{AckPolicy, PullConsumer};
-use async_nats::jetstream::stream::{self, RetentionPolicy, StorageType};
+use async_nats::jetstream::stream::RetentionPolicy;
+use async_nats::{ConnectErrorKind, ConnectOptions, ServerAddr};
 use tokio::sync::Mutex;
 
+use super::settings::{Auth, Connection, Servers};
+use super::streams::{ensure_consumer, ensure_stream, stream_config};
 use super::{Inner, Names, NatsMailbox, NatsOptions};
 use crate::mailbox::{ConnectRetry, MailboxError};
 
@@ -19,9 +26,12 @@ const FIRST_CONNECT_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_CONNECT_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Connects to the server, retrying with backoff for `options.connect_wait`; `observe` hears of
-/// every failed attempt that is followed by another.
+/// every failed attempt that is followed by another. Refused credentials and the client's TLS
+/// setup errors are not retried (a handshake the client refuses, e.g. an untrusted server
+/// certificate, comes as an I/O error and is).
 async fn connect_with_retry(
     url: &str,
+    seeds: &[ServerAddr],
     options: &NatsOptions,
     observe: &(dyn Fn(&ConnectRetry) + Send + Sync),
 ) -> Result<async_nats::Client, MailboxError> {
@@ -31,13 +41,21 @@ async fn connect_with_retry(
     let mut attempt = 0u32;
     loop {
         attempt += 1;
-        let error = match async_nats::ConnectOptions::new()
-            .connection_timeout(Duration::from_secs(3))
-            .name("spine-worker")
-            .connect(url)
-            .await
-        {
+        let client_options = client_options(url, &options.connection).await?;
+        let error = match client_options.connect(seeds.to_vec()).await {
             Ok(client) => return Ok(client),
+            // Waiting does not mend refused credentials or a bad TLS setup: fail at once.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ConnectErrorKind::Authentication
+                        | ConnectErrorKind::AuthorizationViolation
+                        | ConnectErrorKind::Tls
+                        | ConnectErrorKind::ServerParse
+                ) =>
+            {
+                return Err(MailboxError::Nats { url: url.to_owned(), message: format!("cannot connect: {e}") });
+            }
             Err(e) => e.to_string(),
         };
         let remaining = wait.saturating_sub(started.elapsed());
@@ -59,6 +77,61 @@ async fn connect_with_retry(
     }
 }
 
+/// The client's options: name, timeout, credentials, TLS. Reads the credentials files (an
+/// error names the file, never its content).
+async fn client_options(url: &str, connection: &Connection) -> Result<ConnectOptions, MailboxError> {
+    let err = |m: String| MailboxError::Nats { url: url.to_owned(), message: m };
+    let base = ConnectOptions::new().connection_timeout(Duration::from_secs(3)).name("spine-worker");
+    let mut options = match &connection.auth {
+        Auth::None => base,
+        Auth::UserPassword { user, password } => base.user_and_password(user.clone(), password.expose().to_owned()),
+        Auth::Token(token) => base.token(token.expose().to_owned()),
+        Auth::Creds(path) => base
+            .credentials_file(path)
+            .await
+            .map_err(|e| err(format!("creds file {}: {}", path.display(), e.kind())))?,
+        Auth::NkeySeedFile(path) => {
+            let text =
+                tokio::fs::read_to_string(path).await.map_err(|e| err(format!("nkey file {}: {e}", path.display())))?;
+            // A seed file, or an `.nk`/`.creds`-like file: the first line that is a user seed.
+            let seed = text.lines().map(str::trim).find(|l| l.starts_with("SU")).ok_or_else(|| {
+                err(format!("nkey file {}: no user NKey seed (a line starting `SU`)", path.display()))
+            })?;
+            base.nkey(seed.to_owned())
+        }
+    };
+    let tls = &connection.tls;
+    if tls.required {
+        options = options.require_tls(true);
+    }
+    if let Some(ca) = &tls.ca {
+        options = options.add_root_certificates(ca.clone());
+    }
+    if let Some((cert, key)) = &tls.client {
+        options = options.add_client_certificate(cert.clone(), key.clone());
+    }
+    Ok(options)
+}
+
+/// The seeds of `url` as the client takes them, and the options with any credentials found in
+/// the URL's user part (when the options have none).
+fn seeds(url: &str, options: &mut NatsOptions) -> Result<(String, Vec<ServerAddr>), MailboxError> {
+    let (servers, auth, tls) =
+        Servers::parse(url).map_err(|m| MailboxError::Nats { url: crate::mailbox::redact(url), message: m })?;
+    let shown = servers.to_string();
+    if auth != Auth::None && options.connection.auth == Auth::None {
+        options.connection.auth = auth;
+    }
+    options.connection.tls.required |= tls;
+    let addrs = servers
+        .0
+        .iter()
+        .map(|s| s.parse::<ServerAddr>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| MailboxError::Nats { url: shown.clone(), message: format!("invalid server address: {e}") })?;
+    Ok((shown, addrs))
+}
+
 impl NatsMailbox {
     /// Connects and creates the streams and the consumer when missing.
     pub async fn connect(url: &str, options: NatsOptions) -> Result<Self, MailboxError> {
@@ -69,76 +142,60 @@ impl NatsMailbox {
     /// telling `observe` of each failed attempt before the next.
     pub async fn connect_observed(
         url: &str,
-        options: NatsOptions,
+        mut options: NatsOptions,
         observe: &(dyn Fn(&ConnectRetry) + Send + Sync),
     ) -> Result<Self, MailboxError> {
+        let (url, seeds) = seeds(url, &mut options)?;
+        let url = url.as_str();
         let err = |m: String| MailboxError::Nats { url: url.to_owned(), message: m };
         if options.prefix.is_empty()
             || !options.prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         {
             return Err(err(format!("invalid prefix `{}` (use letters, digits, `-`, `_`)", options.prefix)));
         }
-        let client = connect_with_retry(url, &options, observe).await?;
+        let client = connect_with_retry(url, &seeds, &options, observe).await?;
         let js = jetstream::ContextBuilder::new().max_ack_inflight(20_000).build(client.clone());
         let names = Names::new(&options.prefix);
-        let create = |name: &str, subjects: Vec<String>, retention: RetentionPolicy, per_subject: i64| stream::Config {
-            name: name.to_owned(),
-            subjects,
-            retention,
-            storage: StorageType::File,
-            max_messages_per_subject: per_subject,
-            ..Default::default()
+        let create = |name: &str, subjects: Vec<String>, retention: RetentionPolicy, per_subject: i64| {
+            stream_config(name, subjects, retention, per_subject, &options.stream)
         };
-        let items = js
-            .get_or_create_stream(create(
-                &names.items_stream,
-                vec![names.items_subject.clone()],
-                RetentionPolicy::WorkQueue,
-                -1,
-            ))
-            .await
-            .map_err(|e| err(format!("stream {}: {e}", names.items_stream)))?;
-        let reports = js
-            .get_or_create_stream(create(
-                &names.reports_stream,
-                vec![format!("{}.>", names.reports_prefix)],
-                RetentionPolicy::Limits,
-                -1,
-            ))
-            .await
-            .map_err(|e| err(format!("stream {}: {e}", names.reports_stream)))?;
-        let exec = js
-            .get_or_create_stream(create(
-                &names.exec_stream,
-                vec![format!("{}.>", names.exec_prefix)],
-                RetentionPolicy::Limits,
-                8,
-            ))
-            .await
-            .map_err(|e| err(format!("stream {}: {e}", names.exec_stream)))?;
-        let dead = js
-            .get_or_create_stream(create(
-                &names.dead_stream,
-                vec![format!("{}.>", names.dead_prefix)],
-                RetentionPolicy::Limits,
-                -1,
-            ))
-            .await
-            .map_err(|e| err(format!("stream {}: {e}", names.dead_stream)))?;
-        let consumer: PullConsumer = items
-            .get_or_create_consumer(
-                &names.consumer,
-                pull::Config {
-                    durable_name: Some(names.consumer.clone()),
-                    ack_policy: AckPolicy::Explicit,
-                    ack_wait: options.ack_wait,
-                    max_deliver: i64::from(options.max_deliver) + 1,
-                    max_ack_pending: 100_000,
-                    ..Default::default()
-                },
-            )
-            .await
-            .map_err(|e| err(format!("consumer {}: {e}", names.consumer)))?;
+        let items = ensure_stream(
+            &js,
+            create(&names.items_stream, vec![names.items_subject.clone()], RetentionPolicy::WorkQueue, -1),
+            err,
+        )
+        .await?;
+        let reports = ensure_stream(
+            &js,
+            create(&names.reports_stream, vec![format!("{}.>", names.reports_prefix)], RetentionPolicy::Limits, -1),
+            err,
+        )
+        .await?;
+        let exec = ensure_stream(
+            &js,
+            create(&names.exec_stream, vec![format!("{}.>", names.exec_prefix)], RetentionPolicy::Limits, 8),
+            err,
+        )
+        .await?;
+        let dead = ensure_stream(
+            &js,
+            create(&names.dead_stream, vec![format!("{}.>", names.dead_prefix)], RetentionPolicy::Limits, -1),
+            err,
+        )
+        .await?;
+        let consumer: PullConsumer = ensure_consumer(
+            &items,
+            pull::Config {
+                durable_name: Some(names.consumer.clone()),
+                ack_policy: AckPolicy::Explicit,
+                ack_wait: options.ack_wait,
+                max_deliver: i64::from(options.max_deliver) + 1,
+                max_ack_pending: 100_000,
+                ..Default::default()
+            },
+            err,
+        )
+        .await?;
         Ok(NatsMailbox {
             inner: Arc::new(Inner {
                 url: url.to_owned(),

@@ -1,4 +1,4 @@
-//! The distributed mailbox: NATS JetStream (`nats://HOST:PORT`).
+//! The distributed mailbox: NATS JetStream (`nats://HOST:PORT[,HOST:PORT…]`, `tls://…`).
 //!
 //! Names derive from a prefix `p` (default `spine`; streams use it upper-cased, `P`):
 //!
@@ -9,9 +9,29 @@
 //! | executions | `P_EXEC` | `p.exec.<item>` | limits, 8 per subject: the idempotency store (claim, cancel flag, terminal report per attempt), updated with compare-and-set (`Nats-Expected-Last-Subject-Sequence`) |
 //! | dead letters | `P_DEAD` | `p.dead.<item>` | limits: items that exhausted their deliveries, with the reason in the `Spine-Dead-Reason` header |
 //!
+//! Every stream gets the URL's replicas, storage, `max_age` and placement (`settings`); the
+//! consumer inherits its stream's replicas. On start, existing streams and the consumer are
+//! compared with what the URL asks for and updated in place where JetStream allows it (the
+//! consumer's `ack_wait` and `max_deliver`; the streams' replicas, `max_age`, placement); a
+//! change it does not allow (storage, retention, replicas above 1 on a server outside any
+//! cluster) is [`MailboxError::Incompatible`](super::MailboxError::Incompatible), naming the
+//! field (`streams`).
+//!
 //! The first connection is retried with backoff (100 ms doubling to 2 s) for the URL's
 //! `connect_wait_ms` when the server is unreachable, so that a worker started before its broker
 //! waits for it instead of exiting; later disconnections are handled by the client.
+//!
+//! **Reconnects.** The client reconnects by itself, without limit, to any server it knows (the
+//! seeds and those the cluster announces); subscriptions (cancel signals, the pull stream) are
+//! renewed. Acks, naks and in-progress acks are plain publishes: while disconnected they wait
+//! in the client and are sent after the reconnect, to whichever server leads the consumer
+//! then. So an item in flight keeps running across a reconnect; when the outage (or a consumer
+//! leader election) outlasts the lease, JetStream redelivers and the fencing below keeps one
+//! claim and one terminal report — the work may start again, nothing completes twice. A request
+//! (a publish ack, a record read) that falls in the gap fails with a timeout and is reported
+//! as a mailbox error of that operation, which the worker handles as any other (a claim that
+//! fails hands the delivery back with a delay; a record written before its ack was lost is
+//! found by the redelivery's claim).
 //!
 //! Cancellation signals are core NATS messages on `p.cancel` (every worker subscribes).
 //! Streams and the consumer are created when missing. `<item>` is the item id with every byte
@@ -35,6 +55,8 @@
 //! JetStream's max-deliveries advisories.
 //!
 //! The backend's parts, one module each: `connect` (the first connection and the streams),
+//! `settings` (the URL's seeds, credentials, TLS and stream settings), `streams` (creating
+//! and updating the streams and the consumer),
 //! `names` (subjects and stream names), `queue` (the [`Queue`](super::Queue): submitting,
 //! leasing and settling items, the dead letters), `exec` (the
 //! [`Executions`](super::Executions): the idempotency store and cancellation) and `reports`
@@ -45,6 +67,8 @@ mod exec;
 mod names;
 mod queue;
 mod reports;
+pub mod settings;
+mod streams;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,6 +95,10 @@ pub struct NatsOptions {
     /// How long the first connection is retried (with backoff) while the server is unreachable;
     /// `None` when the URL does not say (one attempt, unless the caller sets a default).
     pub connect_wait: Option<Duration>,
+    /// Replicas, storage, age limit and placement of every stream.
+    pub stream: settings::StreamSettings,
+    /// Credentials and TLS of the connection.
+    pub connection: settings::Connection,
 }
 
 impl Default for NatsOptions {
@@ -80,6 +108,8 @@ impl Default for NatsOptions {
             ack_wait: Duration::from_secs(30),
             max_deliver: 5,
             connect_wait: None,
+            stream: settings::StreamSettings::default(),
+            connection: settings::Connection::default(),
         }
     }
 }

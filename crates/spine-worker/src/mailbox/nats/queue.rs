@@ -102,6 +102,11 @@ impl Queue for NatsMailbox {
         Ok(info.num_pending == 0 && info.num_ack_pending == 0)
     }
 
+    async fn pending(&self) -> Result<Option<u64>, MailboxError> {
+        let info = self.inner.consumer.get_info().await.map_err(|e| self.error(format!("consumer info: {e}")))?;
+        Ok(Some(info.num_pending))
+    }
+
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
         let consumer = self
             .inner

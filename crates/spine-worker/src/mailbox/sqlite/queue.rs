@@ -114,6 +114,12 @@ impl Queue for SqliteMailbox {
         .map(|n| n == 0)
     }
 
+    async fn pending(&self) -> Result<Option<u64>, MailboxError> {
+        self.call(|c| c.query_row("SELECT COUNT(*) FROM items WHERE state = 'queued'", [], |r| r.get::<_, i64>(0)))
+            .await
+            .map(|n| Some(u64::try_from(n).unwrap_or(0)))
+    }
+
     async fn dead_letters(&self) -> Result<Vec<DeadLetter>, MailboxError> {
         self.call(|c| {
             let mut st =
