@@ -151,8 +151,7 @@ pub struct AgentTypes {
 }
 
 /// The definition files of a run, read and parsed ([`AgentFiles::read`]): those of
-/// [`agent_directories`], then the enabled plugins' (`agents/`). Reading them needs nothing of
-/// the agent being assembled, so assembly does it while the tools are built.
+/// [`agent_directories`], then the enabled plugins' (`agents/`).
 #[derive(Debug, Default)]
 pub struct AgentFiles {
     /// The definitions, highest precedence first.
@@ -171,25 +170,6 @@ impl AgentFiles {
         files.extend(plugin_files);
         warnings.extend(plugin_warnings);
         AgentFiles { files, warnings }
-    }
-
-    /// [`AgentFiles::read`] on another thread while `work` runs on this one; both results.
-    pub fn read_during<T>(
-        settings: &Settings,
-        project: &Path,
-        spine_home: &Path,
-        home: Option<&Path>,
-        work: impl FnOnce() -> T,
-    ) -> (T, AgentFiles) {
-        std::thread::scope(|scope| {
-            let reading = scope.spawn(|| AgentFiles::read(settings, project, spine_home, home));
-            let done = work();
-            // A panic of the reader is the caller's, as if it had read on this thread.
-            match reading.join() {
-                Ok(files) => (done, files),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        })
     }
 }
 

@@ -214,20 +214,14 @@ pub struct Assembled {
 pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled, AssemblyError> {
     let (model, model_chosen) = options.model.resolve(settings)?;
     let home = spine_protocol::home::user_home();
-    // The agent definition files are read and parsed while the tools (and their schemas) are
-    // built: neither needs the other.
-    let tools = options.tools;
-    let set = options.command_line.tool_set.or(settings.tool_set).unwrap_or_default();
-    let (tool_set, agent_files) = agents::AgentFiles::read_during(
-        settings,
-        &options.project,
-        &options.spine_home,
-        home.as_deref(),
-        || match tools {
-            Tools::Fresh(extra) => build_tool_set(settings, &extra, set),
-            Tools::Shared(set) => Ok(set),
-        },
-    );
+    let tool_set = match options.tools {
+        Tools::Fresh(extra) => {
+            let set = options.command_line.tool_set.or(settings.tool_set).unwrap_or_default();
+            build_tool_set(settings, &extra, set)
+        }
+        Tools::Shared(set) => Ok(set),
+    };
+    let agent_files = agents::AgentFiles::read(settings, &options.project, &options.spine_home, home.as_deref());
     let tool_set = tool_set?;
     let visibility = visibility(&options.allowed_tools, &tool_set.registry)?;
     let mode = options.permission_mode.or(settings.permissions.default_mode).unwrap_or_default();

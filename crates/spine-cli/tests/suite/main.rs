@@ -23,6 +23,7 @@ mod claude_settings;
 mod deploy_files;
 mod doctor;
 mod elicitation;
+mod failover;
 mod hook_events;
 mod hook_inputs;
 mod hook_lines;
