@@ -17,7 +17,7 @@
 
 mod compare;
 #[path = "../../src/render/stream_json/left_out.rs"]
-mod left_out;
+pub(crate) mod left_out;
 mod replay;
 
 use std::path::PathBuf;
