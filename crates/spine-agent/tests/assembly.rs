@@ -10,7 +10,7 @@ mod common;
 
 use std::error::Error as _;
 
-use common::{options, settings};
+use common::{options, settings, tool_results};
 use serde_json::json;
 use spine_agent::{AssemblyError, ModelChoice, RunDefaults, assemble, validate};
 use spine_core::hooks::{HookContext, hook_fn};
@@ -18,19 +18,8 @@ use spine_core::runner::RunRequest;
 use spine_core::session::Transcript;
 use spine_protocol::compaction::{CompactStrategy, TokenEstimatorKind};
 use spine_protocol::hook::{HookOutput, PreToolUse, PreToolUseAction, PreToolUseInput};
-use spine_protocol::message::Message;
 use spine_settings::Settings;
 use spine_testkit::script::{Script, calls, text};
-
-fn tool_results(messages: &[Message]) -> Vec<String> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool(t) => Some(t.content.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn a_client_given_by_the_caller_runs_with_code_hooks_first_and_the_settings_env_in_bash() {

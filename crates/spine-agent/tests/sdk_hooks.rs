@@ -11,14 +11,13 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use common::{options, settings};
+use common::{options, settings, tool_results};
 use serde_json::{Value, json};
 use spine_agent::{ModelChoice, SdkHooks, assemble};
 use spine_core::CancellationToken;
 use spine_core::runner::RunRequest;
 use spine_core::session::Transcript;
 use spine_hooks::{HookCallbacks, HookConfig};
-use spine_protocol::message::Message;
 use spine_testkit::script::{Script, calls, text};
 
 /// One call the host received.
@@ -63,16 +62,6 @@ fn sdk_hooks(host: &Arc<DenyingHost>) -> SdkHooks {
     let initialize = json!({"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 30}]});
     let config = HookConfig::from_sdk(&initialize).expect("valid SDK hooks");
     SdkHooks { config, callbacks: Arc::clone(host) as Arc<dyn HookCallbacks> }
-}
-
-fn tool_results(messages: &[Message]) -> Vec<String> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool(t) => Some(t.content.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]

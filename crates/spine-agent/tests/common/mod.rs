@@ -8,6 +8,7 @@ use serde_json::Value;
 use spine_agent::{AgentOptions, CommandLine, ModelChoice, Tools};
 use spine_core::hooks::HookRegistryBuilder;
 use spine_core::permission::DenyApprover;
+use spine_protocol::message::Message;
 use spine_settings::{Origin, Settings, SettingsLayer};
 
 /// Settings of one `--settings` layer holding `json`.
@@ -39,4 +40,16 @@ pub fn options(dir: &Path, model: ModelChoice) -> AgentOptions {
         sdk_hooks: None,
         choices: Default::default(),
     }
+}
+
+/// The contents of a run's tool results, in order.
+#[allow(dead_code)] // not every test target reads results
+pub fn tool_results(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool(t) => Some(t.content.clone()),
+            _ => None,
+        })
+        .collect()
 }

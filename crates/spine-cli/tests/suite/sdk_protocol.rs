@@ -3,7 +3,7 @@
 //! answers, the host's requests, malformed lines, a host that goes away. The official SDKs
 //! drive the same binary in `sdk_hosts`.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -35,18 +35,7 @@ impl RawHost {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("spine starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let value =
-                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = crate::support::json_lines(child.stdout.take().expect("stdout"));
         let stdin = child.stdin.take();
         RawHost { child, stdin, lines, seen: Vec::new() }
     }

@@ -417,3 +417,21 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
+
+/// A reader thread over a child's stdout: each line parsed as JSON, in order (a line that is
+/// not JSON fails the test, naming it); the channel closes at the end of stdout.
+pub fn json_lines(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receiver<Value> {
+    use std::io::BufRead;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("a stdout line is not JSON ({e}): {line}"));
+            if tx.send(value).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}

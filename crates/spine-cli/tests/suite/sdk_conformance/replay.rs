@@ -5,7 +5,7 @@
 //! and order, with spine's request id (and JSON-RPC id) in place of Claude Code's.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -203,18 +203,7 @@ pub fn replay(recording: &Recording, mut spine: Command, adapt: &dyn Fn(&Value) 
 
     spine.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     let mut child = spine.spawn().expect("spine starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("a stdout line is not JSON ({e}): {line}"));
-            if tx.send(value).is_err() {
-                break;
-            }
-        }
-    });
+    let lines = crate::support::json_lines(child.stdout.take().expect("stdout"));
     let stdin = child.stdin.take();
     let mut host = Host { child, stdin, lines, seen: Vec::new(), asked: HashMap::new(), answers, adapt };
 
