@@ -3,8 +3,8 @@
 //!
 //! One [`Ops`] per worker, created with it (never process-wide) and passed down: the loop
 //! tells it when it runs, when a lease call failed or succeeded and when it drains; each
-//! delivery holds an [`InFlight`] from its lease to its settlement; each item's trace feeds
-//! [`Ops::latencies`] (model request and tool call durations).
+//! delivery holds an `InFlight` from its lease to its settlement; each item's trace feeds
+//! `Ops::latencies` (model request and tool call durations).
 //!
 //! Contract:
 //! - liveness: the loop runs (from [`Worker::run`](crate::Worker::run)'s start until it
@@ -13,7 +13,7 @@
 //!   worker is not draining; otherwise the reason, one line;
 //! - `/metrics`: counters count as things happen; the in-flight, oldest-lease-age, pending and
 //!   draining gauges are set at each scrape (pending asks the mailbox,
-//!   [`Queue::pending`](crate::Queue::pending)).
+//!   [`crate::Queue::pending`]).
 //!
 //! Dependencies: [`crate::mailbox`] (the queue it asks for pending messages) and spine-core's
 //! trace sink; used by [`crate::worker`].

@@ -14,7 +14,7 @@
 //! compared with what the URL asks for and updated in place where JetStream allows it (the
 //! consumer's `ack_wait` and `max_deliver`; the streams' replicas, `max_age`, placement); a
 //! change it does not allow (storage, retention, replicas above 1 on a server outside any
-//! cluster) is [`MailboxError::Incompatible`](super::MailboxError::Incompatible), naming the
+//! cluster) is [`super::MailboxError::Incompatible`], naming the
 //! field (`streams`).
 //!
 //! The first connection is retried with backoff (100 ms doubling to 2 s) for the URL's
