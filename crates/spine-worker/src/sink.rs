@@ -24,7 +24,9 @@
 //! then on, progress reports included: the new attempt reports the item, and a stale attempt's
 //! progress must not follow the item's terminal report. Reports still queued here are dropped
 //! too; ones already handed to the mailbox when the supersession was noticed go out, with the
-//! old `attempt_no`.
+//! old `attempt_no`. A batch whose flush comes more than [`STALL`] late (the worker was
+//! stopped or stalled past its lease) is published only after the claim is checked: a
+//! superseded copy that resumes drops it instead of writing it after the new attempt's reports.
 //!
 //! Dependencies: [`crate::mailbox`] (where reports go) and [`crate::running`] (why an item was
 //! canceled).
@@ -39,7 +41,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::mailbox::{Claim, Mailbox, MailboxError, PendingPublish, ReportLog, SettleTicket};
+use crate::mailbox::{Claim, ClaimStatus, Mailbox, MailboxError, PendingPublish, ReportLog, SettleTicket};
 use crate::running::{CancelReason, Cancellation};
 
 enum Msg {
@@ -195,8 +197,8 @@ async fn publish_loop(
             Some(at) => match tokio::time::timeout_at(at, rx.recv()).await {
                 Ok(next) => next,
                 Err(_elapsed) => {
-                    flush_at = None;
-                    flush(&*mailbox, &mut waiting, &cancellation, &mut out, &mut pending).await;
+                    let due = flush_at.take();
+                    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut pending, due).await;
                     continue;
                 }
             },
@@ -231,8 +233,8 @@ async fn publish_loop(
                 waiting.push(report);
             }
             Msg::Republish(report, when) => {
-                flush_at = None;
-                flush(&*mailbox, &mut waiting, &cancellation, &mut out, &mut pending).await;
+                let due = flush_at.take();
+                flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut pending, due).await;
                 terminal_seen = true;
                 let sent = match when {
                     Republish::Always => mailbox.publish(std::slice::from_ref(&report)).await.map(Some),
@@ -250,13 +252,52 @@ async fn publish_loop(
             }
         }
     }
-    flush(&*mailbox, &mut waiting, &cancellation, &mut out, &mut pending).await;
+    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut pending, flush_at).await;
     for p in pending {
         if let Err(e) = p.await {
             out.errors.push(e);
         }
     }
     out
+}
+
+/// How late a batch's flush may be before the claim is checked first: far above the linger
+/// and a loaded machine's scheduling delays, below any lease (which a supersession needs to
+/// expire).
+pub const STALL: Duration = Duration::from_secs(1);
+
+/// Whether `claim` still holds after a stall. A supersession found here cancels the run, as
+/// the keep-alive's would; when the mailbox cannot say, the batch goes out as before (the
+/// terminal report is fenced whatever happens).
+async fn claim_holds(mailbox: &dyn Mailbox, claim: &Claim, cancellation: &Cancellation) -> bool {
+    match mailbox.claim_status(claim).await {
+        Ok(ClaimStatus::Held) | Err(_) => true,
+        Ok(ClaimStatus::Superseded { attempt_no }) => {
+            cancellation.cancel(CancelReason::Superseded { attempt_no });
+            false
+        }
+        Ok(ClaimStatus::Released) => false,
+    }
+}
+
+/// [`flush`], after checking the claim when the batch was due more than [`STALL`] ago (the
+/// process was stopped, the machine stalled: a later delivery may have taken the item over
+/// meanwhile); a claim that no longer holds drops the batch.
+async fn flush_checked(
+    mailbox: &dyn Mailbox,
+    claim: &Claim,
+    waiting: &mut Vec<Report>,
+    cancellation: &Cancellation,
+    out: &mut Published,
+    pending: &mut Vec<PendingPublish>,
+    due: Option<Instant>,
+) {
+    let late = due.is_some_and(|due| due.elapsed() > STALL);
+    if late && !waiting.is_empty() && !claim_holds(mailbox, claim, cancellation).await {
+        waiting.clear();
+        return;
+    }
+    flush(mailbox, waiting, cancellation, out, pending).await;
 }
 
 /// Publishes the waiting non-terminal reports in one write — none once the claim was
@@ -288,6 +329,38 @@ mod tests {
     use crate::mailbox::{Begin, ReportQuery};
     use futures_util::StreamExt;
     use spine_protocol::report::{CanceledPayload, FailureKind};
+
+    #[tokio::test(start_paused = true)]
+    async fn a_batch_flushed_after_a_stall_is_dropped_when_a_later_delivery_took_the_item_over() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mailbox: Arc<dyn Mailbox> =
+            Arc::new(SqliteMailbox::open(&dir.path().join("m.db"), Default::default()).expect("mailbox"));
+        let claim = |attempt_no| Claim {
+            item_id: "i".into(),
+            attempt_no,
+            delivery_id: "sqlite-1".into(),
+            worker_id: "w".into(),
+            version: 0,
+        };
+        let mut first = claim(1);
+        assert_eq!(mailbox.begin(&mut first).await.expect("claim"), Begin::Run);
+        let identity = WorkIdentity { mailbox_item_id: "i".into(), attempt_no: 1, ..WorkIdentity::default() };
+        let cancellation = Cancellation::default();
+        let publisher = Publisher::start(Arc::clone(&mailbox), first, identity, cancellation.clone(), None);
+        // The lease ran out while this copy was stopped: the same delivery, claimed again.
+        let mut second = claim(1);
+        assert_eq!(mailbox.begin(&mut second).await.expect("claim"), Begin::Run);
+        publisher.sink().emit(ReportBody::ExecutionStarted { expected_duration_seconds: 1 });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        // The copy resumes long after its batch was due.
+        tokio::time::advance(STALL * 5).await;
+        let published = publisher.finish().await;
+        assert!(published.errors.is_empty(), "{:?}", published.errors);
+        assert_eq!(published.count, 0, "the stale batch was not written");
+        assert_eq!(cancellation.reason(), Some(CancelReason::Superseded { attempt_no: second.attempt_no }));
+    }
 
     #[tokio::test]
     async fn a_superseded_copy_publishes_nothing_after_it_was_superseded() {
