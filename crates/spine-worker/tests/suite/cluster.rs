@@ -164,7 +164,12 @@ async fn an_item_in_flight_survives_its_workers_server_dying_and_completes_once(
     tokio::time::timeout(Duration::from_secs(60), worker.handle).await.expect("the worker drains").expect("joins");
     assert_eq!(methods(&reports).last(), Some(&"execution_complete"), "{:?}", methods(&reports));
     assert_eq!(methods(&reports).iter().filter(|m| m.starts_with("execution_complete")).count(), 1);
-    assert_eq!(std::fs::read_to_string(&runs).expect("runs"), "run\n", "the command ran once");
+    // Delivery is at least once: when the reconnect outlasts the lease, the item is delivered
+    // again and its command may start again (the fencing keeps one completion); every run is
+    // one of the item's attempts.
+    let ran = std::fs::read_to_string(&runs).expect("runs").lines().count();
+    let attempts = reports.iter().map(|r| r.attempt_no).max().unwrap_or(1);
+    assert!(ran >= 1 && u32::try_from(ran).unwrap_or(u32::MAX) <= attempts, "{ran} runs, {attempts} attempts");
     cluster.restart(victim).await.expect("the node comes back");
 }
 
