@@ -229,36 +229,18 @@ fn a_flag_not_in_the_table_still_fails() {
 
 #[test]
 fn a_driven_session_started_as_the_python_sdk_starts_it_honours_the_flags() {
-    use std::io::Write;
     let s = Sandbox::new();
     let script = s.script(json!([
         {"tool_calls": [{"id": "c1", "name": "StructuredOutput", "arguments": {"name": "sdk"}}]},
         {"tool_calls": [{"id": "c2", "name": "StructuredOutput", "arguments": {"name": "again"}}]}
     ]));
-    let mut child = s
-        .spine_process()
-        .args(["--output-format", "stream-json", "--verbose", "--system-prompt", ""])
+    let mut cmd = s.spine_process();
+    cmd.args(["--output-format", "stream-json", "--verbose", "--system-prompt", ""])
         .args(["--model", &scripted(&script), "--max-budget-usd", "5", "--betas", "context-1m"])
-        .args(["--json-schema", SCHEMA, "--session-mirror", "--effort", "high", "--input-format", "stream-json"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spine starts");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        for text in ["one", "two"] {
-            let line = json!({"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": null, "session_id": ""});
-            writeln!(stdin, "{line}").expect("write");
-        }
-    }
-    let out = child.wait_with_output().expect("spine exits");
+        .args(["--json-schema", SCHEMA, "--session-mirror", "--effort", "high", "--input-format", "stream-json"]);
+    let out = crate::support::drive_stream_json(&mut cmd, &["one", "two"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let results: Vec<Value> = stdout(&out)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["type"] == "result")
-        .collect();
+    let results = crate::support::result_lines(&out);
     assert_eq!(results.len(), 2, "{}", stdout(&out));
     assert_eq!(results[0]["structured_output"], json!({"name": "sdk"}));
     assert_eq!(results[1]["structured_output"], json!({"name": "again"}), "each turn gives its own");

@@ -218,36 +218,18 @@ fn a_run_under_its_budget_finishes() {
 
 #[test]
 fn the_budget_of_a_driven_session_counts_every_turn() {
-    use std::io::Write;
     let s = Sandbox::new();
     // Each reply: 40 input and 2 output tokens, $0.042 at the settings' price.
     let reply = || sse(anthropic_text_with_usage("ok", json!({"input_tokens": 40, "output_tokens": 1})));
     let fake = Fake::start(vec![reply(), reply(), reply()]);
     let settings = priced();
-    let mut child = s
-        .spine_process()
-        .env("ANTHROPIC_BASE_URL", fake.url())
+    let mut cmd = s.spine_process();
+    cmd.env("ANTHROPIC_BASE_URL", fake.url())
         .env("ANTHROPIC_API_KEY", KEY)
         .args(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"])
-        .args(["--model", "anthropic:claude-budget-test", "--settings", &settings, "--max-budget-usd", "0.08"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spine starts");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        for text in ["one", "two"] {
-            let line = json!({"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": null, "session_id": ""});
-            writeln!(stdin, "{line}").expect("write");
-        }
-    }
-    let out = child.wait_with_output().expect("spine exits");
-    let results: Vec<Value> = stdout(&out)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|l| l["type"] == "result")
-        .collect();
+        .args(["--model", "anthropic:claude-budget-test", "--settings", &settings, "--max-budget-usd", "0.08"]);
+    let out = crate::support::drive_stream_json(&mut cmd, &["one", "two"]);
+    let results = crate::support::result_lines(&out);
     assert_eq!(results.len(), 2, "{}\n{}", stdout(&out), stderr(&out));
     assert_eq!(results[0]["subtype"], "success");
     assert_eq!(results[1]["subtype"], "error_max_budget_usd", "$0.042 + $0.042 is over $0.08");

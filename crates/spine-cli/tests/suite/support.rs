@@ -435,3 +435,29 @@ pub fn json_lines(stdout: std::process::ChildStdout) -> std::sync::mpsc::Receive
     });
     lines
 }
+
+/// Runs `cmd` (a `--input-format stream-json` session) with `prompts` as user messages on
+/// stdin, closes stdin, and waits for it to exit.
+pub fn drive_stream_json(cmd: &mut std::process::Command, prompts: &[&str]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spine starts");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for text in prompts {
+            let line = json!({"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": null, "session_id": ""});
+            writeln!(stdin, "{line}").expect("write");
+        }
+    }
+    child.wait_with_output().expect("spine exits")
+}
+
+/// The `result` lines of a stream-json run's stdout.
+pub fn result_lines(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "result")
+        .collect()
+}
