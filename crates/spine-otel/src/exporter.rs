@@ -63,6 +63,9 @@ pub enum OtelError {
     /// A `traceparent` value is invalid.
     #[error("invalid traceparent {0}")]
     TraceParent(String),
+    /// A `tracestate` value is invalid.
+    #[error("invalid tracestate {0}")]
+    TraceState(String),
 }
 
 /// How a bounded flush ended.

@@ -28,7 +28,7 @@ pub(crate) struct OpenRequest {
 impl OpenRequest {
     /// Starts the span (a producer: what it submits is consumed elsewhere).
     pub(crate) fn start(self, tracer: &SdkTracer) -> Span {
-        let cx = match self.parent {
+        let cx = match &self.parent {
             Some(parent) => Context::new().with_remote_span_context(parent.span_context()),
             None => Context::new(),
         };
@@ -48,6 +48,7 @@ pub(crate) fn context_of(span: &Span) -> Option<TraceParent> {
         trace_id: context.trace_id(),
         parent_id: context.span_id(),
         flags: context.trace_flags(),
+        state: context.trace_state().clone(),
     })
 }
 
@@ -67,7 +68,7 @@ impl OpenSpan {
 
     /// The span's `traceparent`: the parent of what it starts.
     pub fn traceparent(&self) -> Option<TraceParent> {
-        self.context
+        self.context.clone()
     }
 
     /// Ends the span now.

@@ -1,5 +1,11 @@
-//! W3C Trace Context `traceparent` values (`00-<trace id>-<parent id>-<flags>`): a worker's
-//! run becomes a child of the span that submitted its assignment.
+//! W3C Trace Context `traceparent` values (`00-<trace id>-<parent id>-<flags>`) and the
+//! `tracestate` that travels with them: a worker's run becomes a child of the span that
+//! submitted its assignment, and vendors' entries in `tracestate` reach the run's spans.
+//!
+//! Contract: [`TraceParent`] parses and prints `traceparent` exactly (version `00`);
+//! [`TraceParent::with_state`] attaches a `tracestate` header, refused when it is not a valid
+//! W3C list (keys `[a-z0-9_\-*/@]`, values without `,`/`=`, at most 32 entries) — the caller
+//! then keeps the `traceparent` alone, as the specification asks.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,8 +14,8 @@ use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState}
 
 use crate::exporter::OtelError;
 
-/// A parsed `traceparent`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A parsed `traceparent`, with the `tracestate` that came with it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceParent {
     /// The trace the run joins.
     pub trace_id: TraceId,
@@ -17,12 +23,40 @@ pub struct TraceParent {
     pub parent_id: SpanId,
     /// The submitter's flags (bit 0: sampled).
     pub flags: TraceFlags,
+    /// The submitter's `tracestate` ([`TraceState::NONE`] when it had none).
+    pub state: TraceState,
 }
+
+/// At most this many list members in a `tracestate` (W3C Trace Context, 3.3.1.1).
+const MAX_STATE_MEMBERS: usize = 32;
 
 impl TraceParent {
     /// The remote span context of the parent.
     pub fn span_context(&self) -> SpanContext {
-        SpanContext::new(self.trace_id, self.parent_id, self.flags, true, TraceState::NONE)
+        SpanContext::new(self.trace_id, self.parent_id, self.flags, true, self.state.clone())
+    }
+
+    /// This parent with the `tracestate` header `header` (empty list members are skipped, as
+    /// the specification allows). An invalid header is an error; `self` is unchanged by it.
+    pub fn with_state(self, header: &str) -> Result<Self, OtelError> {
+        let bad = |why: &str| OtelError::TraceState(format!("`{header}`: {why}"));
+        let members: Vec<&str> =
+            header.split(',').map(|m| m.trim_matches([' ', '\t'])).filter(|m| !m.is_empty()).collect();
+        if members.len() > MAX_STATE_MEMBERS {
+            return Err(bad("more than 32 list members"));
+        }
+        // The crate's parser takes an empty key or value; the specification does not.
+        if members.iter().any(|m| m.split_once('=').is_none_or(|(key, value)| key.is_empty() || value.is_empty())) {
+            return Err(bad("every list member is KEY=VALUE, neither empty"));
+        }
+        let state: TraceState = header.parse().map_err(|e| bad(&format!("{e}")))?;
+        Ok(TraceParent { state, ..self })
+    }
+
+    /// The `tracestate` header to hand on, `None` when there is none.
+    pub fn tracestate(&self) -> Option<String> {
+        let header = self.state.header();
+        (!header.is_empty()).then_some(header)
     }
 }
 
@@ -57,7 +91,7 @@ impl FromStr for TraceParent {
         if trace_id == TraceId::INVALID || parent_id == SpanId::INVALID {
             return Err(bad("ids of all zeros are invalid"));
         }
-        Ok(TraceParent { trace_id, parent_id, flags: TraceFlags::new(flags & 0x01) })
+        Ok(TraceParent { trace_id, parent_id, flags: TraceFlags::new(flags & 0x01), state: TraceState::NONE })
     }
 }
 
@@ -94,5 +128,27 @@ mod tests {
         ] {
             assert!(text.parse::<TraceParent>().is_err(), "{text}");
         }
+    }
+
+    fn parent() -> TraceParent {
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().expect("valid")
+    }
+
+    #[test]
+    fn a_tracestate_is_carried_into_the_span_context_and_handed_on_as_given() {
+        let parent = parent().with_state("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7").expect("valid state");
+        assert_eq!(parent.span_context().trace_state().get("congo"), Some("t61rcWkgMzE"));
+        assert_eq!(parent.tracestate().as_deref(), Some("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"));
+        assert_eq!(parent.to_string(), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "traceparent alone");
+    }
+
+    #[test]
+    fn an_invalid_tracestate_is_refused_and_no_state_means_none() {
+        assert_eq!(parent().tracestate(), None);
+        for header in ["Upper=1", "k=v,=x", "k=", "k=a,b", "k=v=w"] {
+            assert!(parent().with_state(header).is_err(), "{header}");
+        }
+        let many = (0..33).map(|i| format!("k{i}=v")).collect::<Vec<_>>().join(",");
+        assert!(parent().with_state(&many).is_err(), "33 members");
     }
 }

@@ -334,7 +334,7 @@ fn a_run_with_a_traceparent_joins_the_submitters_trace_as_a_child_of_its_span() 
         "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".parse().expect("a valid traceparent");
     let info = RunInfo {
         provider: Some("openai".into()),
-        parent: Some(parent),
+        parent: Some(parent.clone()),
         attributes: vec![("spine.worker.item".into(), "item-7".into())],
     };
     let spans = export(&receiver, ContentCapture::Omit, info, &small_run());

@@ -178,6 +178,7 @@ fn decode_value(value: Value) -> Result<MailboxItem, Rejection> {
         logical_work_id: envelope.logical_work_id,
         attempt_no: envelope.attempt_no,
         traceparent: envelope.traceparent,
+        tracestate: envelope.tracestate,
         request,
     })
 }

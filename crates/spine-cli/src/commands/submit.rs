@@ -4,8 +4,9 @@
 //! answers with a `validation_error` or `unsupported_request_kind` report). Items without an
 //! id print the mailbox's delivery id, under which their reports appear.
 //!
-//! Trace propagation: the item's parent span is its own `traceparent`, else the `TRACEPARENT`
-//! environment variable (set by the SDKs and CI systems; an invalid one is a warning). With
+//! Trace propagation: the item's parent span is its own `traceparent` (with its `tracestate`),
+//! else the `TRACEPARENT` and `TRACESTATE` environment variables (set by the SDKs and CI
+//! systems; an invalid one is a warning, an invalid `tracestate` alone is dropped). With
 //! OpenTelemetry export on (docs/observability.md), a `spine submit` span, child of that
 //! parent, covers the submission and its `traceparent` goes with the item, so that the
 //! worker's run of it — on whichever worker — joins the same trace; without export the parent
@@ -52,17 +53,18 @@ pub async fn submit(args: SubmitArgs) -> anyhow::Result<u8> {
         return Err(config(format!("{name}: {rejection} (use --no-validate to submit it anyway)")));
     }
     let item_id = decoded.identity.item_id;
-    let own = decoded.item.as_ref().ok().and_then(|item| item.traceparent.clone());
-    let parent = parent_span(own.as_deref());
+    let own = decoded.item.as_ref().ok().map(|item| (item.traceparent.clone(), item.tracestate.clone()));
+    let (own, own_state) = own.unwrap_or_default();
+    let parent = parent_span(own.as_deref(), own_state.as_deref());
     let exporter = telemetry();
     let span = exporter.as_ref().map(|exporter| {
         let attributes =
             vec![("spine.mailbox_item_id".to_owned(), item_id.clone()), ("spine.mailbox".to_owned(), url.to_string())];
-        exporter.open_span("spine submit", parent, attributes, SPAN_START_BOUND)
+        exporter.open_span("spine submit", parent.clone(), attributes, SPAN_START_BOUND)
     });
     let traceparent = span.as_ref().and_then(spine_otel::OpenSpan::traceparent).or(parent);
     if let Some(traceparent) = traceparent
-        && own.as_deref() != Some(traceparent.to_string().as_str())
+        && (own.as_deref() != Some(traceparent.to_string().as_str()) || own_state != traceparent.tracestate())
     {
         body = with_traceparent(body, &traceparent);
     }
@@ -78,16 +80,24 @@ pub async fn submit(args: SubmitArgs) -> anyhow::Result<u8> {
     Ok(exit::OK)
 }
 
-/// The submission's parent: the item's own `traceparent`, else `TRACEPARENT` (an invalid one
-/// is ignored with a warning).
-fn parent_span(own: Option<&str>) -> Option<TraceParent> {
-    let (text, source) = match own {
-        Some(text) => (text.to_owned(), "the item's traceparent"),
-        None => (std::env::var("TRACEPARENT").ok().filter(|t| !t.trim().is_empty())?, "TRACEPARENT"),
+/// The submission's parent: the item's own `traceparent` and `tracestate`, else `TRACEPARENT`
+/// and `TRACESTATE` (an invalid `traceparent` is ignored with a warning; an invalid
+/// `tracestate` is dropped with one, the `traceparent` kept).
+fn parent_span(own: Option<&str>, own_state: Option<&str>) -> Option<TraceParent> {
+    let from_env = |name: &str| std::env::var(name).ok().filter(|t| !t.trim().is_empty());
+    let (text, state, source) = match own {
+        Some(text) => (text.to_owned(), own_state.map(str::to_owned), "the item's"),
+        None => (from_env("TRACEPARENT")?, from_env("TRACESTATE"), "the environment's"),
     };
-    text.parse::<TraceParent>()
-        .inspect_err(|e| eprintln!("warning: {source}: {e}; the submission starts a trace of its own"))
-        .ok()
+    let parent = text
+        .parse::<TraceParent>()
+        .inspect_err(|e| eprintln!("warning: {source} traceparent: {e}; the submission starts a trace of its own"))
+        .ok()?;
+    let Some(state) = state else { return Some(parent) };
+    Some(parent.clone().with_state(&state).unwrap_or_else(|e| {
+        eprintln!("warning: {source} tracestate: {e}; the traceparent is kept without it");
+        parent
+    }))
 }
 
 /// The exporter when OpenTelemetry export is on (the `OTEL_*` variables, or the settings'
@@ -102,12 +112,16 @@ fn telemetry() -> Option<std::sync::Arc<spine_otel::Exporter>> {
     crate::telemetry::exporter(&settings, "spine-submit", false)
 }
 
-/// `body` with its `traceparent` set to `traceparent` (unchanged when it is not a JSON
-/// object).
+/// `body` with its `traceparent` and `tracestate` set from `traceparent` (no `tracestate` when
+/// it has none; unchanged when the body is not a JSON object).
 fn with_traceparent(body: Vec<u8>, traceparent: &TraceParent) -> Vec<u8> {
     let Ok(Value::Object(mut item)) = serde_json::from_slice::<Value>(&body) else {
         return body;
     };
     item.insert("traceparent".to_owned(), Value::String(traceparent.to_string()));
+    match traceparent.tracestate() {
+        Some(state) => item.insert("tracestate".to_owned(), Value::String(state)),
+        None => item.remove("tracestate"),
+    };
     serde_json::to_vec(&Value::Object(item)).unwrap_or(body)
 }

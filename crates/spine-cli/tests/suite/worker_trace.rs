@@ -1,7 +1,8 @@
 //! One trace from submission to execution: `spine submit` with OpenTelemetry export on starts
 //! a `spine submit` span (a child of `TRACEPARENT` when set) and puts its `traceparent` in the
 //! item; the worker that runs the item — exporting to the same collector double — makes its
-//! run span a child of it, and the run's tool spans follow in the same trace.
+//! run span a child of it, and the run's tool spans follow in the same trace; `TRACESTATE`
+//! travels with it.
 
 use serde_json::Value;
 
@@ -12,21 +13,21 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn submit(s: &Sandbox, url: &str, item: &Value, endpoint: &str, traceparent: Option<&str>) {
+fn submit(s: &Sandbox, url: &str, item: &Value, endpoint: &str, trace: Option<(&str, &str)>) {
     let path = s.dir.path().join(format!("{}.json", uuid::Uuid::new_v4()));
     std::fs::write(&path, item.to_string()).expect("item file");
     let mut cmd = s.spine();
     cmd.args(["submit", "--mailbox", url]).arg(&path).env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
-    match traceparent {
-        Some(value) => cmd.env("TRACEPARENT", value),
-        None => cmd.env_remove("TRACEPARENT"),
+    match trace {
+        Some((parent, state)) => cmd.env("TRACEPARENT", parent).env("TRACESTATE", state),
+        None => cmd.env_remove("TRACEPARENT").env_remove("TRACESTATE"),
     };
     let out = cmd.output().expect("submit");
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]
-fn the_workers_run_of_a_submitted_item_is_a_child_of_the_submit_span_which_joins_traceparent() {
+fn the_workers_run_of_a_submitted_item_is_a_child_of_the_submit_span_which_joins_traceparent_and_tracestate() {
     let s = Sandbox::new();
     let receiver = Receiver::start();
     let endpoint = receiver.endpoint();
@@ -34,7 +35,7 @@ fn the_workers_run_of_a_submitted_item_is_a_child_of_the_submit_span_which_joins
     let ci_trace = "0af7651916cd43dd8448eb211c80319c";
     let ci_span = "b7ad6b7169203331";
     let example = spine_protocol::assignment::example_item;
-    submit(&s, &url, &example("from-ci"), &endpoint, Some(&format!("00-{ci_trace}-{ci_span}-01")));
+    submit(&s, &url, &example("from-ci"), &endpoint, Some((&format!("00-{ci_trace}-{ci_span}-01"), "congo=t61rcWkgMzE")));
     submit(&s, &url, &example("from-shell"), &endpoint, None);
 
     let out = s
@@ -64,6 +65,8 @@ fn the_workers_run_of_a_submitted_item_is_a_child_of_the_submit_span_which_joins
     let run = by_item(&runs, "from-ci");
     assert_eq!(run.trace_id, submitted.trace_id, "the run joins the submission's trace");
     assert_eq!(run.parent_span_id, submitted.span_id, "the run is the submit span's child");
+    assert_eq!(submitted.trace_state, "congo=t61rcWkgMzE", "the submit span keeps TRACESTATE");
+    assert_eq!(run.trace_state, "congo=t61rcWkgMzE", "the tracestate reaches the worker's run");
     assert!(
         spans.iter().any(|(s, _)| s.name == "execute" && s.trace_id == run.trace_id),
         "the run's tool call is in the same trace"

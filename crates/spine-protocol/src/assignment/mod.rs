@@ -153,6 +153,11 @@ pub struct ItemEnvelope {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$"))]
     pub traceparent: Option<String>,
+    /// The submitter's W3C Trace Context `tracestate` (`vendor=value,…`), handed on with
+    /// [`traceparent`](Self::traceparent) to the worker's spans. Without a `traceparent` it is
+    /// ignored; an invalid one is dropped and the `traceparent` kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracestate: Option<String>,
 }
 
 fn first_attempt() -> u32 {
@@ -172,6 +177,8 @@ pub struct MailboxItem {
     pub attempt_no: u32,
     /// The submitter's W3C `traceparent`, as given (see [`ItemEnvelope::traceparent`]).
     pub traceparent: Option<String>,
+    /// The submitter's W3C `tracestate`, as given (see [`ItemEnvelope::tracestate`]).
+    pub tracestate: Option<String>,
     /// What to do.
     pub request: ItemRequest,
 }

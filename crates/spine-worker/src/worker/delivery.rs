@@ -54,7 +54,7 @@ pub(super) async fn process(
     let decoded = decode(&body, &delivery_id);
     drop(body);
     let (id, item) = (decoded.identity, decoded.item);
-    let traceparent = item.as_ref().ok().and_then(|item| item.traceparent.clone());
+    let trace = item.as_ref().ok().map(|item| (item.traceparent.clone(), item.tracestate.clone()));
     let cancellation = Cancellation::default();
     let keep_alive = KeepAlive::start(Arc::clone(&lease), shared.config.keep_alive, delivery_id.clone());
     let mut claim = Claim {
@@ -85,7 +85,7 @@ pub(super) async fn process(
     let settlement = work.settlement();
     // A re-published terminal report ended its item earlier: it is not counted again.
     let counts = !matches!(work, Work::Republish { .. });
-    let publisher = self::work(shared, &claim, &id, work, traceparent, &cancellation, &*lease).await;
+    let publisher = self::work(shared, &claim, &id, work, trace, &cancellation, &*lease).await;
     // The item ran: what is left is waiting until its reports are durable and settling the
     // delivery. Its running slot passes to a settling slot (at most `concurrency` settle at
     // once), so that the next item is leased and claimed meanwhile.
@@ -168,7 +168,7 @@ async fn work(
     claim: &Claim,
     id: &Identity,
     work: Work,
-    traceparent: Option<String>,
+    trace: Option<(Option<String>, Option<String>)>,
     cancellation: &Cancellation,
     lease: &dyn Lease,
 ) -> Publisher {
@@ -186,7 +186,7 @@ async fn work(
     let ticket = if work.acks_with_its_terminal_report() { lease.settle_ticket() } else { None };
     let publisher =
         Publisher::start(Arc::clone(&shared.mailbox), claim.clone(), identity.clone(), cancellation.clone(), ticket);
-    let spans = shared.config.telemetry.as_ref().map(|exporter| exporter.run(run_info(traceparent, &identity)));
+    let spans = shared.config.telemetry.as_ref().map(|exporter| exporter.run(run_info(trace, &identity)));
     let mut sinks = vec![shared.config.ops.latencies()];
     if let Some(spans) = &spans {
         sinks.push(Arc::clone(spans) as Arc<dyn TraceSink>);
@@ -295,12 +295,22 @@ async fn nack(lease: &dyn Lease, delay: Option<Duration>, delivery_id: &str) {
 }
 
 /// What an item's spans say about it: its ids, and the submitter's span from its
-/// `traceparent` (an invalid one is ignored with a warning: the item gets a trace of its own).
-fn run_info(traceparent: Option<String>, identity: &WorkIdentity) -> spine_otel::RunInfo {
+/// `traceparent` and `tracestate` (an invalid `traceparent` is ignored with a warning: the item
+/// gets a trace of its own; an invalid `tracestate` is dropped, the `traceparent` kept).
+fn run_info(trace: Option<(Option<String>, Option<String>)>, identity: &WorkIdentity) -> spine_otel::RunInfo {
+    let item = &identity.mailbox_item_id;
+    let (traceparent, tracestate) = trace.unwrap_or_default();
     let parent = traceparent.and_then(|text| {
         text.parse::<spine_otel::TraceParent>()
-            .inspect_err(|e| tracing::warn!("item {}: {e}; its trace starts a new one", identity.mailbox_item_id))
+            .inspect_err(|e| tracing::warn!("item {item}: {e}; its trace starts a new one"))
             .ok()
+    });
+    let parent = parent.map(|parent| match tracestate {
+        Some(state) => parent.clone().with_state(&state).unwrap_or_else(|e| {
+            tracing::warn!("item {item}: {e}; the traceparent is kept without it");
+            parent
+        }),
+        None => parent,
     });
     spine_otel::RunInfo {
         provider: None,
