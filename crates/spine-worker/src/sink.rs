@@ -3,7 +3,7 @@
 //! [`MailboxSink`] is the [`ReportSink`] the pipeline writes to (synchronously, from any
 //! task); a [`Publisher`] task sends the reports to the mailbox in order, in batches: a
 //! non-terminal report waits up to [`REPORT_LINGER`] for the ones after it, and the waiting
-//! reports go out in one write ([`ReportLog::publish`]). The first terminal report takes the
+//! reports go out in one write ([`ReportLog::publish`](crate::mailbox::ReportLog::publish)). The first terminal report takes the
 //! waiting ones with it through [`Executions::finish`](crate::mailbox::Executions::finish),
 //! which stores it in the idempotency store and publishes it only while the claim holds — so a
 //! worker that lost its claim cannot add a second terminal report — and, given the delivery's
@@ -28,6 +28,11 @@
 //! stopped or stalled past its lease) is published only after the claim is checked: a
 //! superseded copy that resumes drops it instead of writing it after the new attempt's reports.
 //!
+//! A batch that fails to become durable (a stream leader dies, a cluster loses its quorum) is
+//! published again ([`crate::mailbox::confirm`]) before anything after it goes out, so an
+//! attempt's reports arrive whole and in order; the batch before a terminal report is durable
+//! before the terminal report is published.
+//!
 //! Dependencies: [`crate::mailbox`] (where reports go) and [`crate::running`] (why an item was
 //! canceled).
 
@@ -35,13 +40,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use spine_core::reports::{ReportSink, WorkIdentity};
 use spine_protocol::report::{Report, ReportBody};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::mailbox::{Claim, ClaimStatus, Mailbox, MailboxError, PendingPublish, ReportLog, SettleTicket};
+use crate::mailbox::{Claim, ClaimStatus, Mailbox, MailboxError, PendingPublish, SettleTicket};
 use crate::running::{CancelReason, Cancellation};
 
 enum Msg {
@@ -175,7 +181,7 @@ impl ReportSink for MailboxSink {
 pub const REPORT_LINGER: Duration = Duration::from_millis(2);
 
 /// The publishing task: reports are sent in order, in batches. Non-terminal reports wait up to
-/// [`REPORT_LINGER`] for the next ones (one [`ReportLog::publish`]); the first terminal report
+/// [`REPORT_LINGER`] for the next ones (one [`ReportLog::publish`](crate::mailbox::ReportLog::publish)); the first terminal report
 /// takes the waiting ones with it ([`Executions::finish`](crate::mailbox::Executions::finish))
 /// and, with a `settle` ticket and no failure so far, the delivery's acknowledgement too.
 async fn publish_loop(
@@ -187,6 +193,7 @@ async fn publish_loop(
 ) -> Published {
     let mut out = Published::default();
     let mut pending: Vec<PendingPublish> = Vec::new();
+    let mut last_batch: Option<Batch> = None;
     let mut terminal_seen = false;
     let mut waiting: Vec<Report> = Vec::new();
     let mut flush_at: Option<Instant> = None;
@@ -198,7 +205,7 @@ async fn publish_loop(
                 Ok(next) => next,
                 Err(_elapsed) => {
                     let due = flush_at.take();
-                    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut pending, due).await;
+                    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut last_batch, due).await;
                     continue;
                 }
             },
@@ -214,6 +221,7 @@ async fn publish_loop(
                 terminal_seen = true;
                 flush_at = None;
                 let before = std::mem::take(&mut waiting);
+                confirm_last(&*mailbox, &claim, &mut last_batch, &cancellation, &mut out).await;
                 let ticket = if out.errors.is_empty() { settle.take() } else { None };
                 match mailbox.finish(&claim, &before, &report, ticket.as_ref()).await {
                     Ok(Some(finished)) => {
@@ -234,7 +242,8 @@ async fn publish_loop(
             }
             Msg::Republish(report, when) => {
                 let due = flush_at.take();
-                flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut pending, due).await;
+                flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut last_batch, due).await;
+                confirm_last(&*mailbox, &claim, &mut last_batch, &cancellation, &mut out).await;
                 terminal_seen = true;
                 let sent = match when {
                     Republish::Always => mailbox.publish(std::slice::from_ref(&report)).await.map(Some),
@@ -252,7 +261,8 @@ async fn publish_loop(
             }
         }
     }
-    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut pending, flush_at).await;
+    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut last_batch, flush_at).await;
+    confirm_last(&*mailbox, &claim, &mut last_batch, &cancellation, &mut out).await;
     for p in pending {
         if let Err(e) = p.await {
             out.errors.push(e);
@@ -289,7 +299,7 @@ async fn flush_checked(
     waiting: &mut Vec<Report>,
     cancellation: &Cancellation,
     out: &mut Published,
-    pending: &mut Vec<PendingPublish>,
+    last_batch: &mut Option<Batch>,
     due: Option<Instant>,
 ) {
     let late = due.is_some_and(|due| due.elapsed() > STALL);
@@ -297,29 +307,60 @@ async fn flush_checked(
         waiting.clear();
         return;
     }
-    flush(mailbox, waiting, cancellation, out, pending).await;
+    flush(mailbox, claim, waiting, cancellation, out, last_batch).await;
+}
+
+/// A published batch of non-terminal reports whose write is not confirmed yet.
+struct Batch {
+    reports: Vec<Report>,
+    pending: PendingPublish,
+}
+
+/// Waits until the last batch is durable, publishing it again while its write fails — not
+/// once the claim no longer holds (checked before each new try: a copy stopped past its lease
+/// must not add its reports after a later attempt's); a batch that never became durable is an
+/// error of the delivery.
+async fn confirm_last(
+    mailbox: &dyn Mailbox,
+    claim: &Claim,
+    last_batch: &mut Option<Batch>,
+    cancellation: &Cancellation,
+    out: &mut Published,
+) {
+    let Some(Batch { reports, pending }) = last_batch.take() else { return };
+    let give_up = || -> BoxFuture<'_, bool> {
+        Box::pin(async {
+            matches!(cancellation.reason(), Some(CancelReason::Superseded { .. }))
+                || !claim_holds(mailbox, claim, cancellation).await
+        })
+    };
+    if let Err(e) = crate::mailbox::confirm(mailbox, &reports, pending, give_up).await {
+        out.errors.push(e);
+    }
 }
 
 /// Publishes the waiting non-terminal reports in one write — none once the claim was
-/// superseded.
+/// superseded — after the batch before them is durable.
 async fn flush(
-    mailbox: &dyn ReportLog,
+    mailbox: &dyn Mailbox,
+    claim: &Claim,
     waiting: &mut Vec<Report>,
     cancellation: &Cancellation,
     out: &mut Published,
-    pending: &mut Vec<PendingPublish>,
+    last_batch: &mut Option<Batch>,
 ) {
     let batch = std::mem::take(waiting);
     if batch.is_empty() || matches!(cancellation.reason(), Some(CancelReason::Superseded { .. })) {
         return;
     }
-    match mailbox.publish(&batch).await {
-        Ok(p) => {
-            out.count += batch.len();
-            pending.push(p);
-        }
-        Err(e) => out.errors.push(e),
-    }
+    confirm_last(mailbox, claim, last_batch, cancellation, out).await;
+    let pending = match mailbox.publish(&batch).await {
+        Ok(pending) => pending,
+        // Not sent at all: [`confirm_last`] sends it again.
+        Err(e) => Box::pin(std::future::ready(Err(e))),
+    };
+    out.count += batch.len();
+    *last_batch = Some(Batch { reports: batch, pending });
 }
 
 #[cfg(test)]

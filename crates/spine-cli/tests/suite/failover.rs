@@ -357,7 +357,8 @@ async fn r3_mailbox_survives_leader_kill_quorum_loss_and_a_partitioned_worker_lo
     // Seen, not asserted (see the report of bench/failover.sh): reports of an earlier attempt
     // after a later attempt's (a superseded copy's reports already on their way when it was
     // superseded, which sink.rs lets through), and a completing attempt without its first
-    // reports (their publish failed with a dying stream leader and is not retried).
+    // reports (a failed publish is tried again for 30 s while the claim holds, but not once a
+    // redelivery re-published the terminal report: they would follow it).
     let stale: Vec<(&String, Vec<(u32, &'static str)>)> = ids
         .iter()
         .filter_map(|id| {

@@ -59,7 +59,7 @@ pub use executions::{Begin, CancelSignal, CancelState, Claim, ClaimStatus, Execu
 pub(crate) use queue::TicketKind;
 pub use queue::{DeadLetter, Delivery, Lease, LeaseStatus, Queue, SettleTicket};
 pub use redact::redact;
-pub use report_log::{PendingPublish, ReportLog, ReportQuery, ReportStream, join_pending};
+pub use report_log::{PendingPublish, REPUBLISH_FOR, ReportLog, ReportQuery, ReportStream, confirm, join_pending};
 
 /// A mailbox operation failed.
 #[derive(Debug, Error)]

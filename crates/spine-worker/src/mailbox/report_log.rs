@@ -1,7 +1,13 @@
 //! The report log's contract: reports appended in order, read back (and followed).
+//!
+//! A write that fails (a stream leader dies, a cluster loses its quorum) is tried again by
+//! [`confirm`] for up to [`REPUBLISH_FOR`]: the backend keeps one copy of a report published
+//! twice (JetStream drops a second message with the same `Nats-Msg-Id` within its duplicate
+//! window; a failed SQLite transaction stored nothing).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::Stream;
@@ -80,4 +86,122 @@ pub fn join_pending(pending: Vec<PendingPublish>) -> PendingPublish {
         }
         first
     })
+}
+
+/// How long [`confirm`] keeps publishing a failed batch again: an election takes seconds, a
+/// lost quorum as long as its nodes are down; far below JetStream's duplicate window (two
+/// minutes), so a copy that did land is still recognised.
+pub const REPUBLISH_FOR: Duration = Duration::from_secs(30);
+
+/// The first pause before publishing a failed batch again; it doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+const MAX_PAUSE: Duration = Duration::from_secs(2);
+
+/// Waits for `pending`, the write of `reports`; while it fails, publishes `reports` again
+/// (after a pause that grows) until a write succeeds, `give_up()` (asked before each new try)
+/// says to stop, or
+/// [`REPUBLISH_FOR`] has passed — then the last failure. Reports of a batch whose first write
+/// partly landed keep their order unless a later report landed and an earlier one did not.
+pub async fn confirm<'a>(
+    log: &dyn ReportLog,
+    reports: &[Report],
+    pending: PendingPublish,
+    give_up: impl Fn() -> BoxFuture<'a, bool>,
+) -> Result<(), MailboxError> {
+    let deadline = tokio::time::Instant::now() + REPUBLISH_FOR;
+    let mut pause = FIRST_PAUSE;
+    let mut result = pending.await;
+    while let Err(e) = result {
+        if tokio::time::Instant::now() + pause > deadline {
+            return Err(e);
+        }
+        tracing::debug!(
+            "reports of {}: {e}; publishing them again",
+            reports.first().map_or("", |r| &r.mailbox_item_id)
+        );
+        tokio::time::sleep(pause).await;
+        if give_up().await {
+            return Err(e);
+        }
+        pause = (pause * 2).min(MAX_PAUSE);
+        result = match log.publish(reports).await {
+            Ok(pending) => pending.await,
+            Err(e) => Err(e),
+        };
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use spine_protocol::report::ReportBody;
+
+    use super::*;
+
+    /// A log whose first `failures` writes fail after the fact (the ack), and that records
+    /// every report it stored.
+    struct Flaky {
+        failures: Mutex<usize>,
+        stored: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl ReportLog for Flaky {
+        async fn publish(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
+            let fail = {
+                let mut left = self.failures.lock().map_err(|_| MailboxError::Corrupt("lock".into()))?;
+                let fail = *left > 0;
+                *left = left.saturating_sub(1);
+                fail
+            };
+            if fail {
+                return Ok(Box::pin(std::future::ready(Err(MailboxError::Corrupt("no leader".into())))));
+            }
+            let mut stored = self.stored.lock().map_err(|_| MailboxError::Corrupt("lock".into()))?;
+            stored.extend(reports.iter().map(|r| r.protocol_message_id.clone()));
+            Ok(Box::pin(std::future::ready(Ok(()))))
+        }
+        async fn republish_terminal(&self, _: &Report) -> Result<Option<PendingPublish>, MailboxError> {
+            Ok(None)
+        }
+        async fn reports(&self, _: &ReportQuery) -> Result<ReportStream, MailboxError> {
+            Ok(ReportStream::new(Box::pin(futures_util::stream::empty())))
+        }
+    }
+
+    fn reports() -> Vec<Report> {
+        (1..=2)
+            .map(|n| Report {
+                protocol_message_id: format!("r{n}"),
+                mailbox_item_id: "item".into(),
+                logical_work_id: "item".into(),
+                attempt_no: 1,
+                body: ReportBody::ExecutionStarted { expected_duration_seconds: 1 },
+            })
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_batch_whose_write_failed_is_published_again_until_it_is_durable() {
+        let log = Flaky { failures: Mutex::new(3), stored: Mutex::new(Vec::new()) };
+        let batch = reports();
+        let first = log.publish(&batch).await.expect("sent");
+        confirm(&log, &batch, first, || Box::pin(async { false })).await.expect("durable in the end");
+        assert_eq!(*log.stored.lock().expect("lock"), ["r1", "r2"], "stored once, in order");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn confirm_stops_when_told_to_give_up_or_after_the_republish_time() {
+        let log = Flaky { failures: Mutex::new(usize::MAX), stored: Mutex::new(Vec::new()) };
+        let batch = reports();
+        let first = log.publish(&batch).await.expect("sent");
+        assert!(confirm(&log, &batch, first, || Box::pin(async { true })).await.is_err(), "gave up at once");
+        let start = tokio::time::Instant::now();
+        let first = log.publish(&batch).await.expect("sent");
+        assert!(confirm(&log, &batch, first, || Box::pin(async { false })).await.is_err(), "never durable");
+        assert!(start.elapsed() <= REPUBLISH_FOR, "within the republish time: {:?}", start.elapsed());
+        assert!(log.stored.lock().expect("lock").is_empty());
+    }
 }

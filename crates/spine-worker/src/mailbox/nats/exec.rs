@@ -7,6 +7,7 @@ use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::stream;
 use async_trait::async_trait;
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 use spine_protocol::report::Report;
@@ -14,7 +15,6 @@ use spine_protocol::report::Report;
 use super::{NatsMailbox, subject_token};
 use crate::mailbox::{
     Begin, CancelSignal, CancelState, Claim, ClaimStatus, Executions, Finished, MailboxError, ReportLog, SettleTicket,
-    join_pending,
 };
 
 /// Compare-and-set retries before giving up on a contended record.
@@ -163,8 +163,17 @@ impl Executions for NatsMailbox {
         let mut expected = claim.version;
         for _ in 0..CAS_TRIES {
             if self.put_exec(&claim.item_id, &record, expected).await?.is_some() {
+                // The reports before it are durable before the terminal report goes out (their
+                // acks came back during the record's write), published again if they failed —
+                // unless the terminal report is out meanwhile (this worker stalled past its
+                // lease and a redelivery re-published it): they would follow it. A log that
+                // cannot be read says nothing: the next try fails as well or lands in order.
+                let published = || -> BoxFuture<'_, bool> {
+                    Box::pin(async { self.terminal_published(&claim.item_id).await.unwrap_or(false) })
+                };
+                crate::mailbox::confirm(self, before, earlier, published).await?;
                 let terminal = self.publish_terminal_report(report).await?;
-                return Ok(Some(Finished { pending: join_pending(vec![earlier, terminal]), settled: false }));
+                return Ok(Some(Finished { pending: terminal, settled: false }));
             }
             // A close request may have flagged our claim meanwhile: still ours, try again.
             match self.last_exec(&claim.item_id).await? {

@@ -22,6 +22,19 @@ impl NatsMailbox {
         self.publish_with(report, Some(&id)).await
     }
 
+    /// Whether the item's reports hold a terminal report — anywhere among them, not only last:
+    /// reports of a superseded claim may follow it.
+    pub(super) async fn terminal_published(&self, item_id: &str) -> Result<bool, MailboxError> {
+        let query = ReportQuery { item_id: Some(item_id.to_owned()), follow: false };
+        let mut existing = self.reports(&query).await?;
+        while let Some(next) = existing.next().await {
+            if next?.body.is_terminal() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     async fn publish_with(&self, report: &Report, message_id: Option<&str>) -> Result<PendingPublish, MailboxError> {
         let payload =
             serde_json::to_vec(report).map_err(|e| MailboxError::Corrupt(format!("report does not serialize: {e}")))?;
@@ -43,23 +56,25 @@ impl NatsMailbox {
 #[async_trait]
 impl ReportLog for NatsMailbox {
     /// The publishes go out back to back; the returned future awaits their acks together.
+    /// Each carries its item, attempt and report id as `Nats-Msg-Id`, so a batch published
+    /// again after a failed write ([`crate::mailbox::confirm`]) stores no second copy.
     async fn publish(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
         let mut pending = Vec::with_capacity(reports.len());
         for report in reports {
-            pending.push(self.publish_with(report, None).await?);
+            let id = format!(
+                "report.{}.a{}.{}",
+                subject_token(&report.mailbox_item_id),
+                report.attempt_no,
+                report.protocol_message_id
+            );
+            pending.push(self.publish_with(report, Some(&id)).await?);
         }
         Ok(join_pending(pending))
     }
 
     async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
-        // Any terminal report among the item's counts, not only the last one: reports of a
-        // superseded claim may follow it.
-        let query = ReportQuery { item_id: Some(report.mailbox_item_id.clone()), follow: false };
-        let mut existing = self.reports(&query).await?;
-        while let Some(next) = existing.next().await {
-            if next?.body.is_terminal() {
-                return Ok(None);
-            }
+        if self.terminal_published(&report.mailbox_item_id).await? {
+            return Ok(None);
         }
         self.publish_terminal_report(report).await.map(Some)
     }
