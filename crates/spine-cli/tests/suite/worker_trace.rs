@@ -35,7 +35,13 @@ fn the_workers_run_of_a_submitted_item_is_a_child_of_the_submit_span_which_joins
     let ci_trace = "0af7651916cd43dd8448eb211c80319c";
     let ci_span = "b7ad6b7169203331";
     let example = spine_protocol::assignment::example_item;
-    submit(&s, &url, &example("from-ci"), &endpoint, Some((&format!("00-{ci_trace}-{ci_span}-01"), "congo=t61rcWkgMzE")));
+    submit(
+        &s,
+        &url,
+        &example("from-ci"),
+        &endpoint,
+        Some((&format!("00-{ci_trace}-{ci_span}-01"), "congo=t61rcWkgMzE")),
+    );
     submit(&s, &url, &example("from-shell"), &endpoint, None);
 
     let out = s
