@@ -311,7 +311,9 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         tools: Arc::clone(&tool_set.registry),
         hooks,
         policy: with_sandbox_rules(
-            PermissionPolicy::new(rules, main.mode, options.project).with_limits(limits),
+            PermissionPolicy::new(rules, main.mode, options.project)
+                .with_limits(limits)
+                .with_trusted_project(settings.trust.is_trusted()),
             options.sandbox.as_deref(),
         ),
         approver: options.approver,

@@ -47,20 +47,20 @@ fn always_for_this_project_writes_the_narrowest_rule_and_the_next_session_does_n
     let s = Sandbox::new();
     s.trust();
     let out = s.dir.path().join("out.json");
-    let tmux = spine_in_tmux(&s, &bash_script(&s, "one.json", "echo hello world"), &out);
+    let tmux = spine_in_tmux(&s, &bash_script(&s, "one.json", "/bin/echo hello world"), &out);
     let screen = tmux.wait_for("always for this [p]roject");
     assert!(screen.contains("Allow Bash"), "{screen}");
-    assert!(screen.contains("\"always\" remembers Bash(echo:*)"), "the rule is shown before the answer: {screen}");
+    assert!(screen.contains("\"always\" remembers Bash(/bin/echo:*)"), "the rule is shown before the answer: {screen}");
     answer(&tmux, "p");
     let screen = tmux.wait_for("EXIT=0");
     let settings = s.project().join(".spine/settings.local.json");
-    assert!(screen.contains("Added Bash(echo:*) to"), "{screen}");
+    assert!(screen.contains("Added Bash(/bin/echo:*) to"), "{screen}");
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).expect("written")).expect("json");
-    assert_eq!(written["permissions"]["allow"], json!(["Bash(echo:*)"]));
+    assert_eq!(written["permissions"]["allow"], json!(["Bash(/bin/echo:*)"]));
     assert!(first_tool_result(&result(&out)).contains("hello world"));
     drop(tmux);
 
-    let tmux = spine_in_tmux(&s, &bash_script(&s, "two.json", "echo again"), &out);
+    let tmux = spine_in_tmux(&s, &bash_script(&s, "two.json", "/bin/echo again"), &out);
     let screen = tmux.wait_for("EXIT=0");
     assert!(!screen.contains("Allow Bash"), "the saved rule answers: {screen}");
     assert!(first_tool_result(&result(&out)).contains("again"));
@@ -70,7 +70,7 @@ fn always_for_this_project_writes_the_narrowest_rule_and_the_next_session_does_n
 fn no_with_a_reason_gives_the_model_the_reason() {
     let s = Sandbox::new();
     let out = s.dir.path().join("out.json");
-    let tmux = spine_in_tmux(&s, &bash_script(&s, "one.json", "echo hello"), &out);
+    let tmux = spine_in_tmux(&s, &bash_script(&s, "one.json", "/bin/echo hello"), &out);
     tmux.wait_for("[n]o (reason)");
     answer(&tmux, "n use the staging database instead");
     tmux.wait_for("EXIT=0");
@@ -125,7 +125,7 @@ fn always_for_this_project_never_writes_through_a_symlinked_spine_folder() {
     std::fs::create_dir_all(&outside).expect("mkdir");
     std::os::unix::fs::symlink(&outside, s.project().join(".spine")).expect("symlink");
     let out = s.dir.path().join("out.json");
-    let tmux = spine_in_tmux(&s, &bash_script(&s, "one.json", "echo hello"), &out);
+    let tmux = spine_in_tmux(&s, &bash_script(&s, "one.json", "/bin/echo hello"), &out);
     tmux.wait_for("always for this [p]roject");
     answer(&tmux, "p");
     tmux.wait_for("EXIT=0");

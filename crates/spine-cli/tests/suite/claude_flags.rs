@@ -137,8 +137,16 @@ fn allowed_tools_flag_takes_permission_rules_separated_by_spaces_or_commas() {
 #[test]
 fn without_an_allow_rule_a_non_interactive_shell_call_is_refused() {
     let s = Sandbox::new();
+    // `/bin/echo`, not `echo`: a bare `echo` is a read-only command that needs no rule.
+    let calls = json!([
+        {"tool_calls": [
+            {"id": "c1", "name": "Bash", "arguments": {"command": "echo allowed"}},
+            {"id": "c2", "name": "Bash", "arguments": {"command": "/bin/echo a,b"}}
+        ]},
+        {"text": "done"}
+    ]);
     let out = s.run(
-        &s.script(two_shell_calls()),
+        &s.script(calls),
         &["--allowedTools", "Bash(echo allowed)", "--output-format", "json", "--include-messages"],
     );
     let v = json(&out);

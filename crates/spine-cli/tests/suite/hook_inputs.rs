@@ -69,7 +69,7 @@ fn notification_fires_with_permission_prompt_when_the_approver_is_asked() {
     let hook = logging_hook(&s, "notify", &log, "");
     let settings = hook_settings("Notification", "", &hook, &[]);
     let out = s.run(
-        &s.script(bash_then_answer("echo hi")),
+        &s.script(bash_then_answer("/bin/echo hi")),
         &["--settings", &settings, "--output-format", "json", "--include-messages"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -24,6 +24,7 @@ mod deploy_files;
 mod doctor;
 mod elicitation;
 mod failover;
+mod harmless_commands;
 mod hook_events;
 mod hook_inputs;
 mod hook_lines;

@@ -67,10 +67,10 @@ fn added_rules_apply_for_the_rest_of_the_session_and_are_saved_to_the_local_sett
     let s = Sandbox::new();
     let log = s.dir.path().join("asked.jsonl");
     let trace = s.dir.path().join("trace.jsonl");
-    let rule = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "echo:*"}],
+    let rule = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "/bin/echo:*"}],
                       "behavior": "allow", "destination": "localSettings"});
     let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [logging(&log, &allow_with(json!([rule])))]}]}});
-    let script = calls(&s, &[bash("c1", "echo one"), bash("c2", "echo two")]);
+    let script = calls(&s, &[bash("c1", "/bin/echo one"), bash("c2", "/bin/echo two")]);
     let trace_arg = trace.display().to_string();
     let args =
         ["--settings", &settings.to_string(), "--output-format", "json", "--include-messages", "--trace", &trace_arg];
@@ -86,9 +86,12 @@ fn added_rules_apply_for_the_rest_of_the_session_and_are_saved_to_the_local_sett
     let note = first["permission_updates"][0]["note"].as_str().expect("note");
     assert!(note.starts_with("saved to ") && note.ends_with("settings.local.json"), "{note}");
     let second = &decision(&trace, "c2")["permission"];
-    assert_eq!((second["behavior"].clone(), second["source"]["rule"].clone()), (json!("allow"), json!("Bash(echo:*)")));
+    assert_eq!(
+        (second["behavior"].clone(), second["source"]["rule"].clone()),
+        (json!("allow"), json!("Bash(/bin/echo:*)"))
+    );
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(local).expect("saved")).expect("json");
-    assert_eq!(saved["permissions"]["allow"], json!(["Bash(echo:*)"]));
+    assert_eq!(saved["permissions"]["allow"], json!(["Bash(/bin/echo:*)"]));
 }
 
 #[test]
@@ -120,7 +123,7 @@ fn set_mode_bypass_is_refused_when_disable_bypass_permissions_mode_is_set() {
         "permissions": {"disableBypassPermissionsMode": "disable"},
         "hooks": {"PermissionRequest": [{"hooks": [logging(&log, &allow_with(json!([bypass])))]}]}
     });
-    let script = calls(&s, &[bash("c1", "echo one"), bash("c2", "echo two")]);
+    let script = calls(&s, &[bash("c1", "/bin/echo one"), bash("c2", "/bin/echo two")]);
     let out = s.run(&script, &["--settings", &settings.to_string(), "--output-format", "json", "--include-messages"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(logged(&log).len(), 2, "the mode stayed default: the second call asks too");
@@ -157,7 +160,7 @@ fn an_invalid_updated_permissions_entry_is_a_contract_error_naming_the_field() {
             "--trace",
             &trace_arg,
         ];
-        let out = s.run(&calls(&s, &[bash("c1", "echo one")]), &args);
+        let out = s.run(&calls(&s, &[bash("c1", "/bin/echo one")]), &args);
         let results = tool_results(&json(&out));
         assert!(results[0].starts_with("Error [permission_denied]"), "{results:?}");
         let hook = trace_lines(&trace)
@@ -183,7 +186,7 @@ fn no_hook_update_loosens_a_managed_deny() {
     ]);
     let settings =
         json!({"hooks": {"PermissionRequest": [{"hooks": [logging(&s.dir.path().join("l"), &allow_with(updates))]}]}});
-    let script = calls(&s, &[bash("c1", "echo one"), bash("c2", "rm -f victim")]);
+    let script = calls(&s, &[bash("c1", "/bin/echo one"), bash("c2", "rm -f victim")]);
     s.write("victim", "still here\n");
     let out = s
         .spine()
@@ -205,10 +208,10 @@ fn managed_rules_only_keeps_a_hooks_allow_rules_from_applying_or_being_saved() {
     std::fs::write(managed.join("managed-settings.json"), json!({"allowManagedPermissionRulesOnly": true}).to_string())
         .expect("write");
     let log = s.dir.path().join("asked.jsonl");
-    let rule = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "echo:*"}],
+    let rule = json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "/bin/echo:*"}],
                       "behavior": "allow", "destination": "localSettings"});
     let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [logging(&log, &allow_with(json!([rule])))]}]}});
-    let script = calls(&s, &[bash("c1", "echo one"), bash("c2", "echo two")]);
+    let script = calls(&s, &[bash("c1", "/bin/echo one"), bash("c2", "/bin/echo two")]);
     let out = s
         .spine()
         .env("SPINE_MANAGED_SETTINGS_DIR", &managed)
@@ -233,7 +236,7 @@ fn added_directories_widen_the_workspace_for_the_rest_of_the_session() {
     let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [logging(&s.dir.path().join("l"), &allow_with(json!([dirs])))]}]}});
     let read = json!({"id": "c2", "name": "Read", "arguments": {"file_path": outside.join("notes.txt").display().to_string()}});
     let out = s.run(
-        &calls(&s, &[bash("c1", "echo one"), read]),
+        &calls(&s, &[bash("c1", "/bin/echo one"), read]),
         &["--settings", &settings.to_string(), "--output-format", "json", "--include-messages"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -68,7 +68,7 @@ fn verbose_prints_lifecycle_lines_on_stderr() {
 fn a_denied_call_is_answered_with_permission_denied_and_the_run_goes_on() {
     let s = Sandbox::new();
     let script = s.script(json!([
-        {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "echo hi"}}]},
+        {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "/bin/echo hi"}}]},
         {"text": "done"}
     ]));
     let out = s.run(&script, &["--output-format", "json", "--include-messages"]);

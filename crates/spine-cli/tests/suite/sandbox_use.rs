@@ -75,7 +75,7 @@ fn auto_allow_bash_if_sandboxed_runs_sandboxed_commands_without_asking_but_not_p
     let s = Sandbox::new();
     let settings = r#"{"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true},
                        "permissions": {"deny": ["Bash(rm *)"]}}"#;
-    let calls = vec![json!({"command": "echo allowed"}), json!({"command": "rm -f nothing"})];
+    let calls = vec![json!({"command": "/bin/echo allowed"}), json!({"command": "rm -f nothing"})];
     let (_, results) = bash_calls(&s, calls.clone(), &["--permission-mode", "default", "--settings", settings]);
     assert!(results[0].contains("allowed") && !results[0].starts_with("Error"), "{}", results[0]);
     assert!(results[1].contains("denied by rule Bash(rm *)"), "{}", results[1]);

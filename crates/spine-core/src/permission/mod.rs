@@ -8,9 +8,15 @@
 //! remove rules, never reorder the precedence.
 
 pub mod approver;
+mod call_facts;
 pub mod exact;
 pub mod file_glob;
 pub mod file_rules;
+pub mod harmless;
+mod harmless_git;
+mod harmless_search;
+mod harmless_special;
+mod harmless_table;
 pub mod narrow;
 pub mod policy;
 pub mod protected;

@@ -15,6 +15,7 @@
 //! | 9 | a hook suggested `allow` | allow (hook) |
 //! | 10 | an `allow` rule matches | allow (rule) |
 //! | 10b | `autoAllowBashIfSandboxed` and the shell call runs in the sandbox | allow (sandboxed) |
+//! | 10c | mode `default`, `acceptEdits` or `plan`, and every command of the shell call is allowed by a rule or harmless ([`super::harmless`]) | allow (read-only command) |
 //! | 11 | mode `bypassPermissions` | allow (mode) |
 //! | 12 | mode `acceptEdits` and the tool edits files | allow (mode) |
 //! | 13 | otherwise | read tools allow, others ask (default) |
@@ -23,6 +24,13 @@
 //! deny a protected write or an unsandboxed command outright. Both asks carry
 //! `DecisionSource::Workspace`: they go to the approver, never to PermissionRequest hooks.
 //! Row 10b carries `DecisionSource::Mode` and says in its reason that the sandbox allowed it.
+//! Row 10c needs the workspace ([`CallFacts::workspace`]) and a command not run on a
+//! pseudo-terminal (`pty: true`: a pager would start); a harmless `git` also needs a trusted
+//! project ([`PermissionPolicy::with_trusted_project`]) and a known working directory
+//! ([`CallFacts::cwd`]) that holds the repository's own `.git` (`harmless_git.rs`). It carries
+//! `DecisionSource::Default` (or `Rule` naming the allow rules that covered the other
+//! commands), and its reason names the read-only commands. In `plan` mode a shell call whose
+//! every command is harmless by itself passes row 4.
 //!
 //! Shell tools (`Bash`, `exec_command`, `process_exec`) are decided on the analysis of their
 //! `command` ([`super::shell`], computed once per call: [`CallFacts::shell`], or here when the
@@ -52,13 +60,14 @@ use spine_protocol::permission::{
 };
 use spine_protocol::tool::Effect;
 
+pub use super::call_facts::{CallFacts, resolve_write_paths, shell_analysis};
 use super::file_rules::{self, FileCheck};
+use super::harmless::{self, ReadOnly};
 use super::protected;
 use super::rule::{PermissionRule, RuleUse};
 use super::session::{SessionPermissions, UpdateLimits};
 use super::shell::{self, ShellAnalysis};
 use crate::sandbox_rules::{Confinement, DISABLE_SANDBOX_ARG, SandboxRules};
-use crate::workspace::{BoundaryError, Workspace};
 
 /// The configured rules.
 #[derive(Debug, Clone, Default)]
@@ -71,77 +80,10 @@ pub struct PermissionRules {
     pub deny: Vec<PermissionRule>,
 }
 
-/// The facts of one call the policy decides on.
-#[derive(Debug, Clone, Copy)]
-pub struct CallFacts<'a> {
-    /// The tool.
-    pub tool_name: &'a str,
-    /// Its effect class.
-    pub effect: Effect,
-    /// The frozen arguments.
-    pub args: &'a Map<String, Value>,
-    /// The first workspace-boundary violation among the call's paths (including
-    /// [`write_paths`](CallFacts::write_paths)).
-    pub boundary: Option<&'a BoundaryError>,
-    /// Normalized absolute paths the call writes: for shell tools the redirection and `tee`
-    /// targets (against the run's cwd), for file-editing tools the file path; each followed by
-    /// its symlink-resolved form when that differs (see [`resolve_write_paths`]).
-    pub write_paths: &'a [PathBuf],
-    /// The analysis of a shell tool's `command`, when the caller computed it (the policy
-    /// computes it itself otherwise).
-    pub shell: Option<&'a ShellAnalysis>,
-    /// The directory a shell command starts in (the project directory when `None`): its
-    /// relative file operands resolve against it.
-    pub cwd: Option<&'a Path>,
-}
-
-impl<'a> CallFacts<'a> {
-    /// Facts with no boundary violation, no write paths, no precomputed shell analysis and
-    /// the project directory as the shell's working directory.
-    pub fn new(tool_name: &'a str, effect: Effect, args: &'a Map<String, Value>) -> Self {
-        CallFacts { tool_name, effect, args, boundary: None, write_paths: &[], shell: None, cwd: None }
-    }
-}
-
-/// The shell analysis of a call, when its tool runs a shell command.
-pub fn shell_analysis(tool_name: &str, args: &Map<String, Value>) -> Option<ShellAnalysis> {
-    if !shell::is_shell_tool(tool_name) {
-        return None;
-    }
-    args.get("command").and_then(Value::as_str).map(shell::analyze)
-}
-
 fn push_unique<'r>(used: &mut Vec<&'r PermissionRule>, rule: &'r PermissionRule) {
     if !used.iter().any(|u| std::ptr::eq(*u, rule)) {
         used.push(rule);
     }
-}
-
-/// The write paths of a call as the policy sees them, and the first boundary violation among
-/// them. `targets` are absolute and lexically normal (against the run's cwd); each is resolved
-/// through existing symlinks, and the resolved form is added when it differs, so a rule about
-/// `secrets/**` also sees a write through a link into `secrets/`.
-pub fn resolve_write_paths(
-    workspace: &Workspace,
-    cwd: &Path,
-    targets: Vec<PathBuf>,
-) -> (Vec<PathBuf>, Option<BoundaryError>) {
-    let mut paths = Vec::with_capacity(targets.len());
-    let mut violation = None;
-    for target in targets {
-        match workspace.resolve(&target.to_string_lossy(), cwd) {
-            Ok(resolved) if resolved != target => {
-                paths.push(target);
-                paths.push(resolved);
-            }
-            Ok(_) => paths.push(target),
-            Err(e) => {
-                violation.get_or_insert(e);
-                paths.push(target);
-            }
-        }
-    }
-    (paths, violation)
 }
 
 /// A shell call as the rules see it.
@@ -161,6 +103,8 @@ pub struct PermissionPolicy {
     pub(super) limits: Arc<UpdateLimits>,
     /// The session's command sandbox, when its commands run in one.
     sandbox: Option<Arc<SandboxRules>>,
+    /// Whether the user trusts the project (git may then be harmless, row 10c).
+    trusted_project: bool,
 }
 
 impl PermissionPolicy {
@@ -173,7 +117,16 @@ impl PermissionPolicy {
             session: Arc::default(),
             limits: Arc::default(),
             sandbox: None,
+            trusted_project: false,
         }
+    }
+
+    /// The same policy for a project the user trusts or not (`spine trust`, `--trust`; a new
+    /// policy trusts none): only in a trusted project may `git` be a harmless command (row
+    /// 10c), as the repository's configuration may name programs git runs.
+    pub fn with_trusted_project(mut self, trusted: bool) -> Self {
+        self.trusted_project = trusted;
+        self
     }
 
     /// The same policy, for a session whose commands run in a sandbox with these rules.
@@ -311,7 +264,23 @@ impl PermissionPolicy {
             let reason = reason.clone().unwrap_or_else(|| "PreToolUse hook requested deny".to_owned());
             return PermissionDecision::new(B::Deny, hook(), reason);
         }
-        if mode == PermissionMode::Plan && call.effect != Effect::Read {
+        let read_only = |allow: &'p [PermissionRule]| -> Option<ReadOnly<'p>> {
+            let (sc, workspace) = (shell_call.as_ref()?, call.workspace?);
+            if call.args.get("pty").and_then(Value::as_bool) == Some(true) {
+                return None; // on a terminal, `git log` starts a pager that runs commands
+            }
+            let restricting: Vec<&PermissionRule> = rules.deny.iter().chain(&rules.ask).collect();
+            let scope = harmless::Scope {
+                workspace,
+                cwd,
+                project_dir,
+                restricting: &restricting,
+                cwd_known: call.cwd.is_some(),
+                trusted: self.trusted_project,
+            };
+            harmless::read_only(sc.analysis, &scope, call.tool_name, allow).ok()
+        };
+        if mode == PermissionMode::Plan && call.effect != Effect::Read && read_only(&[]).is_none() {
             return PermissionDecision::new(
                 B::Deny,
                 DecisionSource::Mode,
@@ -401,6 +370,15 @@ impl PermissionPolicy {
                 DecisionSource::Mode,
                 "the command runs in the sandbox (sandbox.autoAllowBashIfSandboxed)",
             );
+        }
+        if matches!(mode, PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Plan)
+            && let Some(verdict) = read_only(&rules.allow)
+        {
+            let source = match verdict.rules.as_slice() {
+                [] => DecisionSource::Default,
+                used => DecisionSource::Rule { rule: used.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ") },
+            };
+            return PermissionDecision::new(B::Allow, source, harmless::reason(&verdict));
         }
         match (mode, call.effect) {
             (PermissionMode::BypassPermissions, _) => {

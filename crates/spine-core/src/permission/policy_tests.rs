@@ -1,6 +1,7 @@
 //! Unit tests of the precedence table of [`super`] (one test per row or rule).
 
 use super::*;
+use crate::workspace::BoundaryError;
 use serde_json::json;
 use std::path::Path;
 

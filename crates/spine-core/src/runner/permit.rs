@@ -385,6 +385,7 @@ impl Run<'_> {
             write_paths: &write_paths,
             shell: shell.as_ref(),
             cwd: Some(cwd),
+            workspace: Some(&workspace),
         };
         self.agent.policy.decide(facts, suggestion, suggested_by)
     }

@@ -74,6 +74,11 @@ impl Names {
     pub(super) fn was_assigned(&self, name: &str) -> bool {
         self.assigned.iter().any(|n| n == name)
     }
+
+    /// Every variable the command assigns.
+    pub(super) fn assigned(&self) -> impl Iterator<Item = &str> {
+        self.assigned.iter().map(String::as_str)
+    }
 }
 
 /// The value an assignment gives.

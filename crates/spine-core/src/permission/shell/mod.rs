@@ -107,6 +107,12 @@ impl ShellAnalysis {
         self.writes.iter().map(|w| Workspace::normalize(w, cwd)).collect()
     }
 
+    /// The variables the command assigns (`x=1`, `PATH=… cmd`, `for x in …`, `read x`), in
+    /// order of discovery.
+    pub fn assigned_names(&self) -> impl Iterator<Item = &str> {
+        self.names.assigned()
+    }
+
     /// The opaque reasons as one human-readable phrase.
     pub fn opaque_summary(&self) -> String {
         self.opaque.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
