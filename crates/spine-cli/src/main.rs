@@ -13,6 +13,7 @@
 
 mod chat;
 mod cli;
+mod colour;
 mod commands;
 mod error;
 mod flags;
@@ -25,8 +26,10 @@ mod sdk;
 mod sdk_flags;
 mod session_open;
 mod sessions;
+mod shown_notes;
 mod signals;
 mod telemetry;
+mod withheld;
 
 use std::process::ExitCode;
 

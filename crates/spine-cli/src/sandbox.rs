@@ -7,7 +7,8 @@
 //!   `sandbox.enabled`); `danger-full-access` is Codex's name for `off` and means it.
 //! - [`start`] builds the session's sandbox with spine's own binary as the helper (`spine
 //!   __sandbox`) and prints its lines on stderr: what is missing or not applied yet always
-//!   (unless `-q`), the profile and the notes with `-v`. Its problems are configuration errors.
+//!   (unless `-q`), the profile and the notes with `-v` (each note once per project,
+//!   [`crate::shown_notes`]). Its problems are configuration errors.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -107,7 +108,9 @@ pub fn start(settings: &Settings, request: Request<'_>) -> anyhow::Result<Arc<Se
     }
     if request.verbosity == Verbosity::Verbose && sandbox.mode() != SandboxMode::Off {
         eprintln!("spine: sandbox {} (the agent's commands; hooks run outside it)", sandbox.profile());
-        for note in sandbox.notes() {
+        // Like the settings' notes, they say the same on every run: once per project.
+        let notes: Vec<String> = sandbox.notes().iter().map(ToString::to_string).collect();
+        for note in crate::shown_notes::fresh(request.home, request.project, "sandbox", &notes) {
             eprintln!("note: sandbox: {note}");
         }
     }

@@ -6,7 +6,9 @@
 //!   `SPINE_HOME` and launch directories, the session ([`ChosenSession`]: new, `--session-id`,
 //!   `--resume [ID]` or `--continue`), the project it runs in (a resumed session's directory
 //!   unless `--cwd`), the model flag (a resumed session's model unless `--model`) and the
-//!   settings (their notes on stderr with `-v`).
+//!   settings (their notes on stderr with `-v`, each once per project: [`crate::shown_notes`]).
+//!   [`open_asking`] (the interactive session's) then asks the trust question of a project that
+//!   is not trusted and withholds something, and reads the settings again when it is trusted.
 //! - [`build`] then starts the session's command sandbox ([`crate::sandbox`]), connects the MCP
 //!   servers and assembles the agent with its tool families ([`Built`]); the caller shuts the
 //!   families and the MCP servers down after the agent.
@@ -60,11 +62,51 @@ pub(crate) fn open(args: &RunArgs) -> anyhow::Result<Opened> {
         &args.plugin_dirs,
     )?;
     if args.verbose {
-        for note in &settings.notes {
+        // The settings' notes say the same on every run until the files change: once each.
+        for note in crate::shown_notes::fresh(&home, &project, "settings", &settings.notes) {
             eprintln!("note: {note}");
         }
     }
     Ok(Opened { home, launch_dir, session, project, model, settings })
+}
+
+/// [`open`], then the trust question of an interactive session: in a project that is not
+/// trusted and withholds something ([`crate::withheld::Withheld`]), on a terminal (stdin,
+/// stdout and stderr), with text output, `spine` asks ([`crate::render::trust_question`]).
+/// "trust" records the project as `spine trust` does; "this session only" trusts it for this
+/// process; either way the settings are read again, trusted. "no" keeps them as they are.
+pub(crate) fn open_asking(args: &RunArgs) -> anyhow::Result<Opened> {
+    use crate::render::trust_question::{self, TrustAnswer};
+    let mut opened = open(args)?;
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    let asks = terminal && !args.print && args.output_format == crate::cli::OutputFormat::Text;
+    if opened.settings.trust.is_trusted() || !asks {
+        return Ok(opened);
+    }
+    let withheld = crate::withheld::Withheld::of(&opened.settings, &opened.project);
+    if withheld.is_empty() {
+        return Ok(opened);
+    }
+    let for_this_run = match trust_question::ask(&opened.project, &withheld) {
+        TrustAnswer::No => return Ok(opened),
+        TrustAnswer::Trust => {
+            eprintln!("{}", crate::commands::trust::record(&opened.home, &opened.project)?);
+            false
+        }
+        TrustAnswer::Session => {
+            eprintln!("trusted for this session only: {} (not recorded)", opened.project.display());
+            true
+        }
+    };
+    opened.settings = context::settings_with(
+        &opened.home,
+        &opened.project,
+        &args.settings,
+        for_this_run || args.trust,
+        args.setting_sources.as_ref(),
+        &args.plugin_dirs,
+    )?;
+    Ok(opened)
 }
 
 /// The agent of a session, with what must be shut down after it.

@@ -6,7 +6,9 @@
 //! on one line and the session goes on. `/clear` and `/resume` end the current session
 //! (SessionEnd `clear` or `other`, if a prompt started it) and reset the totals; the next
 //! prompt fires SessionStart with source `clear` or `resume`. `/compact` can be canceled with
-//! Ctrl-C and keeps the conversation when nothing was compacted.
+//! Ctrl-C and keeps the conversation when nothing was compacted. `/resume`'s list never offers
+//! the session it is in, and the session resumed shows its last turns ([`super::replay`]).
+//! `/permissions` is [`super::permissions`].
 
 use std::sync::Arc;
 
@@ -43,7 +45,7 @@ impl Chat {
             Builtin::Model(None) => println!("model: {}", self.agent.model.model()),
             Builtin::Model(Some(spec)) => self.switch_model(spec).await,
             Builtin::Cost => println!("{}", self.totals.text()),
-            Builtin::Permissions => println!("{}", self.permissions()),
+            Builtin::Permissions(change) => self.permissions(change.as_deref()),
             Builtin::Hooks => match crate::commands::hooks::hooks_text(&self.settings, &self.agent, &self.home) {
                 Ok(text) => print!("{text}"),
                 Err(e) => println!("/hooks: {e}"),
@@ -118,7 +120,7 @@ impl Chat {
     async fn resume(&mut self, id: Option<String>) {
         let id = match id {
             Some(id) => id,
-            None => match crate::commands::sessions::pick(&self.home, &self.launch_dir) {
+            None => match crate::commands::sessions::pick_other(&self.home, &self.launch_dir, Some(&self.session.id)) {
                 Ok(Some(id)) => id,
                 Ok(None) => {
                     println!("No session picked.");
@@ -150,6 +152,7 @@ impl Chat {
         };
         self.end_session(SessionEndReason::Other).await;
         println!("Resumed session {id} ({} messages).", loaded.messages.len());
+        super::replay::show(&loaded.messages);
         self.session = SessionState {
             id,
             transcript: path,
@@ -159,29 +162,5 @@ impl Chat {
             started: false,
         };
         self.totals = Totals::default();
-    }
-
-    fn permissions(&self) -> String {
-        let mut text = format!("mode: {}", self.agent.policy.mode().as_str());
-        let p = &self.settings.permissions;
-        for (behavior, entries) in [("deny", &p.deny), ("ask", &p.ask), ("allow", &p.allow)] {
-            for e in entries {
-                text.push_str(&format!("\n  {behavior:<5} {:<32} {} {}", e.rule, e.origin, e.path));
-            }
-        }
-        let remembered = self.approver.remembered();
-        for rule in &remembered {
-            text.push_str(&format!("\n  allow {rule:<32} this session (answered always)"));
-        }
-        if p.deny.is_empty() && p.ask.is_empty() && p.allow.is_empty() && remembered.is_empty() {
-            text.push_str("\n  no rules");
-        }
-        if !self.settings.trust.is_trusted() && !self.settings.withheld.is_empty() {
-            text.push_str(&format!(
-                "\nthe project is untrusted: its allow rules and hooks are withheld (`spine trust {}`)",
-                self.agent.config.workspace.root().display()
-            ));
-        }
-        text
     }
 }

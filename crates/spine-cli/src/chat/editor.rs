@@ -1,6 +1,7 @@
 //! The line editor of an interactive session (`reedline`): history kept in
 //! `$SPINE_HOME/chat_history` (Up/Down, Ctrl-R searches it), multi-line input (Alt-Enter or
-//! Shift-Enter, or a line ending with `\`, insert a newline), the emacs key bindings.
+//! Shift-Enter, or a line ending with `\`, insert a newline), the emacs key bindings; the prompt
+//! in colour unless colour is off (`NO_COLOR`, [`crate::colour`]).
 //!
 //! Ctrl-C is the editor's own key, not a signal, while a line is being edited (the terminal is
 //! in raw mode): on a line with text it clears the line; on an empty line it is reported as
@@ -67,8 +68,9 @@ pub struct Editor {
 
 impl Editor {
     /// Starts the editor thread; the history is read from and appended to `history`. With
-    /// `interruptible`, a read can be ended by [`Editor::interrupt`].
-    pub fn start(history: Option<PathBuf>, interruptible: bool) -> std::io::Result<Self> {
+    /// `interruptible`, a read can be ended by [`Editor::interrupt`]. The prompt is coloured
+    /// only with `colour` (`crate::colour`: reedline draws on stderr, so stderr's decision).
+    pub fn start(history: Option<PathBuf>, interruptible: bool, colour: bool) -> std::io::Result<Self> {
         let interrupt = interruptible.then(|| Arc::new(AtomicBool::new(false)));
         let signal = interrupt.clone();
         let (requests, rx) = std::sync::mpsc::channel::<Request>();
@@ -88,8 +90,10 @@ impl Editor {
                 KeyCode::Char('c'),
                 ReedlineEvent::ExecuteHostCommand(CTRL_C.into()),
             );
-            let mut editor =
-                Reedline::create().with_edit_mode(Box::new(Emacs::new(keys))).with_validator(Box::new(Continuation));
+            let mut editor = Reedline::create()
+                .with_edit_mode(Box::new(Emacs::new(keys)))
+                .with_validator(Box::new(Continuation))
+                .with_ansi_colors(colour);
             if let Some(history) = history {
                 editor = editor.with_history(Box::new(history));
             }

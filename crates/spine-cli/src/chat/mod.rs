@@ -7,6 +7,8 @@
 //! ([`slash`], [`custom`]). SessionStart fires before the first prompt and SessionEnd when the
 //! session ends (`/exit`, Ctrl-D, Ctrl-C twice, `/clear`, `/resume`), not around each prompt.
 //! The transcript is written as the session goes, so a session that dies can be resumed.
+//! Before anything starts, a project that is not trusted and withholds hooks, rules or MCP
+//! servers is asked about (the trust question, [`crate::session_open::open_asking`]).
 //!
 //! Ctrl-C while a prompt runs cancels it as a signal cancels `spine -p`: the running tool's
 //! process group is killed and every pending call is answered `Error [canceled]`; the session
@@ -18,8 +20,9 @@
 //! - [`prompt`]: running a prompt (a typed line, a custom command, a wake's turn);
 //! - [`editor`]: the line editor (`reedline`);
 //! - [`view`]: what a running prompt shows;
+//! - [`replay`]: a resumed session's last turns, drawn again when it opens;
 //! - [`slash`]: parsing a line into a prompt, a built-in command or a custom one;
-//! - [`builtins`]: what the built-in commands do;
+//! - [`builtins`]: what the built-in commands do; [`permissions`]: `/permissions`;
 //! - [`custom`]: the custom commands of `.claude/commands/` and `.spine/commands/`
 //!   (UserPromptExpansion fires for each);
 //! - [`plugin_commands`]: the enabled plugins' commands (`/plugin:command`), added to them;
@@ -36,8 +39,10 @@ mod builtins;
 pub(crate) mod custom;
 mod editor;
 pub(crate) mod model_switch;
+mod permissions;
 pub(crate) mod plugin_commands;
 mod prompt;
+mod replay;
 mod skill_commands;
 pub(crate) mod slash;
 mod totals;
@@ -64,7 +69,7 @@ use crate::error::{config, exit};
 use crate::render::approver::TerminalApprover;
 use crate::render::status::StatusLine;
 use crate::render::trace_file::TraceFile;
-use crate::session_open::{Built, ChosenSession, Opened, build, open};
+use crate::session_open::{Built, ChosenSession, Opened, build, open_asking};
 use custom::CustomCommand;
 use editor::{Editor, Input, PromptText};
 use slash::Line;
@@ -82,7 +87,7 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     if let Err(e) = spine_process::orphans::become_subreaper() {
         eprintln!("warning: cannot become the child subreaper ({e})");
     }
-    let Opened { home, launch_dir, session, project, model, settings } = open(&args)?;
+    let Opened { home, launch_dir, session, project, model, settings } = open_asking(&args)?;
     let ChosenSession { id, transcript, resumed } = session;
     let status = StatusLine::start_paused();
     let approver = Arc::new(TerminalApprover::new(project.clone(), Some(status.clone()), &settings));
@@ -114,7 +119,9 @@ pub async fn chat(args: RunArgs) -> anyhow::Result<u8> {
     // OpenTelemetry export, when on: one trace per prompt, flushed when the session ends.
     let telemetry = crate::telemetry::session(&settings, &mut trace_sink);
     let watch_wakes = wake::may_wake(&settings, &agent);
-    let editor = Editor::start(Some(home.join("chat_history")), watch_wakes || watch::watches_idle(&agent))
+    let colour = crate::colour::Colour::detect();
+    let idle = watch_wakes || watch::watches_idle(&agent);
+    let editor = Editor::start(Some(home.join("chat_history")), idle, colour.stderr)
         .map_err(|e| config(format!("line editor: {e}")))?;
     let (history, deferred, source) = match resumed {
         Some(loaded) => (loaded.messages, loaded.deferred, SessionSource::Resume),
@@ -216,17 +223,14 @@ enum Next {
 
 impl Chat {
     fn banner(&self) {
-        let resumed = if self.session.history.is_empty() {
-            String::new()
-        } else {
-            format!(" · resumed, {} messages", self.session.history.len())
-        };
+        let resumed = if self.session.history.is_empty() { "" } else { " · resumed" };
         println!(
             "spine · {} · {} · session {}{resumed}\n/help lists the commands; Ctrl-C cancels a running prompt, Ctrl-D or /exit leaves.",
             self.agent.model.model(),
             self.agent.config.cwd.display(),
             self.session.id
         );
+        replay::show(&self.session.history);
     }
 
     /// The loop: read a line, run it; ends on `/exit`, Ctrl-D, a second Ctrl-C on an empty

@@ -16,8 +16,9 @@ pub enum Builtin {
     Model(Option<String>),
     /// `/cost`: tokens and cost so far.
     Cost,
-    /// `/permissions`: the effective rules and their sources.
-    Permissions,
+    /// `/permissions [forget N | remove RULE]`: the rules in force and what approvals remember,
+    /// or forget one of those (the rest of the line).
+    Permissions(Option<String>),
     /// `/hooks`: the configured hooks.
     Hooks,
     /// `/resume [id]`: continue another session of this project.
@@ -57,7 +58,7 @@ pub fn parse(line: &str) -> Line {
         "compact" => Builtin::Compact(argument),
         "model" => Builtin::Model(argument),
         "cost" | "usage" => Builtin::Cost,
-        "permissions" | "allowed-tools" => Builtin::Permissions,
+        "permissions" | "allowed-tools" => Builtin::Permissions(argument),
         "hooks" => Builtin::Hooks,
         "resume" => Builtin::Resume(argument),
         "exit" | "quit" => Builtin::Exit,
@@ -72,7 +73,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("/compact [instructions]", "summarise the conversation now, keeping what the instructions ask for"),
     ("/model [spec]", "show the model, or switch to another (anthropic:…, openai:…, scripted:…)"),
     ("/cost", "tokens and cost of this session so far"),
-    ("/permissions", "the permission mode and the effective rules with their sources"),
+    ("/permissions", "the permission mode, the rules in force and what approvals remember"),
+    ("/permissions forget N", "forget what an \"always\" answer remembered (also: remove RULE)"),
     ("/hooks", "the configured hooks"),
     ("/resume [id]", "continue another session of this project (a list without an id)"),
     ("/exit", "leave (also Ctrl-D, or Ctrl-C twice on an empty line)"),
@@ -95,6 +97,8 @@ mod tests {
             Line::Builtin(Builtin::Model(Some("anthropic:claude-sonnet-5".into())))
         );
         assert_eq!(parse("/quit"), Line::Builtin(Builtin::Exit));
+        assert_eq!(parse("/permissions"), Line::Builtin(Builtin::Permissions(None)));
+        assert_eq!(parse("/permissions forget 2"), Line::Builtin(Builtin::Permissions(Some("forget 2".into()))));
         assert_eq!(
             parse("/fix-issue 123 high"),
             Line::Other { name: "fix-issue".into(), arguments: "123 high".into() }

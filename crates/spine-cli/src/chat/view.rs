@@ -20,6 +20,7 @@ use spine_core::model::AttemptOutcome;
 use spine_core::observer::{RunEvent, RunObserver};
 use spine_protocol::hook::HookEventName;
 use spine_protocol::message::{Message, ToolResultMessage};
+use spine_protocol::tool::ToolCall;
 
 use crate::render::status::{StatusLine, main_argument};
 
@@ -100,17 +101,13 @@ impl RunObserver for ChatView {
                     self.lines(&mut state, text.trim_end());
                 }
                 for call in &reply.tool_calls {
-                    let shown = match main_argument(&call.arguments, MAX_ARG) {
-                        Some(arg) => format!("{}({arg})", call.name),
-                        None => call.name.clone(),
-                    };
-                    state.calls.insert(call.id.clone(), (shown, Instant::now()));
+                    state.calls.insert(call.id.clone(), (shown_call(call), Instant::now()));
                 }
             }
             RunEvent::ToolResult { result } => {
                 let (shown, started) =
                     state.calls.remove(&result.tool_call_id).unwrap_or_else(|| (result.name.clone(), Instant::now()));
-                let text = tool_lines(&shown, started.elapsed(), result);
+                let text = tool_lines(&shown, Some(started.elapsed()), result);
                 self.lines(&mut state, &text);
             }
             RunEvent::HookAnswered { event, hook_id, decision } => {
@@ -164,16 +161,26 @@ pub fn hook_effect(event: HookEventName, decision: &str) -> Option<&'static str>
     })
 }
 
-/// A finished call's line and its folded output.
-pub fn tool_lines(shown: &str, took: Duration, result: &ToolResultMessage) -> String {
-    let took = if took < Duration::from_secs(1) {
-        format!("{} ms", took.as_millis())
-    } else {
-        format!("{:.1} s", took.as_secs_f64())
+/// How a call is named on its line: `Bash(npm test)`, its main argument shortened.
+pub fn shown_call(call: &ToolCall) -> String {
+    match main_argument(&call.arguments, MAX_ARG) {
+        Some(arg) => format!("{}({arg})", call.name),
+        None => call.name.clone(),
+    }
+}
+
+/// A finished call's line and its folded output; `took` is absent when a resumed session's
+/// conversation is redrawn ([`super::replay`]: the transcript keeps no durations).
+pub fn tool_lines(shown: &str, took: Option<Duration>, result: &ToolResultMessage) -> String {
+    let took = match took {
+        None => String::new(),
+        Some(took) if took < Duration::from_secs(1) => format!(" {} ms", took.as_millis()),
+        Some(took) => format!(" {:.1} s", took.as_secs_f64()),
     };
-    let mut text = match result.error_code {
-        None => format!("⏺ {shown} ✓ {took}"),
-        Some(code) => format!("⏺ {shown} ✗ {code} · {took}"),
+    let mut text = match (result.error_code, took.is_empty()) {
+        (None, _) => format!("⏺ {shown} ✓{took}"),
+        (Some(code), true) => format!("⏺ {shown} ✗ {code}"),
+        (Some(code), false) => format!("⏺ {shown} ✗ {code} ·{took}"),
     };
     let body: Vec<&str> = result.content.lines().filter(|l| !l.trim().is_empty()).collect();
     for (i, line) in body.iter().take(FOLDED_LINES).enumerate() {
@@ -207,14 +214,16 @@ mod tests {
     #[test]
     fn a_tool_call_is_one_line_with_its_outcome_and_duration_and_output_folds_to_three_lines() {
         let out = "1\n2\n\n3\n4\n5\n";
-        let text = tool_lines("Bash(seq 5)", Duration::from_millis(120), &result(out, None));
+        let text = tool_lines("Bash(seq 5)", Some(Duration::from_millis(120)), &result(out, None));
         assert_eq!(text, "⏺ Bash(seq 5) ✓ 120 ms\n  ⎿ 1\n  ⎿ 2\n  ⎿ 3\n  … +2 lines");
         let denied = tool_lines(
             "Bash(rm -rf /)",
-            Duration::from_millis(1500),
+            Some(Duration::from_millis(1500)),
             &result("Error [permission_denied]: no", Some(ErrorCode::PermissionDenied)),
         );
         assert_eq!(denied, "⏺ Bash(rm -rf /) ✗ permission_denied · 1.5 s\n  ⎿ Error [permission_denied]: no");
+        let redrawn = tool_lines("Bash(seq 5)", None, &result("1", None));
+        assert_eq!(redrawn, "⏺ Bash(seq 5) ✓\n  ⎿ 1", "a redrawn call has no duration");
     }
 
     #[test]

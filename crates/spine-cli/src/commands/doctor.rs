@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use spine_agent::models::ModelSpec;
 use spine_settings::Settings;
+use spine_settings::trust::McpApproval;
 
 use super::context;
 use crate::cli::{DoctorArgs, OutputFormat};
@@ -142,15 +143,15 @@ fn trust_check(settings: &Settings, project: &Path) -> Check {
     if settings.trust.is_trusted() {
         return Check::ok("trust", format!("{} is trusted", project.display()));
     }
-    if settings.skipped.is_empty() {
-        return Check::ok("trust", "untrusted, and its files configure nothing that needs trust");
+    // The sentence `spine hooks list`, `spine mcp list` and `/hooks` print too.
+    match crate::withheld::Withheld::of(settings, project).sentence(project) {
+        None => Check::ok("trust", "untrusted, and its files configure nothing that needs trust"),
+        Some(sentence) => Check::warning(
+            "trust",
+            sentence,
+            "review what it brings first (`spine hooks list`, `spine mcp list`, `spine hooks check`)",
+        ),
     }
-    let items: Vec<String> = settings.skipped.iter().map(|s| s.item.to_string()).collect();
-    Check::warning(
-        "trust",
-        format!("untrusted: withheld from its files: {}", items.join(", ")),
-        format!("review them (`spine hooks list`, `spine mcp list`), then `spine trust {}`", project.display()),
-    )
 }
 
 fn model_check(flag: Option<&str>, settings: &Settings) -> Check {
@@ -251,10 +252,20 @@ fn hooks_check(settings: &Settings, project: &Path) -> Check {
         return Check::failed("hooks", errors.join("; "), "fix each entry (`spine hooks check` shows every finding)");
     }
     let warnings = findings.len();
+    // An untrusted project's hooks are not "none": the trust check's sentence counts them.
+    let withheld = crate::withheld::Withheld::of(settings, project).hooks;
+    let withheld = match withheld {
+        0 => String::new(),
+        1 => "; 1 hook withheld (see trust)".to_owned(),
+        n => format!("; {n} hooks withheld (see trust)"),
+    };
     match (handlers, warnings) {
+        (0, _) if !withheld.is_empty() => Check::ok("hooks", format!("none active{withheld}")),
         (0, _) => Check::ok("hooks", "none configured"),
-        (n, 0) => Check::ok("hooks", format!("{n} hook(s), each program found")),
-        (n, w) => Check::warning("hooks", format!("{n} hook(s), {w} warning(s)"), "`spine hooks check` lists them"),
+        (n, 0) => Check::ok("hooks", format!("{n} hook(s), each program found{withheld}")),
+        (n, w) => {
+            Check::warning("hooks", format!("{n} hook(s), {w} warning(s){withheld}"), "`spine hooks check` lists them")
+        }
     }
 }
 
@@ -282,8 +293,9 @@ fn mcp_check(settings: &Settings, project: &Path) -> Check {
     let mut missing = Vec::new();
     let mut skipped = Vec::new();
     let mut ready = 0;
-    for server in servers.iter().filter(|s| s.effective) {
-        if server.approval == spine_settings::trust::McpApproval::Untrusted {
+    // A skipped server is never the effective one of its name: looked at before that filter.
+    for server in servers.iter().filter(|s| s.effective || s.approval == McpApproval::Untrusted) {
+        if server.approval == McpApproval::Untrusted {
             skipped.push(server.name.clone());
             continue;
         }
@@ -304,8 +316,8 @@ fn mcp_check(settings: &Settings, project: &Path) -> Check {
     if !skipped.is_empty() {
         return Check::warning(
             "mcp",
-            format!("{ready} server(s) ready; the untrusted project's {} skipped", skipped.join(", ")),
-            format!("`spine trust {}` once reviewed", project.display()),
+            format!("{ready} server(s) ready; {} withheld (see trust): {}", skipped.len(), skipped.join(", ")),
+            "`spine mcp list` shows each server and why",
         );
     }
     Check::ok("mcp", format!("{ready} server(s) configured, each program found"))

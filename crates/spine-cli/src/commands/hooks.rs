@@ -4,7 +4,9 @@
 //! Exit status: 0, or 2 for bad configuration (`check` with an error, an unknown event, bad
 //! `--input`). The logic lives in spine-hooks (`config`, `check`, `fire`); this module renders.
 //! `list` and `check` cover the settings' hooks and agent definitions' own hooks
-//! ([`super::hooks_agents`]); `test` is [`super::hooks_test`].
+//! ([`super::hooks_agents`]); `test` is [`super::hooks_test`]. In an untrusted project, `list`
+//! (and `/hooks`) shows the hooks its files configure as withheld, never "no hooks configured",
+//! and ends with the sentence that counts what is withheld (`crate::withheld`).
 
 use std::path::PathBuf;
 
@@ -65,7 +67,7 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
     let hooks = hook_config(&loaded)?;
     let rows = hook_rows(&hooks);
     // Hooks of an untrusted project's files: shown, marked, never run.
-    let withheld = withheld_hooks(&loaded);
+    let withheld = withheld_hooks(&loaded.settings);
     let untrusted_rows = withheld.as_ref().map(hook_rows).unwrap_or_default();
     let agents = hooks_agents::read(&loaded.settings, &loaded.settings, &loaded.project, &loaded.home);
     let (agent_rows, agent_warnings) = hooks_agents::rows(&agents, &loaded.settings);
@@ -91,6 +93,7 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
             "agent_hooks": agent_rows,
             "agent_warnings": agent_warnings,
             "withheld_plugins": withheld_plugins,
+            "withheld": crate::withheld::Withheld::of(&loaded.settings, &loaded.project).sentence(&loaded.project),
         });
         let _ = out::line(serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(exit::OK);
@@ -101,41 +104,49 @@ fn list(args: &HooksArgs) -> anyhow::Result<u8> {
     if let Some(message) = hooks.disabled_message() {
         eprintln!("note: {message}");
     }
-    match (rows.is_empty(), agent_rows.is_empty()) {
-        (true, true) => drop(out::line("no hooks configured")),
-        (true, false) => drop(out::line("no hooks configured in the settings")),
-        (false, _) => print_table(&rows),
-    }
-    if !agent_rows.is_empty() {
-        let _ = out::text(hooks_agents::text(&agent_rows));
-    }
-    if !untrusted_rows.is_empty() {
-        let _ = out::line(format!(
-            "\nskipped, the project is untrusted (run `spine trust {}` to trust it):",
-            loaded.project.display()
-        ));
-        print_table(&untrusted_rows);
-    }
-    if let Some(note) = withheld_plugins_note(&loaded.settings, &loaded.project) {
-        let _ = out::line(format!("\n{note}"));
-    }
+    let _ = out::text(report(&loaded.settings, &loaded.project, &rows, &agent_rows, &untrusted_rows));
     Ok(exit::OK)
 }
 
-/// The plugins an untrusted project enables, not loaded, with how to trust it; `None` without
-/// any.
-fn withheld_plugins_note(settings: &spine_settings::Settings, project: &std::path::Path) -> Option<String> {
-    spine_agent::withheld_plugins_text(settings).map(|text| {
-        format!(
-            "{text}: the project is untrusted, so their hooks do not run (run `spine trust {}` to trust it)",
-            project.display()
-        )
-    })
+/// The text of `spine hooks list` and `/hooks`: the hooks that apply (or `no hooks configured`
+/// when nothing is configured nor withheld), the agent definitions' hooks, the hooks an untrusted
+/// project's files configure, the plugins it enables that were not loaded, and last the sentence
+/// that counts what is withheld ([`crate::withheld`]).
+fn report(
+    settings: &spine_settings::Settings,
+    project: &std::path::Path,
+    rows: &[Value],
+    agent_rows: &[Value],
+    untrusted_rows: &[Value],
+) -> String {
+    let withheld = crate::withheld::Withheld::of(settings, project);
+    let mut text = match (rows.is_empty(), agent_rows.is_empty()) {
+        (false, _) => table(rows),
+        // Not "no hooks": the untrusted project's (and its plugins') are withheld, said below.
+        (true, _) if withheld.hooks + withheld.plugins > 0 => String::new(),
+        (true, true) => "no hooks configured\n".to_owned(),
+        (true, false) => "no hooks configured in the settings\n".to_owned(),
+    };
+    text.push_str(&hooks_agents::text(agent_rows));
+    if !untrusted_rows.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str("withheld (the project is not trusted):\n");
+        text.push_str(&table(untrusted_rows));
+    }
+    if let Some(plugins) = spine_agent::withheld_plugins_text(settings) {
+        text.push_str(&format!("\n{plugins}: their hooks do not run\n"));
+    }
+    if let Some(sentence) = withheld.sentence(project) {
+        text.push_str(&format!("\n{sentence}\n"));
+    }
+    text.trim_start_matches('\n').to_owned()
 }
 
 /// The hooks an untrusted project's files configure (none when the project is trusted).
-fn withheld_hooks(loaded: &Loaded) -> Option<HookConfig> {
-    let layers: Vec<_> = loaded.settings.withheld.iter().filter(|l| l.value.contains_key("hooks")).cloned().collect();
+fn withheld_hooks(settings: &spine_settings::Settings) -> Option<HookConfig> {
+    let layers: Vec<_> = settings.withheld.iter().filter(|l| l.value.contains_key("hooks")).cloned().collect();
     if layers.is_empty() {
         return None;
     }
@@ -196,8 +207,8 @@ pub(super) fn hook_rows(hooks: &HookConfig) -> Vec<Value> {
         .collect()
 }
 
-/// The `spine hooks list` tables of `settings` and of the agent definitions of `agent`'s
-/// project and `spine_home` (or `no hooks configured`), for `/hooks`.
+/// The `spine hooks list` text of `settings` and of the agent definitions of `agent`'s
+/// project and `spine_home` ([`report`]), for `/hooks`.
 pub(crate) fn hooks_text(
     settings: &spine_settings::Settings,
     agent: &spine_core::runner::Agent,
@@ -208,23 +219,12 @@ pub(crate) fn hooks_text(
     let rows = hook_rows(&hooks);
     let agents = hooks_agents::read(settings, settings, project, spine_home);
     let (agent_rows, _) = hooks_agents::rows(&agents, settings);
-    let mut text = match (rows.is_empty(), agent_rows.is_empty()) {
-        (true, true) => "no hooks configured\n".to_owned(),
-        (true, false) => "no hooks configured in the settings\n".to_owned(),
-        (false, _) => table(&rows),
-    };
+    let untrusted_rows = withheld_hooks(settings).as_ref().map(hook_rows).unwrap_or_default();
+    let mut text = report(settings, project, &rows, &agent_rows, &untrusted_rows);
     if let Some(message) = hooks.disabled_message() {
         text.push_str(&format!("{message}\n"));
     }
-    text.push_str(&hooks_agents::text(&agent_rows));
-    if let Some(note) = withheld_plugins_note(settings, project) {
-        text.push_str(&format!("\n{note}\n"));
-    }
     Ok(text)
-}
-
-fn print_table(rows: &[Value]) {
-    let _ = out::text(table(rows));
 }
 
 /// The text table of `rows` ([`hook_rows`]).

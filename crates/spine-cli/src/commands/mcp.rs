@@ -5,7 +5,8 @@
 //! An enabled plugin's server (`--plugin-dir`, `enabledPlugins`) is listed as
 //! `plugin:<plugin>:<server>` with its plugin's file and id, approved by whoever enabled the
 //! plugin; the plugins an untrusted project enables and spine did not load are named after the
-//! list, with how to trust the project.
+//! list. In an untrusted project the list ends with the sentence that counts what it withholds
+//! and how to trust it (`crate::withheld`).
 
 use std::collections::BTreeMap;
 
@@ -61,6 +62,8 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
             _ => s.approval.to_string(),
         }
     };
+    // What the untrusted project brings, counted: the sentence `spine hooks list` ends with too.
+    let sentence = crate::withheld::Withheld::of(&settings, &project).sentence(&project);
     let withheld: Vec<Value> = spine_agent::withheld_plugins(&settings)
         .map(|(file, id)| json!({"plugin": id, "enabled_by": file.display().to_string()}))
         .collect();
@@ -87,22 +90,14 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
                 row
             })
             .collect();
-        let out = json!({"servers": rows, "withheld_plugins": withheld});
+        let out = json!({"servers": rows, "withheld_plugins": withheld, "withheld": sentence});
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return Ok(exit::OK);
     }
-    let plugins_note = spine_agent::withheld_plugins_text(&settings).map(|text| {
-        format!(
-            "{text}: the project is not trusted, so their MCP servers do not start (run `spine trust {}`)",
-            project.display()
-        )
-    });
+    let plugins_note =
+        spine_agent::withheld_plugins_text(&settings).map(|text| format!("{text}: their MCP servers do not start"));
     if servers.is_empty() {
         println!("no MCP servers configured");
-        if let Some(note) = plugins_note {
-            println!("{note}");
-        }
-        return Ok(exit::OK);
     }
     for s in &servers {
         println!("{}  {}  [{}]", s.name, s.source, status(s));
@@ -117,11 +112,8 @@ async fn list(args: &McpListArgs) -> anyhow::Result<u8> {
     if let Some(note) = plugins_note {
         println!("{note}");
     }
-    if settings.trust.is_trusted() {
-        return Ok(exit::OK);
-    }
-    if servers.iter().any(|s| !s.approval.starts()) {
-        println!("run `spine trust {}` to approve the project's servers", project.display());
+    if let Some(sentence) = sentence {
+        println!("{sentence}");
     }
     Ok(exit::OK)
 }

@@ -1,6 +1,7 @@
 //! `spine trust [DIR] | --list | --revoke DIR`: the projects whose own settings apply in full
 //! (hooks, allow rules, MCP servers), recorded in `$SPINE_HOME/trusted-projects.json` by
-//! canonical path. The rules live in `spine_settings::trust`.
+//! canonical path. The rules live in `spine_settings::trust`; [`record`] is also how an
+//! interactive session's trust question remembers a "trust" answer.
 
 use spine_settings::TrustStore;
 
@@ -31,7 +32,13 @@ pub fn trust(args: TrustArgs) -> anyhow::Result<u8> {
         };
     }
     let dir = context::project_dir(args.dir.as_ref())?;
-    let canonical = store.trust(&dir).map_err(|e| config(e.to_string()))?;
-    println!("trusted: {} (its hooks, allow rules, env and MCP servers now apply)", canonical.display());
+    println!("{}", record(&home, &dir)?);
     Ok(exit::OK)
+}
+
+/// Trusts `dir` in `home`'s store, as `spine trust DIR` does (the interactive session's trust
+/// question answered "trust" too); the line that says so.
+pub(crate) fn record(home: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<String> {
+    let canonical = TrustStore::new(home).trust(dir).map_err(|e| config(e.to_string()))?;
+    Ok(format!("trusted: {} (its hooks, allow rules, env and MCP servers now apply)", canonical.display()))
 }

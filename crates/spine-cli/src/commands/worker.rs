@@ -38,7 +38,13 @@ pub async fn worker(args: WorkerArgs) -> anyhow::Result<u8> {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("SPINE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
+    // Log lines carry colour only where stderr may ([`crate::colour`]): never in a pipe or a file.
+    let colour = crate::colour::Colour::detect();
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(colour.stderr)
+        .with_env_filter(filter)
+        .try_init();
     let url: MailboxUrl = args.mailbox.parse().map_err(|e: spine_worker::url::UrlError| config(e.to_string()))?;
     if args.concurrency == 0 {
         return Err(config("--concurrency must be at least 1"));

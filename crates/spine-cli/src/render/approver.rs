@@ -23,7 +23,13 @@
 //!
 //! The question names the tool, its arguments and who asked: the rule (`rule Bash(git push:*)`),
 //! the hook, the mode's default or the workspace boundary, with the reason; and, before the
-//! answer, the rules an "always" answer would remember (`"always" remembers Bash(npm test:*)`).
+//! answer, the rules an "always" answer would remember (`"always" remembers Bash(npm test:*)`)
+//! and where each "always" keeps them — the very rules the answer stores, from the same
+//! [`covering_rules`] call: `a → for this session`, `p → adds Bash(npm test:*) to this
+//! project's .spine/settings.local.json` (or why `p` saves nothing).
+//!
+//! What it remembers can be forgotten ([`TerminalApprover::forget`], the chat's `/permissions
+//! forget N`): a later call then asks again.
 //!
 //! When no rule narrower than the whole tool exists (an opaque command), only `y`/`n` are
 //! offered. A canceled turn (Ctrl-C while the question waits) stops waiting: the answer is
@@ -48,8 +54,9 @@ use super::status::StatusLine;
 pub struct TerminalApprover {
     status: Option<Arc<StatusLine>>,
     project: PathBuf,
-    /// Rules answered "always" in this session.
-    remembered: Mutex<Vec<String>>,
+    /// Rules answered "always" in this session, with whether they were saved to the project's
+    /// local settings file (`p`) or are kept for the session only.
+    remembered: Mutex<Vec<(String, Kept)>>,
     /// The running prompt's cancellation: a question stops waiting when it fires.
     cancel: Mutex<CancellationToken>,
     /// The managed source of `allowManagedPermissionRulesOnly`: "always for this project"
@@ -77,10 +84,61 @@ impl TerminalApprover {
         *self.cancel.lock().unwrap_or_else(PoisonError::into_inner) = cancel;
     }
 
-    /// The rules answered "always" in this session.
-    pub fn remembered(&self) -> Vec<String> {
-        self.remembered.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    /// The rules answered "always" in this session that no settings file keeps: `a`, or a `p`
+    /// whose rules could not be saved.
+    pub fn session_rules(&self) -> Vec<String> {
+        let remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+        remembered.iter().filter(|(_, kept)| *kept == Kept::Session).map(|(rule, _)| rule.clone()).collect()
     }
+
+    /// Forgets `rule`, however it was remembered in this session: the next call it covered
+    /// asks again (unless a configured rule allows it). Whether it was remembered.
+    pub fn forget(&self, rule: &str) -> bool {
+        let mut remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = remembered.len();
+        remembered.retain(|(r, _)| r != rule);
+        remembered.len() != before
+    }
+
+    /// The project whose local settings file `p` writes.
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+
+    /// Takes `rule` out of the project's local settings file (where `p` stored it), recorded as
+    /// spine's own write like a save; the file written, or why nothing was.
+    pub fn unsave(&self, rule: &str) -> Result<PathBuf, String> {
+        let file = super::project_rules::remove_project_allow_rules(&self.project, &[rule.to_owned()])?;
+        let own_writes = self.own_writes.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let (Some(writes), Ok(bytes)) = (own_writes, std::fs::read(&file)) {
+            writes.record(&file, bytes);
+        }
+        Ok(file)
+    }
+
+    /// The lines before the choices: the rules "always" remembers and where each answer keeps
+    /// them.
+    fn always_lines(&self, rules: &[String]) -> String {
+        let rules = rules.join(", ");
+        let project = match &self.managed_rules_only {
+            Some(by) => format!("for this session only (`allowManagedPermissionRulesOnly` in {by}: nothing is saved)"),
+            None => {
+                let file = super::project_rules::project_rules_file(&self.project);
+                let shown = file.strip_prefix(&self.project).unwrap_or(&file).display().to_string();
+                format!("adds {rules} to this project's {shown}")
+            }
+        };
+        format!("  \"always\" remembers {rules}\n    a → for this session\n    p → {project}\n")
+    }
+}
+
+/// How a rule answered "always" is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kept {
+    /// In this session only.
+    Session,
+    /// Also in the project's local settings file.
+    Saved,
 }
 
 /// What the person answered.
@@ -98,7 +156,7 @@ impl Approver for TerminalApprover {
         let rules = covering_rules(request.tool_name, request.args, &self.project);
         if let Some(rules) = &rules {
             let remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
-            if rules.iter().all(|r| remembered.contains(r)) {
+            if rules.iter().all(|r| remembered.iter().any(|(known, _)| known == r)) {
                 return Approval::Allow;
             }
         }
@@ -106,26 +164,27 @@ impl Approver for TerminalApprover {
             status.suspend();
         }
         let cancel = self.cancel.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let answer = ask(request, rules.as_deref(), cancel).await;
+        let always = rules.as_deref().map(|rules| self.always_lines(rules));
+        let answer = ask(request, always, cancel).await;
         let approval = match answer {
             Ok(Answer::Yes) => Approval::Allow,
             Ok(Answer::No(reason)) => {
                 Approval::Deny { reason: reason.unwrap_or_else(|| "the user declined".to_owned()) }
             }
             Ok(Answer::Session) => {
-                self.remember(rules.unwrap_or_default());
+                self.remember(rules.unwrap_or_default(), Kept::Session);
                 Approval::Allow
             }
             Ok(Answer::Project) => {
                 let rules = rules.unwrap_or_default();
-                self.remember(rules.clone());
                 let own_writes = self.own_writes.lock().unwrap_or_else(PoisonError::into_inner).clone();
-                let note = save_project_rules(
+                let (saved, note) = save_project_rules(
                     &self.project,
                     &rules,
                     self.managed_rules_only.as_deref(),
                     own_writes.as_deref(),
                 );
+                self.remember(rules, if saved { Kept::Saved } else { Kept::Session });
                 let _ = writeln!(std::io::stderr().lock(), "{note}");
                 Approval::Allow
             }
@@ -165,30 +224,30 @@ impl Approver for TerminalApprover {
 }
 
 impl TerminalApprover {
-    fn remember(&self, rules: Vec<String>) {
+    fn remember(&self, rules: Vec<String>, kept: Kept) {
         let mut remembered = self.remembered.lock().unwrap_or_else(PoisonError::into_inner);
         for rule in rules {
-            if !remembered.contains(&rule) {
-                remembered.push(rule);
+            match remembered.iter_mut().find(|(known, _)| *known == rule) {
+                Some(known) => known.1 = kept,
+                None => remembered.push((rule, kept)),
             }
         }
     }
 }
 
-/// Asks on stderr and reads the answer (and a reason after a bare `n`) from stdin.
+/// Asks on stderr and reads the answer (and a reason after a bare `n`) from stdin; `always`
+/// is what "always" would remember and where ([`TerminalApprover::always_lines`]), when it is
+/// offered.
 async fn ask(
     request: &ApprovalRequest<'_>,
-    rules: Option<&[String]>,
+    always: Option<String>,
     cancel: CancellationToken,
 ) -> Result<Answer, String> {
-    let always = rules.is_some();
-    let (remembers, choices) = match rules {
-        Some(rules) => (
-            format!("  \"always\" remembers {}\n", rules.join(", ")),
-            "[y]es / [n]o (reason) / [a]lways this session / always for this [p]roject",
-        ),
+    let (remembers, choices) = match always {
+        Some(lines) => (lines, "[y]es / [n]o (reason) / [a]lways this session / always for this [p]roject"),
         None => (String::new(), "[y]es / [n]o (reason)"),
     };
+    let always = !remembers.is_empty();
     let question = format!(
         "Allow {} {}?\n  asked by {}: {}\n{remembers}{choices}: ",
         request.tool_name,
@@ -276,18 +335,21 @@ fn parse_answer(line: &str, always: bool) -> Answer {
 }
 
 /// Saves "always for this project" rules to the project's `.spine/settings.local.json`, unless
-/// managed settings allow only their own rules (`managed_only`: their source); the line that
-/// says what became of them.
+/// managed settings allow only their own rules (`managed_only`: their source); whether they
+/// were saved, and the line that says what became of them.
 fn save_project_rules(
     project: &Path,
     rules: &[String],
     managed_only: Option<&str>,
     own_writes: Option<&spine_process::OwnWrites>,
-) -> String {
+) -> (bool, String) {
     if let Some(by) = managed_only {
-        return format!(
-            "Not saved: `allowManagedPermissionRulesOnly` in {by} lets only managed settings add allow rules; \
-             allowed for this session only"
+        return (
+            false,
+            format!(
+                "Not saved: `allowManagedPermissionRulesOnly` in {by} lets only managed settings add allow rules; \
+                 allowed for this session only"
+            ),
         );
     }
     match super::project_rules::add_project_allow_rules(project, rules) {
@@ -295,9 +357,9 @@ fn save_project_rules(
             if let (Some(writes), Ok(bytes)) = (own_writes, std::fs::read(&file)) {
                 writes.record(&file, bytes);
             }
-            format!("Added {} to {}", rules.join(", "), file.display())
+            (true, format!("Added {} to {}", rules.join(", "), file.display()))
         }
-        Err(e) => format!("Not saved ({e}); allowed for this session only"),
+        Err(e) => (false, format!("Not saved ({e}); allowed for this session only")),
     }
 }
 
@@ -318,15 +380,49 @@ mod tests {
         assert_eq!(parse_answer("sure", true), Answer::No(None));
     }
 
+    fn approver(project: &Path, managed_rules_only: Option<String>) -> TerminalApprover {
+        TerminalApprover {
+            status: None,
+            project: project.to_path_buf(),
+            remembered: Mutex::new(Vec::new()),
+            cancel: Mutex::new(CancellationToken::new()),
+            managed_rules_only,
+            own_writes: Mutex::new(None),
+        }
+    }
+
+    #[test]
+    fn the_question_says_where_each_always_keeps_the_rules_it_would_store() {
+        let rules = ["Bash(npm test:*)".to_owned(), "Bash(git status:*)".to_owned()];
+        assert_eq!(
+            approver(Path::new("/p"), None).always_lines(&rules),
+            "  \"always\" remembers Bash(npm test:*), Bash(git status:*)\n    a → for this session\n    \
+             p → adds Bash(npm test:*), Bash(git status:*) to this project's .spine/settings.local.json\n"
+        );
+        let managed = approver(Path::new("/p"), Some("/etc/m.json".into())).always_lines(&rules);
+        assert!(managed.contains("p → for this session only (`allowManagedPermissionRulesOnly` in /etc/m.json"));
+    }
+
+    #[test]
+    fn a_forgotten_rule_is_no_longer_remembered_however_it_was_kept() {
+        let a = approver(Path::new("/p"), None);
+        a.remember(vec!["Bash(ls:*)".into(), "Read".into()], Kept::Session);
+        a.remember(vec!["Bash(echo:*)".into()], Kept::Saved);
+        assert_eq!(a.session_rules(), ["Bash(ls:*)", "Read"], "a saved rule is the project's, not the session's");
+        assert!(a.forget("Bash(echo:*)") && a.forget("Read") && !a.forget("Read"));
+        assert_eq!(a.session_rules(), ["Bash(ls:*)"]);
+    }
+
     #[test]
     fn project_rules_are_not_saved_when_managed_settings_allow_only_their_own_rules() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join(".spine/settings.local.json");
-        let note =
+        let (saved, note) =
             save_project_rules(dir.path(), &["Read".into()], Some("/etc/spine/managed-settings.json (managed)"), None);
-        assert!(note.starts_with("Not saved: `allowManagedPermissionRulesOnly` in /etc/spine/"), "{note}");
+        assert!(!saved && note.starts_with("Not saved: `allowManagedPermissionRulesOnly` in /etc/spine/"), "{note}");
         assert!(!path.exists());
-        assert!(save_project_rules(dir.path(), &["Read".into()], None, None).starts_with("Added Read to"));
+        let (saved, note) = save_project_rules(dir.path(), &["Read".into()], None, None);
+        assert!(saved && note.starts_with("Added Read to"), "{note}");
         assert!(path.exists());
     }
 }

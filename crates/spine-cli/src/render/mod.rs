@@ -1,14 +1,16 @@
 //! Terminal output: the `-v` lifecycle lines and warnings on stderr, stream-json events on
-//! stdout, the JSON result object, the `--trace` JSONL writer, and the terminal approver.
+//! stdout, the JSON result object, the `--trace` JSONL writer, the terminal approver and the
+//! trust question of an interactive session.
 
 pub mod approver;
 mod elicit;
-mod project_rules;
+pub(crate) mod project_rules;
 pub mod result;
 pub mod status;
 pub mod stderr;
 pub mod stream_json;
 pub mod trace_file;
+pub mod trust_question;
 
 use std::sync::Arc;
 

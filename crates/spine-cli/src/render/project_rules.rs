@@ -14,6 +14,10 @@
 //!   check and the write, a descriptor cannot; nothing is written anywhere then.
 //! - a file that is not a JSON object (or whose `permissions` is malformed) is never
 //!   overwritten: the error says why.
+//!
+//! [`remove_project_allow_rules`] (the chat's `/permissions forget`) takes rules out of
+//! `permissions.allow` the same way, everything else kept; [`project_allow_rules`] reads that
+//! list, never through a link either.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -22,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
+use serde_json::Value;
 use spine_protocol::permission_update::RuleBehavior;
 
 /// The folder, and the file in it, that "always for this project" writes.
@@ -39,12 +44,61 @@ pub fn project_rules_file(project: &Path) -> PathBuf {
 /// Adds `rules` to `permissions.allow` of the project's local settings file (see the module
 /// contract); the file written, or why nothing was.
 pub fn add_project_allow_rules(project: &Path, rules: &[String]) -> Result<PathBuf, String> {
+    rewrite(project, |old, file| spine_settings::persist::rules_added_text(old, file, RuleBehavior::Allow, rules))
+}
+
+/// Takes `rules` out of `permissions.allow` of the project's local settings file, keeping
+/// everything else (see the module contract); the file written, or why nothing was.
+pub fn remove_project_allow_rules(project: &Path, rules: &[String]) -> Result<PathBuf, String> {
+    rewrite(project, |old, file| {
+        spine_settings::persist::edit_settings_text(old, file, |permissions| {
+            match permissions.get_mut(RuleBehavior::Allow.as_str()) {
+                None => Ok(()),
+                Some(Value::Array(allow)) => {
+                    allow.retain(|v| !v.as_str().is_some_and(|s| rules.iter().any(|r| r == s)));
+                    Ok(())
+                }
+                Some(_) => Err("`permissions.allow` is not an array".to_owned()),
+            }
+        })
+    })
+}
+
+/// The `permissions.allow` rules of the project's local settings file (none when there is no
+/// file); a link, or a file that is not settings JSON, is an error.
+pub fn project_allow_rules(project: &Path) -> Result<Vec<String>, String> {
     let file = project_rules_file(project);
-    let root = rustix::fs::open(project, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        .map_err(|e| format!("cannot open {}: {e}", project.display()))?;
+    let root = open_root(project)?;
+    let folder = match rustix::fs::openat(&root, FOLDER, DIR_FLAGS, Mode::empty()) {
+        Ok(folder) => folder,
+        Err(Errno::NOENT) => return Ok(Vec::new()),
+        Err(Errno::NOTDIR | Errno::LOOP) if is_link(&root, FOLDER) => return Err(link_refused(&project.join(FOLDER))),
+        Err(e) => return Err(format!("cannot open {}: {e}", project.join(FOLDER).display())),
+    };
+    let Some(text) = read_file(&folder, project, &file)? else { return Ok(Vec::new()) };
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let settings: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", file.display()))?;
+    Ok(settings
+        .pointer("/permissions/allow")
+        .and_then(Value::as_array)
+        .map(|allow| allow.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default())
+}
+
+fn open_root(project: &Path) -> Result<OwnedFd, String> {
+    rustix::fs::open(project, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| format!("cannot open {}: {e}", project.display()))
+}
+
+/// Replaces the project's local settings file by `new(old text, file)`, never through a link.
+fn rewrite(project: &Path, new: impl FnOnce(Option<&str>, &Path) -> Result<String, String>) -> Result<PathBuf, String> {
+    let file = project_rules_file(project);
+    let root = open_root(project)?;
     let folder = open_folder(&root, project)?;
     let old = read_file(&folder, project, &file)?;
-    let text = spine_settings::persist::rules_added_text(old.as_deref(), &file, RuleBehavior::Allow, rules)?;
+    let text = new(old.as_deref(), &file)?;
     let tmp = format!(".{FILE}.{}", std::process::id());
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&folder, tmp.as_str(), flags, Mode::from_raw_mode(0o644))
@@ -111,7 +165,7 @@ fn read_file(folder: &OwnedFd, project: &Path, file: &Path) -> Result<Option<Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     fn read(path: &Path) -> Value {
         serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json")
@@ -120,6 +174,7 @@ mod tests {
     #[test]
     fn project_rules_are_added_to_settings_local_json_keeping_the_rest() {
         let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(project_allow_rules(dir.path()), Ok(Vec::new()), "no file yet");
         let path = add_project_allow_rules(dir.path(), &["Bash(npm test:*)".into()]).expect("created");
         assert_eq!(path, dir.path().join(".spine/settings.local.json"));
         std::fs::write(&path, r#"{"env": {"A": "1"}, "permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"]}}"#)
@@ -129,6 +184,10 @@ mod tests {
         assert_eq!(v["permissions"]["allow"], json!(["Read", "Bash(npm test:*)"]));
         assert_eq!(v["permissions"]["deny"], json!(["Bash(rm:*)"]));
         assert_eq!(v["env"]["A"], "1");
+        remove_project_allow_rules(dir.path(), &["Bash(npm test:*)".into()]).expect("removed");
+        assert_eq!(project_allow_rules(dir.path()), Ok(vec!["Read".to_owned()]));
+        let v = read(&path);
+        assert_eq!((&v["permissions"]["deny"], &v["env"]["A"]), (&json!(["Bash(rm:*)"]), &json!("1")), "the rest kept");
         std::fs::write(&path, "[1, 2]").expect("write");
         assert!(add_project_allow_rules(dir.path(), &["Read".into()]).is_err(), "never overwrites what it cannot read");
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "[1, 2]");
@@ -143,6 +202,8 @@ mod tests {
         std::os::unix::fs::symlink(&outside, project.join(".spine")).expect("symlink");
         let err = add_project_allow_rules(&project, &["Bash(ls:*)".into()]).expect_err("refused");
         assert!(err.contains(".spine is a symbolic link (to ") && err.contains("outside"), "{err}");
+        assert!(project_allow_rules(&project).is_err_and(|e| e.contains("symbolic link")), "not read through it");
+        assert!(remove_project_allow_rules(&project, &["Bash(ls:*)".into()]).is_err());
         assert_eq!(std::fs::read_dir(&outside).expect("list").count(), 0, "nothing written through the link");
     }
 

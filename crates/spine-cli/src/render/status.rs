@@ -7,9 +7,11 @@
 //! good before the run's output is printed ([`StatusLine::finish`]).
 //!
 //! The line is cut to the terminal's width (`COLUMNS`, else 80) so it never wraps: a wrapped
-//! line could not be cleared with one carriage return.
+//! line could not be cleared with one carriage return. It is drawn with cursor control (`\r`,
+//! erase line), never colour, and only when stderr is a terminal: an interactive session whose
+//! stderr is redirected draws nothing there.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -31,6 +33,8 @@ pub struct StatusLine {
     /// Wakes the clock when the line is drawn again (a suspended line's clock sleeps).
     wake: Arc<tokio::sync::Notify>,
     width: usize,
+    /// Whether stderr is a terminal (nothing is drawn otherwise).
+    terminal: bool,
 }
 
 struct State {
@@ -79,6 +83,7 @@ impl StatusLine {
             stop: CancellationToken::new(),
             wake: Arc::new(tokio::sync::Notify::new()),
             width,
+            terminal: std::io::stderr().is_terminal(),
         });
         // The clock holds the line weakly: when the run drops it (an early error included), the
         // clock stops and the line is cleared. While the line is suspended (an interactive
@@ -167,7 +172,7 @@ impl StatusLine {
 
     fn redraw(&self) {
         let mut s = self.lock();
-        if !s.enabled {
+        if !s.enabled || !self.terminal {
             return;
         }
         let text = render(&s, self.width);

@@ -102,9 +102,9 @@ fn always_for_this_project_in_a_session_writes_the_rule_and_nothing_asks_again()
         &s,
         "first.json",
         json!([
-            {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "echo one"}}]},
+            {"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "/bin/echo one"}}]},
             {"text": "answered one"},
-            {"tool_calls": [{"id": "c2", "name": "Bash", "arguments": {"command": "echo two"}}]},
+            {"tool_calls": [{"id": "c2", "name": "Bash", "arguments": {"command": "/bin/echo two"}}]},
             {"text": "answered two"}
         ]),
     );
@@ -115,13 +115,13 @@ fn always_for_this_project_in_a_session_writes_the_rule_and_nothing_asks_again()
     assert!(screen.contains("asked by the permission mode's default"), "who asked: {screen}");
     tmux.send_line("p");
     let screen = tmux.wait_for("answered one");
-    assert!(screen.contains("Added Bash(echo:*) to"), "{screen}");
+    assert!(screen.contains("Added Bash(/bin/echo:*) to"), "{screen}");
     tmux.send_line("second");
     let all = tmux.wait_for("answered two");
     assert_eq!(tmux.all().matches("Allow Bash").count(), 1, "the session remembers: {all}");
     tmux.send_line("/permissions");
     let screen = tmux.wait_for("mode: default");
-    assert!(screen.contains("Bash(echo:*)"), "{screen}");
+    assert!(screen.contains("Bash(/bin/echo:*)"), "{screen}");
     tmux.send_line("/exit");
     tmux.wait_for("EXIT=0");
     drop(tmux);
@@ -130,17 +130,17 @@ fn always_for_this_project_in_a_session_writes_the_rule_and_nothing_asks_again()
         &std::fs::read_to_string(s.project().join(".spine/settings.local.json")).expect("written"),
     )
     .expect("json");
-    assert_eq!(written["permissions"]["allow"], json!(["Bash(echo:*)"]));
+    assert_eq!(written["permissions"]["allow"], json!(["Bash(/bin/echo:*)"]));
     let next = script(
         &s,
         "next.json",
-        json!([{"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "echo three"}}]}, {"text": "answered three"}]),
+        json!([{"tool_calls": [{"id": "c1", "name": "Bash", "arguments": {"command": "/bin/echo three"}}]}, {"text": "answered three"}]),
     );
     let tmux = chat(&s, &next, "");
     tmux.send_line("third");
     let screen = tmux.wait_for("answered three");
     assert!(!screen.contains("Allow Bash"), "the next session does not ask: {screen}");
-    assert!(screen.contains("⏺ Bash(echo three) ✓"), "{screen}");
+    assert!(screen.contains("⏺ Bash(/bin/echo three) ✓"), "{screen}");
 }
 
 /// Whether a process with exactly this command line (`sleep 37.25`) runs.
@@ -265,7 +265,7 @@ fn continue_reopens_the_last_session_of_the_project() {
 
     let second = script(&s, "b.json", json!([{"text": "it was 42"}]));
     let tmux = chat(&s, &second, "--continue");
-    let screen = tmux.wait_for("resumed, 2 messages");
+    let screen = tmux.wait_for("> remember 42");
     assert!(screen.contains("session "), "{screen}");
     tmux.send_line("what was it?");
     tmux.wait_for("it was 42");

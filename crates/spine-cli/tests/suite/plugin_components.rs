@@ -195,13 +195,17 @@ fn an_untrusted_projects_plugin_is_not_loaded_and_one_stderr_line_names_it_and_h
     assert_eq!(err.lines().filter(|l| l.contains("guard@market")).collect::<Vec<_>>(), [notice.as_str()], "{err}");
 
     let not_loaded =
-        format!("plugin guard@market (enabled by {}) not loaded: the project is untrusted", settings.display());
+        format!("plugin guard@market (enabled by {}) not loaded: their hooks do not run", settings.display());
+    let withheld = format!("1 plugin withheld: project not trusted — run `spine trust {}`", project.display());
     let hooks = s.spine().args(["hooks", "list"]).output().expect("runs");
     assert!(stdout(&hooks).contains(&not_loaded), "spine hooks list: {}", stdout(&hooks));
+    assert!(stdout(&hooks).contains(&withheld), "spine hooks list: {}", stdout(&hooks));
+    assert!(!stdout(&hooks).contains("no hooks configured"), "spine hooks list: {}", stdout(&hooks));
     let not_started =
-        format!("plugin guard@market (enabled by {}) not loaded: the project is not trusted", settings.display());
+        format!("plugin guard@market (enabled by {}) not loaded: their MCP servers do not start", settings.display());
     let mcp = s.spine().args(["mcp", "list"]).output().expect("runs");
     assert!(stdout(&mcp).contains(&not_started), "spine mcp list: {}", stdout(&mcp));
+    assert!(stdout(&mcp).contains(&withheld), "spine mcp list: {}", stdout(&mcp));
 }
 
 #[test]
@@ -267,7 +271,7 @@ fn first_user_text(out: &std::process::Output) -> String {
 #[test]
 fn print_mode_runs_a_custom_command_given_as_the_prompt_with_its_allowed_tools() {
     let s = Sandbox::new();
-    let greet = "---\nallowed-tools: Bash(echo greeted:*)\n---\nGreet $ARGUMENTS from ${CLAUDE_PLUGIN_ROOT}\n";
+    let greet = "---\nallowed-tools: Bash(/bin/echo greeted:*)\n---\nGreet $ARGUMENTS from ${CLAUDE_PLUGIN_ROOT}\n";
     let root = plugin(&s, "tools", &[("commands/greet.md", greet.to_owned())]);
     s.write(".claude/commands/review.md", "Review $1 carefully\n");
     s.trust();
@@ -280,12 +284,12 @@ fn print_mode_runs_a_custom_command_given_as_the_prompt_with_its_allowed_tools()
     };
     // The plugin's command: expanded, and its allowed-tools allow the Bash call for this prompt
     // (print mode asks nobody: without the rule the call would be refused).
-    let out = run("/tools:greet Ada", &s.script(bash_then_answer("echo greeted Ada")));
+    let out = run("/tools:greet Ada", &s.script(bash_then_answer("/bin/echo greeted Ada")));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(first_user_text(&out), format!("Greet Ada from {}", root.display()));
     assert!(first_tool_result(&json(&out)).contains("greeted Ada"), "the command's rule allowed it: {}", stdout(&out));
     // The same call from a plain prompt is refused: the rule was the command's, for its prompt.
-    let plain = run("greet Ada", &s.script(bash_then_answer("echo greeted Ada")));
+    let plain = run("greet Ada", &s.script(bash_then_answer("/bin/echo greeted Ada")));
     assert!(first_tool_result(&json(&plain)).contains("permission_denied"), "{}", stdout(&plain));
     // A project command by its name; an unknown name stays the prompt.
     let review = run("/review app.py", &s.script(json!([{"text": "ok"}])));

@@ -251,6 +251,13 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its colours and attributes as escape codes (`capture-pane -e`): text
+    /// printed without colour has none.
+    pub fn screen_with_escapes(&self) -> String {
+        let out = self.cmd().args(["capture-pane", "-p", "-e", "-t", "t"]).output().expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// The screen with its scrollback (everything the session printed, up to 2,000 lines).
     pub fn all(&self) -> String {
         let out = self.cmd().args(["capture-pane", "-p", "-S", "-2000", "-t", "t"]).output().expect("capture-pane");

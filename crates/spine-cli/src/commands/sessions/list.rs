@@ -107,10 +107,16 @@ const PICKER_SESSIONS: usize = 20;
 /// first [`PICKER_SESSIONS`]), on stderr and reads the number of the one to resume from stdin.
 /// `Ok(None)` when there is none or the answer picks none.
 pub fn pick(home: &Path, project: &Path) -> anyhow::Result<Option<String>> {
+    pick_other(home, project, None)
+}
+
+/// [`pick`] without the session `current` (`/resume` in a chat never offers the session it is
+/// in).
+pub fn pick_other(home: &Path, project: &Path, current: Option<&str>) -> anyhow::Result<Option<String>> {
     use std::io::Write;
     let mut summaries = Folder::of_project(home, project)?.map(|f| summaries_in(&f, Some(project))).unwrap_or_default();
     newest_first(&mut summaries);
-    summaries.retain(|s| s.error.is_none());
+    summaries.retain(|s| s.error.is_none() && Some(s.id.as_str()) != current);
     summaries.truncate(PICKER_SESSIONS);
     if summaries.is_empty() {
         return Ok(None);

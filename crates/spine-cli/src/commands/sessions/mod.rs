@@ -19,7 +19,7 @@ mod prune;
 mod show;
 mod summary;
 
-pub use list::pick;
+pub use list::{pick, pick_other};
 
 use crate::cli::SessionsCommand;
 use crate::commands::context;

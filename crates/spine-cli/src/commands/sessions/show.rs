@@ -4,11 +4,12 @@
 //! folder, reached without a link; a bad or unknown id is exit 2). Text reads it through its
 //! folder's descriptor and prints each message with its role and time: text, tool calls as
 //! `→ Tool(main argument)`, tool results as `← Tool` folded to their first [`RESULT_LINES`]
-//! lines (all with `--full`), hook contexts, thinking (dimmed on a terminal), compactions and
-//! the end of each run; a line that is not JSON is marked, never fatal. JSON prints the
-//! messages as `--resume` loads them (`Transcript::load`, by the path just checked).
+//! lines (all with `--full`), hook contexts, thinking (dimmed where stdout may carry colour,
+//! `crate::colour`), compactions and the end of each run; a line that is not JSON is marked,
+//! never fatal. JSON prints the messages as `--resume` loads them (`Transcript::load`, by the
+//! path just checked).
 
-use std::io::{BufRead, BufReader, IsTerminal};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use serde_json::Value;
@@ -50,7 +51,8 @@ pub(super) fn show(home: &Path, args: SessionsShowArgs) -> anyhow::Result<u8> {
                 .open_file(&name)
                 .map_err(cannot)?
                 .ok_or_else(|| anyhow::anyhow!("cannot read {}: not a regular file", path.display()))?;
-            let dim = std::io::stdout().is_terminal();
+            // Dimmed only where stdout may carry colour (a terminal, not `NO_COLOR`).
+            let dim = crate::colour::Colour::detect().stdout;
             for (n, line) in BufReader::new(file).lines().enumerate() {
                 let line = line.map_err(cannot)?;
                 if line.trim().is_empty() {
