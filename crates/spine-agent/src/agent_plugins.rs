@@ -81,8 +81,10 @@ fn read_plugin_agent(path: &Path, plugin: &Plugin, project: &Path) -> Result<(Ag
     if size > MAX_FILE_BYTES {
         return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
     }
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| e.to_string())?;
+    // Read to the size already known (a plain `read_to_string` asks for it again).
+    let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
+    std::io::Read::read_to_string(&mut std::io::Read::take(&mut file, MAX_FILE_BYTES), &mut text)
+        .map_err(|e| e.to_string())?;
     let text = replace_plugin_variables(&text, plugin, project);
     let (mut fields, body) = front_matter(&text)?;
     let mut notes = Vec::new();
@@ -105,7 +107,13 @@ pub fn replace_plugin_variables(text: &str, plugin: &Plugin, project: &Path) -> 
         ("${CLAUDE_PLUGIN_DATA}", plugin.data.as_path()),
         ("${CLAUDE_PROJECT_DIR}", project),
     ];
-    vars.iter().fold(text.to_owned(), |acc, (name, value)| acc.replace(name, &value.to_string_lossy()))
+    let mut out = text.to_owned();
+    for (name, value) in vars {
+        if out.contains(name) {
+            out = out.replace(name, &value.to_string_lossy());
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -74,10 +74,10 @@ pub(super) fn read(
     enabled_by: &str,
     project_dir: &Path,
 ) -> Result<Read, PluginError> {
-    let root = bases
-        .canonical(root)
+    let (root, is_dir) = bases
+        .canonical_dir(root)
         .map_err(|e| PluginError::new(root, "(directory)", format!("cannot open the plugin's directory: {e}")))?;
-    if !root.is_dir() {
+    if !is_dir {
         return Err(PluginError::new(&root, "(directory)", "is not a directory"));
     }
     let manifest_read = Manifest::read(&root)?;
@@ -214,17 +214,20 @@ impl CanonicalBases {
         CanonicalBases { bases: dirs.into_iter().map(|dir| (dir, std::cell::OnceCell::new())).collect() }
     }
 
-    /// `path` canonicalised.
-    pub(super) fn canonical(&self, path: &Path) -> std::io::Result<PathBuf> {
+    /// `path` canonicalised, and whether it is a directory (links followed).
+    pub(super) fn canonical_dir(&self, path: &Path) -> std::io::Result<(PathBuf, bool)> {
         for (given, canonical) in &self.bases {
             if let Ok(rest) = path.strip_prefix(given)
                 && let Some(base) = canonical.get_or_init(|| given.canonicalize().ok())
-                && let Some(found) = rest.to_str().and_then(|rest| plain_below(base, rest))
+                && let Some(Some((found, kind))) = rest.to_str().and_then(|rest| plain_entry(base, rest))
             {
-                return Ok(found);
+                // No name below the canonical base is a link: the type is the target's.
+                return Ok((found, kind.is_dir()));
             }
         }
-        path.canonicalize()
+        let found = path.canonicalize()?;
+        let is_dir = found.is_dir();
+        Ok((found, is_dir))
     }
 }
 

@@ -244,7 +244,14 @@ fn a_plugin_directory_below_a_canonical_base_resolves_as_realpath_does() {
     let bases = components::CanonicalBases::new([tmp.path().join("home/cache")]);
     for path in ["home/cache/m/p/1.0.0", "home/cache/m/linked", "home/cache/m/p/../p/1.0.0", "elsewhere/q"] {
         let path = tmp.path().join(path);
-        assert_eq!(bases.canonical(&path).expect("resolves"), path.canonicalize().expect("realpath"), "{path:?}");
+        let realpath = path.canonicalize().expect("realpath");
+        assert_eq!(bases.canonical_dir(&path).expect("resolves"), (realpath, true), "{path:?}");
     }
-    assert!(bases.canonical(&tmp.path().join("home/cache/missing")).is_err(), "a missing directory is an error");
+    std::fs::write(real.join("cache/m/file"), "x").expect("file");
+    let file = tmp.path().join("home/cache/m/file");
+    assert_eq!(
+        bases.canonical_dir(&file).expect("resolves"),
+        (real.join("cache/m/file").canonicalize().expect("rp"), false)
+    );
+    assert!(bases.canonical_dir(&tmp.path().join("home/cache/missing")).is_err(), "a missing directory is an error");
 }
