@@ -10,5 +10,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
 BIN="$TARGET/release/spine"
-[ -x "$BIN" ] || cargo build -q --release -p spine-cli
+[ -x "$BIN" ] || cargo build -q --release -p spine-llm-cli
 exec /usr/bin/python3 bench/chat_latency.py "$BIN" "${1:-20}" "${2:-10}"

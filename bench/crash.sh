@@ -26,7 +26,7 @@ trap cleanup EXIT
 
 OUT="$(mktemp)"
 status=0
-SPINE_CRASH_ITEMS="$ITEMS" cargo test -q -p spine-cli --test suite \
+SPINE_CRASH_ITEMS="$ITEMS" cargo test -q -p spine-llm-cli --test suite \
     killing_two_workers_mid_run_loses_no_item_and_completes_none_twice -- --nocapture --test-threads=1 \
     >"$OUT" 2>&1 || status=$?
 grep -oE 'crash test.*' "$OUT" || true

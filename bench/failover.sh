@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 ITEMS="${1:-5000}"
 command -v nats-server >/dev/null || { echo "nats-server is not on PATH" >&2; exit 1; }
 
-cargo build --release -q -p spine-cli --bin spine
+cargo build --release -q -p spine-llm-cli --bin spine
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 BIN="${TARGET_DIR:-target}/release/spine"
 LOG="$(mktemp)"
@@ -29,7 +29,7 @@ echo "== failover soak: $ITEMS items, 3 nodes, R3, 3 release workers x 4, $(npro
 start=$(date +%s)
 status=0
 SPINE_FAILOVER_ITEMS="$ITEMS" SPINE_FAILOVER_BIN="$BIN" RUST_BACKTRACE=0 \
-    cargo test -q -p spine-cli --test suite failover:: -- --nocapture >"$LOG" 2>&1 || status=$?
+    cargo test -q -p spine-llm-cli --test suite failover:: -- --nocapture >"$LOG" 2>&1 || status=$?
 grep '^failover:' "$LOG" | cut -c1-2000 || true
 line="$(grep '^failover: items ' "$LOG" || true)"
 if [ -n "$line" ]; then

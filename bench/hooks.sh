@@ -7,4 +7,4 @@
 # Usage: bench/hooks.sh   (honours CARGO_TARGET_DIR)
 set -eu
 cd "$(dirname "$0")/.."
-exec cargo run --quiet --release -p spine-hooks --example hook_bench
+exec cargo run --quiet --release -p spine-llm-hooks --example hook_bench

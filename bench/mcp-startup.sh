@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-release}
 target=${CARGO_TARGET_DIR:-target}
-if [ "$profile" = release ]; then cargo build --release -q -p spine-cli; else cargo build -q -p spine-cli; fi
+if [ "$profile" = release ]; then cargo build --release -q -p spine-llm-cli; else cargo build -q -p spine-llm-cli; fi
 bin=$target/$profile/spine
 n=${N:-5}
 work=$(mktemp -d)

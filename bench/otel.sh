@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-release}
-if [ "$profile" = release ]; then cargo build --release -q -p spine-cli; else cargo build -q -p spine-cli; fi
+if [ "$profile" = release ]; then cargo build --release -q -p spine-llm-cli; else cargo build -q -p spine-llm-cli; fi
 target=$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys;print(json.load(sys.stdin)["target_directory"])')
 bin="$target/$profile/spine"
 work=$(mktemp -d)

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 N="${1:-300}"
 COUNT="${2:-20}"
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
-cargo build -q --release -p spine-cli
+cargo build -q --release -p spine-llm-cli
 exec /usr/bin/python3 - "$TARGET/release/spine" "$N" "$COUNT" <<'EOF'
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 

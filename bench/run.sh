@@ -5,7 +5,7 @@
 # Baselines measured in the same run: `/bin/true` for start-up, `/bin/true` RSS for memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p spine-cli
+cargo build --release -q -p spine-llm-cli
 bin=target/release/spine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

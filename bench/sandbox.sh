@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-40}"
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
-cargo build -q --release -p spine-cli -p spine-sandbox
+cargo build -q --release -p spine-llm-cli -p spine-llm-sandbox
 BIN="$TARGET/release/spine"
 SMALL="$TARGET/release/spine-sandbox-exec"
 exec /usr/bin/python3 - "$BIN" "$N" "$SMALL" <<'EOF'

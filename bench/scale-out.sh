@@ -19,8 +19,8 @@ COUNTS="${2:-1 2 4 8}"
 CONCURRENCY=4
 command -v nats-server >/dev/null || { echo "nats-server is not on PATH" >&2; exit 1; }
 
-cargo build --release -q -p spine-cli --bin spine
-cargo build --release -q -p spine-worker --example scale_out
+cargo build --release -q -p spine-llm-cli --bin spine
+cargo build --release -q -p spine-llm-worker --example scale_out
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 SPINE="${TARGET_DIR:-target}/release/spine"
 HELPER="${TARGET_DIR:-target}/release/examples/scale_out"

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 N="${1:-40}"
 CALLS="${2:-50}"
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
-cargo build -q --release -p spine-cli
+cargo build -q --release -p spine-llm-cli
 exec /usr/bin/python3 - "$TARGET/release/spine" "$N" "$CALLS" <<'PY'
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 

@@ -17,7 +17,7 @@ TURNS="${2:-20}"
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
 BIN="$TARGET/release/spine"
 [ -x "$BIN" ] || BIN="$TARGET/debug/spine"
-[ -x "$BIN" ] || { cargo build -q --release -p spine-cli; BIN="$TARGET/release/spine"; }
+[ -x "$BIN" ] || { cargo build -q --release -p spine-llm-cli; BIN="$TARGET/release/spine"; }
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT

@@ -20,7 +20,7 @@ command -v chromium >/dev/null 2>&1 || { echo "chromium not found: apt-get insta
 TARGET="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
 BIN="$TARGET/release/spine"
 [ -x "$BIN" ] || BIN="$TARGET/debug/spine"
-[ -x "$BIN" ] || { cargo build -q --release -p spine-cli; BIN="$TARGET/release/spine"; }
+[ -x "$BIN" ] || { cargo build -q --release -p spine-llm-cli; BIN="$TARGET/release/spine"; }
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -58,7 +58,7 @@ while len(lines) < n - 1:
         e = {"kind": "stage", "hook": "project_tool_result", "tool_use_id": cid, "duration_us": 30,
              "content": "line of output\n" * 20, "metadata": {"exit_code": 0}}
     else:
-        e = {"kind": "tool_decision", "tool_use_id": cid, "tool_name": tool, "arguments": {"command": "cargo test -p spine-core", "file_path": "src/lib.rs"},
+        e = {"kind": "tool_decision", "tool_use_id": cid, "tool_name": tool, "arguments": {"command": "cargo test -p spine-llm-core", "file_path": "src/lib.rs"},
              "pre_tool_use": [{"hook_id": "sh .spine/hooks/guard.sh", "decision": "proceed"}],
              "permission": {"behavior": "allow", "source": {"type": "rule", "rule": tool}, "reason": "allowed by a rule"},
              "post_tool_use": [], "outcome": "executed"}

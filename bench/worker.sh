@@ -26,7 +26,7 @@ cleanup() {
 SCRATCH="$(mktemp -d)"
 trap cleanup EXIT
 
-cargo build --release -q -p spine-worker --example worker_bench
+cargo build --release -q -p spine-llm-worker --example worker_bench
 # The target directory as cargo sees it (CARGO_TARGET_DIR, or a `.cargo/config.toml` build.target-dir).
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 BIN="${TARGET_DIR:-target}/release/examples/worker_bench"

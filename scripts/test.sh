@@ -29,6 +29,6 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 # The minimal binary (no worker, no NATS or SQLite, no MCP, no web tools) lints clean, builds
 # and runs the demo. Last: it replaces target/debug/spine (the next test run relinks it).
-cargo clippy -p spine-cli --no-default-features --locked -- -D warnings
-cargo build -p spine-cli --no-default-features --locked
+cargo clippy -p spine-llm-cli --no-default-features --locked -- -D warnings
+cargo build -p spine-llm-cli --no-default-features --locked
 target/debug/spine run --cwd examples/demo --model scripted:examples/demo/script.json -p "Summarize my notes" >/dev/null

@@ -1,5 +1,5 @@
 //! Peak memory and time of `prepare_turn` on one huge unbroken text (no spaces, no newlines) in
-//! an assignment's `context_messages`: `cargo run --release -p spine-core --example
+//! an assignment's `context_messages`: `cargo run --release -p spine-llm-core --example
 //! unbroken_text -- [MEGABYTES] [o200k|cl100k]` prints the input size, the growth of the
 //! process's peak RSS (`VmHWM` of `/proc/self/status`, the input included) and the wall time of
 //! `normalize_transcript` + `prepare_turn`.

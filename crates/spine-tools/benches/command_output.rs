@@ -9,7 +9,7 @@
 //! - `*_streamed`: with a progress sink attached, so every chunk is also decoded as UTF-8 and
 //!   emitted (what a run with reports does).
 //!
-//! Run: `cargo bench -p spine-tools --bench command_output`.
+//! Run: `cargo bench -p spine-llm-tools --bench command_output`.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).

@@ -15,7 +15,7 @@
 //!   blocking pool hop included).
 //!
 //! One iteration touches all 1,000 files, so the time per iteration divided by 1,000 is the
-//! time per operation. Run: `cargo bench -p spine-tools --bench file_access`.
+//! time per operation. Run: `cargo bench -p spine-llm-tools --bench file_access`.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).

@@ -6,7 +6,7 @@
 //!
 //! Measured here (2 cores, release): small_passthrough 2.6 ms, large_downscale 134 ms.
 //!
-//! Run: `cargo bench -p spine-tools --bench image_prepare`.
+//! Run: `cargo bench -p spine-llm-tools --bench image_prepare`.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).

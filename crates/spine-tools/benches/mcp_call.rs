@@ -12,7 +12,7 @@
 //!
 //! The difference between the first two is spine's overhead per call, without the server's
 //! work. `interleaved_*` alternate the two calls and time only one, so that machine drift
-//! between benchmarks does not show up as overhead. Run: `cargo bench -p spine-tools --bench mcp_call`.
+//! between benchmarks does not show up as overhead. Run: `cargo bench -p spine-llm-tools --bench mcp_call`.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).

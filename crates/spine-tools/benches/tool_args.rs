@@ -8,7 +8,7 @@
 //! - `grep_args_invalid_regex`: `Grep` with ten arguments and a pattern that does not compile,
 //!   so the call ends right after its arguments are read and the regex is built (no file walk).
 //!
-//! Run: `cargo bench -p spine-tools --bench tool_args`.
+//! Run: `cargo bench -p spine-llm-tools --bench tool_args`.
 
 // A test, bench or example target links every dependency of its package; the lint checks
 // the library's and the binary's own lists (see the workspace Cargo.toml).

@@ -190,7 +190,7 @@ fn the_dockerfile_builds_with_the_oldest_rust_that_builds_and_runs_the_worker_un
     let image = text.lines().find_map(|l| l.strip_prefix("ARG RUST_VERSION=")).expect("ARG RUST_VERSION");
     assert_eq!(version(image), version(oldest), "the builder's Rust {image}: {package} needs {oldest}");
     assert!(text.contains("FROM rust:${RUST_VERSION}-"), "a Rust builder stage");
-    assert!(text.contains("cargo build --release --locked -p spine-cli"));
+    assert!(text.contains("cargo build --release --locked -p spine-llm-cli"));
     let runtime = text.rsplit("\nFROM ").next().expect("a runtime stage");
     assert!(runtime.starts_with("debian:") || runtime.starts_with("gcr.io/distroless/cc"), "{runtime}");
     let install = runtime.lines().find(|l| l.contains("apt-get install")).expect("packages");
@@ -422,7 +422,7 @@ fn the_release_workflow_builds_the_four_targets_with_checksums_on_a_tag() {
         ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl", "x86_64-apple-darwin", "aarch64-apple-darwin"];
     assert_eq!(targets, expected);
     let steps = build["steps"].to_string();
-    assert!(steps.contains("cargo zigbuild --release --locked -p spine-cli"), "static musl builds");
+    assert!(steps.contains("cargo zigbuild --release --locked -p spine-llm-cli"), "static musl builds");
     assert!(steps.contains("spine-${{ matrix.target }}.tar.gz.sha256") && steps.contains("sha256sum"));
     let release = &workflow["jobs"]["release"];
     assert_eq!(release["permissions"]["contents"], "write");

@@ -13,7 +13,7 @@ fn render(schema: &Value) -> String {
     text
 }
 
-/// Regenerate with `SPINE_UPDATE_SCHEMAS=1 cargo test -p spine-protocol schemas`.
+/// Regenerate with `SPINE_UPDATE_SCHEMAS=1 cargo test -p spine-llm-protocol schemas`.
 #[test]
 fn committed_schemas_match_the_types() {
     let update = std::env::var_os("SPINE_UPDATE_SCHEMAS").is_some_and(|v| v == "1");
@@ -36,7 +36,7 @@ fn committed_schemas_match_the_types() {
     assert!(
         drift.is_empty(),
         "JSON Schemas under schemas/ are out of date: {}.\nRegenerate them with \
-         `SPINE_UPDATE_SCHEMAS=1 cargo test -p spine-protocol schemas` and commit the result.",
+         `SPINE_UPDATE_SCHEMAS=1 cargo test -p spine-llm-protocol schemas` and commit the result.",
         drift.join("; ")
     );
 }

@@ -110,7 +110,7 @@ fn probe_reports_this_kernel() {
     assert!(caps.user_namespaces.is_available(), "{caps:?}");
 }
 
-/// `cargo test -p spine-sandbox --release --test suite -- --ignored --nocapture spawn_cost`
+/// `cargo test -p spine-llm-sandbox --release --test suite -- --ignored --nocapture spawn_cost`
 #[test]
 #[ignore = "a measurement, not a check"]
 fn spawn_cost_of_sh_true_confined_vs_bare() {
@@ -137,7 +137,7 @@ fn spawn_cost_of_sh_true_confined_vs_bare() {
 /// `bash -c true` under the fixture's policy, and what the exec of the helper itself costs:
 /// this package's small binary, and spine's (`SPINE_BINARY=target/release/spine`) if given.
 ///
-/// `cargo test -p spine-sandbox --release --test suite -- --ignored --nocapture phase_costs`
+/// `cargo test -p spine-llm-sandbox --release --test suite -- --ignored --nocapture phase_costs`
 #[test]
 #[ignore = "a measurement, not a check"]
 fn phase_costs_of_one_confined_bash_true() {
