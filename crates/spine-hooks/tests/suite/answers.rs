@@ -39,11 +39,14 @@ async fn pre_permission_decision_allow_skips_the_approver() {
     let p = Project::new();
     let v = pre_specific(json!({"permissionDecision": "allow"}));
     let setup = Setup { mode: PermissionMode::Default, ..pre_answer(v) };
-    let ran = run(&p, setup, vec![bash("c1", "echo ran"), text("ok")]).await;
+    let ran = run(&p, setup, vec![bash("c1", "/bin/echo ran"), text("ok")]).await;
     assert!(ran.results()[0].content.contains("ran"), "{}", ran.results()[0].content);
-    let ran =
-        run(&p, Setup { mode: PermissionMode::Default, ..Setup::default() }, vec![bash("c1", "echo ran"), text("ok")])
-            .await;
+    let ran = run(
+        &p,
+        Setup { mode: PermissionMode::Default, ..Setup::default() },
+        vec![bash("c1", "/bin/echo ran"), text("ok")],
+    )
+    .await;
     assert_eq!(
         ran.results()[0].error_code,
         Some(ErrorCode::PermissionDenied),
@@ -263,11 +266,14 @@ async fn permission_request_hooks_answer_in_the_approvers_place() {
         mode: PermissionMode::Default,
         ..Setup::default()
     };
-    let ran = run(&p, decide(json!({"behavior": "allow"})), vec![bash("c1", "echo ran"), text("ok")]).await;
+    let ran = run(&p, decide(json!({"behavior": "allow"})), vec![bash("c1", "/bin/echo ran"), text("ok")]).await;
     assert!(ran.results()[0].content.contains("ran"));
-    let ran =
-        run(&p, decide(json!({"behavior": "deny", "message": "not today"})), vec![bash("c1", "echo ran"), text("ok")])
-            .await;
+    let ran = run(
+        &p,
+        decide(json!({"behavior": "deny", "message": "not today"})),
+        vec![bash("c1", "/bin/echo ran"), text("ok")],
+    )
+    .await;
     assert_eq!(ran.results()[0].content, "Error [permission_denied]: not today");
 }
 

@@ -39,7 +39,7 @@ async fn stdin_json_has_exactly_the_common_and_event_fields_of_each_event() {
         ..Setup::default()
     };
     let replies = vec![
-        calls(&[("c1", "Bash", json!({"command": "echo hi"})), ("c2", "Bash", json!({"command": "exit 3"}))]),
+        calls(&[("c1", "Bash", json!({"command": "/bin/echo hi"})), ("c2", "Bash", json!({"command": "exit 3"}))]),
         calls(&[("c3", "Read", json!({"file_path": "notes.txt"}))]),
         text("done"),
     ];
@@ -63,7 +63,10 @@ async fn stdin_json_has_exactly_the_common_and_event_fields_of_each_event() {
     assert_eq!(keys(by_event("PreToolUse")[0]), expect(&tool, true));
     let asked = by_event("PermissionRequest");
     assert_eq!(keys(asked[0]), expect(&[&tool[..], &["permission_suggestions", "reason"]].concat(), true));
-    assert_eq!(asked[0]["permission_suggestions"][0]["rules"], json!([{"toolName": "Bash", "ruleContent": "echo:*"}]));
+    assert_eq!(
+        asked[0]["permission_suggestions"][0]["rules"],
+        json!([{"toolName": "Bash", "ruleContent": "/bin/echo:*"}])
+    );
     let post = by_event("PostToolUse");
     assert_eq!(post.len(), 2, "Bash echo and Read succeeded");
     assert_eq!(keys(post[0]), expect(&[&tool[..], &["duration_ms", "tool_response"]].concat(), true));
