@@ -242,7 +242,7 @@ impl Endpoint {
 
     pub(crate) fn scrub(&self, text: &str) -> String {
         match &self.secret {
-            Some(s) => s.scrub(text),
+            Some(s) => crate::secret::scrub(s, text),
             None => text.to_owned(),
         }
     }

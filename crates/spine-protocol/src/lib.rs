@@ -23,6 +23,8 @@
 //! - [`config_file`]: bounded, type-checked reading of configuration files named by path.
 //! - [`home`]: the user's home, spine's home and `~`; [`lexical_path`]: paths made absolute and
 //!   lexically normal without touching the file system.
+//! - [`secret`]: [`Secret`](secret::Secret), a value (API key, password, token) that never
+//!   prints.
 
 #![warn(missing_docs)]
 
@@ -37,6 +39,7 @@ pub mod permission;
 pub mod permission_store;
 pub mod permission_update;
 pub mod run;
+pub mod secret;
 pub mod skill_root;
 pub mod tool;
 pub mod tool_choice;

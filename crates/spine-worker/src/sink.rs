@@ -191,21 +191,16 @@ async fn publish_loop(
     cancellation: Cancellation,
     mut settle: Option<SettleTicket>,
 ) -> Published {
-    let mut out = Published::default();
-    let mut pending: Vec<PendingPublish> = Vec::new();
-    let mut last_batch: Option<Batch> = None;
+    let mut outbox = Outbox::new(&*mailbox, &claim, &cancellation);
     let mut terminal_seen = false;
-    let mut waiting: Vec<Report> = Vec::new();
     let mut flush_at: Option<Instant> = None;
-    let superseded = |c: &Cancellation| matches!(c.reason(), Some(CancelReason::Superseded { .. }));
     loop {
         let next = match flush_at {
             None => rx.recv().await,
             Some(at) => match tokio::time::timeout_at(at, rx.recv()).await {
                 Ok(next) => next,
                 Err(_elapsed) => {
-                    let due = flush_at.take();
-                    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut last_batch, due).await;
+                    outbox.flush_checked(flush_at.take()).await;
                     continue;
                 }
             },
@@ -213,62 +208,32 @@ async fn publish_loop(
         let Some(msg) = next else { break };
         match msg {
             Msg::Close => break,
-            Msg::Report(_) if superseded(&cancellation) => {}
+            Msg::Report(_) if outbox.fence.superseded() => {}
             Msg::Report(report) if report.body.is_terminal() => {
                 if terminal_seen {
                     continue;
                 }
                 terminal_seen = true;
                 flush_at = None;
-                let before = std::mem::take(&mut waiting);
-                confirm_last(&*mailbox, &claim, &mut last_batch, &cancellation, &mut out).await;
-                let ticket = if out.errors.is_empty() { settle.take() } else { None };
-                match mailbox.finish(&claim, &before, &report, ticket.as_ref()).await {
-                    Ok(Some(finished)) => {
-                        out.terminal = Some(report);
-                        out.count += before.len() + 1;
-                        out.settled = finished.settled;
-                        pending.push(finished.pending);
-                    }
-                    Ok(None) => out.lost_claim = true,
-                    Err(e) => out.errors.push(e),
-                }
+                outbox.store_terminal(report, &mut settle).await;
             }
             Msg::Report(report) => {
-                if waiting.is_empty() {
+                if outbox.waiting.is_empty() {
                     flush_at = Some(Instant::now() + REPORT_LINGER);
                 }
-                waiting.push(report);
+                outbox.waiting.push(report);
             }
             Msg::Republish(report, when) => {
-                let due = flush_at.take();
-                flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut last_batch, due).await;
-                confirm_last(&*mailbox, &claim, &mut last_batch, &cancellation, &mut out).await;
+                outbox.flush_checked(flush_at.take()).await;
+                outbox.confirm_last().await;
                 terminal_seen = true;
-                let sent = match when {
-                    Republish::Always => mailbox.publish(std::slice::from_ref(&report)).await.map(Some),
-                    Republish::IfMissing => mailbox.republish_terminal(&report).await,
-                };
-                match sent {
-                    Ok(Some(p)) => {
-                        out.count += 1;
-                        pending.push(p);
-                    }
-                    Ok(None) => {}
-                    Err(e) => out.errors.push(e),
-                }
-                out.terminal = Some(report);
+                outbox.republish(report, when).await;
             }
         }
     }
-    flush_checked(&*mailbox, &claim, &mut waiting, &cancellation, &mut out, &mut last_batch, flush_at).await;
-    confirm_last(&*mailbox, &claim, &mut last_batch, &cancellation, &mut out).await;
-    for p in pending {
-        if let Err(e) = p.await {
-            out.errors.push(e);
-        }
-    }
-    out
+    outbox.flush_checked(flush_at).await;
+    outbox.confirm_last().await;
+    outbox.close().await
 }
 
 /// How late a batch's flush may be before the claim is checked first: far above the linger
@@ -276,91 +241,152 @@ async fn publish_loop(
 /// expire).
 pub const STALL: Duration = Duration::from_secs(1);
 
-/// Whether `claim` still holds after a stall. A supersession found here cancels the run, as
-/// the keep-alive's would; when the mailbox cannot say, the batch goes out as before (the
-/// terminal report is fenced whatever happens).
-async fn claim_holds(mailbox: &dyn Mailbox, claim: &Claim, cancellation: &Cancellation) -> bool {
-    match mailbox.claim_status(claim).await {
-        Ok(ClaimStatus::Held) | Err(_) => true,
-        Ok(ClaimStatus::Superseded { attempt_no }) => {
-            cancellation.cancel(CancelReason::Superseded { attempt_no });
-            false
-        }
-        Ok(ClaimStatus::Released) => false,
-    }
-}
-
-/// [`flush`], after checking the claim when the batch was due more than [`STALL`] ago (the
-/// process was stopped, the machine stalled: a later delivery may have taken the item over
-/// meanwhile); a claim that no longer holds drops the batch.
-async fn flush_checked(
-    mailbox: &dyn Mailbox,
-    claim: &Claim,
-    waiting: &mut Vec<Report>,
-    cancellation: &Cancellation,
-    out: &mut Published,
-    last_batch: &mut Option<Batch>,
-    due: Option<Instant>,
-) {
-    let late = due.is_some_and(|due| due.elapsed() > STALL);
-    if late && !waiting.is_empty() && !claim_holds(mailbox, claim, cancellation).await {
-        waiting.clear();
-        return;
-    }
-    flush(mailbox, claim, waiting, cancellation, out, last_batch).await;
-}
-
 /// A published batch of non-terminal reports whose write is not confirmed yet.
 struct Batch {
     reports: Vec<Report>,
     pending: PendingPublish,
 }
 
-/// Waits until the last batch is durable, publishing it again while its write fails — not
-/// once the claim no longer holds (checked before each new try: a copy stopped past its lease
-/// must not add its reports after a later attempt's); a batch that never became durable is an
-/// error of the delivery.
-async fn confirm_last(
-    mailbox: &dyn Mailbox,
-    claim: &Claim,
-    last_batch: &mut Option<Batch>,
-    cancellation: &Cancellation,
-    out: &mut Published,
-) {
-    let Some(Batch { reports, pending }) = last_batch.take() else { return };
-    let give_up = || -> BoxFuture<'_, bool> {
-        Box::pin(async {
-            matches!(cancellation.reason(), Some(CancelReason::Superseded { .. }))
-                || !claim_holds(mailbox, claim, cancellation).await
-        })
-    };
-    if let Err(e) = crate::mailbox::confirm(mailbox, &reports, pending, give_up).await {
-        out.errors.push(e);
+/// Where a delivery's reports go and what fences them: the claim and the run's cancellation.
+#[derive(Clone, Copy)]
+struct Fence<'a> {
+    mailbox: &'a dyn Mailbox,
+    claim: &'a Claim,
+    cancellation: &'a Cancellation,
+}
+
+impl Fence<'_> {
+    /// Whether a later delivery took the item over.
+    fn superseded(self) -> bool {
+        matches!(self.cancellation.reason(), Some(CancelReason::Superseded { .. }))
+    }
+
+    /// Whether the claim still holds after a stall. A supersession found here cancels the run,
+    /// as the keep-alive's would; when the mailbox cannot say, the batch goes out as before
+    /// (the terminal report is fenced whatever happens).
+    async fn claim_holds(self) -> bool {
+        match self.mailbox.claim_status(self.claim).await {
+            Ok(ClaimStatus::Held) | Err(_) => true,
+            Ok(ClaimStatus::Superseded { attempt_no }) => {
+                self.cancellation.cancel(CancelReason::Superseded { attempt_no });
+                false
+            }
+            Ok(ClaimStatus::Released) => false,
+        }
     }
 }
 
-/// Publishes the waiting non-terminal reports in one write — none once the claim was
-/// superseded — after the batch before them is durable.
-async fn flush(
-    mailbox: &dyn Mailbox,
-    claim: &Claim,
-    waiting: &mut Vec<Report>,
-    cancellation: &Cancellation,
-    out: &mut Published,
-    last_batch: &mut Option<Batch>,
-) {
-    let batch = std::mem::take(waiting);
-    if batch.is_empty() || matches!(cancellation.reason(), Some(CancelReason::Superseded { .. })) {
-        return;
+/// The publishing task's state: its [`Fence`], the reports waiting for their batch, the last
+/// batch (until it is durable), the terminal reports' writes still pending, and what happened
+/// so far.
+struct Outbox<'a> {
+    fence: Fence<'a>,
+    waiting: Vec<Report>,
+    last_batch: Option<Batch>,
+    pending: Vec<PendingPublish>,
+    out: Published,
+}
+
+impl<'a> Outbox<'a> {
+    fn new(mailbox: &'a dyn Mailbox, claim: &'a Claim, cancellation: &'a Cancellation) -> Self {
+        Outbox {
+            fence: Fence { mailbox, claim, cancellation },
+            waiting: Vec::new(),
+            last_batch: None,
+            pending: Vec::new(),
+            out: Published::default(),
+        }
     }
-    confirm_last(mailbox, claim, last_batch, cancellation, out).await;
-    let pending = match mailbox.publish(&batch).await {
-        Ok(pending) => pending,
-        // Not sent at all: [`confirm_last`] sends it again.
-        Err(e) => Box::pin(std::future::ready(Err(e))),
-    };
-    out.count += batch.len();
-    *last_batch = Some(Batch { reports: batch, pending });
+
+    /// [`Outbox::flush`], after checking the claim when the batch was due more than [`STALL`]
+    /// ago (the process was stopped, the machine stalled: a later delivery may have taken the
+    /// item over meanwhile); a claim that no longer holds drops the batch.
+    async fn flush_checked(&mut self, due: Option<Instant>) {
+        let late = due.is_some_and(|due| due.elapsed() > STALL);
+        if late && !self.waiting.is_empty() && !self.fence.claim_holds().await {
+            self.waiting.clear();
+            return;
+        }
+        self.flush().await;
+    }
+
+    /// Publishes the waiting non-terminal reports in one write — none once the claim was
+    /// superseded — after the batch before them is durable.
+    async fn flush(&mut self) {
+        let batch = std::mem::take(&mut self.waiting);
+        if batch.is_empty() || self.fence.superseded() {
+            return;
+        }
+        self.confirm_last().await;
+        let pending = match self.fence.mailbox.publish(&batch).await {
+            Ok(pending) => pending,
+            // Not sent at all: [`Outbox::confirm_last`] sends it again.
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        };
+        self.out.count += batch.len();
+        self.last_batch = Some(Batch { reports: batch, pending });
+    }
+
+    /// Waits until the last batch is durable, publishing it again while its write fails — not
+    /// once the claim no longer holds (checked before each new try: a copy stopped past its
+    /// lease must not add its reports after a later attempt's); a batch that never became
+    /// durable is an error of the delivery.
+    async fn confirm_last(&mut self) {
+        let Some(Batch { reports, pending }) = self.last_batch.take() else { return };
+        let fence = self.fence;
+        let give_up =
+            || -> BoxFuture<'_, bool> { Box::pin(async move { fence.superseded() || !fence.claim_holds().await }) };
+        let confirmed = crate::mailbox::confirm(fence.mailbox, &reports, pending, give_up).await;
+        if let Err(e) = confirmed {
+            self.out.errors.push(e);
+        }
+    }
+
+    /// Stores and publishes the first terminal report with the waiting reports, once the batch
+    /// before them is durable; with no failure so far, `settle` goes along (and is used up).
+    async fn store_terminal(&mut self, report: Report, settle: &mut Option<SettleTicket>) {
+        let before = std::mem::take(&mut self.waiting);
+        self.confirm_last().await;
+        let ticket = if self.out.errors.is_empty() { settle.take() } else { None };
+        match self.fence.mailbox.finish(self.fence.claim, &before, &report, ticket.as_ref()).await {
+            Ok(Some(finished)) => {
+                self.out.terminal = Some(report);
+                self.out.count += before.len() + 1;
+                self.out.settled = finished.settled;
+                self.pending.push(finished.pending);
+            }
+            Ok(None) => self.out.lost_claim = true,
+            Err(e) => self.out.errors.push(e),
+        }
+    }
+
+    /// Publishes a stored terminal report again, as `when` says.
+    async fn republish(&mut self, report: Report, when: Republish) {
+        let sent = match when {
+            Republish::Always => self.fence.mailbox.publish(std::slice::from_ref(&report)).await.map(Some),
+            Republish::IfMissing => self.fence.mailbox.republish_terminal(&report).await,
+        };
+        match sent {
+            Ok(Some(p)) => {
+                self.out.count += 1;
+                self.pending.push(p);
+            }
+            Ok(None) => {}
+            Err(e) => self.out.errors.push(e),
+        }
+        self.out.terminal = Some(report);
+    }
+
+    /// Waits for the terminal reports' writes; what happened to the delivery's reports.
+    async fn close(self) -> Published {
+        let Outbox { pending, mut out, .. } = self;
+        for p in pending {
+            if let Err(e) = p.await {
+                out.errors.push(e);
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]

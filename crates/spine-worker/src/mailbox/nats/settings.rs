@@ -8,34 +8,15 @@
 //!   move into [`Connection`]; the seeds keep no credentials, so that printing them is safe.
 //! - [`NatsSettings::apply`] reads one query option and answers `Ok(false)` when the option is
 //!   not one of its own; every error names the option.
-//! - Secrets (passwords, tokens) live in [`Secret`], whose `Debug` prints `***`; `redact`
-//!   (`crate::mailbox::redact`) removes them from any URL text before it is shown.
+//! - Secrets (passwords, tokens) live in [`Secret`] ([`spine_protocol::secret`]), whose `Debug`
+//!   prints `Secret([REDACTED])`; `redact` (`crate::mailbox::redact`) removes them from any URL
+//!   text before it is shown.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A secret (password, token): printed as `***` by `Debug`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret.
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-
-    /// The secret itself, for the client only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
+pub use spine_protocol::secret::Secret;
 
 /// Where a stream keeps its messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
