@@ -19,6 +19,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{Map, Value};
+use spine_protocol::parse_memo::ParseMemo;
 use spine_settings::plugins::Plugin;
 
 use crate::agent_def::{AgentFile, Origin, read_fields};
@@ -29,13 +31,13 @@ pub const REFUSED: &[&str] = &["hooks", "mcpServers", "permissionMode"];
 
 /// The definitions of `plugins`' agents (see the module documentation), named
 /// `<plugin>:<name>`, and the warnings about them.
-pub fn plugin_agent_files(plugins: &[Plugin], project: &Path) -> (Vec<AgentFile>, Vec<String>) {
+pub fn plugin_agent_files(plugins: &[Plugin], project: &Path, memo: &ParseMemo) -> (Vec<AgentFile>, Vec<String>) {
     let mut files: Vec<AgentFile> = Vec::new();
     let mut warnings = Vec::new();
     for plugin in plugins {
-        for path in agent_paths(plugin) {
+        for path in agent_paths(plugin, memo) {
             let prefix = format!("agent definition {} (plugin {})", path.display(), plugin.id);
-            match read_plugin_agent(&path, plugin, project) {
+            match read_plugin_agent(&path, plugin, project, memo) {
                 Ok((file, _)) if files.iter().any(|f| f.name == file.name) => {}
                 Ok((file, notes)) => {
                     warnings.extend(notes.into_iter().map(|n| format!("{prefix}: {n}")));
@@ -48,34 +50,73 @@ pub fn plugin_agent_files(plugins: &[Plugin], project: &Path) -> (Vec<AgentFile>
     (files, warnings)
 }
 
-/// The definition files of `plugin`: its file paths, and the `*.md` files of its directories.
-fn agent_paths(plugin: &Plugin) -> Vec<PathBuf> {
+/// The definition files of `plugin`: its file paths, and the `*.md` files of its directories
+/// (a directory's listing remembered in `memo` while the directory is unchanged and has no
+/// links).
+fn agent_paths(plugin: &Plugin, memo: &ParseMemo) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for path in &plugin.agents {
         if path.is_file() {
             out.push(path.clone());
             continue;
         }
-        let Ok(entries) = std::fs::read_dir(path) else { continue };
-        // The listing's own file type saves a `stat` per entry; a link is followed.
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
-            .filter(|e| match e.file_type() {
-                Ok(kind) if !kind.is_symlink() => kind.is_file(),
-                _ => e.path().is_file(),
-            })
-            .map(|e| e.path())
-            .collect();
-        found.sort();
-        out.extend(found);
+        out.extend(memo.get_or_parse("plugin.agent-dir.v1", path, "", || markdown_files(path)));
     }
     out
 }
 
+/// The `*.md` files of `dir` in name order, and whether no entry was a link.
+fn markdown_files(dir: &Path) -> (Vec<PathBuf>, bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return (Vec::new(), false) };
+    let mut no_links = true;
+    // The listing's own file type saves a `stat` per entry; a link is followed.
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .filter(|e| match e.file_type() {
+            Ok(kind) if !kind.is_symlink() => kind.is_file(),
+            _ => {
+                no_links = false;
+                e.path().is_file()
+            }
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    (found, no_links)
+}
+
 /// Reads one plugin agent file: the variables replaced, the refused fields dropped (a warning
 /// each), the name scoped by the plugin.
-fn read_plugin_agent(path: &Path, plugin: &Plugin, project: &Path) -> Result<(AgentFile, Vec<String>), String> {
+fn read_plugin_agent(
+    path: &Path,
+    plugin: &Plugin,
+    project: &Path,
+    memo: &ParseMemo,
+) -> Result<(AgentFile, Vec<String>), String> {
+    // What the variables are replaced with, as a short digest (the memo's entries stay small).
+    let context = {
+        use std::hash::{Hash, Hasher};
+        let mut digest = std::collections::hash_map::DefaultHasher::new();
+        (&plugin.root, &plugin.data, project).hash(&mut digest);
+        format!("{:016x}", digest.finish())
+    };
+    let (mut fields, body) =
+        memo.get_or_parse("plugin.agent.v1", path, &context, || (agent_front_matter(path, plugin, project), true))?;
+    let mut notes = Vec::new();
+    for key in REFUSED {
+        if fields.remove(*key).is_some() {
+            notes.push(format!("`{key}` ignored: a plugin's agent may not set it (as in Claude Code, for security)"));
+        }
+    }
+    let (mut file, more) = read_fields(&fields, Origin::File { body: &body, path }).map_err(|e| e.to_string())?;
+    notes.extend(more);
+    file.name = format!("{}:{}", plugin.name, file.name);
+    Ok((file, notes))
+}
+
+/// A plugin agent file's front matter fields and body, its variables replaced.
+fn agent_front_matter(path: &Path, plugin: &Plugin, project: &Path) -> Result<(Map<String, Value>, String), String> {
     let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let size = file.metadata().map_err(|e| e.to_string())?.len();
     if size > MAX_FILE_BYTES {
@@ -86,17 +127,8 @@ fn read_plugin_agent(path: &Path, plugin: &Plugin, project: &Path) -> Result<(Ag
     std::io::Read::read_to_string(&mut std::io::Read::take(&mut file, MAX_FILE_BYTES), &mut text)
         .map_err(|e| e.to_string())?;
     let text = replace_plugin_variables(&text, plugin, project);
-    let (mut fields, body) = front_matter(&text)?;
-    let mut notes = Vec::new();
-    for key in REFUSED {
-        if fields.remove(*key).is_some() {
-            notes.push(format!("`{key}` ignored: a plugin's agent may not set it (as in Claude Code, for security)"));
-        }
-    }
-    let (mut file, more) = read_fields(&fields, Origin::File { body, path }).map_err(|e| e.to_string())?;
-    notes.extend(more);
-    file.name = format!("{}:{}", plugin.name, file.name);
-    Ok((file, notes))
+    let (fields, body) = front_matter(&text)?;
+    Ok((fields, body.to_owned()))
 }
 
 /// `text` with `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` and `${CLAUDE_PROJECT_DIR}`
@@ -155,7 +187,8 @@ mod tests {
         )
         .expect("write");
         std::fs::write(agents.join("nested/deeper.md"), "---\nname: deeper\ndescription: d\n---\nx\n").expect("w");
-        let (files, warnings) = plugin_agent_files(&[plugin(dir.path(), vec![agents])], Path::new("/p"));
+        let (files, warnings) =
+            plugin_agent_files(&[plugin(dir.path(), vec![agents])], Path::new("/p"), &ParseMemo::disabled());
         assert!(warnings.is_empty(), "{warnings:?}");
         let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["guard:reviewer"], "subfolders are not read");
@@ -174,7 +207,8 @@ mod tests {
              hooks: {PreToolUse: [{hooks: [{type: command, command: 'exit 0'}]}]}\ntools: Read\n---\nP\n",
         )
         .expect("write");
-        let (files, warnings) = plugin_agent_files(&[plugin(dir.path(), vec![file.clone()])], Path::new("/p"));
+        let (files, warnings) =
+            plugin_agent_files(&[plugin(dir.path(), vec![file.clone()])], Path::new("/p"), &ParseMemo::disabled());
         let sneaky = &files[0];
         assert_eq!(sneaky.name, "guard:sneaky");
         assert!(sneaky.hooks.is_none() && sneaky.inline_mcp_servers.is_empty() && sneaky.permission_mode.is_none());
@@ -196,7 +230,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let file = dir.path().join("bad.md");
         std::fs::write(&file, "---\nname: bad\n---\n").expect("write");
-        let (files, warnings) = plugin_agent_files(&[plugin(dir.path(), vec![file.clone()])], Path::new("/p"));
+        let (files, warnings) =
+            plugin_agent_files(&[plugin(dir.path(), vec![file.clone()])], Path::new("/p"), &ParseMemo::disabled());
         assert!(files.is_empty());
         assert_eq!(
             warnings,

@@ -166,7 +166,9 @@ impl AgentFiles {
     pub fn read(settings: &Settings, project: &Path, spine_home: &Path, home: Option<&Path>) -> AgentFiles {
         let dirs = agent_directories(settings, project, spine_home, home);
         let (mut files, mut warnings) = read_agent_files(&dirs);
-        let (plugin_files, plugin_warnings) = crate::agent_plugins::plugin_agent_files(&settings.plugins, project);
+        let (plugin_files, plugin_warnings) =
+            crate::agent_plugins::plugin_agent_files(&settings.plugins, project, &settings.parse_memo);
+        settings.parse_memo.save();
         files.extend(plugin_files);
         warnings.extend(plugin_warnings);
         AgentFiles { files, warnings }

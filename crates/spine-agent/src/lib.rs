@@ -272,13 +272,14 @@ pub fn assemble(settings: &Settings, options: AgentOptions) -> Result<Assembled,
         None => hook_options.child_env.clone(),
     };
     let (skill_roots, plugin_skills) = (config.skill_roots.clone(), config.plugin_skills.clone());
+    let memo = Arc::clone(&config.parse_memo);
     let scope = agent_scope::Scope {
         settings,
         project: &options.project,
         user_dirs: agents::user_agent_directories(&options.spine_home, home.as_deref()),
         tools: &tool_set.registry,
         skills: agent_scope::LazySkills::new(Box::new(move || {
-            spine_core::skills::SkillCatalog::scan_all(&skill_roots, &plugin_skills).0
+            spine_core::skills::SkillCatalog::scan_all(&skill_roots, &plugin_skills, &memo).0
         })),
         hooks: &hook_options,
         main_agent: options.command_line.agent.as_deref(),

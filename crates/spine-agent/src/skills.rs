@@ -96,6 +96,7 @@ pub fn configure(
     model: &dyn ModelClient,
 ) -> Vec<String> {
     config.plugin_skills = plugin_skills(&settings.plugins);
+    config.parse_memo = Arc::clone(&settings.parse_memo.0);
     config.skill_models = Some(Arc::new(SkillModelBuilder::new(settings)));
     let fixed = std::env::var(LISTING_BUDGET_VAR).ok().and_then(|v| v.trim().parse::<usize>().ok());
     config.turn.skill_listing_chars = Some(listing_budget(model.context_window(), fixed));

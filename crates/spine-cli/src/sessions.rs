@@ -13,12 +13,10 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use spine_core::session::check_session_id;
+use spine_protocol::home::project_folder_name as folder_name;
 
 /// How many leading lines of a transcript are searched for its `cwd`.
 const CWD_LINES: usize = 8;
-
-/// The longest folder name kept whole.
-const MAX_NAME: usize = 200;
 
 /// The folder of `project`'s sessions.
 pub fn project_folder(home: &Path, project: &Path) -> PathBuf {
@@ -28,20 +26,6 @@ pub fn project_folder(home: &Path, project: &Path) -> PathBuf {
 /// The transcript of session `id` of `project`.
 pub fn transcript_path(home: &Path, project: &Path, id: &str) -> PathBuf {
     project_folder(home, project).join(format!("{id}.jsonl"))
-}
-
-fn folder_name(project: &Path) -> String {
-    let text = project.to_string_lossy();
-    let name: String = text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    if name.len() <= MAX_NAME {
-        return name;
-    }
-    format!("{}-{:016x}", &name[..MAX_NAME], fnv1a(text.as_bytes()))
-}
-
-/// FNV-1a, 64 bits: a hash that never changes between builds (folder names must stay put).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The transcript of session `id`, in whichever project's folder it is.
@@ -115,7 +99,7 @@ mod tests {
         let long_b = PathBuf::from(format!("/{}/b", "x".repeat(300)));
         let (a, b) = (folder_name(&long_a), folder_name(&long_b));
         assert_ne!(a, b, "long paths that share a prefix get different folders");
-        assert_eq!(a.len(), MAX_NAME + 17);
+        assert_eq!(a.len(), 200 + 17);
         assert_eq!(a, folder_name(&long_a), "stable");
     }
 

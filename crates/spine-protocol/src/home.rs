@@ -108,6 +108,27 @@ pub fn expand_tilde_with(path: &str, home: Option<&Path>) -> Option<PathBuf> {
     Some(home?.join(rest))
 }
 
+/// The longest project folder name kept whole.
+const MAX_FOLDER_NAME: usize = 200;
+
+/// The name of `project`'s folder under spine's home (`projects/<name>/`,
+/// `cache/parsed/<name>.json`): its path with every character other than an ASCII letter or
+/// digit made `-`; a name longer than 200 characters is cut there and followed by a hash of
+/// the whole path.
+pub fn project_folder_name(project: &Path) -> String {
+    let text = project.to_string_lossy();
+    let name: String = text.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    if name.len() <= MAX_FOLDER_NAME {
+        return name;
+    }
+    format!("{}-{:016x}", &name[..MAX_FOLDER_NAME], fnv1a(text.as_bytes()))
+}
+
+/// FNV-1a, 64 bits: a hash that never changes between builds (folder names must stay put).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

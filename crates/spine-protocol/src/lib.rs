@@ -1,6 +1,7 @@
 //! Plain data shared by every spine crate: no I/O, no behaviour beyond validation — except
-//! two small boundary helpers every layer needs alike: [`config_file`] (the bounded read of a
-//! configuration file named by path) and [`home`] (`HOME` and `SPINE_HOME`, read in one place).
+//! three small boundary helpers every layer needs alike: [`config_file`] (the bounded read of a
+//! configuration file named by path), [`home`] (`HOME` and `SPINE_HOME`, read in one place) and
+//! [`parse_memo`] (what parsing a file gave, remembered across runs while it is unchanged).
 //!
 //! # Layout
 //!
@@ -23,6 +24,8 @@
 //! - [`config_file`]: bounded, type-checked reading of configuration files named by path.
 //! - [`home`]: the user's home, spine's home and `~`; [`lexical_path`]: paths made absolute and
 //!   lexically normal without touching the file system.
+//! - [`parse_memo`]: [`ParseMemo`](parse_memo::ParseMemo), parse results kept across runs,
+//!   each valid while its file's stamp is unchanged.
 //! - [`secret`]: [`Secret`](secret::Secret), a value (API key, password, token) that never
 //!   prints.
 
@@ -35,6 +38,7 @@ pub mod hook;
 pub mod lexical_path;
 pub mod message;
 pub mod pairing;
+pub mod parse_memo;
 pub mod permission;
 pub mod permission_store;
 pub mod permission_update;

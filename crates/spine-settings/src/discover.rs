@@ -14,7 +14,7 @@ use spine_protocol::permission::PermissionMode;
 
 use crate::managed::ManagedLocation;
 use crate::project::SettingSources;
-use crate::settings::{McpEnabled, Settings};
+use crate::settings::{McpEnabled, Settings, SharedMemo};
 use crate::source::{Origin, SettingsError, SettingsLayer, type_name};
 use crate::trust::{ProjectTrust, Scope, Skipped, SkippedItem};
 
@@ -174,6 +174,7 @@ impl Settings {
         layers.extend(plugins.layers);
         let mut settings = Self::from_layers(layers)?;
         settings.plugins = plugins.plugins;
+        settings.parse_memo = SharedMemo::of_project(d.spine_home, d.project_dir);
         settings.withheld_plugins = plugins.withheld;
         settings.warnings.extend(plugins.warnings);
         settings.notes.extend(plugins.notes);

@@ -7,9 +7,11 @@
 //! [`crate::merge`] holds the merge of the larger keys.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use spine_protocol::compaction::{CompactStrategy, TokenEstimatorKind};
+use spine_protocol::parse_memo::ParseMemo;
 use spine_protocol::permission::PermissionMode;
 use spine_protocol::skill_root::SkillRootKind;
 
@@ -50,6 +52,38 @@ pub struct PermissionSettings {
     /// `bypassPermissions` (any source that sets it disables it; the highest-precedence one is
     /// named, a managed file when managed settings set it).
     pub bypass_disabled_by: Option<Origin>,
+}
+
+/// The parse memo of a run ([`ParseMemo`]: one per project, read at its first use), shared
+/// by the readers of plugin agents and skills. Any two are equal: a cache does not change what
+/// the settings say.
+#[derive(Debug, Clone)]
+pub struct SharedMemo(pub Arc<ParseMemo>);
+
+impl SharedMemo {
+    /// The memo of `project` in spine's home `spine_home`.
+    pub fn of_project(spine_home: &std::path::Path, project: &std::path::Path) -> SharedMemo {
+        SharedMemo(Arc::new(ParseMemo::of_project(spine_home, project)))
+    }
+}
+
+impl Default for SharedMemo {
+    fn default() -> Self {
+        SharedMemo(Arc::new(ParseMemo::disabled()))
+    }
+}
+
+impl PartialEq for SharedMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::ops::Deref for SharedMemo {
+    type Target = ParseMemo;
+    fn deref(&self) -> &ParseMemo {
+        &self.0
+    }
 }
 
 /// The settings of a run: every source's layer, and the keys spine reads merged by precedence.
@@ -145,6 +179,8 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// The enabled plugins ([`crate::plugins`]); their hooks and MCP servers are layers.
     pub plugins: Vec<crate::plugins::Plugin>,
+    /// Where the readers of plugin files, agents and skills remember what they parsed.
+    pub parse_memo: SharedMemo,
     /// Plugins an untrusted project enables, not loaded: (the settings file, the plugin id).
     pub withheld_plugins: Vec<(std::path::PathBuf, String)>,
 }

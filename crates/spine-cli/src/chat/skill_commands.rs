@@ -81,7 +81,7 @@ impl Chat {
     /// The session's skills, scanned now.
     fn catalog(&self) -> SkillCatalog {
         let config = &self.agent.config;
-        SkillCatalog::scan_all(&config.skill_roots, &config.plugin_skills).0
+        SkillCatalog::scan_all(&config.skill_roots, &config.plugin_skills, &config.parse_memo).0
     }
 
     /// `/output-style [name]`.

@@ -41,6 +41,7 @@ mod mcp_config;
 mod mcp_tool_hooks;
 mod memory_files;
 mod otel;
+mod parse_memo;
 mod permission_updates;
 mod pipes;
 mod plain_output;

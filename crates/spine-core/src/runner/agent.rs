@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use spine_protocol::parse_memo::ParseMemo;
 use spine_protocol::tool::ToolSpec;
 use spine_protocol::trace::{RunStartTrace, TraceRecord};
 
@@ -70,6 +71,8 @@ pub struct AgentConfig {
     pub skill_roots: Vec<SkillRoot>,
     /// The enabled plugins' skills (`<plugin>:<skill>`), scanned after the roots.
     pub plugin_skills: Vec<PluginSkills>,
+    /// Where the skills' parsed SKILL.md files are remembered across runs (default: nowhere).
+    pub parse_memo: Arc<ParseMemo>,
     /// Builds the model a skill's `model:` front matter asks for (default: none, and such a
     /// skill leaves the run on its model, with a warning saying so).
     pub skill_models: Option<Arc<dyn SkillModels>>,
@@ -131,6 +134,7 @@ impl AgentConfig {
             allow_defer: true,
             skill_roots: Vec::new(),
             plugin_skills: Vec::new(),
+            parse_memo: Arc::new(ParseMemo::disabled()),
             skill_models: None,
             budget_hints: None,
             compaction_threshold: None,
@@ -216,7 +220,8 @@ impl Agent {
     /// (stream-json's `init` `tools`): the visible ones, `Agent` only with agent types, `Skill`
     /// only with a skill the model may load.
     pub fn offered_tool_names(&self) -> Vec<String> {
-        let (skills, _) = SkillCatalog::scan_all(&self.config.skill_roots, &self.config.plugin_skills);
+        let (skills, _) =
+            SkillCatalog::scan_all(&self.config.skill_roots, &self.config.plugin_skills, &self.config.parse_memo);
         self.offered_specs(&skills).into_iter().map(|s| s.name).collect()
     }
 
@@ -275,7 +280,9 @@ impl Agent {
             Some(shared) => hooks.with_background(shared),
             None => hooks,
         };
-        let (skills, issues) = SkillCatalog::scan_all(&self.config.skill_roots, &self.config.plugin_skills);
+        let (skills, issues) =
+            SkillCatalog::scan_all(&self.config.skill_roots, &self.config.plugin_skills, &self.config.parse_memo);
+        self.config.parse_memo.save();
         for issue in issues {
             request.trace.warn(format!("skill `{}` skipped: {}", issue.name, issue.reason), None);
         }

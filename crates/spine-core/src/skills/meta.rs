@@ -90,7 +90,7 @@ impl SkillMeta {
 }
 
 /// The front matter read: the name and description it gives, and the rest.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Parsed {
     /// `name`.
     pub name: Option<String>,

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use spine_protocol::parse_memo::ParseMemo;
 use thiserror::Error;
 
 use crate::workspace::Workspace;
@@ -178,19 +179,23 @@ fn split(text: &str) -> Result<(Map<String, Value>, &str), String> {
 impl SkillCatalog {
     /// Scans roots in order; returns the catalog and the skills that were skipped.
     pub fn scan(roots: &[SkillRoot]) -> (SkillCatalog, Vec<SkillIssue>) {
-        Self::scan_all(roots, &[])
+        Self::scan_all(roots, &[], &ParseMemo::disabled())
     }
 
     /// Scans roots in order, then the plugins' skills; returns the catalog and the skills that
-    /// were skipped.
-    pub fn scan_all(roots: &[SkillRoot], plugins: &[PluginSkills]) -> (SkillCatalog, Vec<SkillIssue>) {
+    /// were skipped. What a SKILL.md gave is remembered in `memo` while the file is unchanged.
+    pub fn scan_all(
+        roots: &[SkillRoot],
+        plugins: &[PluginSkills],
+        memo: &ParseMemo,
+    ) -> (SkillCatalog, Vec<SkillIssue>) {
         let mut catalog = SkillCatalog::default();
         let mut issues = Vec::new();
         let mut ordered = roots.to_vec();
         ordered.sort_by_key(|r| r.kind);
         for root in &ordered {
             for dir in skill_dirs(&root.path) {
-                catalog.add(&dir, root.kind, None, &root.path, &mut issues);
+                catalog.add(&dir, root.kind, None, &root.path, &mut issues, memo);
             }
         }
         for plugin in plugins {
@@ -198,7 +203,7 @@ impl SkillCatalog {
                 PluginOrigin { name: plugin.plugin.clone(), root: plugin.root.clone(), data: plugin.data.clone() };
             let dirs = if plugin.single { vec![plugin.dir.clone()] } else { skill_dirs(&plugin.dir) };
             for dir in dirs {
-                catalog.add(&dir, SkillRootKind::System, Some(&origin), &plugin.dir, &mut issues);
+                catalog.add(&dir, SkillRootKind::System, Some(&origin), &plugin.dir, &mut issues, memo);
             }
         }
         (catalog, issues)
@@ -212,19 +217,12 @@ impl SkillCatalog {
         plugin: Option<&PluginOrigin>,
         root: &Path,
         issues: &mut Vec<SkillIssue>,
+        memo: &ParseMemo,
     ) {
         let dir_name = skill_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        // SKILL.md is read race-free beneath its skill directory, as `read_file` does.
-        let text = match read_skill_md(skill_dir) {
-            Ok(t) => t,
-            Err(reason) => {
-                issues.push(SkillIssue { name: dir_name, reason: format!("unreadable SKILL.md: {reason}") });
-                return;
-            }
-        };
-        let parsed = split(&text).and_then(|(fields, body)| Ok((meta::read(&fields)?, body)));
-        let (parsed, body) = match parsed {
-            Ok(p) => p,
+        let read = memo.get_or_parse("skill.v1", &skill_dir.join("SKILL.md"), "", || (read_skill(skill_dir), true));
+        let (parsed, first_line) = match read {
+            Ok(read) => read,
             Err(reason) => {
                 issues.push(SkillIssue { name: dir_name, reason });
                 return;
@@ -258,9 +256,7 @@ impl SkillCatalog {
             let reason = format!("front matter `{field}` is not supported and is ignored");
             self.notes.push(SkillIssue { name: name.clone(), reason });
         }
-        let description = parsed
-            .description
-            .unwrap_or_else(|| body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default().to_owned());
+        let description = parsed.description.unwrap_or(first_line);
         self.entries.push(SkillEntry {
             name,
             description: description.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -380,6 +376,17 @@ fn skill_dirs(root: &Path) -> Vec<PathBuf> {
         dir.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("SKILL.md").is_file()).collect();
     dirs.sort();
     dirs
+}
+
+/// A skill directory's SKILL.md read: its front matter's fields, and the body's first
+/// non-blank line; an error is the issue's reason.
+fn read_skill(skill_dir: &Path) -> Result<(meta::Parsed, String), String> {
+    // SKILL.md is read race-free beneath its skill directory, as `read_file` does.
+    let text = read_skill_md(skill_dir).map_err(|reason| format!("unreadable SKILL.md: {reason}"))?;
+    let (fields, body) = split(&text)?;
+    let parsed = meta::read(&fields)?;
+    let first_line = body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default().to_owned();
+    Ok((parsed, first_line))
 }
 
 /// A skill directory's SKILL.md, opened beneath that directory (a SKILL.md symlink leading

@@ -128,8 +128,11 @@ fn earlier_roots_win_and_plugins_are_namespaced_with_their_single_skill_named_by
         single,
     };
     let roots = [live(&project), SkillRoot { path: user, kind: SkillRootKind::System }];
-    let (catalog, issues) =
-        SkillCatalog::scan_all(&roots, &[source(plugin.join("skills"), false), source(plugin.clone(), true)]);
+    let (catalog, issues) = SkillCatalog::scan_all(
+        &roots,
+        &[source(plugin.join("skills"), false), source(plugin.clone(), true)],
+        &ParseMemo::disabled(),
+    );
     assert_eq!(catalog.get("twin").map(|e| e.description.as_str()), Some("user"));
     assert!(issues.iter().any(|i| i.name == "twin" && i.reason.contains("shadowed")), "{issues:?}");
     let names: Vec<&str> = catalog.entries().iter().map(|e| e.name.as_str()).collect();

@@ -76,7 +76,8 @@ impl InitInfo {
     /// `~/.claude/commands`); no MCP server ([`InitInfo::with_mcp_servers`] adds them).
     pub fn new(agent: &Agent, settings: &Settings, project: &Path, spine_home: &Path) -> Self {
         let config = &agent.config;
-        let (catalog, _) = spine_core::skills::SkillCatalog::scan_all(&config.skill_roots, &config.plugin_skills);
+        let (catalog, _) =
+            spine_core::skills::SkillCatalog::scan_all(&config.skill_roots, &config.plugin_skills, &config.parse_memo);
         let user_home = spine_protocol::home::user_home();
         let dirs = custom::command_dirs(project, spine_home, user_home.as_deref());
         let (mut commands, _) = custom::load(&dirs, settings.trust.is_trusted());

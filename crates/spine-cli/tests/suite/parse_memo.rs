@@ -1,0 +1,128 @@
+//! What parsing an installed plugin's agents and skills gave is remembered across runs in
+//! `$SPINE_HOME/cache/parsed/<project>.json` while each file is unchanged, through the binary: a run uses
+//! the remembered agent directory listing, agent and skill (shown here by editing what the memo
+//! holds), a changed file is parsed again, a file written less than two seconds ago is not
+//! remembered, and an unreadable memo file changes nothing.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// Installs the plugin `kit@market` for the user, with a PreToolUse hook on `Bash`, the agent
+/// `helper` and the skill `notes`; returns its directory.
+fn install_kit(s: &Sandbox) -> PathBuf {
+    let root = s.home().join("plugins/cache/market/kit/1.0.0");
+    let write = |rel: &str, text: &str| spine_testkit::files::write_file(&root, rel, text);
+    write(".claude-plugin/plugin.json", &json!({"name": "kit", "version": "1.0.0"}).to_string());
+    let hook = json!({"type": "command", "command": "true"});
+    write("hooks/hooks.json", &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}).to_string());
+    write("agents/helper.md", "---\nname: helper\ndescription: Helps.\n---\nYou help.\n");
+    write("skills/notes/SKILL.md", "---\nname: notes\ndescription: Takes notes.\n---\nBody\n");
+    let installed =
+        json!({"version": 2, "plugins": {"kit@market": [{"scope": "user", "installPath": root, "version": "1.0.0"}]}});
+    spine_testkit::files::write_file(&s.home(), "plugins/installed_plugins.json", &installed.to_string());
+    spine_testkit::files::write_file(
+        &s.home(),
+        "settings.json",
+        &json!({"enabledPlugins": {"kit@market": true}}).to_string(),
+    );
+    root.canonicalize().expect("plugin root")
+}
+
+/// Long enough for a file's stamp to settle (the memo keeps only files older than 2 s).
+fn settle() {
+    std::thread::sleep(Duration::from_millis(2200));
+}
+
+/// The `init` line of a scripted `spine run -p` in stream-json.
+fn init(s: &Sandbox) -> Value {
+    let script = s.script(json!([{"text": "done"}]));
+    let out = s.run(&script, &["--output-format", "stream-json", "--verbose"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = stdout(&out).lines().next().map(str::to_owned).unwrap_or_default();
+    serde_json::from_str(&first).expect("the init line")
+}
+
+/// The project's memo file (named as its session folder is).
+fn memo_file(s: &Sandbox) -> PathBuf {
+    let project = s.project().canonicalize().expect("project");
+    let name: String =
+        project.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    s.home().join("cache/parsed").join(format!("{name}.json"))
+}
+
+fn memo(s: &Sandbox) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(memo_file(s)).expect("the memo file")).expect("memo JSON")
+}
+
+/// Rewrites the remembered value of `file` (any kind) with `edit`.
+fn edit_memo(s: &Sandbox, file: &Path, edit: impl Fn(&mut Value)) {
+    let mut m = memo(s);
+    let entries = m["entries"].as_array_mut().expect("entries");
+    let entry = entries.iter_mut().find(|e| e["path"] == json!(file)).expect("an entry for the file");
+    edit(&mut entry["value"]);
+    std::fs::write(memo_file(s), m.to_string()).expect("write memo");
+}
+
+fn listed(init: &Value, field: &str, name: &str) -> bool {
+    init[field].as_array().is_some_and(|a| a.contains(&json!(name)))
+}
+
+fn hooks_list(s: &Sandbox) -> String {
+    let out = s.spine().args(["hooks", "list"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stdout(&out)
+}
+
+#[test]
+fn an_unchanged_plugin_file_is_read_from_the_memo_and_a_changed_one_is_parsed_again() {
+    let s = Sandbox::new();
+    let root = install_kit(&s);
+    settle();
+    let first = init(&s);
+    assert!(listed(&first, "skills", "kit:notes") && listed(&first, "agents", "kit:helper"), "{first}");
+    let kinds: Vec<String> = memo(&s)["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    for kind in ["plugin.agent-dir.v1", "plugin.agent.v1", "skill.v1"] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} remembered: {kinds:?}");
+    }
+
+    // What the memo holds is what the next run uses: the files are not read again.
+    let skill = root.join("skills/notes/SKILL.md");
+    let agent = root.join("agents/helper.md");
+    edit_memo(&s, &skill, |v| v["Ok"][0]["name"] = json!("remembered"));
+    edit_memo(&s, &agent, |v| v["Ok"][0]["name"] = json!("remembered-agent"));
+    let second = init(&s);
+    assert!(listed(&second, "skills", "kit:remembered") && !listed(&second, "skills", "kit:notes"), "{second}");
+    assert!(listed(&second, "agents", "kit:remembered-agent"), "{second}");
+
+    // A changed file (same size, so only its times and content differ) is parsed again.
+    std::fs::write(&skill, "---\nname: NOTES\ndescription: Takes notes.\n---\nBody\n").expect("edit skill");
+    std::fs::write(&agent, "---\nname: HELPER\ndescription: Helps.\n---\nYou help.\n").expect("edit agent");
+    let third = init(&s);
+    assert!(listed(&third, "skills", "kit:NOTES") && listed(&third, "agents", "kit:HELPER"), "{third}");
+}
+
+#[test]
+fn a_file_written_within_two_seconds_is_not_remembered_and_a_bad_memo_file_changes_nothing() {
+    let s = Sandbox::new();
+    install_kit(&s);
+    let fresh = init(&s);
+    assert!(listed(&fresh, "skills", "kit:notes"), "{fresh}");
+    assert!(!memo_file(&s).exists(), "nothing settled, nothing remembered");
+
+    settle();
+    std::fs::create_dir_all(memo_file(&s).parent().expect("dir")).expect("cache dir");
+    std::fs::write(memo_file(&s), "{not json").expect("write");
+    let after = init(&s);
+    assert!(listed(&after, "skills", "kit:notes") && listed(&after, "agents", "kit:helper"), "{after}");
+    assert!(hooks_list(&s).contains("Bash"));
+    assert_eq!(memo(&s)["version"], json!(format!("spine {}", env!("CARGO_PKG_VERSION"))), "rewritten whole");
+}

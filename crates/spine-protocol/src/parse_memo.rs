@@ -1,0 +1,268 @@
+//! What parsing a file gave, remembered across runs while the file is unchanged: a start-up
+//! with many installed plugins reads and parses each plugin's agents and skills (YAML front
+//! matter) again on every run; [`ParseMemo`] lets those readers skip the reading and the
+//! parsing of files that have not changed since a run parsed them.
+//!
+//! Contract:
+//! - A memo file belongs to one project (`$SPINE_HOME/cache/parsed/<project>.json`, named as
+//!   its session folder is): a run reads the results its project's runs kept, no others.
+//! - An entry is keyed by a kind (the reader and its format version), the file's path and a
+//!   context (what else the result depends on, e.g. the project directory), and holds the
+//!   file's [`Stamp`] when it was parsed and the result as JSON. A lookup takes the file's
+//!   stamp again (one `lstat`); any difference — device, inode, size, mode, modification or
+//!   change time to the nanosecond — and the file is parsed again. The change time cannot be
+//!   set by a program, so an edit, a rename over the file or a `chmod` always shows.
+//! - Only regular files and directories are remembered (a symbolic link is never: its target
+//!   can change without the link's stamp changing), and only once their stamp is older than
+//!   [`SETTLE`] (a file written again within one tick of the clock keeps its stamp: git's
+//!   "racily clean" case). A reader says whether a result may be kept (a listing that saw a
+//!   link may not).
+//! - Results from another spine version are ignored: the file records the version that wrote
+//!   it. An unreadable or malformed memo file is an empty memo; nothing is an error.
+//! - [`ParseMemo::save`] writes the file (a temporary file renamed over it) only when a result
+//!   was added; it keeps the entries used by this run and, of the others, those used within
+//!   [`KEEP_UNUSED`], at most [`MAX_ENTRIES`] in all.
+//! - [`ParseMemo::disabled`] remembers nothing (no file): tests and library callers without a
+//!   spine home.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// How old a file's stamp must be before its result is remembered.
+pub const SETTLE: Duration = Duration::from_secs(2);
+/// How long an entry no run used is kept.
+pub const KEEP_UNUSED: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The most entries a file keeps.
+pub const MAX_ENTRIES: usize = 1024;
+
+/// The directory of the memo files under spine's home: one file per project, so that a run
+/// reads only what runs in its project parsed.
+pub const DIR: &str = "cache/parsed";
+
+/// A file's identity and state, as `lstat` reports them (in the file: an array of the eight
+/// numbers, in field order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StampFields", into = "StampFields")]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+#[derive(Serialize, Deserialize)]
+struct StampFields(u64, u64, u32, u64, i64, i64, i64, i64);
+
+impl From<Stamp> for StampFields {
+    fn from(s: Stamp) -> Self {
+        StampFields(s.dev, s.ino, s.mode, s.size, s.mtime.0, s.mtime.1, s.ctime.0, s.ctime.1)
+    }
+}
+
+impl From<StampFields> for Stamp {
+    fn from(f: StampFields) -> Self {
+        Stamp { dev: f.0, ino: f.1, mode: f.2, size: f.3, mtime: (f.4, f.5), ctime: (f.6, f.7) }
+    }
+}
+
+impl Stamp {
+    /// The stamp of `path` (not following a last-component link), or `None` when it cannot
+    /// be taken or `path` is neither a regular file nor a directory.
+    pub fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        let kind = meta.file_type();
+        if !kind.is_file() && !kind.is_dir() {
+            return None;
+        }
+        Some(Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            mode: meta.mode(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    /// Whether the stamp's times are older than `SETTLE` before `now` (seconds, nanoseconds).
+    fn settled(&self, now: (i64, i64)) -> bool {
+        let newest = self.mtime.max(self.ctime);
+        let limit = (now.0 - SETTLE.as_secs() as i64, now.1);
+        newest < limit
+    }
+}
+
+/// An entry's key: kind, path and context joined by NUL (which none of them holds).
+fn key(kind: &str, path: &Path, context: &str) -> String {
+    let path = path.to_string_lossy();
+    let mut key = String::with_capacity(kind.len() + path.len() + context.len() + 2);
+    for (i, part) in [kind, &path, context].into_iter().enumerate() {
+        if i > 0 {
+            key.push('\0');
+        }
+        key.push_str(part);
+    }
+    key
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    kind: String,
+    path: PathBuf,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    context: String,
+    stamp: Stamp,
+    /// When a run last used it (seconds since the epoch).
+    used: u64,
+    /// The result's JSON, kept as text: a run deserialises only the results it uses.
+    value: Box<RawValue>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct MemoFile {
+    version: String,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    entries: HashMap<String, Entry>,
+    added: bool,
+    used: Vec<String>,
+}
+
+/// Parse results remembered across runs (see the module contract).
+#[derive(Debug)]
+pub struct ParseMemo {
+    file: Option<PathBuf>,
+    state: OnceLock<Mutex<State>>,
+}
+
+impl ParseMemo {
+    /// The memo kept in `file` (read at its first use).
+    pub fn at(file: PathBuf) -> ParseMemo {
+        ParseMemo { file: Some(file), state: OnceLock::new() }
+    }
+
+    /// The memo of `project` in spine's home `spine_home`
+    /// (`<spine_home>/cache/parsed/<project folder name>.json`).
+    pub fn of_project(spine_home: &Path, project: &Path) -> ParseMemo {
+        let name = crate::home::project_folder_name(project);
+        ParseMemo::at(spine_home.join(DIR).join(format!("{name}.json")))
+    }
+
+    /// A memo that remembers nothing.
+    pub fn disabled() -> ParseMemo {
+        ParseMemo { file: None, state: OnceLock::new() }
+    }
+
+    /// What `parse` gives for `path`: remembered when `path` has not changed since, else
+    /// `parse()`'s result, remembered when it says it may be kept (its `bool`) and the file has
+    /// settled. `kind` names the reader and its format (`"skill.v1"`); `context` what else
+    /// the result depends on.
+    pub fn get_or_parse<T, F>(&self, kind: &str, path: &Path, context: &str, parse: F) -> T
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> (T, bool),
+    {
+        let Some(file) = &self.file else { return parse().0 };
+        let Some(stamp) = Stamp::of(path) else { return parse().0 };
+        let key = key(kind, path, context);
+        let state = self.state.get_or_init(|| Mutex::new(load(file)));
+        if let Ok(mut state) = state.lock()
+            && let Some(entry) = state.entries.get(&key)
+            && entry.stamp == stamp
+            && let Ok(value) = serde_json::from_str::<T>(entry.value.get())
+        {
+            state.used.push(key);
+            return value;
+        }
+        let (value, keep) = parse();
+        let now = now();
+        if keep
+            && stamp.settled(now)
+            && let Ok(json) = serde_json::value::to_raw_value(&value)
+            && let Ok(mut state) = state.lock()
+        {
+            let entry = Entry {
+                kind: kind.to_owned(),
+                path: path.to_path_buf(),
+                context: context.to_owned(),
+                stamp,
+                used: now.0.max(0) as u64,
+                value: json,
+            };
+            state.entries.insert(key.clone(), entry);
+            state.used.push(key);
+            state.added = true;
+        }
+        value
+    }
+
+    /// Writes the memo when this run added to it (see the module contract); a failure to
+    /// write is ignored (the next run parses again).
+    pub fn save(&self) {
+        let (Some(file), Some(state)) = (&self.file, self.state.get()) else { return };
+        let Ok(mut state) = state.lock() else { return };
+        if !state.added {
+            return;
+        }
+        state.added = false;
+        let now = now().0.max(0) as u64;
+        let used = std::mem::take(&mut state.used);
+        for key in &used {
+            if let Some(entry) = state.entries.get_mut(key) {
+                entry.used = now;
+            }
+        }
+        let mut entries: Vec<Entry> =
+            state.entries.values().filter(|e| now.saturating_sub(e.used) <= KEEP_UNUSED.as_secs()).cloned().collect();
+        entries.sort_by_key(|e| std::cmp::Reverse(e.used));
+        entries.truncate(MAX_ENTRIES);
+        let memo = MemoFile { version: version(), entries };
+        let _ = write(file, &memo);
+    }
+}
+
+/// The version that writes and reads memo files.
+fn version() -> String {
+    format!("spine {}", env!("CARGO_PKG_VERSION"))
+}
+
+fn now() -> (i64, i64) {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    (since.as_secs() as i64, i64::from(since.subsec_nanos()))
+}
+
+fn load(file: &Path) -> State {
+    let Ok(bytes) = std::fs::read(file) else { return State::default() };
+    let Ok(memo) = serde_json::from_slice::<MemoFile>(&bytes) else { return State::default() };
+    if memo.version != version() {
+        return State::default();
+    }
+    let entries = memo.entries.into_iter().map(|e| (key(&e.kind, &e.path, &e.context), e)).collect();
+    State { entries, added: false, used: Vec::new() }
+}
+
+fn write(file: &Path, memo: &MemoFile) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".parsed.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec(memo).map_err(std::io::Error::other)?)?;
+    std::fs::rename(&tmp, file).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+#[path = "parse_memo_tests.rs"]
+mod tests;

@@ -1,0 +1,132 @@
+use std::cell::Cell;
+use std::fs::File;
+use std::time::SystemTime;
+
+use super::*;
+
+/// A file whose modification time is an hour old. Its change time is now, so it settles only
+/// after [`SETTLE`].
+fn old_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+    File::options().write(true).open(&path).and_then(|f| f.set_modified(hour_ago)).expect("set mtime");
+    path
+}
+
+fn settle() {
+    std::thread::sleep(SETTLE + Duration::from_millis(100));
+}
+
+/// Parses `path` through `memo`, counting the parses.
+fn parse_len(memo: &ParseMemo, path: &Path, parses: &Cell<u32>) -> usize {
+    memo.get_or_parse("len.v1", path, "", || {
+        parses.set(parses.get() + 1);
+        (std::fs::read_to_string(path).map(|t| t.len()).unwrap_or(0), true)
+    })
+}
+
+#[test]
+fn a_settled_unchanged_file_is_parsed_once_across_runs_and_a_change_parses_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = old_file(dir.path(), "a.md", "hello");
+    settle();
+    let memo_file = dir.path().join("memo.json");
+    let parses = Cell::new(0);
+    let first = ParseMemo::at(memo_file.clone());
+    assert_eq!(parse_len(&first, &path, &parses), 5);
+    first.save();
+    let second = ParseMemo::at(memo_file.clone());
+    assert_eq!(parse_len(&second, &path, &parses), 5);
+    assert_eq!(parses.get(), 1, "the second run uses what the first parsed");
+
+    // Same size, content changed: the change time differs.
+    std::fs::write(&path, "HELLO").expect("rewrite");
+    let third = ParseMemo::at(memo_file);
+    assert_eq!(parse_len(&third, &path, &parses), 5);
+    assert_eq!(parses.get(), 2, "a changed file is parsed again");
+}
+
+#[test]
+fn a_file_changed_within_the_settle_time_is_not_remembered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("fresh.md");
+    std::fs::write(&path, "new").expect("write");
+    let memo_file = dir.path().join("memo.json");
+    let parses = Cell::new(0);
+    let first = ParseMemo::at(memo_file.clone());
+    parse_len(&first, &path, &parses);
+    first.save();
+    assert!(!memo_file.exists(), "nothing was added, nothing written");
+    parse_len(&ParseMemo::at(memo_file), &path, &parses);
+    assert_eq!(parses.get(), 2);
+}
+
+#[test]
+fn a_result_the_reader_does_not_keep_and_a_symbolic_link_are_never_remembered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = old_file(dir.path(), "target.md", "text");
+    let link = dir.path().join("link.md");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    settle();
+    let memo_file = dir.path().join("memo.json");
+    let parses = Cell::new(0);
+    let memo = ParseMemo::at(memo_file.clone());
+    parse_len(&memo, &link, &parses);
+    memo.get_or_parse("len.v1", &target, "", || {
+        parses.set(parses.get() + 1);
+        (4_usize, false)
+    });
+    memo.save();
+    let again = ParseMemo::at(memo_file);
+    parse_len(&again, &link, &parses);
+    parse_len(&again, &target, &parses);
+    assert_eq!(parses.get(), 4);
+}
+
+#[test]
+fn the_context_and_the_kind_are_part_of_the_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = old_file(dir.path(), "a.md", "x");
+    settle();
+    let memo_file = dir.path().join("memo.json");
+    let memo = ParseMemo::at(memo_file.clone());
+    let a: String = memo.get_or_parse("k.v1", &path, "project-a", || ("a".to_owned(), true));
+    let b: String = memo.get_or_parse("k.v1", &path, "project-b", || ("b".to_owned(), true));
+    memo.save();
+    let again = ParseMemo::at(memo_file);
+    let a2: String = again.get_or_parse("k.v1", &path, "project-a", || ("changed".to_owned(), true));
+    let b2: String = again.get_or_parse("k.v1", &path, "project-b", || ("changed".to_owned(), true));
+    let other_kind: String = again.get_or_parse("k.v2", &path, "project-a", || ("v2".to_owned(), true));
+    assert_eq!((a, b, a2, b2, other_kind), ("a".into(), "b".into(), "a".into(), "b".into(), "v2".into()));
+}
+
+#[test]
+fn a_malformed_or_foreign_memo_file_is_an_empty_memo() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = old_file(dir.path(), "a.md", "abc");
+    settle();
+    let parses = Cell::new(0);
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{not json").expect("write");
+    assert_eq!(parse_len(&ParseMemo::at(bad), &path, &parses), 3);
+    let foreign = dir.path().join("foreign.json");
+    let stamp = Stamp::of(&path).expect("stamp");
+    let entry = serde_json::json!({"kind": "len.v1", "path": path, "stamp": stamp, "used": 0, "value": 99});
+    let text = serde_json::json!({"version": "spine 0.0.0-other", "entries": [entry]});
+    std::fs::write(&foreign, text.to_string()).expect("write");
+    assert_eq!(parse_len(&ParseMemo::at(foreign), &path, &parses), 3, "another version's result is not used");
+    assert_eq!(parses.get(), 2);
+}
+
+#[test]
+fn a_disabled_memo_always_parses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = old_file(dir.path(), "a.md", "abc");
+    let parses = Cell::new(0);
+    let memo = ParseMemo::disabled();
+    parse_len(&memo, &path, &parses);
+    parse_len(&memo, &path, &parses);
+    memo.save();
+    assert_eq!(parses.get(), 2);
+}
