@@ -51,16 +51,15 @@ pub fn plugin_agent_files(plugins: &[Plugin], project: &Path, memo: &ParseMemo) 
 }
 
 /// The definition files of `plugin`: its file paths, and the `*.md` files of its directories
-/// (a directory's listing remembered in `memo` while the directory is unchanged and has no
-/// links).
+/// (each path's answer remembered in `memo` while the path is unchanged — a directory's only
+/// when it has no links).
 fn agent_paths(plugin: &Plugin, memo: &ParseMemo) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for path in &plugin.agents {
-        if path.is_file() {
-            out.push(path.clone());
-            continue;
-        }
-        out.extend(memo.get_or_parse("plugin.agent-dir.v1", path, "", || markdown_files(path)));
+        out.extend(memo.get_or_parse("plugin.agent-paths.v1", path, "", || match path.is_file() {
+            true => (vec![path.clone()], true),
+            false => markdown_files(path),
+        }));
     }
     out
 }

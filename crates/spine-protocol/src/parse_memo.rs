@@ -116,10 +116,8 @@ fn key(kind: &str, path: &Path, context: &str) -> String {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
-    kind: String,
-    path: PathBuf,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    context: String,
+    /// Kind, path and context ([`key`]).
+    key: String,
     stamp: Stamp,
     /// When a run last used it (seconds since the epoch).
     used: u64,
@@ -193,14 +191,7 @@ impl ParseMemo {
             && let Ok(json) = serde_json::value::to_raw_value(&value)
             && let Ok(mut state) = state.lock()
         {
-            let entry = Entry {
-                kind: kind.to_owned(),
-                path: path.to_path_buf(),
-                context: context.to_owned(),
-                stamp,
-                used: now.0.max(0) as u64,
-                value: json,
-            };
+            let entry = Entry { key: String::new(), stamp, used: now.0.max(0) as u64, value: json };
             state.entries.insert(key.clone(), entry);
             state.used.push(key);
             state.added = true;
@@ -224,8 +215,13 @@ impl ParseMemo {
                 entry.used = now;
             }
         }
-        let mut entries: Vec<Entry> =
-            state.entries.values().filter(|e| now.saturating_sub(e.used) <= KEEP_UNUSED.as_secs()).cloned().collect();
+        // In the map, an entry's key is the map's (taken out of the entry when read).
+        let mut entries: Vec<Entry> = state
+            .entries
+            .iter()
+            .filter(|(_, e)| now.saturating_sub(e.used) <= KEEP_UNUSED.as_secs())
+            .map(|(key, e)| Entry { key: key.clone(), ..e.clone() })
+            .collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.used));
         entries.truncate(MAX_ENTRIES);
         let memo = MemoFile { version: version(), entries };
@@ -249,7 +245,7 @@ fn load(file: &Path) -> State {
     if memo.version != version() {
         return State::default();
     }
-    let entries = memo.entries.into_iter().map(|e| (key(&e.kind, &e.path, &e.context), e)).collect();
+    let entries = memo.entries.into_iter().map(|mut e| (std::mem::take(&mut e.key), e)).collect();
     State { entries, added: false, used: Vec::new() }
 }
 

@@ -112,7 +112,7 @@ fn a_malformed_or_foreign_memo_file_is_an_empty_memo() {
     assert_eq!(parse_len(&ParseMemo::at(bad), &path, &parses), 3);
     let foreign = dir.path().join("foreign.json");
     let stamp = Stamp::of(&path).expect("stamp");
-    let entry = serde_json::json!({"kind": "len.v1", "path": path, "stamp": stamp, "used": 0, "value": 99});
+    let entry = serde_json::json!({"key": key("len.v1", &path, ""), "stamp": stamp, "used": 0, "value": 99});
     let text = serde_json::json!({"version": "spine 0.0.0-other", "entries": [entry]});
     std::fs::write(&foreign, text.to_string()).expect("write");
     assert_eq!(parse_len(&ParseMemo::at(foreign), &path, &parses), 3, "another version's result is not used");

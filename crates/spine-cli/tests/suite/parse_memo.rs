@@ -62,9 +62,15 @@ fn memo(s: &Sandbox) -> Value {
 fn edit_memo(s: &Sandbox, file: &Path, edit: impl Fn(&mut Value)) {
     let mut m = memo(s);
     let entries = m["entries"].as_array_mut().expect("entries");
-    let entry = entries.iter_mut().find(|e| e["path"] == json!(file)).expect("an entry for the file");
+    let entry =
+        entries.iter_mut().find(|e| key_part(e, 1) == file.to_str().expect("utf8")).expect("an entry for the file");
     edit(&mut entry["value"]);
     std::fs::write(memo_file(s), m.to_string()).expect("write memo");
+}
+
+/// Part `n` of an entry's key (kind, path, context, joined by NUL).
+fn key_part(entry: &Value, n: usize) -> &str {
+    entry["key"].as_str().and_then(|k| k.split('\0').nth(n)).unwrap_or_default()
 }
 
 fn listed(init: &Value, field: &str, name: &str) -> bool {
@@ -84,13 +90,9 @@ fn an_unchanged_plugin_file_is_read_from_the_memo_and_a_changed_one_is_parsed_ag
     settle();
     let first = init(&s);
     assert!(listed(&first, "skills", "kit:notes") && listed(&first, "agents", "kit:helper"), "{first}");
-    let kinds: Vec<String> = memo(&s)["entries"]
-        .as_array()
-        .expect("entries")
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    for kind in ["plugin.agent-dir.v1", "plugin.agent.v1", "skill.v1"] {
+    let kinds: Vec<String> =
+        memo(&s)["entries"].as_array().expect("entries").iter().map(|e| key_part(e, 0).to_owned()).collect();
+    for kind in ["plugin.agent-paths.v1", "plugin.agent.v1", "skill.v1"] {
         assert!(kinds.iter().any(|k| k == kind), "{kind} remembered: {kinds:?}");
     }
 
