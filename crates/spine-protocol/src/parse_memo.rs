@@ -114,14 +114,24 @@ fn key(kind: &str, path: &Path, context: &str) -> String {
     key
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Entry {
-    /// Kind, path and context ([`key`]).
-    key: String,
+/// A remembered result.
+#[derive(Debug, Clone)]
+struct Remembered {
     stamp: Stamp,
     /// When a run last used it (seconds since the epoch).
     used: u64,
     /// The result's JSON, kept as text: a run deserialises only the results it uses.
+    value: Box<RawValue>,
+}
+
+/// A remembered result in the file, with its key (not `#[serde(flatten)]`: a raw value does not
+/// pass through it).
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    /// Kind, path and context ([`key`]).
+    key: String,
+    stamp: Stamp,
+    used: u64,
     value: Box<RawValue>,
 }
 
@@ -133,7 +143,7 @@ struct MemoFile {
 
 #[derive(Debug, Default)]
 struct State {
-    entries: HashMap<String, Entry>,
+    entries: HashMap<String, Remembered>,
     added: bool,
     used: Vec<String>,
 }
@@ -191,7 +201,7 @@ impl ParseMemo {
             && let Ok(json) = serde_json::value::to_raw_value(&value)
             && let Ok(mut state) = state.lock()
         {
-            let entry = Entry { key: String::new(), stamp, used: now.0.max(0) as u64, value: json };
+            let entry = Remembered { stamp, used: now.0.max(0) as u64, value: json };
             state.entries.insert(key.clone(), entry);
             state.used.push(key);
             state.added = true;
@@ -215,12 +225,11 @@ impl ParseMemo {
                 entry.used = now;
             }
         }
-        // In the map, an entry's key is the map's (taken out of the entry when read).
         let mut entries: Vec<Entry> = state
             .entries
             .iter()
-            .filter(|(_, e)| now.saturating_sub(e.used) <= KEEP_UNUSED.as_secs())
-            .map(|(key, e)| Entry { key: key.clone(), ..e.clone() })
+            .filter(|(_, r)| now.saturating_sub(r.used) <= KEEP_UNUSED.as_secs())
+            .map(|(key, r)| Entry { key: key.clone(), stamp: r.stamp, used: r.used, value: r.value.clone() })
             .collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.used));
         entries.truncate(MAX_ENTRIES);
@@ -245,7 +254,11 @@ fn load(file: &Path) -> State {
     if memo.version != version() {
         return State::default();
     }
-    let entries = memo.entries.into_iter().map(|mut e| (std::mem::take(&mut e.key), e)).collect();
+    let entries = memo
+        .entries
+        .into_iter()
+        .map(|e| (e.key, Remembered { stamp: e.stamp, used: e.used, value: e.value }))
+        .collect();
     State { entries, added: false, used: Vec::new() }
 }
 

@@ -9,6 +9,18 @@ use crate::worker::{Backend, example, mailbox_url};
 
 const ESC: &str = "\x1b[";
 
+/// `spine -v -p hi` on the scripted model `script`, which must succeed.
+fn verbose_run(s: &Sandbox, script: &std::path::Path) -> std::process::Output {
+    let out = s
+        .spine()
+        .args(["-v", "-p", "hi", "--model"])
+        .arg(format!("scripted:{}", script.display()))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
 #[test]
 fn spine_v_p_with_stderr_piped_writes_no_escape_codes() {
     let s = Sandbox::new();
@@ -18,13 +30,7 @@ fn spine_v_p_with_stderr_piped_writes_no_escape_codes() {
     );
     s.trust();
     let script = s.script(json!([{"text": "hello"}]));
-    let out = s
-        .spine()
-        .args(["-v", "-p", "hi", "--model"])
-        .arg(format!("scripted:{}", script.display()))
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = verbose_run(&s, &script);
     assert!(stderr(&out).contains("[Hook] Stop"), "the -v lines are there: {}", stderr(&out));
     assert!(!stderr(&out).contains(ESC), "{:?}", stderr(&out));
     assert!(!stdout(&out).contains(ESC), "{:?}", stdout(&out));
@@ -99,16 +105,7 @@ fn the_enable_all_project_mcp_servers_note_is_printed_on_the_first_v_run_and_not
     s.write(".claude/settings.local.json", &json!({"enableAllProjectMcpServers": true}).to_string());
     s.trust();
     let script = s.script(json!([{"text": "hello"}, {"text": "hello"}, {"text": "hello"}]));
-    let run = || {
-        let out = s
-            .spine()
-            .args(["-v", "-p", "hi", "--model"])
-            .arg(format!("scripted:{}", script.display()))
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        stderr(&out)
-    };
+    let run = || stderr(&verbose_run(&s, &script));
     let note = "ignoring `enableAllProjectMcpServers`";
     let first = run();
     assert_eq!(first.matches(note).count(), 1, "{first}");
