@@ -35,6 +35,28 @@ pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn Mo
     spine_models::client_with(&spec, &options).map_err(|source| AssemblyError::ModelClient { from, source })
 }
 
+/// Builds the models a spec names as `--model` would, with client options made once from the
+/// settings (what a prompt hook's or a skill's `model` asks, built when first needed).
+#[derive(Debug, Clone)]
+pub struct SpecModels {
+    options: spine_models::ClientOptions,
+}
+
+impl SpecModels {
+    /// Models with `settings`' client options (`model_options`, the process environment).
+    pub fn new(settings: &Settings) -> Self {
+        SpecModels { options: client_options(settings, |name| std::env::var(name).ok()) }
+    }
+
+    /// The model `spec` names: what `build_model(Some(spec), settings)` builds.
+    pub fn build(&self, spec: &str) -> Result<Arc<dyn ModelClient>, AssemblyError> {
+        let flag = "--model";
+        let parsed = parse_spec(spec, flag)?;
+        spine_models::client_with(&parsed, &self.options)
+            .map_err(|source| AssemblyError::ModelClient { from: flag.to_owned(), source })
+    }
+}
+
 /// Which model [`build_model`] would build, and where the choice came from (`--model`,
 /// `ANTHROPIC_MODEL`, `<settings file>: model`, or empty: the provider whose key is set).
 pub fn model_choice(flag: Option<&str>, settings: &Settings) -> Result<(ModelSpec, String), AssemblyError> {

@@ -165,14 +165,14 @@ pub fn skill_roots(settings: &Settings, spine_home: &Path, project: &Path) -> Ve
 /// The models of prompt hooks: a hook's `model` spec, built with the settings' client options
 /// as `--model` would be, or the session's model.
 pub struct PromptModels {
-    settings: Settings,
+    models: crate::model::SpecModels,
     session: Arc<dyn ModelClient>,
 }
 
 impl PromptModels {
     /// Models for the hooks of `settings`, with `session` as the session's model.
     pub fn new(settings: &Settings, session: Arc<dyn ModelClient>) -> Self {
-        PromptModels { settings: settings.clone(), session }
+        PromptModels { models: crate::model::SpecModels::new(settings), session }
     }
 }
 
@@ -180,7 +180,7 @@ impl HookModels for PromptModels {
     fn model(&self, spec: Option<&str>) -> Result<Arc<dyn ModelClient>, String> {
         match spec {
             None => Ok(Arc::clone(&self.session)),
-            Some(spec) => crate::model::build_model(Some(spec), &self.settings).map_err(|e| e.to_string()),
+            Some(spec) => self.models.build(spec).map_err(|e| e.to_string()),
         }
     }
 }

@@ -67,14 +67,14 @@ pub fn plugin_skills(plugins: &[Plugin]) -> Vec<PluginSkills> {
 
 /// Builds the models skills ask for (see the module documentation).
 pub struct SkillModelBuilder {
-    settings: Settings,
+    models: crate::model::SpecModels,
     trusted: bool,
 }
 
 impl SkillModelBuilder {
     /// Models built with `settings`' client options.
     pub fn new(settings: &Settings) -> Self {
-        SkillModelBuilder { settings: settings.clone(), trusted: settings.trust.is_trusted() }
+        SkillModelBuilder { models: crate::model::SpecModels::new(settings), trusted: settings.trust.is_trusted() }
     }
 }
 
@@ -83,7 +83,7 @@ impl SkillModels for SkillModelBuilder {
         if kind == SkillRootKind::Live && !self.trusted {
             return Err("a project's skill may switch models only in a trusted project (spine trust)".to_owned());
         }
-        crate::model::build_model(Some(spec), &self.settings).map_err(|e| e.to_string())
+        self.models.build(spec).map_err(|e| e.to_string())
     }
 }
 
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn a_project_skill_switches_models_only_in_a_trusted_project() {
-        let builder = SkillModelBuilder { settings: Settings::default(), trusted: false };
+        let builder = SkillModelBuilder { models: crate::model::SpecModels::new(&Settings::default()), trusted: false };
         let refused = builder.model("scripted:/nonexistent.json", SkillRootKind::Live).err().unwrap_or_default();
         assert!(refused.contains("trusted"), "{refused}");
         let user = builder.model("not a spec", SkillRootKind::System).err().unwrap_or_default();

@@ -77,8 +77,13 @@ impl Stamp {
     /// The stamp of `path` (not following a last-component link), or `None` when it cannot
     /// be taken or `path` is neither a regular file nor a directory.
     pub fn of(path: &Path) -> Option<Stamp> {
+        Stamp::from_metadata(&std::fs::symlink_metadata(path).ok()?)
+    }
+
+    /// The stamp in `meta` (an `lstat`'s answer), or `None` when it is neither a regular file
+    /// nor a directory.
+    pub fn from_metadata(meta: &std::fs::Metadata) -> Option<Stamp> {
         use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::symlink_metadata(path).ok()?;
         let kind = meta.file_type();
         if !kind.is_file() && !kind.is_dir() {
             return None;
@@ -91,6 +96,14 @@ impl Stamp {
             mtime: (meta.mtime(), meta.mtime_nsec()),
             ctime: (meta.ctime(), meta.ctime_nsec()),
         })
+    }
+
+    /// Whether the stamp is a regular file's (else a directory's).
+    pub fn is_file(&self) -> bool {
+        // The file type bits of `st_mode` (`S_IFMT`) and a regular file's (`S_IFREG`).
+        const TYPE_BITS: u32 = 0o170_000;
+        const REGULAR: u32 = 0o100_000;
+        self.mode & TYPE_BITS == REGULAR
     }
 
     /// Whether the stamp's times are older than `SETTLE` before `now` (seconds, nanoseconds).
@@ -182,8 +195,27 @@ impl ParseMemo {
         T: Serialize + DeserializeOwned,
         F: FnOnce() -> (T, bool),
     {
-        let Some(file) = &self.file else { return parse().0 };
-        let Some(stamp) = Stamp::of(path) else { return parse().0 };
+        if self.file.is_none() {
+            return parse().0;
+        }
+        self.get_or_parse_stamped(kind, path, Stamp::of(path), context, parse)
+    }
+
+    /// [`ParseMemo::get_or_parse`] with `path`'s stamp taken by the caller (`None`: a link or
+    /// no stamp, parsed and not remembered), for a reader that needs the `lstat` itself.
+    pub fn get_or_parse_stamped<T, F>(
+        &self,
+        kind: &str,
+        path: &Path,
+        stamp: Option<Stamp>,
+        context: &str,
+        parse: F,
+    ) -> T
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> (T, bool),
+    {
+        let (Some(file), Some(stamp)) = (&self.file, stamp) else { return parse().0 };
         let key = key(kind, path, context);
         let state = self.state.get_or_init(|| Mutex::new(load(file)));
         if let Ok(mut state) = state.lock()

@@ -130,3 +130,25 @@ fn a_disabled_memo_always_parses() {
     memo.save();
     assert_eq!(parses.get(), 2);
 }
+
+#[test]
+fn a_stamp_tells_a_file_from_a_directory_and_a_caller_without_a_stamp_always_parses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = old_file(dir.path(), "a.md", "hello");
+    assert!(Stamp::of(&path).is_some_and(|s| s.is_file()));
+    assert!(Stamp::of(dir.path()).is_some_and(|s| !s.is_file()));
+    settle();
+    let memo_file = dir.path().join("memo.json");
+    let parses = Cell::new(0);
+    for _ in 0..2 {
+        let memo = ParseMemo::at(memo_file.clone());
+        let len: usize = memo.get_or_parse_stamped("len.v1", &path, None, "", || {
+            parses.set(parses.get() + 1);
+            (5, true)
+        });
+        assert_eq!(len, 5);
+        memo.save();
+    }
+    assert_eq!(parses.get(), 2, "without a stamp nothing is remembered");
+    assert!(!memo_file.exists());
+}

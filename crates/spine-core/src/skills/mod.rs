@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use spine_protocol::parse_memo::ParseMemo;
+use spine_protocol::parse_memo::{ParseMemo, Stamp};
 use thiserror::Error;
 
 use crate::workspace::Workspace;
@@ -194,14 +194,14 @@ impl SkillCatalog {
         let mut ordered = roots.to_vec();
         ordered.sort_by_key(|r| r.kind);
         for root in &ordered {
-            for dir in skill_dirs(&root.path) {
+            for dir in skill_dirs(&root.path, memo) {
                 catalog.add(&dir, root.kind, None, &root.path, &mut issues, memo);
             }
         }
         for plugin in plugins {
             let origin =
                 PluginOrigin { name: plugin.plugin.clone(), root: plugin.root.clone(), data: plugin.data.clone() };
-            let dirs = if plugin.single { vec![plugin.dir.clone()] } else { skill_dirs(&plugin.dir) };
+            let dirs = if plugin.single { vec![plugin.dir.clone()] } else { skill_dirs(&plugin.dir, memo) };
             for dir in dirs {
                 catalog.add(&dir, SkillRootKind::System, Some(&origin), &plugin.dir, &mut issues, memo);
             }
@@ -220,7 +220,16 @@ impl SkillCatalog {
         memo: &ParseMemo,
     ) {
         let dir_name = skill_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let read = memo.get_or_parse("skill.v1", &skill_dir.join("SKILL.md"), "", || (read_skill(skill_dir), true));
+        let file = skill_dir.join("SKILL.md");
+        // One `lstat` says whether there is a SKILL.md and stamps it for the memo; a link is
+        // followed (and its skill read each time).
+        let stamp = std::fs::symlink_metadata(&file).ok().and_then(|meta| match meta.file_type().is_symlink() {
+            true => file.is_file().then_some(None),
+            false => Stamp::from_metadata(&meta).filter(Stamp::is_file).map(Some),
+        });
+        // A candidate directory without a SKILL.md is no skill.
+        let Some(stamp) = stamp else { return };
+        let read = memo.get_or_parse_stamped("skill.v1", &file, stamp, "", || (read_skill(skill_dir), true));
         let (parsed, first_line) = match read {
             Ok(read) => read,
             Err(reason) => {
@@ -369,11 +378,24 @@ impl SkillCatalog {
     }
 }
 
-/// The directories of `root` holding a `SKILL.md`, in name order.
-fn skill_dirs(root: &Path) -> Vec<PathBuf> {
+/// The entries of `root` that may be skill directories (directories and links to be followed;
+/// [`SkillCatalog::add`] skips those without a `SKILL.md`), in name order. The listing is
+/// remembered in `memo` while `root` is unchanged: its names, and so their types, change only
+/// with it. A missing root costs one `lstat`, as the listing did.
+fn skill_dirs(root: &Path, memo: &ParseMemo) -> Vec<PathBuf> {
+    let Ok(meta) = std::fs::symlink_metadata(root) else { return Vec::new() };
+    memo.get_or_parse_stamped("skill-dirs.v1", root, Stamp::from_metadata(&meta), "", || (candidates(root), true))
+}
+
+/// The directories and links in `root`, in name order (a listing's own file type spares a
+/// `stat` per entry).
+fn candidates(root: &Path) -> Vec<PathBuf> {
     let Ok(dir) = std::fs::read_dir(root) else { return Vec::new() };
-    let mut dirs: Vec<PathBuf> =
-        dir.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("SKILL.md").is_file()).collect();
+    let mut dirs: Vec<PathBuf> = dir
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().map_or(true, |kind| kind.is_dir() || kind.is_symlink()))
+        .map(|e| e.path())
+        .collect();
     dirs.sort();
     dirs
 }

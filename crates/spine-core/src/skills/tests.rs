@@ -163,3 +163,49 @@ fn only_the_user_selects_or_invokes_a_disable_model_invocation_skill_and_only_th
         Some("Unknown skill: nope".into())
     );
 }
+
+#[test]
+fn a_remembered_listing_still_sees_a_skill_md_added_to_a_listed_directory_and_a_new_directory() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("skills");
+    skill(&root, "b", "---\ndescription: b\n---\nbody\n");
+    std::fs::create_dir_all(root.join("a")).expect("mkdir");
+    std::fs::write(root.join("notes.txt"), "not a skill").expect("write");
+    let memo_file = dir.path().join("memo.json");
+    let roots = [SkillRoot { path: root.clone(), kind: SkillRootKind::Live }];
+    let names = |memo: &ParseMemo| {
+        let (catalog, issues) = SkillCatalog::scan_all(&roots, &[], memo);
+        assert!(issues.is_empty(), "{issues:?}");
+        catalog.entries.iter().map(|e| e.name.clone()).collect::<Vec<_>>()
+    };
+    // Older than the memo's settle time, so the listing and the skill are remembered.
+    std::thread::sleep(spine_protocol::parse_memo::SETTLE + std::time::Duration::from_millis(100));
+    let memo = ParseMemo::at(memo_file.clone());
+    assert_eq!(names(&memo), ["b"]);
+    memo.save();
+    let saved = std::fs::read_to_string(&memo_file).expect("memo written");
+    assert!(saved.contains("skill-dirs.v1"), "the listing is remembered: {saved}");
+
+    // A SKILL.md written into a listed directory leaves the root's stamp as it was.
+    std::fs::write(root.join("a").join("SKILL.md"), "---\ndescription: a\n---\nbody\n").expect("write");
+    assert_eq!(names(&ParseMemo::at(memo_file.clone())), ["a", "b"]);
+    // A new directory changes the root's stamp: listed again.
+    skill(&root, "c", "---\ndescription: c\n---\nbody\n");
+    assert_eq!(names(&ParseMemo::at(memo_file)), ["a", "b", "c"]);
+}
+
+#[test]
+fn a_skill_md_that_is_a_directory_is_no_skill_and_a_linked_one_is_read() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("skills");
+    std::fs::create_dir_all(root.join("odd").join("SKILL.md")).expect("mkdir");
+    std::fs::create_dir_all(root.join("linked")).expect("mkdir");
+    std::fs::write(root.join("linked").join("real.md"), "---\ndescription: via a link\n---\nbody\n").expect("write");
+    std::os::unix::fs::symlink("real.md", root.join("linked").join("SKILL.md")).expect("link");
+    let roots = [SkillRoot { path: root, kind: SkillRootKind::Live }];
+    let memo = ParseMemo::at(dir.path().join("memo.json"));
+    let (catalog, issues) = SkillCatalog::scan_all(&roots, &[], &memo);
+    let names: Vec<_> = catalog.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["linked"]);
+    assert!(issues.is_empty(), "{issues:?}");
+}
