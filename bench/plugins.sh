@@ -69,7 +69,7 @@ try:
         return (time.perf_counter() - start) * 1000
 
     # Installed plugins are older than the two seconds a file must settle before spine
-    # remembers what parsing it gave (`$SPINE_HOME/cache/parsed/<project>.json`); the first runs fill it.
+    # remembers what parsing it gave (`$SPINE_HOME/cache/parsed/<project>.memo`); the first runs fill it.
     time.sleep(2.2)
     # The plugins are loaded: their hooks are listed.
     listed = subprocess.run([binary, "hooks", "list"], cwd=project, env=dict(env, SPINE_HOME=homes["plugins"]),

@@ -4,7 +4,7 @@
 //! parsing of files that have not changed since a run parsed them.
 //!
 //! Contract:
-//! - A memo file belongs to one project (`$SPINE_HOME/cache/parsed/<project>.json`, named as
+//! - A memo file belongs to one project (`$SPINE_HOME/cache/parsed/<project>.memo`, named as
 //!   its session folder is): a run reads the results its project's runs kept, no others.
 //! - An entry is keyed by a kind (the reader and its format version), the file's path and a
 //!   context (what else the result depends on, e.g. the project directory), and holds the
@@ -17,8 +17,11 @@
 //!   [`SETTLE`] (a file written again within one tick of the clock keeps its stamp: git's
 //!   "racily clean" case). A reader says whether a result may be kept (a listing that saw a
 //!   link may not).
-//! - Results from another spine version are ignored: the file records the version that wrote
-//!   it. An unreadable or malformed memo file is an empty memo; nothing is an error.
+//! - The file is a header line (its format and the spine version that wrote it), then a line per
+//!   entry: the key as a JSON string, the stamp, the last use and the result's compact JSON,
+//!   separated by tabs. Loading splits lines and fields; a run deserialises only the results it
+//!   uses. Results from another spine version are ignored; an unreadable or malformed memo
+//!   file is an empty memo; nothing is an error.
 //! - [`ParseMemo::save`] writes the file (a temporary file renamed over it) only when a result
 //!   was added; it keeps the entries used by this run and, of the others, those used within
 //!   [`KEEP_UNUSED`], at most [`MAX_ENTRIES`] in all.
@@ -30,9 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 /// How old a file's stamp must be before its result is remembered.
 pub const SETTLE: Duration = Duration::from_secs(2);
@@ -45,10 +47,9 @@ pub const MAX_ENTRIES: usize = 1024;
 /// reads only what runs in its project parsed.
 pub const DIR: &str = "cache/parsed";
 
-/// A file's identity and state, as `lstat` reports them (in the file: an array of the eight
-/// numbers, in field order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "StampFields", into = "StampFields")]
+/// A file's identity and state, as `lstat` reports them (in the file: the eight numbers, in
+/// field order, separated by spaces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
     dev: u64,
     ino: u64,
@@ -56,21 +57,6 @@ pub struct Stamp {
     size: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
-}
-
-#[derive(Serialize, Deserialize)]
-struct StampFields(u64, u64, u32, u64, i64, i64, i64, i64);
-
-impl From<Stamp> for StampFields {
-    fn from(s: Stamp) -> Self {
-        StampFields(s.dev, s.ino, s.mode, s.size, s.mtime.0, s.mtime.1, s.ctime.0, s.ctime.1)
-    }
-}
-
-impl From<StampFields> for Stamp {
-    fn from(f: StampFields) -> Self {
-        Stamp { dev: f.0, ino: f.1, mode: f.2, size: f.3, mtime: (f.4, f.5), ctime: (f.6, f.7) }
-    }
 }
 
 impl Stamp {
@@ -106,6 +92,28 @@ impl Stamp {
         self.mode & TYPE_BITS == REGULAR
     }
 
+    /// The stamp as the file writes it.
+    fn write_to(&self, out: &mut String) {
+        use std::fmt::Write;
+        let (m, c) = (self.mtime, self.ctime);
+        let _ = write!(out, "{} {} {} {} {} {} {} {}", self.dev, self.ino, self.mode, self.size, m.0, m.1, c.0, c.1);
+    }
+
+    /// A stamp as the file writes it, or `None`.
+    fn parse(text: &str) -> Option<Stamp> {
+        let mut fields = text.split(' ');
+        let mut next = || fields.next();
+        let stamp = Stamp {
+            dev: next()?.parse().ok()?,
+            ino: next()?.parse().ok()?,
+            mode: next()?.parse().ok()?,
+            size: next()?.parse().ok()?,
+            mtime: (next()?.parse().ok()?, next()?.parse().ok()?),
+            ctime: (next()?.parse().ok()?, next()?.parse().ok()?),
+        };
+        next().is_none().then_some(stamp)
+    }
+
     /// Whether the stamp's times are older than `SETTLE` before `now` (seconds, nanoseconds).
     fn settled(&self, now: (i64, i64)) -> bool {
         let newest = self.mtime.max(self.ctime);
@@ -114,13 +122,16 @@ impl Stamp {
     }
 }
 
-/// An entry's key: kind, path and context joined by NUL (which none of them holds).
+/// An entry's key: kind, path and context joined by spaces. Neither a kind nor a context holds
+/// one, so the key is the three's alone (the path is what lies between the first space and the
+/// last), and it needs no escape in the file.
 fn key(kind: &str, path: &Path, context: &str) -> String {
+    debug_assert!(!kind.contains(' ') && !context.contains(' '));
     let path = path.to_string_lossy();
     let mut key = String::with_capacity(kind.len() + path.len() + context.len() + 2);
     for (i, part) in [kind, &path, context].into_iter().enumerate() {
         if i > 0 {
-            key.push('\0');
+            key.push(' ');
         }
         key.push_str(part);
     }
@@ -133,25 +144,9 @@ struct Remembered {
     stamp: Stamp,
     /// When a run last used it (seconds since the epoch).
     used: u64,
-    /// The result's JSON, kept as text: a run deserialises only the results it uses.
-    value: Box<RawValue>,
-}
-
-/// A remembered result in the file, with its key (not `#[serde(flatten)]`: a raw value does not
-/// pass through it).
-#[derive(Debug, Serialize, Deserialize)]
-struct Entry {
-    /// Kind, path and context ([`key`]).
-    key: String,
-    stamp: Stamp,
-    used: u64,
-    value: Box<RawValue>,
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct MemoFile {
-    version: String,
-    entries: Vec<Entry>,
+    /// The result's JSON (compact: one line), kept as text: a run deserialises only the
+    /// results it uses.
+    value: Box<str>,
 }
 
 #[derive(Debug, Default)]
@@ -175,10 +170,10 @@ impl ParseMemo {
     }
 
     /// The memo of `project` in spine's home `spine_home`
-    /// (`<spine_home>/cache/parsed/<project folder name>.json`).
+    /// (`<spine_home>/cache/parsed/<project folder name>.memo`).
     pub fn of_project(spine_home: &Path, project: &Path) -> ParseMemo {
         let name = crate::home::project_folder_name(project);
-        ParseMemo::at(spine_home.join(DIR).join(format!("{name}.json")))
+        ParseMemo::at(spine_home.join(DIR).join(format!("{name}.memo")))
     }
 
     /// A memo that remembers nothing.
@@ -221,7 +216,7 @@ impl ParseMemo {
         if let Ok(mut state) = state.lock()
             && let Some(entry) = state.entries.get(&key)
             && entry.stamp == stamp
-            && let Ok(value) = serde_json::from_str::<T>(entry.value.get())
+            && let Ok(value) = serde_json::from_str::<T>(&entry.value)
         {
             state.used.push(key);
             return value;
@@ -230,10 +225,10 @@ impl ParseMemo {
         let now = now();
         if keep
             && stamp.settled(now)
-            && let Ok(json) = serde_json::value::to_raw_value(&value)
+            && let Ok(json) = serde_json::to_string(&value)
             && let Ok(mut state) = state.lock()
         {
-            let entry = Remembered { stamp, used: now.0.max(0) as u64, value: json };
+            let entry = Remembered { stamp, used: now.0.max(0) as u64, value: json.into_boxed_str() };
             state.entries.insert(key.clone(), entry);
             state.used.push(key);
             state.added = true;
@@ -257,22 +252,58 @@ impl ParseMemo {
                 entry.used = now;
             }
         }
-        let mut entries: Vec<Entry> = state
-            .entries
-            .iter()
-            .filter(|(_, r)| now.saturating_sub(r.used) <= KEEP_UNUSED.as_secs())
-            .map(|(key, r)| Entry { key: key.clone(), stamp: r.stamp, used: r.used, value: r.value.clone() })
-            .collect();
-        entries.sort_by_key(|e| std::cmp::Reverse(e.used));
+        let mut entries: Vec<(&String, &Remembered)> =
+            state.entries.iter().filter(|(_, r)| now.saturating_sub(r.used) <= KEEP_UNUSED.as_secs()).collect();
+        entries.sort_by_key(|(_, r)| std::cmp::Reverse(r.used));
         entries.truncate(MAX_ENTRIES);
-        let memo = MemoFile { version: version(), entries };
-        let _ = write(file, &memo);
+        let _ = write(file, &file_text(&entries));
     }
 }
 
-/// The version that writes and reads memo files.
-fn version() -> String {
-    format!("spine {}", env!("CARGO_PKG_VERSION"))
+/// The first line of a memo file: the format and the spine version that wrote it.
+fn header() -> String {
+    format!("spine parse memo 1, spine {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// A memo file's text: the header, then one line per entry — its key as a JSON string, its
+/// stamp, when it was last used and its value's JSON, separated by tabs (compact JSON holds
+/// no tab and no line break, a file needs no parser to be split).
+fn file_text(entries: &[(&String, &Remembered)]) -> String {
+    use std::fmt::Write;
+    let mut out = header();
+    out.push('\n');
+    for (key, r) in entries {
+        let Ok(key) = serde_json::to_string(key) else { continue };
+        out.push_str(&key);
+        out.push('\t');
+        r.stamp.write_to(&mut out);
+        let _ = write!(out, "\t{}\t", r.used);
+        out.push_str(&r.value);
+        out.push('\n');
+    }
+    out
+}
+
+/// The entries of a memo file's text, or `None` when another version wrote it or a line is
+/// malformed (the memo is then empty).
+fn parse_file(text: &str) -> Option<HashMap<String, Remembered>> {
+    let mut lines = text.split('\n');
+    if lines.next()? != header() {
+        return None;
+    }
+    let mut entries = HashMap::new();
+    for line in lines.filter(|line| !line.is_empty()) {
+        let mut fields = line.splitn(4, '\t');
+        let (key, stamp, used, value) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+        // A key without escapes (every key spine writes but an odd path's) is its text.
+        let key = match key.strip_prefix('"').and_then(|k| k.strip_suffix('"')) {
+            Some(plain) if !plain.bytes().any(|b| b == b'\\' || b == b'"') => plain.to_owned(),
+            _ => serde_json::from_str(key).ok()?,
+        };
+        let entry = Remembered { stamp: Stamp::parse(stamp)?, used: used.parse().ok()?, value: value.into() };
+        entries.insert(key, entry);
+    }
+    Some(entries)
 }
 
 fn now() -> (i64, i64) {
@@ -281,24 +312,15 @@ fn now() -> (i64, i64) {
 }
 
 fn load(file: &Path) -> State {
-    let Ok(bytes) = std::fs::read(file) else { return State::default() };
-    let Ok(memo) = serde_json::from_slice::<MemoFile>(&bytes) else { return State::default() };
-    if memo.version != version() {
-        return State::default();
-    }
-    let entries = memo
-        .entries
-        .into_iter()
-        .map(|e| (e.key, Remembered { stamp: e.stamp, used: e.used, value: e.value }))
-        .collect();
+    let entries = std::fs::read_to_string(file).ok().and_then(|text| parse_file(&text)).unwrap_or_default();
     State { entries, added: false, used: Vec::new() }
 }
 
-fn write(file: &Path, memo: &MemoFile) -> std::io::Result<()> {
+fn write(file: &Path, text: &str) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".parsed.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(memo).map_err(std::io::Error::other)?)?;
+    std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, file).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })

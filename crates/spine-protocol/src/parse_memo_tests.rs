@@ -107,16 +107,41 @@ fn a_malformed_or_foreign_memo_file_is_an_empty_memo() {
     let path = old_file(dir.path(), "a.md", "abc");
     settle();
     let parses = Cell::new(0);
-    let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, "{not json").expect("write");
-    assert_eq!(parse_len(&ParseMemo::at(bad), &path, &parses), 3);
-    let foreign = dir.path().join("foreign.json");
-    let stamp = Stamp::of(&path).expect("stamp");
-    let entry = serde_json::json!({"key": key("len.v1", &path, ""), "stamp": stamp, "used": 0, "value": 99});
-    let text = serde_json::json!({"version": "spine 0.0.0-other", "entries": [entry]});
-    std::fs::write(&foreign, text.to_string()).expect("write");
-    assert_eq!(parse_len(&ParseMemo::at(foreign), &path, &parses), 3, "another version's result is not used");
-    assert_eq!(parses.get(), 2);
+    let memo_at = |name: &str, text: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).expect("write");
+        ParseMemo::at(file)
+    };
+    let mut line = serde_json::to_string(&key("len.v1", &path, "")).expect("key");
+    line.push('\t');
+    Stamp::of(&path).expect("stamp").write_to(&mut line);
+    line.push_str("\t0\t99\n");
+    let good = format!("{}\n{line}", header());
+    assert_eq!(parse_len(&memo_at("good.memo", &good), &path, &parses), 99, "a well-formed entry is used");
+    assert_eq!(parses.get(), 0);
+
+    assert_eq!(parse_len(&memo_at("bad.memo", "{not a memo"), &path, &parses), 3);
+    let torn = format!("{good}\"len.v1 x\t1 2 3\t0\t1\n");
+    assert_eq!(parse_len(&memo_at("torn.memo", &torn), &path, &parses), 3, "one bad line empties the memo");
+    let foreign = format!("spine parse memo 1, spine 0.0.0-other\n{line}");
+    assert_eq!(parse_len(&memo_at("foreign.memo", &foreign), &path, &parses), 3, "another version's is not used");
+    assert_eq!(parses.get(), 3);
+}
+
+#[test]
+fn a_path_with_tabs_quotes_and_line_breaks_is_remembered_like_any_other() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = old_file(dir.path(), "odd\tname \"quoted\"\nnext.md", "hello");
+    settle();
+    let memo_file = dir.path().join("memo.memo");
+    let parses = Cell::new(0);
+    for _ in 0..2 {
+        let memo = ParseMemo::at(memo_file.clone());
+        assert_eq!(parse_len(&memo, &path, &parses), 5);
+        memo.save();
+    }
+    assert_eq!(parses.get(), 1, "the second run uses the remembered result");
+    assert_eq!(std::fs::read_to_string(&memo_file).expect("memo").lines().count(), 2, "a header and one entry");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! What parsing an installed plugin's agents and skills gave is remembered across runs in
-//! `$SPINE_HOME/cache/parsed/<project>.json` while each file is unchanged, through the binary: a run uses
+//! `$SPINE_HOME/cache/parsed/<project>.memo` while each file is unchanged, through the binary: a run uses
 //! the remembered agent directory listing, agent and skill (shown here by editing what the memo
 //! holds), a changed file is parsed again, a file written less than two seconds ago is not
 //! remembered, and an unreadable memo file changes nothing.
@@ -51,26 +51,49 @@ fn memo_file(s: &Sandbox) -> PathBuf {
     let project = s.project().canonicalize().expect("project");
     let name: String =
         project.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    s.home().join("cache/parsed").join(format!("{name}.json"))
+    s.home().join("cache/parsed").join(format!("{name}.memo"))
 }
 
-fn memo(s: &Sandbox) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(memo_file(s)).expect("the memo file")).expect("memo JSON")
+/// The memo file's header line, and each entry's key and line (a JSON key, the stamp, the
+/// last use and the value's JSON, separated by tabs).
+fn memo(s: &Sandbox) -> (String, Vec<(String, String)>) {
+    let text = std::fs::read_to_string(memo_file(s)).expect("the memo file");
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default().to_owned();
+    let entries = lines
+        .map(|line| {
+            let key = line.split('\t').next().unwrap_or_default();
+            (serde_json::from_str::<String>(key).expect("a JSON key"), line.to_owned())
+        })
+        .collect();
+    (header, entries)
 }
 
 /// Rewrites the remembered value of `file` (any kind) with `edit`.
 fn edit_memo(s: &Sandbox, file: &Path, edit: impl Fn(&mut Value)) {
-    let mut m = memo(s);
-    let entries = m["entries"].as_array_mut().expect("entries");
-    let entry =
-        entries.iter_mut().find(|e| key_part(e, 1) == file.to_str().expect("utf8")).expect("an entry for the file");
-    edit(&mut entry["value"]);
-    std::fs::write(memo_file(s), m.to_string()).expect("write memo");
+    let (header, entries) = memo(s);
+    let mut found = false;
+    let mut text = format!("{header}\n");
+    for (key, line) in entries {
+        let mut fields: Vec<String> = line.splitn(4, '\t').map(str::to_owned).collect();
+        if key_part(&key, 1) == file.to_str().expect("utf8") {
+            let mut value: Value = serde_json::from_str(&fields[3]).expect("a JSON value");
+            edit(&mut value);
+            fields[3] = value.to_string();
+            found = true;
+        }
+        text.push_str(&fields.join("\t"));
+        text.push('\n');
+    }
+    assert!(found, "an entry for {}", file.display());
+    std::fs::write(memo_file(s), text).expect("write memo");
 }
 
-/// Part `n` of an entry's key (kind, path, context, joined by NUL).
-fn key_part(entry: &Value, n: usize) -> &str {
-    entry["key"].as_str().and_then(|k| k.split('\0').nth(n)).unwrap_or_default()
+/// Part `n` of a key: its kind (before the first space), path, or context (after the last).
+fn key_part(key: &str, n: usize) -> &str {
+    let (kind, rest) = key.split_once(' ').unwrap_or((key, ""));
+    let (path, context) = rest.rsplit_once(' ').unwrap_or((rest, ""));
+    [kind, path, context][n]
 }
 
 fn listed(init: &Value, field: &str, name: &str) -> bool {
@@ -90,9 +113,8 @@ fn an_unchanged_plugin_file_is_read_from_the_memo_and_a_changed_one_is_parsed_ag
     settle();
     let first = init(&s);
     assert!(listed(&first, "skills", "kit:notes") && listed(&first, "agents", "kit:helper"), "{first}");
-    let kinds: Vec<String> =
-        memo(&s)["entries"].as_array().expect("entries").iter().map(|e| key_part(e, 0).to_owned()).collect();
-    for kind in ["plugin.agent-paths.v1", "plugin.agent.v1", "skill.v1"] {
+    let kinds: Vec<String> = memo(&s).1.iter().map(|(key, _)| key_part(key, 0).to_owned()).collect();
+    for kind in ["plugin.agent-paths.v1", "plugin.agent.v1", "skill-dirs.v1", "skill.v1"] {
         assert!(kinds.iter().any(|k| k == kind), "{kind} remembered: {kinds:?}");
     }
 
@@ -126,5 +148,6 @@ fn a_file_written_within_two_seconds_is_not_remembered_and_a_bad_memo_file_chang
     let after = init(&s);
     assert!(listed(&after, "skills", "kit:notes") && listed(&after, "agents", "kit:helper"), "{after}");
     assert!(hooks_list(&s).contains("Bash"));
-    assert_eq!(memo(&s)["version"], json!(format!("spine {}", env!("CARGO_PKG_VERSION"))), "rewritten whole");
+    let header = format!("spine parse memo 1, spine {}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(memo(&s).0, header, "rewritten whole");
 }

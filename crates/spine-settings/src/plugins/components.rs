@@ -203,15 +203,18 @@ fn inside(root: &Path, manifest: &Path, field: &str, relative: &str) -> Result<P
 /// Canonical paths of plugin directories, resolved cheaply below directories canonicalised
 /// once per load (the stores' caches, where installed plugins live): one `lstat` per name
 /// below such a directory instead of a `readlink` per name of the whole path. A path elsewhere,
-/// or one with a link or `..` below the base, is canonicalised the full way.
+/// or one with a link or `..` below the base, is canonicalised the full way. A directory found
+/// plain on the way (a marketplace's, shared by its plugins) is checked once per load.
 pub(super) struct CanonicalBases {
     bases: Vec<(PathBuf, std::cell::OnceCell<Option<PathBuf>>)>,
+    plain_dirs: KnownDirs,
 }
 
 impl CanonicalBases {
     /// Directories to resolve below, each canonicalised at its first use.
     pub(super) fn new(dirs: impl IntoIterator<Item = PathBuf>) -> Self {
-        CanonicalBases { bases: dirs.into_iter().map(|dir| (dir, std::cell::OnceCell::new())).collect() }
+        let bases = dirs.into_iter().map(|dir| (dir, std::cell::OnceCell::new())).collect();
+        CanonicalBases { bases, plain_dirs: KnownDirs::default() }
     }
 
     /// `path` canonicalised, and whether it is a directory (links followed).
@@ -219,7 +222,8 @@ impl CanonicalBases {
         for (given, canonical) in &self.bases {
             if let Ok(rest) = path.strip_prefix(given)
                 && let Some(base) = canonical.get_or_init(|| given.canonicalize().ok())
-                && let Some(Some((found, kind))) = rest.to_str().and_then(|rest| plain_entry(base, rest))
+                && let Some(Some((found, kind))) =
+                    rest.to_str().and_then(|rest| plain_entry(base, rest, Some(&self.plain_dirs)))
             {
                 // No name below the canonical base is a link: the type is the target's.
                 return Ok((found, kind.is_dir()));
@@ -235,24 +239,35 @@ impl CanonicalBases {
 /// (and `.`), each of which exists and is no symbolic link, the joined path is canonical too.
 /// `None` sends the caller to the full resolution.
 fn plain_below(root: &Path, relative: &str) -> Option<PathBuf> {
-    plain_entry(root, relative).flatten().map(|(path, _)| path)
+    plain_entry(root, relative, None).flatten().map(|(path, _)| path)
 }
 
 /// What `root/relative` is when reached by plain names (and `.`) below the canonical `root`,
 /// checked with one `lstat` per name: `Some(Some((path, type)))`; `Some(None)` when a name
 /// does not exist; `None` when a name is a symbolic link or `..`, or cannot be checked (the
-/// caller resolves the full way).
-fn plain_entry(root: &Path, relative: &str) -> Option<Option<(PathBuf, std::fs::FileType)>> {
+/// caller resolves the full way). A name's directory already in `known` (found plain by this
+/// load) is not checked again; directories found on the way are added to it.
+fn plain_entry(root: &Path, relative: &str, known: Option<&KnownDirs>) -> Option<Option<(PathBuf, std::fs::FileType)>> {
     let mut path = root.to_path_buf();
     let mut kind = None;
-    for component in Path::new(relative).components() {
+    let mut components = Path::new(relative).components().peekable();
+    while let Some(component) = components.next() {
+        let last = components.peek().is_none();
         match component {
             Component::CurDir => {}
             Component::Normal(name) => {
                 path.push(name);
+                if !last && known.is_some_and(|known| known.contains(&path)) {
+                    continue;
+                }
                 match path.symlink_metadata() {
                     Ok(meta) if meta.file_type().is_symlink() => return None,
-                    Ok(meta) => kind = Some(meta.file_type()),
+                    Ok(meta) => {
+                        if let Some(known) = known.filter(|_| !last && meta.is_dir()) {
+                            known.0.borrow_mut().push(path.clone());
+                        }
+                        kind = Some(meta.file_type());
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
                     Err(_) => return None,
                 }
@@ -267,6 +282,17 @@ fn plain_entry(root: &Path, relative: &str) -> Option<Option<(PathBuf, std::fs::
     Some(Some((path, kind)))
 }
 
+/// Directories below a canonical base found to be plain (existing, no link) during one load.
+#[derive(Default)]
+pub(super) struct KnownDirs(std::cell::RefCell<Vec<PathBuf>>);
+
+impl KnownDirs {
+    /// Whether `dir` was found (its bytes compared: a canonical path has one spelling).
+    fn contains(&self, dir: &Path) -> bool {
+        self.0.borrow().iter().any(|known| known.as_os_str() == dir.as_os_str())
+    }
+}
+
 /// The hook or MCP configurations of a plugin: the default file when it exists, then the
 /// manifest's files or inline object; each as (its file, the configuration object). A file's
 /// object may wrap the configuration in its key (`{"hooks": {…}}`, `{"mcpServers": {…}}`).
@@ -278,7 +304,7 @@ fn configs(
     key: &str,
 ) -> Result<Vec<(PathBuf, Value)>, PluginError> {
     let mut files = Vec::new();
-    match plain_entry(root, default) {
+    match plain_entry(root, default, None) {
         Some(Some((file, kind))) if kind.is_file() => files.push(file),
         Some(_) => {}
         None if root.join(default).is_file() => files.push(inside(root, manifest, key, &format!("./{default}"))?),
@@ -384,7 +410,10 @@ fn hooks_replaced(mut hooks: Value, vars: &[Var]) -> Value {
 /// Whether a shell reads `value` as itself wherever it stands, quoted or not: letters, digits
 /// and `/ . _ - + , : @ %`, no other character.
 fn shell_literal(value: &str) -> bool {
-    !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c))
+    !value.is_empty()
+        && value.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'+' | b',' | b':' | b'@' | b'%')
+        })
 }
 
 /// An MCP server's configuration with the variables replaced in `command`, `args`, `env`,

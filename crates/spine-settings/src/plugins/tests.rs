@@ -241,8 +241,11 @@ fn a_plugin_directory_below_a_canonical_base_resolves_as_realpath_does() {
     // The base is reached through a link; below it, one more link and a `..`.
     std::os::unix::fs::symlink(&real, tmp.path().join("home")).expect("link");
     std::os::unix::fs::symlink(tmp.path().join("elsewhere/q"), real.join("cache/m/linked")).expect("link");
+    // A plugin's directory that is a link, in a marketplace directory already found plain.
+    std::os::unix::fs::symlink(real.join("cache/m/p"), real.join("cache/m/p2")).expect("link");
     let bases = components::CanonicalBases::new([tmp.path().join("home/cache")]);
-    for path in ["home/cache/m/p/1.0.0", "home/cache/m/linked", "home/cache/m/p/../p/1.0.0", "elsewhere/q"] {
+    let paths = ["home/cache/m/p/1.0.0", "home/cache/m/linked", "home/cache/m/p/../p/1.0.0", "home/cache/m/p2/1.0.0"];
+    for path in paths.into_iter().chain(["elsewhere/q"]) {
         let path = tmp.path().join(path);
         let realpath = path.canonicalize().expect("realpath");
         assert_eq!(bases.canonical_dir(&path).expect("resolves"), (realpath, true), "{path:?}");
