@@ -112,7 +112,7 @@ pub fn expand_tilde_with(path: &str, home: Option<&Path>) -> Option<PathBuf> {
 const MAX_FOLDER_NAME: usize = 200;
 
 /// The name of `project`'s folder under spine's home (`projects/<name>/`,
-/// `cache/parsed/<name>.json`): its path with every character other than an ASCII letter or
+/// `cache/parsed/<name>.memo`): its path with every character other than an ASCII letter or
 /// digit made `-`; a name longer than 200 characters is cut there and followed by a hash of
 /// the whole path.
 pub fn project_folder_name(project: &Path) -> String {
