@@ -31,8 +31,7 @@ use crate::AssemblyError;
 /// `--model`, or the settings file and its `model` key.
 pub fn build_model(flag: Option<&str>, settings: &Settings) -> Result<Arc<dyn ModelClient>, AssemblyError> {
     let (spec, from) = model_choice(flag, settings)?;
-    let options = client_options(settings, |name| std::env::var(name).ok());
-    spine_models::client_with(&spec, &options).map_err(|source| AssemblyError::ModelClient { from, source })
+    SpecModels::new(settings).client(&spec, from)
 }
 
 /// Builds the models a spec names as `--model` would, with client options made once from the
@@ -51,9 +50,12 @@ impl SpecModels {
     /// The model `spec` names: what `build_model(Some(spec), settings)` builds.
     pub fn build(&self, spec: &str) -> Result<Arc<dyn ModelClient>, AssemblyError> {
         let flag = "--model";
-        let parsed = parse_spec(spec, flag)?;
-        spine_models::client_with(&parsed, &self.options)
-            .map_err(|source| AssemblyError::ModelClient { from: flag.to_owned(), source })
+        self.client(&parse_spec(spec, flag)?, flag.to_owned())
+    }
+
+    /// The client of `spec`; an error names `from`, where the spec came from.
+    fn client(&self, spec: &ModelSpec, from: String) -> Result<Arc<dyn ModelClient>, AssemblyError> {
+        spine_models::client_with(spec, &self.options).map_err(|source| AssemblyError::ModelClient { from, source })
     }
 }
 
