@@ -31,7 +31,8 @@
 //! A batch that fails to become durable (a stream leader dies, a cluster loses its quorum) is
 //! published again ([`crate::mailbox::confirm`]) before anything after it goes out, so an
 //! attempt's reports arrive whole and in order; the batch before a terminal report is durable
-//! before the terminal report is published.
+//! before the terminal report is published, and a batch published again never lands after the
+//! item's terminal report ([`crate::mailbox::ReportLog::publish_again`]).
 //!
 //! Dependencies: [`crate::mailbox`] (where reports go) and [`crate::running`] (why an item was
 //! canceled).

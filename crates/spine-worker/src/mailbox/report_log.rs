@@ -33,6 +33,14 @@ pub trait ReportLog: Send + Sync {
     /// report. `None` when it was already there.
     async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError>;
 
+    /// Publishes one item's batch again after its write failed, and waits until it is durable
+    /// — unless the item's reports already hold a terminal report: the check and the write are
+    /// one step (SQLite: one transaction; JetStream: each publish expects the subject's last
+    /// sequence, read before the check), so a batch never lands after a terminal report that
+    /// another delivery published meanwhile. Reports of the batch already stored are not
+    /// stored again. `false` when a terminal report was there and nothing was published.
+    async fn publish_again(&self, reports: &[Report]) -> Result<bool, MailboxError>;
+
     /// Reads reports in order; the stream ends after the last one unless `query.follow`.
     async fn reports(&self, query: &ReportQuery) -> Result<ReportStream, MailboxError>;
 }
@@ -97,11 +105,12 @@ pub const REPUBLISH_FOR: Duration = Duration::from_secs(30);
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const MAX_PAUSE: Duration = Duration::from_secs(2);
 
-/// Waits for `pending`, the write of `reports`; while it fails, publishes `reports` again
-/// (after a pause that grows) until a write succeeds, `give_up()` (asked before each new try)
-/// says to stop, or
-/// [`REPUBLISH_FOR`] has passed — then the last failure. Reports of a batch whose first write
-/// partly landed keep their order unless a later report landed and an earlier one did not.
+/// Waits for `pending`, the write of one item's `reports`; while it fails, publishes them again
+/// with [`ReportLog::publish_again`] (after a pause that grows) until a write succeeds, the
+/// item's terminal report is found in the log, `give_up()` (asked before each new try) says to
+/// stop, or [`REPUBLISH_FOR`] has passed — then the last failure. Reports of a batch whose
+/// first write partly landed keep their order unless a later report landed and an earlier one
+/// did not.
 pub async fn confirm<'a>(
     log: &dyn ReportLog,
     reports: &[Report],
@@ -124,8 +133,9 @@ pub async fn confirm<'a>(
             return Err(e);
         }
         pause = (pause * 2).min(MAX_PAUSE);
-        result = match log.publish(reports).await {
-            Ok(pending) => pending.await,
+        result = match log.publish_again(reports).await {
+            Ok(true) => Ok(()),
+            Ok(false) => return Err(e),
             Err(e) => Err(e),
         };
     }
@@ -141,10 +151,17 @@ mod tests {
     use super::*;
 
     /// A log whose first `failures` writes fail after the fact (the ack), and that records
-    /// every report it stored.
+    /// every report it stored; `terminal` says another delivery published the terminal report.
     struct Flaky {
         failures: Mutex<usize>,
         stored: Mutex<Vec<String>>,
+        terminal: bool,
+    }
+
+    impl Flaky {
+        fn new(failures: usize, terminal: bool) -> Self {
+            Flaky { failures: Mutex::new(failures), stored: Mutex::new(Vec::new()), terminal }
+        }
     }
 
     #[async_trait]
@@ -166,6 +183,12 @@ mod tests {
         async fn republish_terminal(&self, _: &Report) -> Result<Option<PendingPublish>, MailboxError> {
             Ok(None)
         }
+        async fn publish_again(&self, reports: &[Report]) -> Result<bool, MailboxError> {
+            if self.terminal {
+                return Ok(false);
+            }
+            self.publish(reports).await?.await.map(|()| true)
+        }
         async fn reports(&self, _: &ReportQuery) -> Result<ReportStream, MailboxError> {
             Ok(ReportStream::new(Box::pin(futures_util::stream::empty())))
         }
@@ -185,7 +208,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_batch_whose_write_failed_is_published_again_until_it_is_durable() {
-        let log = Flaky { failures: Mutex::new(3), stored: Mutex::new(Vec::new()) };
+        let log = Flaky::new(3, false);
         let batch = reports();
         let first = log.publish(&batch).await.expect("sent");
         confirm(&log, &batch, first, || Box::pin(async { false })).await.expect("durable in the end");
@@ -194,7 +217,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn confirm_stops_when_told_to_give_up_or_after_the_republish_time() {
-        let log = Flaky { failures: Mutex::new(usize::MAX), stored: Mutex::new(Vec::new()) };
+        let log = Flaky::new(usize::MAX, false);
         let batch = reports();
         let first = log.publish(&batch).await.expect("sent");
         assert!(confirm(&log, &batch, first, || Box::pin(async { true })).await.is_err(), "gave up at once");
@@ -203,5 +226,14 @@ mod tests {
         assert!(confirm(&log, &batch, first, || Box::pin(async { false })).await.is_err(), "never durable");
         assert!(start.elapsed() <= REPUBLISH_FOR, "within the republish time: {:?}", start.elapsed());
         assert!(log.stored.lock().expect("lock").is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn confirm_publishes_nothing_again_once_the_items_terminal_report_is_in_the_log() {
+        let log = Flaky::new(1, true);
+        let batch = reports();
+        let first = log.publish(&batch).await.expect("sent");
+        assert!(confirm(&log, &batch, first, || Box::pin(async { false })).await.is_err(), "not durable");
+        assert!(log.stored.lock().expect("lock").is_empty(), "nothing after the terminal report");
     }
 }

@@ -21,6 +21,7 @@ both_backends!(
     a_superseded_claim_cannot_finish_and_a_redelivery_of_the_finished_item_adds_no_terminal,
     a_worker_whose_claim_was_superseded_stops_the_item_and_publishes_nothing_more,
     a_redelivery_of_an_item_running_here_does_not_start_a_second_copy,
+    a_batch_published_again_stores_what_is_missing_and_never_lands_after_the_terminal_report,
 );
 
 /// How long any wait of these tests may last (a liveness bound).
@@ -244,4 +245,29 @@ async fn a_redelivery_of_an_item_running_here_does_not_start_a_second_copy(backe
     assert_eq!(terminals[0].body.method_id(), "execution_complete");
     assert_eq!(terminals[0].attempt_no, 1, "the first delivery's attempt completed it");
     assert!(reports.iter().all(|r| r.attempt_no == 1), "{:?}", methods(&reports));
+}
+
+async fn a_batch_published_again_stores_what_is_missing_and_never_lands_after_the_terminal_report(backend: Backend) {
+    let h = Harness::with_options(backend, "lease_ms=30000").await;
+    let (progress, terminal) = templates(&h).await;
+    h.submit(&example("fenced")).await;
+    let worker = take(&h, "worker").await;
+    assert_eq!(worker.begin, Begin::Run);
+    let attempt = worker.claim.attempt_no;
+    let nth = |n: u32| Report { protocol_message_id: format!("p{n}"), ..as_fenced(&progress, attempt) };
+
+    // A batch whose first write stored only its first report: the rest goes in, once each.
+    worker.mailbox.publish(&[nth(1)]).await.expect("publish").await.expect("published");
+    assert!(worker.mailbox.publish_again(&[nth(1), nth(2)]).await.expect("again"), "published");
+    let ids = |rs: &[Report]| rs.iter().map(|r| r.protocol_message_id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&h.reports(Some("fenced")).await), ["p1", "p2"]);
+
+    // Once the item's terminal report is out, a batch published again is refused whole.
+    let done = as_fenced(&terminal, attempt);
+    let finished = worker.mailbox.finish(&worker.claim, &[], &done, None).await.expect("finish");
+    finished.expect("the claim holds").pending.await.expect("published");
+    assert!(!worker.mailbox.publish_again(&[nth(3)]).await.expect("again"), "refused");
+    let reports = h.reports(Some("fenced")).await;
+    assert_eq!(ids(&reports), ["p1", "p2", done.protocol_message_id.as_str()], "{:?}", methods(&reports));
+    worker.delivery.lease.ack().await.expect("ack");
 }

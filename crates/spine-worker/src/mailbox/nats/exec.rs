@@ -12,13 +12,10 @@ use futures_util::stream::{BoxStream, StreamExt};
 use serde::{Deserialize, Serialize};
 use spine_protocol::report::Report;
 
-use super::{NatsMailbox, subject_token};
+use super::{CAS_TRIES, NatsMailbox, subject_token};
 use crate::mailbox::{
     Begin, CancelSignal, CancelState, Claim, ClaimStatus, Executions, Finished, MailboxError, ReportLog, SettleTicket,
 };
-
-/// Compare-and-set retries before giving up on a contended record.
-const CAS_TRIES: usize = 16;
 
 /// A record of the executions stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,12 +163,10 @@ impl Executions for NatsMailbox {
                 // The reports before it are durable before the terminal report goes out (their
                 // acks came back during the record's write), published again if they failed —
                 // unless the terminal report is out meanwhile (this worker stalled past its
-                // lease and a redelivery re-published it): they would follow it. A log that
-                // cannot be read says nothing: the next try fails as well or lands in order.
-                let published = || -> BoxFuture<'_, bool> {
-                    Box::pin(async { self.terminal_published(&claim.item_id).await.unwrap_or(false) })
-                };
-                crate::mailbox::confirm(self, before, earlier, published).await?;
+                // lease and a redelivery re-published it): they would follow it, which
+                // `publish_again` checks and refuses in one step.
+                let never = || -> BoxFuture<'_, bool> { Box::pin(std::future::ready(false)) };
+                crate::mailbox::confirm(self, before, earlier, never).await?;
                 let terminal = self.publish_terminal_report(report).await?;
                 return Ok(Some(Finished { pending: terminal, settled: false }));
             }

@@ -5,7 +5,7 @@
 //! | what | stream | subjects | retention |
 //! | --- | --- | --- | --- |
 //! | items | `P_ITEMS` | `p.items` | work queue; one durable pull consumer `p-workers` shared by every worker: explicit ack, `ack_wait` = the lease, `max_deliver` = the mailbox's + 1 |
-//! | reports | `P_REPORTS` | `p.reports.<item>` | limits (kept); one subject per item so that `spine reports --item ID` filters on the server |
+//! | reports | `P_REPORTS` | `p.reports.<item>` | limits (kept); one subject per item so that `spine reports --item ID` filters on the server, and so that a batch published again after a failed write can expect the subject's last sequence (`Nats-Expected-Last-Subject-Sequence`) and never land after the item's terminal report |
 //! | executions | `P_EXEC` | `p.exec.<item>` | limits, 8 per subject: the idempotency store (claim, cancel flag, terminal report per attempt), updated with compare-and-set (`Nats-Expected-Last-Subject-Sequence`) |
 //! | dead letters | `P_DEAD` | `p.dead.<item>` | limits: items that exhausted their deliveries, with the reason in the `Spine-Dead-Reason` header |
 //!
@@ -82,6 +82,9 @@ use names::Names;
 pub use names::subject_token;
 
 use super::MailboxError;
+
+/// Compare-and-set retries before giving up on a contended record or subject.
+const CAS_TRIES: usize = 16;
 
 /// Options of the NATS mailbox.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use futures_util::stream;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use spine_protocol::report::Report;
 
-use super::{SqliteMailbox, parse_report, to_json};
+use super::{SqliteMailbox, latest_terminal, parse_report, to_json};
 use crate::mailbox::{MailboxError, PendingPublish, ReportLog, ReportQuery, ReportStream};
 
 /// The longest pause of a report follower between two polls (it polls again at once while
@@ -18,24 +18,42 @@ const MAX_FOLLOW_PAUSE: Duration = Duration::from_millis(2);
 #[async_trait]
 impl ReportLog for SqliteMailbox {
     async fn publish(&self, reports: &[Report]) -> Result<PendingPublish, MailboxError> {
-        let rows = reports
-            .iter()
-            .map(|r| Ok((r.mailbox_item_id.clone(), to_json(r)?)))
-            .collect::<Result<Vec<_>, MailboxError>>()?;
+        let rows = rows(reports)?;
         if !rows.is_empty() {
             self.call(move |c| {
                 let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                {
-                    let mut insert = tx.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?;
-                    for (item, body) in &rows {
-                        insert.execute(params![item, body])?;
-                    }
-                }
+                insert(&tx, &rows)?;
                 tx.commit()
             })
             .await?;
         }
         Ok(Box::pin(async { Ok(()) }))
+    }
+
+    /// In the transaction that finds no terminal report of the item (stored with its record,
+    /// in `terminals`), the reports of the batch not stored yet.
+    async fn publish_again(&self, reports: &[Report]) -> Result<bool, MailboxError> {
+        let Some(item_id) = reports.first().map(|r| r.mailbox_item_id.clone()) else { return Ok(true) };
+        let rows = rows(reports)?;
+        self.call(move |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if latest_terminal(&tx, &item_id)?.is_some() {
+                return Ok(false);
+            }
+            let mut missing = Vec::with_capacity(rows.len());
+            {
+                let mut stored = tx.prepare_cached("SELECT 1 FROM reports WHERE item_id = ?1 AND body = ?2")?;
+                for (item, body) in rows {
+                    if !stored.exists(params![item, body])? {
+                        missing.push((item, body));
+                    }
+                }
+            }
+            insert(&tx, &missing)?;
+            tx.commit()?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
@@ -100,4 +118,17 @@ impl ReportLog for SqliteMailbox {
         });
         Ok(ReportStream::new(batches.flat_map(stream::iter).boxed()))
     }
+}
+
+/// Each report with its item, as the `reports` table stores them.
+fn rows(reports: &[Report]) -> Result<Vec<(String, String)>, MailboxError> {
+    reports.iter().map(|r| Ok((r.mailbox_item_id.clone(), to_json(r)?))).collect()
+}
+
+fn insert(tx: &rusqlite::Transaction<'_>, rows: &[(String, String)]) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare_cached("INSERT INTO reports (item_id, body) VALUES (?1, ?2)")?;
+    for (item, body) in rows {
+        insert.execute(params![item, body])?;
+    }
+    Ok(())
 }
