@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Failover soak: the scenario of crates/spine-cli/tests/suite/failover.rs at scale. A 3-node
-# JetStream cluster (spine_testkit::nats_cluster, nats-server on PATH) with an R3 mailbox;
-# 3 release `spine worker` processes (--concurrency 4) run ITEMS Bash items (each appends its
+# JetStream cluster (spine_testkit::nats_cluster, running the nats-server scripts/services.sh
+# installs) with an R3 mailbox; 3 release `spine worker` processes (--concurrency 4) run ITEMS Bash items (each appends its
 # id to an effects file) while the items stream's leader is killed (-9), then a second node
 # (quorum lost for 3 s), both are restarted, and a worker is stopped (SIGSTOP) for 3 lease
 # times (the simulated partition) and resumed. Prints items, kills, lost, completed twice,
@@ -17,7 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ITEMS="${1:-5000}"
-command -v nats-server >/dev/null || { echo "nats-server is not on PATH" >&2; exit 1; }
+SPINE_TEST_NATS_SERVER="$(scripts/services.sh bin)"
+export SPINE_TEST_NATS_SERVER
 
 cargo build --release -q -p spine-llm-cli --bin spine
 TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"

@@ -10,14 +10,15 @@
 # Each run: ITEMS calculator assignments submitted first, then the workers start and the clock
 # runs until every item has its terminal report. Prints items/s, the ratio to the floor and the
 # per-item overhead in µs (1/rate - 1/floor rate: wall time per item at that parallelism).
-# Needs nats-server on PATH; the cluster lives in a temp directory and is killed at the end.
+# Runs the nats-server scripts/services.sh installs (installing it when missing); the cluster
+# lives in a temp directory and is killed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ITEMS="${1:-2000}"
 COUNTS="${2:-1 2 4 8}"
 CONCURRENCY=4
-command -v nats-server >/dev/null || { echo "nats-server is not on PATH" >&2; exit 1; }
+NATS_SERVER="$(scripts/services.sh bin)"
 
 cargo build --release -q -p spine-llm-cli --bin spine
 cargo build --release -q -p spine-llm-worker --example scale_out
@@ -46,7 +47,7 @@ http: "127.0.0.1:${HTTP[$i]}"
 jetstream { store_dir: "$SCRATCH/n$i", max_memory_store: 256MB, max_file_store: 4GB }
 cluster { name: "spine-scale", listen: "127.0.0.1:${ROUTE[$i]}", routes: [${ROUTES%, }] }
 CONF
-    nats-server -c "$SCRATCH/n$i.conf" >"$SCRATCH/n$i.log" 2>&1 &
+    "$NATS_SERVER" -c "$SCRATCH/n$i.conf" >"$SCRATCH/n$i.log" 2>&1 &
     PIDS+=("$!")
 done
 # Ready once every node reports the same meta leader (as spine_testkit::nats_cluster waits).

@@ -3,7 +3,8 @@
 # services they use, checks formatting, lints and docs, runs the whole test suite, and stops
 # the services again.
 #
-#   - nats-server (Debian package) with JetStream on 127.0.0.1, for the worker's NATS backend;
+#   - nats-server (the official binary from PyPI, pinned in tests/services) with JetStream on
+#     127.0.0.1, for the worker's NATS backend and its clusters;
 #   - tmux (Debian package), a real terminal for the terminal tests;
 #   - chromium (Debian package), headless, to open the page `spine trace html` writes;
 #   - jq (Debian package), which the guard hooks of the hook tests use;

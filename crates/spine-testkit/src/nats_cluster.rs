@@ -1,5 +1,5 @@
-//! A NATS JetStream cluster of real `nats-server` processes on loopback, for tests of the
-//! clustered mailbox and failover soaks.
+//! A NATS JetStream cluster of real `nats-server` processes ([`crate::nats::server_binary`]) on
+//! loopback, for tests of the clustered mailbox and failover soaks.
 //!
 //! [`NatsCluster::start`] starts `size` nodes (`n1`, `n2`, …), each with its own client,
 //! route and monitoring port on 127.0.0.1 (free ports picked when the cluster starts), its
@@ -104,14 +104,14 @@ impl NatsCluster {
     fn spawn(&mut self, node: usize) -> io::Result<()> {
         let n = &mut self.nodes[node];
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&n.log)?;
-        let child = Command::new("nats-server")
+        let child = Command::new(crate::nats::server_binary())
             .arg("-c")
             .arg(&n.config)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot start nats-server (is it on PATH?): {e}")))?;
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot start nats-server: {e}")))?;
         n.child = Some(child);
         Ok(())
     }

@@ -154,6 +154,14 @@ impl NatsMailbox {
             return Err(err(format!("invalid prefix `{}` (use letters, digits, `-`, `_`)", options.prefix)));
         }
         let client = connect_with_retry(url, &seeds, &options, observe).await?;
+        let version = client.server_info().version;
+        if options.stream.replicas > 1 && !serialises_subject_writes(&version) {
+            tracing::warn!(
+                "{url}: nats-server {version} may accept two compare-and-set writes on one subject of a replicated \
+                 stream (fixed in 2.11): the mailbox's fencing relies on them, so an item could complete twice \
+                 after a failover; upgrade the servers"
+            );
+        }
         let js = jetstream::ContextBuilder::new().max_ack_inflight(20_000).build(client.clone());
         let names = Names::new(&options.prefix);
         let create = |name: &str, subjects: Vec<String>, retention: RetentionPolicy, per_subject: i64| {
@@ -210,5 +218,33 @@ impl NatsMailbox {
                 pull: Mutex::new(None),
             }),
         })
+    }
+}
+
+/// Whether a server of `version` checks `Nats-Expected-Last-Subject-Sequence` as part of a
+/// replicated write (2.11 and later): older ones checked it on the leader before proposing,
+/// so two writes in flight at once, one expecting "no message" on a subject, or one arriving
+/// while a new leader still applied its log, could all be stored (nats-server issues 4320,
+/// 5644, 6194). An unreadable version counts as a new one.
+fn serialises_subject_writes(version: &str) -> bool {
+    let mut parts = version.trim_start_matches('v').split(['.', '-']).map(|p| p.parse::<u64>());
+    match (parts.next(), parts.next()) {
+        (Some(Ok(major)), Some(Ok(minor))) => (major, minor) >= (2, 11),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serialises_subject_writes;
+
+    #[test]
+    fn servers_before_2_11_are_known_not_to_serialise_compare_and_set_writes_on_a_subject() {
+        for old in ["2.9.10", "v2.10.26", "1.4.0"] {
+            assert!(!serialises_subject_writes(old), "{old}");
+        }
+        for new in ["2.11.0", "2.15.1", "v3.0.0-beta.1", "unknown"] {
+            assert!(serialises_subject_writes(new), "{new}");
+        }
     }
 }
