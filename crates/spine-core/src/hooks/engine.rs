@@ -207,11 +207,15 @@ impl HookRuntime {
                 }
                 (GroupMode::Concurrent, _) => {
                     let snapshot = input.clone();
-                    let results = join_all(members.iter().map(|hook| {
+                    // Every hook of the group is announced before any starts, as Claude Code
+                    // does: a quick one may otherwise end within its first poll, before the
+                    // next one's start is told.
+                    let executions: Vec<Execution> =
+                        members.iter().map(|hook| Execution::start(self.observer(), hook, &snapshot)).collect();
+                    let results = join_all(members.iter().zip(&executions).map(|(hook, execution)| {
                         let snapshot = &snapshot;
                         async move {
                             let started = Instant::now();
-                            let execution = Execution::start(self.observer(), hook, snapshot);
                             let (result, raw) = raw::capture(hook.hook.start(ctx, snapshot)).await;
                             execution.end(self.observer(), hook, &result, raw.as_ref());
                             (result, started.elapsed())

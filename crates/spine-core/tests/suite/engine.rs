@@ -54,6 +54,43 @@ async fn concurrent_group_answers_merge_in_configuration_order_not_completion_or
     assert_eq!(results(&outcome.messages)[0].content, "value=20", "the later hook in configuration order wins");
 }
 
+/// Records the hooks' started and ended events, in order.
+#[derive(Default)]
+struct HookEvents(std::sync::Mutex<Vec<String>>);
+
+impl spine_core::observer::RunObserver for HookEvents {
+    fn on_event(&self, event: &spine_core::observer::RunEvent<'_>) {
+        use spine_core::observer::RunEvent;
+        let line = match event {
+            RunEvent::HookStarted { hook_id, .. } => format!("started {hook_id}"),
+            RunEvent::HookEnded { hook_id, .. } => format!("ended {hook_id}"),
+            _ => return,
+        };
+        self.0.lock().expect("lock").push(line);
+    }
+}
+
+#[tokio::test]
+async fn every_hook_of_a_concurrent_group_is_announced_before_any_ends_even_one_answering_at_once() {
+    let mut h = Harness::new();
+    let at_once = |id: &'static str| {
+        HookSpec::new(
+            id,
+            hook_fn(|_c: &HookContext, _i: &PreToolUseInput| Ok(HookOutput::new(PreToolUseAction::default()))),
+        )
+    };
+    h.hooks.add_group::<PreToolUse>(HookGroup {
+        matcher: Matcher::All,
+        mode: GroupMode::Concurrent,
+        hooks: vec![at_once("first"), at_once("second")],
+    });
+    let events = Arc::new(HookEvents::default());
+    h.observer = Some(Arc::clone(&events) as Arc<dyn spine_core::observer::RunObserver>);
+    h.run("go", vec![calls(&[("c1", "value", json!({"value": 1}))]), text("ok")]).await;
+    let events = events.0.lock().expect("lock").clone();
+    assert_eq!(events, ["started first", "started second", "ended first", "ended second"]);
+}
+
 #[tokio::test]
 async fn in_a_concurrent_group_an_earlier_block_discards_later_answers() {
     let mut h = Harness::new();

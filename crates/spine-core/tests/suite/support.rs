@@ -141,6 +141,7 @@ pub struct Harness {
     pub cancel: CancellationToken,
     pub reports: Option<Arc<spine_core::reports::ReportCollector>>,
     pub configure: Option<Configure>,
+    pub observer: Option<Arc<dyn spine_core::observer::RunObserver>>,
 }
 
 impl Harness {
@@ -166,6 +167,7 @@ impl Harness {
             cancel: CancellationToken::new(),
             reports: None,
             configure: None,
+            observer: None,
         }
     }
 
@@ -202,16 +204,16 @@ impl Harness {
             config,
         };
         let transcript = Transcript::open(self.dir.path().join("session.jsonl")).expect("transcript");
-        let outcome = agent
-            .run(
-                RunRequest::new("s1", transcript)
-                    .prompt(if prompt.is_empty() { None } else { Some(prompt.to_owned()) })
-                    .history(history)
-                    .deferred(deferred)
-                    .cancel(self.cancel.clone())
-                    .reports(self.reports.clone()),
-            )
-            .await;
+        let mut request = RunRequest::new("s1", transcript)
+            .prompt(if prompt.is_empty() { None } else { Some(prompt.to_owned()) })
+            .history(history)
+            .deferred(deferred)
+            .cancel(self.cancel.clone())
+            .reports(self.reports.clone());
+        if let Some(observer) = self.observer {
+            request = request.observer(observer);
+        }
+        let outcome = agent.run(request).await;
         match (validate_pairing(&outcome.messages), &outcome.deferred) {
             (Ok(()), None) => {}
             (Err(spine_protocol::pairing::PairingError::Unanswered { role: "end", pending, .. }), Some(call))
