@@ -11,7 +11,10 @@
 //!   file's [`Stamp`] when it was parsed and the result as JSON. A lookup takes the file's
 //!   stamp again (one `lstat`); any difference — device, inode, size, mode, modification or
 //!   change time to the nanosecond — and the file is parsed again. The change time cannot be
-//!   set by a program, so an edit, a rename over the file or a `chmod` always shows.
+//!   set by a program, so an edit, a rename over the file or a `chmod` always shows. A result
+//!   read from more files than its key's carries their stamps ([`Stamp`] serialises as its
+//!   text) and is used only when its reader's check of them passes
+//!   ([`ParseMemo::get_or_parse_checked`]).
 //! - Only regular files and directories are remembered (a symbolic link is never: its target
 //!   can change without the link's stamp changing), and only once their stamp is older than
 //!   [`SETTLE`] (a file written again within one tick of the clock keeps its stamp: git's
@@ -99,19 +102,25 @@ impl Stamp {
         let _ = write!(out, "{} {} {} {} {} {} {} {}", self.dev, self.ino, self.mode, self.size, m.0, m.1, c.0, c.1);
     }
 
-    /// A stamp as the file writes it, or `None`.
+    /// A stamp as the file writes it, or `None`. Read byte by byte: a memo file holds one per
+    /// entry, and `str::split` with `str::parse` cost several times as much.
     fn parse(text: &str) -> Option<Stamp> {
-        let mut fields = text.split(' ');
-        let mut next = || fields.next();
+        let mut numbers = Numbers(text.as_bytes());
         let stamp = Stamp {
-            dev: next()?.parse().ok()?,
-            ino: next()?.parse().ok()?,
-            mode: next()?.parse().ok()?,
-            size: next()?.parse().ok()?,
-            mtime: (next()?.parse().ok()?, next()?.parse().ok()?),
-            ctime: (next()?.parse().ok()?, next()?.parse().ok()?),
+            dev: numbers.next_u64()?,
+            ino: numbers.next_u64()?,
+            mode: u32::try_from(numbers.next_u64()?).ok()?,
+            size: numbers.next_u64()?,
+            mtime: (numbers.next_i64()?, numbers.next_i64()?),
+            ctime: (numbers.next_i64()?, numbers.next_i64()?),
         };
-        next().is_none().then_some(stamp)
+        numbers.0.is_empty().then_some(stamp)
+    }
+
+    /// Whether the stamp's times are older than [`SETTLE`] now: a result read under it may be
+    /// remembered (see the module contract).
+    pub fn is_settled(&self) -> bool {
+        self.settled(now())
     }
 
     /// Whether the stamp's times are older than `SETTLE` before `now` (seconds, nanoseconds).
@@ -119,6 +128,52 @@ impl Stamp {
         let newest = self.mtime.max(self.ctime);
         let limit = (now.0 - SETTLE.as_secs() as i64, now.1);
         newest < limit
+    }
+}
+
+/// Decimal numbers separated by single spaces (a stamp's text), read from the front.
+struct Numbers<'a>(&'a [u8]);
+
+impl Numbers<'_> {
+    /// The next number, without sign; `None` when it is missing, empty, not digits or too large.
+    fn next_u64(&mut self) -> Option<u64> {
+        let end = self.0.iter().position(|&b| b == b' ').unwrap_or(self.0.len());
+        let (digits, rest) = self.0.split_at(end);
+        self.0 = rest.strip_prefix(b" ").unwrap_or(rest);
+        if digits.is_empty() || (rest.first() == Some(&b' ') && self.0.is_empty()) {
+            return None;
+        }
+        digits.iter().try_fold(0u64, |n, &b| match b {
+            b'0'..=b'9' => n.checked_mul(10)?.checked_add(u64::from(b - b'0')),
+            _ => None,
+        })
+    }
+
+    /// The next number, with an optional leading `-`.
+    fn next_i64(&mut self) -> Option<i64> {
+        let negative = self.0.first() == Some(&b'-');
+        if negative {
+            self.0 = &self.0[1..];
+        }
+        let magnitude = i64::try_from(self.next_u64()?).ok()?;
+        Some(if negative { -magnitude } else { magnitude })
+    }
+}
+
+/// A stamp in a remembered result (of a reader that depends on more files than its key's):
+/// its text, the eight numbers.
+impl Serialize for Stamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut text = String::with_capacity(64);
+        self.write_to(&mut text);
+        serializer.serialize_str(&text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Stamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Stamp::parse(&text).ok_or_else(|| serde::de::Error::custom("not a file stamp"))
     }
 }
 
@@ -210,15 +265,41 @@ impl ParseMemo {
         T: Serialize + DeserializeOwned,
         F: FnOnce() -> (T, bool),
     {
+        self.get_or_parse_checked(kind, path, stamp, context, |_| true, parse)
+    }
+
+    /// [`ParseMemo::get_or_parse_stamped`] for a result that depends on more than `path`: a
+    /// remembered result is used only when `still_valid` says so (it checks the other files'
+    /// stamps the result carries); else `parse()` runs and its result replaces it.
+    pub fn get_or_parse_checked<T, F, C>(
+        &self,
+        kind: &str,
+        path: &Path,
+        stamp: Option<Stamp>,
+        context: &str,
+        still_valid: C,
+        parse: F,
+    ) -> T
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> (T, bool),
+        C: FnOnce(&T) -> bool,
+    {
         let (Some(file), Some(stamp)) = (&self.file, stamp) else { return parse().0 };
         let key = key(kind, path, context);
         let state = self.state.get_or_init(|| Mutex::new(load(file)));
-        if let Ok(mut state) = state.lock()
-            && let Some(entry) = state.entries.get(&key)
-            && entry.stamp == stamp
-            && let Ok(value) = serde_json::from_str::<T>(&entry.value)
-        {
-            state.used.push(key);
+        let remembered = match state.lock() {
+            Ok(state) => state
+                .entries
+                .get(&key)
+                .filter(|entry| entry.stamp == stamp)
+                .and_then(|entry| serde_json::from_str::<T>(&entry.value).ok()),
+            Err(_) => None,
+        };
+        if let Some(value) = remembered.filter(|value| still_valid(value)) {
+            if let Ok(mut state) = state.lock() {
+                state.used.push(key);
+            }
             return value;
         }
         let (value, keep) = parse();

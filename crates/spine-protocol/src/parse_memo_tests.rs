@@ -177,3 +177,20 @@ fn a_stamp_tells_a_file_from_a_directory_and_a_caller_without_a_stamp_always_par
     assert_eq!(parses.get(), 2, "without a stamp nothing is remembered");
     assert!(!memo_file.exists());
 }
+
+#[test]
+fn a_stamps_text_reads_back_as_the_stamp_and_anything_else_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let stamp = Stamp::of(&old_file(dir.path(), "f", "x")).expect("stamp");
+    let mut text = String::new();
+    stamp.write_to(&mut text);
+    assert_eq!(Stamp::parse(&text), Some(stamp));
+    let json = serde_json::to_string(&stamp).expect("serialises");
+    assert_eq!(serde_json::from_str::<Stamp>(&json).expect("deserialises"), stamp);
+    assert_eq!(Stamp::parse("1 2 3 4 -5 6 -7 8").map(|s| (s.mtime, s.ctime)), Some(((-5, 6), (-7, 8))));
+    for bad in ["", "1 2 3 4 5 6 7", "1 2 3 4 5 6 7 8 9", "1 2 3 4 5 6 7 8 ", "1  2 3 4 5 6 7 8", "1 2 x 4 5 6 7 8"] {
+        assert_eq!(Stamp::parse(bad), None, "{bad:?}");
+    }
+    assert_eq!(Stamp::parse("1 2 4294967296 4 5 6 7 8"), None, "a mode beyond u32");
+    assert_eq!(Stamp::parse("18446744073709551616 2 3 4 5 6 7 8"), None, "beyond u64");
+}

@@ -162,6 +162,7 @@ impl Settings {
                 }
             }
         }
+        let parse_memo = SharedMemo::of_project(d.spine_home, d.project_dir);
         let plugins = crate::plugins::load(&crate::plugins::Request {
             layers: &layers,
             withheld_layers: &withheld,
@@ -170,11 +171,12 @@ impl Settings {
             home: d.home,
             project_dir: d.project_dir,
             plugin_dirs: d.plugin_dirs,
+            memo: &parse_memo,
         });
         layers.extend(plugins.layers);
         let mut settings = Self::from_layers(layers)?;
         settings.plugins = plugins.plugins;
-        settings.parse_memo = SharedMemo::of_project(d.spine_home, d.project_dir);
+        settings.parse_memo = parse_memo;
         settings.withheld_plugins = plugins.withheld;
         settings.warnings.extend(plugins.warnings);
         settings.notes.extend(plugins.notes);

@@ -1,7 +1,7 @@
-//! What parsing an installed plugin's agents and skills gave is remembered across runs in
-//! `$SPINE_HOME/cache/parsed/<project>.memo` while each file is unchanged, through the binary: a run uses
-//! the remembered agent directory listing, agent and skill (shown here by editing what the memo
-//! holds), a changed file is parsed again, a file written less than two seconds ago is not
+//! What reading an installed plugin's files, agents and skills gave is remembered across runs in
+//! `$SPINE_HOME/cache/parsed/<project>.memo` while each file is unchanged, through the binary: a
+//! run uses the remembered hooks, agent directory listing, agent and skill (shown here by editing
+//! what the memo holds), a changed file is parsed again, a file written less than two seconds ago is not
 //! remembered, and an unreadable memo file changes nothing.
 
 use std::path::{Path, PathBuf};
@@ -114,7 +114,7 @@ fn an_unchanged_plugin_file_is_read_from_the_memo_and_a_changed_one_is_parsed_ag
     let first = init(&s);
     assert!(listed(&first, "skills", "kit:notes") && listed(&first, "agents", "kit:helper"), "{first}");
     let kinds: Vec<String> = memo(&s).1.iter().map(|(key, _)| key_part(key, 0).to_owned()).collect();
-    for kind in ["plugin.agent-paths.v1", "plugin.agent.v1", "skill-dirs.v1", "skill.v1"] {
+    for kind in ["plugin.files.v1", "plugin.agent-paths.v1", "plugin.agent.v1", "skill-dirs.v1", "skill.v1"] {
         assert!(kinds.iter().any(|k| k == kind), "{kind} remembered: {kinds:?}");
     }
 
@@ -123,15 +123,22 @@ fn an_unchanged_plugin_file_is_read_from_the_memo_and_a_changed_one_is_parsed_ag
     let agent = root.join("agents/helper.md");
     edit_memo(&s, &skill, |v| v["Ok"][0]["name"] = json!("remembered"));
     edit_memo(&s, &agent, |v| v["Ok"][0]["name"] = json!("remembered-agent"));
+    edit_memo(&s, &root, |v| v["Ok"]["hooks"][0][1]["PreToolUse"][0]["hooks"][0]["command"] = json!("remembered-hook"));
     let second = init(&s);
     assert!(listed(&second, "skills", "kit:remembered") && !listed(&second, "skills", "kit:notes"), "{second}");
     assert!(listed(&second, "agents", "kit:remembered-agent"), "{second}");
+    assert!(hooks_list(&s).contains("remembered-hook"), "{}", hooks_list(&s));
 
     // A changed file (same size, so only its times and content differ) is parsed again.
     std::fs::write(&skill, "---\nname: NOTES\ndescription: Takes notes.\n---\nBody\n").expect("edit skill");
     std::fs::write(&agent, "---\nname: HELPER\ndescription: Helps.\n---\nYou help.\n").expect("edit agent");
+    let hooks = root.join("hooks/hooks.json");
+    let text = std::fs::read_to_string(&hooks).expect("hooks").replace("\"true\"", "\"echo\"");
+    std::fs::write(&hooks, text).expect("edit hooks");
     let third = init(&s);
     assert!(listed(&third, "skills", "kit:NOTES") && listed(&third, "agents", "kit:HELPER"), "{third}");
+    let listing = hooks_list(&s);
+    assert!(listing.contains("echo") && !listing.contains("remembered-hook"), "{listing}");
 }
 
 #[test]

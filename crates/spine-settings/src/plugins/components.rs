@@ -1,16 +1,22 @@
-//! One plugin's components, found and checked: [`read`] (see the `plugins` module contract).
+//! One plugin as this run loads it ([`Reader::read`], see the `plugins` module contract): its
+//! files' reading ([`super::files`]) taken from the parse memo while none of them changed,
+//! then what depends on who enabled it and for which project — its id, data directory, and
+//! its hook and MCP layers with the plugin variables replaced.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use spine_protocol::parse_memo::{ParseMemo, Stamp};
 
-use super::manifest::{Config, MANIFEST, Manifest, Paths};
+use super::files::{Files, read_files};
+use super::paths::{CanonicalBases, Watch};
 use super::{INLINE, PluginError, Store};
 use crate::source::{Origin, PluginOrigin, SettingsLayer, type_name};
 use crate::trust::Scope;
 
 /// Where a plugin's skills are.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SkillSource {
     /// A directory of `<name>/SKILL.md` skills.
     Directory(PathBuf),
@@ -63,287 +69,134 @@ pub(super) struct Read {
     pub(super) notes: Vec<String>,
 }
 
-/// Reads the plugin at `root`; `installed_as` is the name of an installed plugin's id, its name
-/// when it has no manifest (its directory is then a version's, not the plugin's name).
-pub(super) fn read(
-    root: &Path,
-    marketplace: Option<&str>,
-    installed_as: Option<&str>,
-    (store, bases): (&Store, &CanonicalBases),
-    scope: Scope,
-    enabled_by: &str,
-    project_dir: &Path,
-) -> Result<Read, PluginError> {
-    let (root, is_dir) = bases
-        .canonical_dir(root)
-        .map_err(|e| PluginError::new(root, "(directory)", format!("cannot open the plugin's directory: {e}")))?;
-    if !is_dir {
-        return Err(PluginError::new(&root, "(directory)", "is not a directory"));
-    }
-    let manifest_read = Manifest::read(&root)?;
-    let mut m = manifest_read.manifest;
-    if let Some(name) = installed_as.filter(|_| !m.present) {
-        name.clone_into(&mut m.name);
-    }
-    let manifest_file = root.join(MANIFEST);
-    let id = format!("{}@{}", m.name, marketplace.unwrap_or(INLINE));
-    let data = store.data_dir(&id);
+/// What reading plugins needs besides each plugin's directory: spine's store (data
+/// directories), the canonical bases of the stores' caches, the parse memo and the project.
+pub(super) struct Reader<'a> {
+    pub(super) store: &'a Store,
+    pub(super) bases: CanonicalBases,
+    pub(super) memo: &'a ParseMemo,
+    pub(super) project_dir: &'a Path,
+}
 
-    let inside = |field: &str, relative: &str| inside(&root, &manifest_file, field, relative);
-    let defaults = |name: &str, dir: &str, field: &Paths| -> Result<Vec<PathBuf>, PluginError> {
-        match &field.0 {
-            Some(list) => list.iter().map(|p| inside(name, p)).collect(),
-            None => Ok(existing(&root, dir).into_iter().collect()),
-        }
-    };
-    let commands = defaults("commands", "commands", &m.commands)?;
-    let agents = defaults("agents", "agents", &m.agents)?;
-    let output_styles = defaults("outputStyles", "output-styles", &m.output_styles)?;
-    let mut skills: Vec<SkillSource> = existing(&root, "skills").into_iter().map(SkillSource::Directory).collect();
-    for p in m.skills.0.iter().flatten() {
-        let dir = inside("skills", p)?;
-        skills.push(match dir.join("SKILL.md").is_file() {
-            true => SkillSource::Single(dir),
-            false => SkillSource::Directory(dir),
-        });
-    }
-    if skills.is_empty() && m.skills.0.is_none() && root.join("SKILL.md").is_file() {
-        skills.push(SkillSource::Single(root.clone()));
-    }
+/// The parse memo's kind for a plugin's [`Files`].
+const FILES_KIND: &str = "plugin.files.v1";
 
-    let origin = |file: &Path| {
-        Origin::Plugin(Box::new(PluginOrigin {
-            id: id.clone(),
-            file: file.to_path_buf(),
-            root: root.clone(),
-            data: data.clone(),
-            enabled_by: scope,
-        }))
-    };
-    let vars = [
-        Var::new(["CLAUDE_PLUGIN_ROOT", "${CLAUDE_PLUGIN_ROOT}", "$CLAUDE_PLUGIN_ROOT"], &root),
-        Var::new(["CLAUDE_PLUGIN_DATA", "${CLAUDE_PLUGIN_DATA}", "$CLAUDE_PLUGIN_DATA"], &data),
-        Var::new(["CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"], project_dir),
-    ];
-    let mut layers = Vec::new();
-    let mut hook_files = Vec::new();
-    for (file, hooks) in configs(&root, &manifest_file, "hooks/hooks.json", m.hooks.as_ref(), "hooks")? {
-        let mut layer = Map::new();
-        layer.insert("hooks".to_owned(), hooks_replaced(hooks, &vars));
-        layers.push(SettingsLayer { origin: origin(&file), value: layer });
-        hook_files.push(file);
-    }
-    let mut mcp_servers = Vec::new();
-    for (file, servers) in configs(&root, &manifest_file, ".mcp.json", m.mcp_servers.as_ref(), "mcpServers")? {
-        let Value::Object(servers) = servers else {
-            return Err(PluginError::new(
-                &file,
-                "mcpServers",
-                format!("expected an object, found {}", type_name(&servers)),
-            ));
-        };
-        let mut named = Map::new();
-        for (server, config) in servers {
-            let name = format!("plugin:{}:{server}", m.name);
-            named.insert(name.clone(), server_config(config, &vars));
-            mcp_servers.push(name);
+impl Reader<'_> {
+    /// Reads the plugin at `root`; `installed_as` is the name of an installed plugin's id, its
+    /// name when it has no manifest (its directory is then a version's, not the plugin's name).
+    /// Its files come from the parse memo while none of them changed.
+    pub(super) fn read(
+        &self,
+        root: &Path,
+        marketplace: Option<&str>,
+        installed_as: Option<&str>,
+        scope: Scope,
+        enabled_by: &str,
+    ) -> Result<Read, PluginError> {
+        let (root, meta) = self
+            .bases
+            .canonical(root)
+            .map_err(|e| PluginError::new(root, "(directory)", format!("cannot open the plugin's directory: {e}")))?;
+        if !meta.is_dir() {
+            return Err(PluginError::new(&root, "(directory)", "is not a directory"));
         }
-        let mut layer = Map::new();
-        layer.insert("mcpServers".to_owned(), Value::Object(named));
-        layers.push(SettingsLayer { origin: origin(&file), value: layer });
-    }
-    // The data directory is for code the plugin runs (hooks, MCP servers): made for those.
-    if !layers.is_empty() && !data.is_dir() {
-        std::fs::create_dir_all(&data).map_err(|e| {
-            PluginError::new(&data, "(directory)", format!("cannot create the plugin's data directory: {e}"))
+        let still_valid =
+            |files: &Result<Files, PluginError>| files.as_ref().is_ok_and(|f| Watch::holds(&root, &f.deps));
+        let stamp = Stamp::from_metadata(&meta);
+        let files = self.memo.get_or_parse_checked(FILES_KIND, &root, stamp, "-", still_valid, || {
+            let mut watch = Watch::new();
+            let read = read_files(&root, &mut watch).map(|files| Files { deps: watch.deps.clone(), ..files });
+            let keep = read.is_ok() && watch.keep && watch.settled();
+            (read.map(|files| files.relative(&root)), keep)
         })?;
-    }
-    let plugin = Plugin {
-        id,
-        name: m.name,
-        marketplace: marketplace.map(str::to_owned),
-        root,
-        data,
-        version: m.version,
-        description: m.description,
-        default_enabled: m.default_enabled,
-        enabled_by: enabled_by.to_owned(),
-        scope,
-        commands,
-        agents,
-        skills,
-        output_styles,
-        hook_files,
-        mcp_servers,
-    };
-    Ok(Read { plugin, layers, warnings: manifest_read.warnings, notes: manifest_read.notes })
-}
-
-/// `root/dir` when it is a directory.
-fn existing(root: &Path, dir: &str) -> Option<PathBuf> {
-    let path = root.join(dir);
-    path.is_dir().then_some(path)
-}
-
-/// `relative` (a manifest path) resolved under `root`, refused when it leaves it (links
-/// resolved) or does not exist.
-fn inside(root: &Path, manifest: &Path, field: &str, relative: &str) -> Result<PathBuf, PluginError> {
-    if let Some(plain) = plain_below(root, relative) {
-        return Ok(plain);
-    }
-    let joined = root.join(relative);
-    let resolved =
-        joined.canonicalize().map_err(|e| PluginError::new(manifest, field, format!("{relative:?}: {e}")))?;
-    match resolved.starts_with(root) {
-        true => Ok(resolved),
-        false => Err(PluginError::new(manifest, field, format!("{relative:?} leads outside the plugin's directory"))),
-    }
-}
-
-/// Canonical paths of plugin directories, resolved cheaply below directories canonicalised
-/// once per load (the stores' caches, where installed plugins live): one `lstat` per name
-/// below such a directory instead of a `readlink` per name of the whole path. A path elsewhere,
-/// or one with a link or `..` below the base, is canonicalised the full way. A directory found
-/// plain on the way (a marketplace's, shared by its plugins) is checked once per load.
-pub(super) struct CanonicalBases {
-    bases: Vec<(PathBuf, std::cell::OnceCell<Option<PathBuf>>)>,
-    plain_dirs: KnownDirs,
-}
-
-impl CanonicalBases {
-    /// Directories to resolve below, each canonicalised at its first use.
-    pub(super) fn new(dirs: impl IntoIterator<Item = PathBuf>) -> Self {
-        let bases = dirs.into_iter().map(|dir| (dir, std::cell::OnceCell::new())).collect();
-        CanonicalBases { bases, plain_dirs: KnownDirs::default() }
+        self.assemble(files.under(&root), marketplace, installed_as, scope, enabled_by, root)
     }
 
-    /// `path` canonicalised, and whether it is a directory (links followed).
-    pub(super) fn canonical_dir(&self, path: &Path) -> std::io::Result<(PathBuf, bool)> {
-        for (given, canonical) in &self.bases {
-            if let Ok(rest) = path.strip_prefix(given)
-                && let Some(base) = canonical.get_or_init(|| given.canonicalize().ok())
-                && let Some(Some((found, kind))) =
-                    rest.to_str().and_then(|rest| plain_entry(base, rest, Some(&self.plain_dirs)))
-            {
-                // No name below the canonical base is a link: the type is the target's.
-                return Ok((found, kind.is_dir()));
-            }
+    /// The plugin its files describe, as `enabled_by` enabled it for this project: its id, data
+    /// directory (made for a plugin with hooks or MCP servers), and its hook and MCP layers
+    /// with the plugin variables replaced.
+    fn assemble(
+        &self,
+        files: Files,
+        marketplace: Option<&str>,
+        installed_as: Option<&str>,
+        scope: Scope,
+        enabled_by: &str,
+        root: PathBuf,
+    ) -> Result<Read, PluginError> {
+        let mut m = files.manifest.manifest;
+        if let Some(name) = installed_as.filter(|_| !m.present) {
+            name.clone_into(&mut m.name);
         }
-        let found = path.canonicalize()?;
-        let is_dir = found.is_dir();
-        Ok((found, is_dir))
-    }
-}
-
-/// `root/relative` without a `realpath` (`root` is canonical): when `relative` is plain names
-/// (and `.`), each of which exists and is no symbolic link, the joined path is canonical too.
-/// `None` sends the caller to the full resolution.
-fn plain_below(root: &Path, relative: &str) -> Option<PathBuf> {
-    plain_entry(root, relative, None).flatten().map(|(path, _)| path)
-}
-
-/// What `root/relative` is when reached by plain names (and `.`) below the canonical `root`,
-/// checked with one `lstat` per name: `Some(Some((path, type)))`; `Some(None)` when a name
-/// does not exist; `None` when a name is a symbolic link or `..`, or cannot be checked (the
-/// caller resolves the full way). A name's directory already in `known` (found plain by this
-/// load) is not checked again; directories found on the way are added to it.
-fn plain_entry(root: &Path, relative: &str, known: Option<&KnownDirs>) -> Option<Option<(PathBuf, std::fs::FileType)>> {
-    let mut path = root.to_path_buf();
-    let mut kind = None;
-    let mut components = Path::new(relative).components().peekable();
-    while let Some(component) = components.next() {
-        let last = components.peek().is_none();
-        match component {
-            Component::CurDir => {}
-            Component::Normal(name) => {
-                path.push(name);
-                if !last && known.is_some_and(|known| known.contains(&path)) {
-                    continue;
-                }
-                match path.symlink_metadata() {
-                    Ok(meta) if meta.file_type().is_symlink() => return None,
-                    Ok(meta) => {
-                        if let Some(known) = known.filter(|_| !last && meta.is_dir()) {
-                            known.0.borrow_mut().push(path.clone());
-                        }
-                        kind = Some(meta.file_type());
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(None),
-                    Err(_) => return None,
-                }
-            }
-            _ => return None,
+        let id = format!("{}@{}", m.name, marketplace.unwrap_or(INLINE));
+        let data = self.store.data_dir(&id);
+        let origin = |file: &Path| {
+            Origin::Plugin(Box::new(PluginOrigin {
+                id: id.clone(),
+                file: file.to_path_buf(),
+                root: root.clone(),
+                data: data.clone(),
+                enabled_by: scope,
+            }))
+        };
+        let vars = [
+            Var::new(["CLAUDE_PLUGIN_ROOT", "${CLAUDE_PLUGIN_ROOT}", "$CLAUDE_PLUGIN_ROOT"], &root),
+            Var::new(["CLAUDE_PLUGIN_DATA", "${CLAUDE_PLUGIN_DATA}", "$CLAUDE_PLUGIN_DATA"], &data),
+            Var::new(["CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"], self.project_dir),
+        ];
+        let mut layers = Vec::new();
+        let mut hook_files = Vec::new();
+        for (file, hooks) in files.hooks {
+            let mut layer = Map::new();
+            layer.insert("hooks".to_owned(), hooks_replaced(hooks, &vars));
+            layers.push(SettingsLayer { origin: origin(&file), value: layer });
+            hook_files.push(file);
         }
-    }
-    let kind = match kind {
-        Some(kind) => kind,
-        None => path.symlink_metadata().ok()?.file_type(),
-    };
-    Some(Some((path, kind)))
-}
-
-/// Directories below a canonical base found to be plain (existing, no link) during one load.
-#[derive(Default)]
-pub(super) struct KnownDirs(std::cell::RefCell<Vec<PathBuf>>);
-
-impl KnownDirs {
-    /// Whether `dir` was found (its bytes compared: a canonical path has one spelling).
-    fn contains(&self, dir: &Path) -> bool {
-        self.0.borrow().iter().any(|known| known.as_os_str() == dir.as_os_str())
-    }
-}
-
-/// The hook or MCP configurations of a plugin: the default file when it exists, then the
-/// manifest's files or inline object; each as (its file, the configuration object). A file's
-/// object may wrap the configuration in its key (`{"hooks": {…}}`, `{"mcpServers": {…}}`).
-fn configs(
-    root: &Path,
-    manifest: &Path,
-    default: &str,
-    field: Option<&Config>,
-    key: &str,
-) -> Result<Vec<(PathBuf, Value)>, PluginError> {
-    let mut files = Vec::new();
-    match plain_entry(root, default, None) {
-        Some(Some((file, kind))) if kind.is_file() => files.push(file),
-        Some(_) => {}
-        None if root.join(default).is_file() => files.push(inside(root, manifest, key, &format!("./{default}"))?),
-        None => {}
-    }
-    if let Some(Config::Files(list)) = field {
-        for relative in list {
-            let file = inside(root, manifest, key, relative)?;
-            if !files.contains(&file) {
-                files.push(file);
+        let mut mcp_servers = Vec::new();
+        for (file, servers) in files.mcp_servers {
+            let Value::Object(servers) = servers else {
+                return Err(PluginError::new(
+                    &file,
+                    "mcpServers",
+                    format!("expected an object, found {}", type_name(&servers)),
+                ));
+            };
+            let mut named = Map::new();
+            for (server, config) in servers {
+                let name = format!("plugin:{}:{server}", m.name);
+                named.insert(name.clone(), server_config(config, &vars));
+                mcp_servers.push(name);
             }
+            let mut layer = Map::new();
+            layer.insert("mcpServers".to_owned(), Value::Object(named));
+            layers.push(SettingsLayer { origin: origin(&file), value: layer });
         }
+        // The data directory is for code the plugin runs (hooks, MCP servers): made for those.
+        if !layers.is_empty() && !data.is_dir() {
+            std::fs::create_dir_all(&data).map_err(|e| {
+                PluginError::new(&data, "(directory)", format!("cannot create the plugin's data directory: {e}"))
+            })?;
+        }
+        let plugin = Plugin {
+            id,
+            name: m.name,
+            marketplace: marketplace.map(str::to_owned),
+            root,
+            data,
+            version: m.version,
+            description: m.description,
+            default_enabled: m.default_enabled,
+            enabled_by: enabled_by.to_owned(),
+            scope,
+            commands: files.commands,
+            agents: files.agents,
+            skills: files.skills,
+            output_styles: files.output_styles,
+            hook_files,
+            mcp_servers,
+        };
+        Ok(Read { plugin, layers, warnings: files.manifest.warnings, notes: files.manifest.notes })
     }
-    let mut out = Vec::new();
-    for file in files {
-        let text = read_text(&file).map_err(|e| PluginError::new(&file, "(file)", e.to_string()))?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| PluginError::new(&file, "(file)", format!("not valid JSON: {e}")))?;
-        out.push((file, unwrap_key(value, key)));
-    }
-    if let Some(Config::Inline(object)) = field {
-        out.push((manifest.to_path_buf(), unwrap_key(Value::Object(object.clone()), key)));
-    }
-    Ok(out)
-}
-
-fn unwrap_key(value: Value, key: &str) -> Value {
-    match value {
-        Value::Object(mut map) if map.get(key).is_some_and(Value::is_object) => map.remove(key).unwrap_or_default(),
-        other => other,
-    }
-}
-
-/// A file's text (`std::fs::read_to_string` without the size query: the buffer grows).
-fn read_text(file: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::with_capacity(1024);
-    std::fs::File::open(file)?.take(u64::MAX).read_to_string(&mut text)?;
-    Ok(text)
 }
 
 /// A plugin variable: its name, its two spellings in text (`${NAME}`, `$NAME`) and its value.

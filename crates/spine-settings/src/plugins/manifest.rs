@@ -16,6 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::PluginError;
@@ -51,11 +52,18 @@ const APPLIED: &[&str] = &[
 const NOT_APPLIED: &[&str] = &["lspServers", "userConfig", "channels", "dependencies", "workflows", "experimental"];
 
 /// A component path field: its paths, or that the manifest does not set it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Paths(pub Option<Vec<String>>);
 
+impl Paths {
+    /// Whether the manifest does not set the field.
+    pub fn is_unset(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
 /// A field that is a path, a list of paths, or an inline object (`hooks`, `mcpServers`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Config {
     /// Files, relative to the root.
     Files(Vec<String>),
@@ -64,36 +72,46 @@ pub enum Config {
 }
 
 /// The manifest's fields spine reads.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// `name`.
     pub name: String,
     /// `version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// `description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `author.name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     /// `defaultEnabled` (unset: enabled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_enabled: Option<bool>,
     /// `commands` (replaces `commands/`).
+    #[serde(default, skip_serializing_if = "Paths::is_unset")]
     pub commands: Paths,
     /// `agents` (replaces `agents/`).
+    #[serde(default, skip_serializing_if = "Paths::is_unset")]
     pub agents: Paths,
     /// `skills` (added to `skills/`).
+    #[serde(default, skip_serializing_if = "Paths::is_unset")]
     pub skills: Paths,
     /// `outputStyles` (replaces `output-styles/`).
+    #[serde(default, skip_serializing_if = "Paths::is_unset")]
     pub output_styles: Paths,
     /// `hooks` (added to `hooks/hooks.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<Config>,
     /// `mcpServers` (added to `.mcp.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<Config>,
     /// Whether the file existed.
     pub present: bool,
 }
 
 /// A manifest and what reading it had to say.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Read {
     /// The manifest.
     pub manifest: Manifest,
@@ -107,7 +125,7 @@ impl Manifest {
     /// Reads the manifest of the plugin at `root` (see the module contract).
     pub fn read(root: &Path) -> Result<Read, PluginError> {
         let file = root.join(MANIFEST);
-        let text = match std::fs::read_to_string(&file) {
+        let text = match super::files::read_text(&file) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -45,11 +45,14 @@ pub mod strict;
 pub mod validate;
 
 mod components;
+mod files;
+mod paths;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use spine_protocol::parse_memo::ParseMemo;
 use thiserror::Error;
 
 use crate::source::{Origin, SettingsLayer};
@@ -63,7 +66,7 @@ pub use store::{Install, Installed, KnownMarketplace, Store};
 pub const INLINE: &str = "inline";
 
 /// A plugin file that could not be used: the file, the field, why.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Error, serde::Serialize, serde::Deserialize)]
 #[error("{}: {field}: {reason}", file.display())]
 pub struct PluginError {
     /// The file.
@@ -98,6 +101,8 @@ pub struct Request<'a> {
     pub project_dir: &'a Path,
     /// `--plugin-dir`, in order.
     pub plugin_dirs: &'a [PathBuf],
+    /// Where what a plugin's files say is remembered across runs.
+    pub memo: &'a ParseMemo,
 }
 
 /// The enabled plugins and what loading them said.
@@ -128,22 +133,19 @@ pub fn load(request: &Request<'_>) -> Loaded {
     let spine_store = Store::spine(request.spine_home);
     let stores: Vec<Store> = std::iter::once(spine_store.clone()).chain(request.home.map(Store::claude)).collect();
     let installs = installs(&stores, request.project_dir, &mut loaded.warnings);
-    let bases = components::CanonicalBases::new(stores.iter().map(|store| store.dir.join("cache")));
+    let reader = components::Reader {
+        store: &spine_store,
+        bases: paths::CanonicalBases::new(stores.iter().map(|store| store.dir.join("cache"))),
+        memo: request.memo,
+        project_dir: request.project_dir,
+    };
     let (choices, withheld) = enabled(request, &mut loaded.warnings);
     loaded.withheld = withheld;
 
     let mut taken: Vec<String> = Vec::new();
     for dir in request.plugin_dirs {
         let enabler = Enabler { scope: Scope::CommandLine, label: "--plugin-dir".to_owned() };
-        match components::read(
-            dir,
-            None,
-            None,
-            (&spine_store, &bases),
-            enabler.scope,
-            &enabler.label,
-            request.project_dir,
-        ) {
+        match reader.read(dir, None, None, enabler.scope, &enabler.label) {
             Ok(read) => {
                 taken.push(read.plugin.name.clone());
                 accept(&mut loaded, read);
@@ -182,15 +184,7 @@ pub fn load(request: &Request<'_>) -> Loaded {
             }
             continue;
         }
-        match components::read(
-            &install.install_path,
-            marketplace,
-            Some(name),
-            (&spine_store, &bases),
-            enabler.scope,
-            &enabler.label,
-            request.project_dir,
-        ) {
+        match reader.read(&install.install_path, marketplace, Some(name), enabler.scope, &enabler.label) {
             Ok(read) if !choices.contains_key(id) && read.plugin.default_enabled == Some(false) => {}
             Ok(read) => accept(&mut loaded, read),
             Err(error) => loaded.warnings.push(format!("plugin {id} not loaded: {error}")),

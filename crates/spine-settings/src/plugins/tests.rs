@@ -60,6 +60,16 @@ impl Fixture {
     }
 
     fn load(&self, layers: &[SettingsLayer], trust: ProjectTrust, dirs: &[PathBuf]) -> Loaded {
+        self.load_remembering(layers, trust, dirs, &ParseMemo::disabled())
+    }
+
+    fn load_remembering(
+        &self,
+        layers: &[SettingsLayer],
+        trust: ProjectTrust,
+        dirs: &[PathBuf],
+        memo: &ParseMemo,
+    ) -> Loaded {
         let spine_home = self.spine_home();
         let project = self.project();
         load(&Request {
@@ -70,6 +80,7 @@ impl Fixture {
             home: None,
             project_dir: &project,
             plugin_dirs: dirs,
+            memo,
         })
     }
 }
@@ -243,18 +254,65 @@ fn a_plugin_directory_below_a_canonical_base_resolves_as_realpath_does() {
     std::os::unix::fs::symlink(tmp.path().join("elsewhere/q"), real.join("cache/m/linked")).expect("link");
     // A plugin's directory that is a link, in a marketplace directory already found plain.
     std::os::unix::fs::symlink(real.join("cache/m/p"), real.join("cache/m/p2")).expect("link");
-    let bases = components::CanonicalBases::new([tmp.path().join("home/cache")]);
+    let bases = super::paths::CanonicalBases::new([tmp.path().join("home/cache")]);
     let paths = ["home/cache/m/p/1.0.0", "home/cache/m/linked", "home/cache/m/p/../p/1.0.0", "home/cache/m/p2/1.0.0"];
     for path in paths.into_iter().chain(["elsewhere/q"]) {
         let path = tmp.path().join(path);
         let realpath = path.canonicalize().expect("realpath");
-        assert_eq!(bases.canonical_dir(&path).expect("resolves"), (realpath, true), "{path:?}");
+        let (found, meta) = bases.canonical(&path).expect("resolves");
+        assert_eq!((found, meta.is_dir()), (realpath, true), "{path:?}");
     }
     std::fs::write(real.join("cache/m/file"), "x").expect("file");
     let file = tmp.path().join("home/cache/m/file");
-    assert_eq!(
-        bases.canonical_dir(&file).expect("resolves"),
-        (real.join("cache/m/file").canonicalize().expect("rp"), false)
+    let (found, meta) = bases.canonical(&file).expect("resolves");
+    assert_eq!((found, meta.is_dir()), (real.join("cache/m/file").canonicalize().expect("rp"), false));
+    assert!(bases.canonical(&tmp.path().join("home/cache/missing")).is_err(), "a missing directory is an error");
+}
+
+#[test]
+fn a_plugins_files_are_remembered_while_unchanged_and_read_again_when_one_of_them_changes() {
+    let f = Fixture::new();
+    let hooks = |command: &str| json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]}});
+    let root = f.plugin(
+        "cache/guard",
+        &[(".claude-plugin/plugin.json", json!({"name": "guard"})), ("hooks/hooks.json", hooks("cmd-first"))],
     );
-    assert!(bases.canonical_dir(&tmp.path().join("home/cache/missing")).is_err(), "a missing directory is an error");
+    f.install("guard@market", &root);
+    std::thread::sleep(spine_protocol::parse_memo::SETTLE + std::time::Duration::from_millis(100));
+    let memo_file = f.path("memo");
+    let run = || {
+        let memo = ParseMemo::at(memo_file.clone());
+        let loaded = f.load_remembering(&[], ProjectTrust::Untrusted, &[], &memo);
+        memo.save();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        loaded
+    };
+    let commands = |loaded: &Loaded| -> Vec<String> {
+        let hooks = loaded.layers.iter().filter_map(|l| l.value.get("hooks"));
+        hooks.map(|h| h["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap_or_default().to_owned()).collect()
+    };
+    assert_eq!(commands(&run()), ["cmd-first"]);
+
+    // What the memo holds is what the next run uses: the files are not read again.
+    let text = std::fs::read_to_string(&memo_file).expect("memo written");
+    assert!(text.contains("plugin.files.v1"), "{text}");
+    std::fs::write(&memo_file, text.replace("cmd-first", "cmd-remembered")).expect("edit memo");
+    assert_eq!(commands(&run()), ["cmd-remembered"]);
+
+    // A hooks file changed in place (same size) is read again.
+    std::fs::write(root.join("hooks/hooks.json"), hooks("cmd-again").to_string()).expect("edit");
+    assert_eq!(commands(&run()), ["cmd-again"]);
+    // A component directory added to the root shows, and so does a file removed below it.
+    std::fs::create_dir(root.join("agents")).expect("agents");
+    std::fs::remove_file(root.join("hooks/hooks.json")).expect("remove");
+    let loaded = run();
+    assert_eq!(loaded.plugins[0].agents, [root.canonicalize().expect("root").join("agents")]);
+    assert!(commands(&loaded).is_empty(), "no hooks: {:?}", loaded.layers);
+
+    // Remembered without a hooks file, one written into the hooks directory later shows.
+    std::thread::sleep(spine_protocol::parse_memo::SETTLE + std::time::Duration::from_millis(100));
+    assert!(commands(&run()).is_empty());
+    assert!(commands(&run()).is_empty(), "from the memo");
+    std::fs::write(root.join("hooks/hooks.json"), hooks("cmd-later").to_string()).expect("write");
+    assert_eq!(commands(&run()), ["cmd-later"]);
 }
