@@ -419,7 +419,7 @@ mod tests {
 
     #[test]
     fn a_plugins_mcp_server_is_listed_with_its_plugin_and_the_name_it_has_in_the_plugins_file() {
-        let origin = Origin::Plugin(Box::new(PluginOrigin {
+        let origin = Origin::Plugin(std::sync::Arc::new(PluginOrigin {
             id: "tools@inline".into(),
             file: PathBuf::from("/plug/.mcp.json"),
             root: PathBuf::from("/plug"),

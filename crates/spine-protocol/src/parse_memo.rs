@@ -199,6 +199,8 @@ struct Remembered {
     stamp: Stamp,
     /// When a run last used it (seconds since the epoch).
     used: u64,
+    /// Whether this run used it.
+    touched: bool,
     /// The result's JSON (compact: one line), kept as text: a run deserialises only the
     /// results it uses.
     value: Box<str>,
@@ -208,7 +210,6 @@ struct Remembered {
 struct State {
     entries: HashMap<String, Remembered>,
     added: bool,
-    used: Vec<String>,
 }
 
 /// Parse results remembered across runs (see the module contract).
@@ -297,8 +298,10 @@ impl ParseMemo {
             Err(_) => None,
         };
         if let Some(value) = remembered.filter(|value| still_valid(value)) {
-            if let Ok(mut state) = state.lock() {
-                state.used.push(key);
+            if let Ok(mut state) = state.lock()
+                && let Some(entry) = state.entries.get_mut(&key)
+            {
+                entry.touched = true;
             }
             return value;
         }
@@ -309,9 +312,8 @@ impl ParseMemo {
             && let Ok(json) = serde_json::to_string(&value)
             && let Ok(mut state) = state.lock()
         {
-            let entry = Remembered { stamp, used: now.0.max(0) as u64, value: json.into_boxed_str() };
-            state.entries.insert(key.clone(), entry);
-            state.used.push(key);
+            let entry = Remembered { stamp, used: now.0.max(0) as u64, touched: true, value: json.into_boxed_str() };
+            state.entries.insert(key, entry);
             state.added = true;
         }
         value
@@ -327,11 +329,8 @@ impl ParseMemo {
         }
         state.added = false;
         let now = now().0.max(0) as u64;
-        let used = std::mem::take(&mut state.used);
-        for key in &used {
-            if let Some(entry) = state.entries.get_mut(key) {
-                entry.used = now;
-            }
+        for entry in state.entries.values_mut().filter(|entry| entry.touched) {
+            entry.used = now;
         }
         let mut entries: Vec<(&String, &Remembered)> =
             state.entries.iter().filter(|(_, r)| now.saturating_sub(r.used) <= KEEP_UNUSED.as_secs()).collect();
@@ -372,7 +371,7 @@ fn parse_file(text: &str) -> Option<HashMap<String, Remembered>> {
     if lines.next()? != header() {
         return None;
     }
-    let mut entries = HashMap::new();
+    let mut entries = HashMap::with_capacity(text.bytes().filter(|&b| b == b'\n').count());
     for line in lines.filter(|line| !line.is_empty()) {
         let mut fields = line.splitn(4, '\t');
         let (key, stamp, used, value) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
@@ -381,7 +380,8 @@ fn parse_file(text: &str) -> Option<HashMap<String, Remembered>> {
             Some(plain) if !plain.bytes().any(|b| b == b'\\' || b == b'"') => plain.to_owned(),
             _ => serde_json::from_str(key).ok()?,
         };
-        let entry = Remembered { stamp: Stamp::parse(stamp)?, used: used.parse().ok()?, value: value.into() };
+        let entry =
+            Remembered { stamp: Stamp::parse(stamp)?, used: used.parse().ok()?, touched: false, value: value.into() };
         entries.insert(key, entry);
     }
     Some(entries)
@@ -394,7 +394,7 @@ fn now() -> (i64, i64) {
 
 fn load(file: &Path) -> State {
     let entries = std::fs::read_to_string(file).ok().and_then(|text| parse_file(&text)).unwrap_or_default();
-    State { entries, added: false, used: Vec::new() }
+    State { entries, added: false }
 }
 
 fn write(file: &Path, text: &str) -> std::io::Result<()> {

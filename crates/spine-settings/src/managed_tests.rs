@@ -219,7 +219,7 @@ fn managed_mcp_servers_are_approved_as_managed() {
 #[test]
 fn a_plugin_managed_settings_enable_is_managed_and_one_enabled_elsewhere_is_not() {
     let plugin = |enabled_by| {
-        Origin::Plugin(Box::new(crate::PluginOrigin {
+        Origin::Plugin(std::sync::Arc::new(crate::PluginOrigin {
             id: "guard@corp".into(),
             file: "/c/hooks/hooks.json".into(),
             root: "/c".into(),

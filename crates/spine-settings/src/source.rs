@@ -32,8 +32,8 @@ pub enum Origin {
     /// [`crate::managed`]): the highest precedence, never withheld, never filtered.
     Managed(PathBuf),
     /// A file of an enabled plugin (its hooks file, its MCP servers): see
-    /// [`crate::plugins`].
-    Plugin(Box<PluginOrigin>),
+    /// [`crate::plugins`]. Shared: every hook group and handler of the file names it.
+    Plugin(std::sync::Arc<PluginOrigin>),
     /// The `initialize` control request of the Agent SDK's host program (its hook callbacks).
     /// No settings file: nothing is saved to it, and it is trusted, as the command line is
     /// (the host program is the user's own code that started spine).

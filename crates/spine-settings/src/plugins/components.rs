@@ -131,7 +131,7 @@ impl Reader<'_> {
         let id = format!("{}@{}", m.name, marketplace.unwrap_or(INLINE));
         let data = self.store.data_dir(&id);
         let origin = |file: &Path| {
-            Origin::Plugin(Box::new(PluginOrigin {
+            Origin::Plugin(std::sync::Arc::new(PluginOrigin {
                 id: id.clone(),
                 file: file.to_path_buf(),
                 root: root.clone(),
