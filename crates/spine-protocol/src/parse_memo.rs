@@ -371,7 +371,7 @@ fn parse_file(text: &str) -> Option<HashMap<String, Remembered>> {
     if lines.next()? != header() {
         return None;
     }
-    let mut entries = HashMap::with_capacity(text.bytes().filter(|&b| b == b'\n').count());
+    let mut entries = HashMap::new();
     for line in lines.filter(|line| !line.is_empty()) {
         let mut fields = line.splitn(4, '\t');
         let (key, stamp, used, value) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
