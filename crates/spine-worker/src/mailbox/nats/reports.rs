@@ -26,17 +26,20 @@ impl NatsMailbox {
         self.publish_with(report, &id).await
     }
 
-    /// Whether the item's reports hold a terminal report — anywhere among them, not only last:
-    /// reports of a superseded claim may follow it.
-    async fn terminal_published(&self, item_id: &str) -> Result<bool, MailboxError> {
+    /// The item's reports as (attempt, report id), or `None` when they hold a terminal report —
+    /// anywhere among them, not only last: reports of a superseded claim may follow it.
+    async fn stored_reports(&self, item_id: &str) -> Result<Option<HashSet<(u32, String)>>, MailboxError> {
         let query = ReportQuery { item_id: Some(item_id.to_owned()), follow: false };
         let mut existing = self.reports(&query).await?;
+        let mut stored = HashSet::new();
         while let Some(next) = existing.next().await {
-            if next?.body.is_terminal() {
-                return Ok(true);
+            let next = next?;
+            if next.body.is_terminal() {
+                return Ok(None);
             }
+            stored.insert((next.attempt_no, next.protocol_message_id));
         }
-        Ok(false)
+        Ok(Some(stored))
     }
 
     fn reports_subject(&self, item_id: &str) -> String {
@@ -78,16 +81,7 @@ impl NatsMailbox {
         // The sequence first, then the log: whatever is stored after that sequence is either
         // in the read below or makes the first guarded publish fail.
         let mut expected = self.last_report_sequence(item_id).await?;
-        let query = ReportQuery { item_id: Some(item_id.to_owned()), follow: false };
-        let mut existing = self.reports(&query).await?;
-        let mut stored = HashSet::new();
-        while let Some(next) = existing.next().await {
-            let next = next?;
-            if next.body.is_terminal() {
-                return Ok(Some(false));
-            }
-            stored.insert((next.attempt_no, next.protocol_message_id));
-        }
+        let Some(stored) = self.stored_reports(item_id).await? else { return Ok(Some(false)) };
         for report in reports {
             if stored.contains(&(report.attempt_no, report.protocol_message_id.clone())) {
                 continue;
@@ -148,7 +142,7 @@ impl ReportLog for NatsMailbox {
     }
 
     async fn republish_terminal(&self, report: &Report) -> Result<Option<PendingPublish>, MailboxError> {
-        if self.terminal_published(&report.mailbox_item_id).await? {
+        if self.stored_reports(&report.mailbox_item_id).await?.is_none() {
             return Ok(None);
         }
         self.publish_terminal_report(report).await.map(Some)
